@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Installs the Debian packages heapline needs, by name, and only those that
+# are missing. Works as root on a fresh Debian 12 machine (or through sudo).
+#
+#   tools/setup.sh          what building and running the suite needs
+#   tools/setup.sh --test   also what the tests and the docs build need
+set -euo pipefail
+
+build_packages=(
+  g++ cmake make git
+  libcli11-dev nlohmann-json3-dev libbenchmark-dev libgtest-dev libgmock-dev
+  python3 gnuplot-nox
+)
+test_packages=(
+  python3-sphinx python3-myst-parser
+  libjemalloc2 shellcheck
+)
+
+wanted=("${build_packages[@]}")
+case "${1:-}" in
+  --test) wanted+=("${test_packages[@]}") ;;
+  "") ;;
+  *) echo "usage: tools/setup.sh [--test]" >&2; exit 2 ;;
+esac
+
+missing=()
+for package in "${wanted[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$package")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "setup: all ${#wanted[@]} Debian packages heapline needs are installed"
+  exit 0
+fi
+
+sudo=()
+if ((EUID != 0)); then
+  if command -v sudo >/dev/null; then
+    sudo=(sudo)
+  else
+    echo "setup: these Debian packages are missing and installing them needs root: ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+echo "setup: installing ${#missing[@]} Debian package(s): ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "setup: done"
