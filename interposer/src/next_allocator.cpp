@@ -21,19 +21,11 @@ void* __libc_pvalloc(std::size_t);
 namespace heapline {
 namespace {
 
-// glibc's chunk header: the word before the user pointer holds the chunk size
-// with three flag bits. It is the same at allocation and at free, and reading
-// it costs one load (malloc_usable_size costs a call and a branch or two).
-std::size_t glibc_chunk_size(void* p) {
-  constexpr std::size_t kFlagBits = 7;
-  return static_cast<std::size_t*>(p)[-1] & ~kFlagBits;
-}
-
 // glibc does not export __libc_posix_memalign/__libc_aligned_alloc; their
 // addresses are taken with dlsym once, after which the table is constant.
 NextAllocator g_glibc = {
     __libc_malloc, __libc_free, __libc_calloc, __libc_realloc, __libc_memalign,
-    __libc_valloc, __libc_pvalloc, nullptr, nullptr, glibc_chunk_size, "glibc", "glibc-chunk-size"};
+    __libc_valloc, __libc_pvalloc, nullptr, nullptr, glibc_chunk_size, true, "glibc", "glibc-chunk-size"};
 NextAllocator g_foreign = {};
 
 // --- bootstrap arena ------------------------------------------------------
@@ -88,7 +80,7 @@ std::size_t bootstrap_uncounted(void*) { return 0; }
 const NextAllocator g_bootstrap = {
     bootstrap_malloc, bootstrap_free, bootstrap_calloc, bootstrap_realloc, bootstrap_memalign,
     bootstrap_valloc, bootstrap_valloc, bootstrap_posix_memalign, bootstrap_memalign,
-    bootstrap_uncounted, "bootstrap", "none"};
+    bootstrap_uncounted, false, "bootstrap", "none"};
 
 template <typename Fn>
 Fn lookup_next(const char* name) {
@@ -120,6 +112,7 @@ const NextAllocator* resolve_next_allocator() {
     foreign.posix_memalign = lookup_next<decltype(foreign.posix_memalign)>("posix_memalign");
     foreign.aligned_alloc = lookup_next<decltype(foreign.aligned_alloc)>("aligned_alloc");
     foreign.block_size = lookup_next<decltype(foreign.block_size)>("malloc_usable_size");
+    foreign.reads_glibc_chunk_header = false;
     foreign.name = "foreign";
     foreign.size_basis = "usable-size";
     // An allocator that lacks one of these still works for the others; the

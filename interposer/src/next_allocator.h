@@ -29,6 +29,9 @@ struct NextAllocator {
   void* (*aligned_alloc)(std::size_t, std::size_t);
   // Size counted for a block: identical at allocation and at free.
   std::size_t (*block_size)(void*);
+  // True when block_size is glibc_chunk_size: the accounting then reads the
+  // chunk header inline instead of making an indirect call.
+  bool reads_glibc_chunk_header;
   // "glibc" or "foreign": written to the output so users know what was
   // watched, and with which size basis ("glibc-chunk-size" or "usable-size").
   const char* name;
@@ -44,6 +47,14 @@ inline const NextAllocator& next_allocator() {
   const NextAllocator* next = detail::g_next;
   if (__builtin_expect(next == nullptr, 0)) next = detail::resolve_next_allocator();
   return *next;
+}
+
+// glibc's chunk header: the word before the user pointer holds the chunk size
+// with three flag bits. It is the same at allocation and at free, and reading
+// it costs one load (malloc_usable_size costs a call and a branch or two).
+inline std::size_t glibc_chunk_size(void* p) {
+  constexpr std::size_t kFlagBits = 7;
+  return static_cast<std::size_t*>(p)[-1] & ~kFlagBits;
 }
 
 bool is_bootstrap_block(const void* p);

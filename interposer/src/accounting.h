@@ -1,0 +1,86 @@
+// The accounting hot path: what every allocation call pays in libheapline.so.
+//
+// Each thread owns a registry slot (a cache line of static memory) holding
+// its pending delta: the bytes it allocated minus the bytes it freed since it
+// last published. A call adds its block size to that delta with a plain load
+// and store; only when |delta| reaches the threshold does the thread publish
+// (accounting.cpp: one atomic add to the live counter, peak update, maybe a
+// timeline sample). Everything that is not this add-and-compare lives out of
+// line in accounting.cpp, so the inlined part stays a handful of instructions.
+//
+// The threshold is max(min_bytes, live / divisor) rounded down to a power of
+// two (see accounting.cpp), kept in a read-mostly cache line; with
+// HEAPLINE_PRECISION=exact it is 1, so every change publishes.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "next_allocator.h"
+
+namespace heapline::accounting {
+
+enum CallKind : unsigned { kAllocCall = 0, kFreeCall = 1, kReallocCall = 2, kCallKinds = 3 };
+
+// One thread's share of the accounting. Only its owner writes `pending` and
+// `calls` (relaxed stores compile to plain movs on x86); other threads read
+// them only to sum the exact figures at exit and at fork. 128-byte aligned
+// so neighbouring slots never share a line or an adjacent-line prefetch pair.
+struct alignas(128) Slot {
+  std::atomic<std::int64_t> pending{0};
+  std::atomic<std::uint64_t> calls[kCallKinds] = {};
+  std::atomic<std::uint64_t> publishes{0};
+  std::atomic<std::uint32_t> in_use{0};
+};
+
+// Read on every call, written only when the threshold actually changes.
+struct alignas(128) Policy {
+  std::atomic<std::int64_t> threshold{16 * 1024};
+};
+
+extern Policy g_policy;
+// __thread rather than thread_local: a plain pointer needs no C++ TLS init
+// wrapper, so each access is one %fs-relative load.
+extern __thread Slot* t_slot __attribute__((tls_model("initial-exec")));
+
+// Out of line: the first call of a thread (registration, lazy process init),
+// calls from threads without a slot (published exactly), and publishing.
+[[gnu::noinline, gnu::cold]] void unregistered_change(std::int64_t bytes, CallKind kind);
+[[gnu::noinline]] void publish(Slot* slot, std::int64_t delta);
+
+inline void record(std::int64_t bytes, CallKind kind) {
+  Slot* slot = t_slot;
+  if (__builtin_expect(slot == nullptr, 0)) {
+    unregistered_change(bytes, kind);
+    return;
+  }
+  slot->calls[kind].store(slot->calls[kind].load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  const std::int64_t delta = slot->pending.load(std::memory_order_relaxed) + bytes;
+  const std::int64_t threshold = g_policy.threshold.load(std::memory_order_relaxed);
+  const std::int64_t magnitude = delta < 0 ? -delta : delta;
+  if (__builtin_expect(magnitude >= threshold, 0)) {
+    publish(slot, delta);
+  } else {
+    slot->pending.store(delta, std::memory_order_relaxed);
+  }
+}
+
+// glibc's chunk size is read inline (one load next to the header glibc itself
+// just touched); a foreign allocator's malloc_usable_size is called.
+inline std::size_t size_of(const NextAllocator& next, void* p) {
+  if (__builtin_expect(next.reads_glibc_chunk_header, 1)) return glibc_chunk_size(p);
+  return next.block_size(p);
+}
+
+inline void allocated(const NextAllocator& next, void* p) {
+  record(static_cast<std::int64_t>(size_of(next, p)), kAllocCall);
+}
+
+inline void freed(std::size_t bytes) { record(-static_cast<std::int64_t>(bytes), kFreeCall); }
+
+inline void reallocated(std::size_t old_bytes, const NextAllocator& next, void* q) {
+  record(static_cast<std::int64_t>(size_of(next, q)) - static_cast<std::int64_t>(old_bytes), kReallocCall);
+}
+
+}  // namespace heapline::accounting

@@ -1,0 +1,49 @@
+// HEAPLINE_* environment variables: parsed once per process, during the lazy
+// init of the first allocation call, without allocating. A bad value is
+// reported with one line on stderr naming the variable and the default used;
+// heapline never refuses to run the program.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace heapline {
+
+constexpr std::size_t kMaxPath = 4096;
+
+struct Precision {
+  bool exact = false;
+  // Threshold = max(min_bytes, live / divisor), see accounting.cpp.
+  std::uint64_t min_bytes = 16 * 1024;
+  std::uint64_t divisor = 64;
+};
+
+// Test-only: HEAPLINE_TEST_KILL_WRITER makes the writer SIGKILL its own
+// process at a chosen point, to prove a killed writer leaves no partial file
+// under the final name.
+enum class KillWriter { kNever, kMidWrite, kBeforeRename };
+
+struct Config {
+  char out_template[kMaxPath] = "heapline.%e.%p.json";
+  bool output_off = false;
+  std::uint64_t interval_ns = 10'000'000;
+  Precision precision;
+  bool summary = false;
+  KillWriter kill_writer = KillWriter::kNever;
+};
+
+constexpr std::uint64_t kDefaultIntervalMs = 10;
+constexpr std::uint64_t kMaxIntervalMs = 86'400'000;  // one day
+
+// Each returns false (and leaves *out alone) for a value it does not accept.
+bool parse_interval_ms(const char* text, std::uint64_t* out_ms);
+// "batched" (the default policy), "exact", or "MIN_BYTES[,DIVISOR]".
+bool parse_precision(const char* text, Precision* out);
+// "0" or "1".
+bool parse_switch(const char* text, bool* out);
+
+// Reads the environment through `lookup` (getenv in production) and reports
+// each bad value on stderr.
+void load_config(Config& config, const char* (*lookup)(const char*));
+
+}  // namespace heapline

@@ -1,0 +1,191 @@
+#include "output.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace heapline {
+
+void write_stderr(const char* data, std::size_t size) {
+  int saved = errno;
+  write_all(STDERR_FILENO, data, size);
+  errno = saved;
+}
+
+bool write_all(int fd, const char* data, std::size_t size) {
+  while (size > 0) {
+    ssize_t written = ::write(fd, data, size);
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data += written;
+    size -= static_cast<std::size_t>(written);
+  }
+  return true;
+}
+
+bool format_output_path(const char* path_template, const char* base_dir, int pid, const char* exe_name,
+                        bool insert_pid, char* out, std::size_t capacity) {
+  TextSink path(out, capacity);
+  if (path_template[0] != '/' && base_dir != nullptr && base_dir[0] != 0) {
+    path.append(base_dir);
+    if (base_dir[std::strlen(base_dir) - 1] != '/') path.append('/');
+  }
+  bool has_pid = false;
+  for (const char* c = path_template; *c != 0; ++c) {
+    if (c[0] == '%' && c[1] == 'p') {
+      path.append_signed(pid);
+      has_pid = true;
+      ++c;
+    } else if (c[0] == '%' && c[1] == 'e') {
+      path.append(exe_name != nullptr && exe_name[0] != 0 ? exe_name : "unknown");
+      ++c;
+    } else if (c[0] == '%' && c[1] == '%') {
+      path.append('%');
+      ++c;
+    } else {
+      path.append(*c);
+    }
+  }
+  path.c_str();
+  if (path.truncated()) return false;
+  if (insert_pid && !has_pid) {
+    std::size_t length = std::strlen(out);
+    const char* slash = std::strrchr(out, '/');
+    const char* name = slash ? slash + 1 : out;
+    const char* dot = std::strrchr(name, '.');
+    // A leading dot (".hidden") is not an extension.
+    std::size_t insert_at = dot != nullptr && dot != name ? static_cast<std::size_t>(dot - out) : length;
+    char pid_text[24];
+    TextSink pid_sink(pid_text, sizeof pid_text);
+    pid_sink.append('.');
+    pid_sink.append_signed(pid);
+    std::size_t pid_length = pid_sink.size();
+    if (length + pid_length + 1 > capacity) return false;
+    std::memmove(out + insert_at + pid_length, out + insert_at, length - insert_at + 1);
+    std::memcpy(out + insert_at, pid_text, pid_length);
+  }
+  return true;
+}
+
+void write_report_json(TextSink& sink, const Report& r, const Timeline& timeline) {
+  sink.append("{\"format\":\"heapline/1\",\"pid\":");
+  sink.append_signed(r.pid);
+  sink.append(",\"ppid\":");
+  sink.append_signed(r.ppid);
+  sink.append(",\"exe\":");
+  sink.append_json_string(r.exe);
+  sink.append(",\"start_unix_ns\":");
+  sink.append_unsigned(r.start_unix_ns);
+  sink.append(",\"duration_ns\":");
+  sink.append_unsigned(r.duration_ns);
+  sink.append(",\"allocator\":");
+  sink.append_json_string(r.allocator);
+  sink.append(",\"size_basis\":");
+  sink.append_json_string(r.size_basis);
+  sink.append(",\n\"precision\":{\"mode\":");
+  sink.append(r.exact ? "\"exact\"" : "\"batched\"");
+  sink.append(",\"bound_bytes\":");
+  sink.append_unsigned(r.bound_bytes);
+  sink.append(",\"min_threshold_bytes\":");
+  sink.append_unsigned(r.min_threshold_bytes);
+  sink.append(",\"divisor\":");
+  sink.append_unsigned(r.divisor);
+  sink.append(",\"max_threshold_bytes\":");
+  sink.append_unsigned(r.max_threshold_bytes);
+  sink.append(",\"max_threads\":");
+  sink.append_unsigned(r.max_threads);
+  sink.append("},\n\"peak_bytes\":");
+  sink.append_signed(r.peak_bytes);
+  sink.append(",\"peak_time_ns\":");
+  sink.append_unsigned(r.peak_time_ns);
+  sink.append(",\"final_bytes\":");
+  sink.append_signed(r.final_bytes);
+  sink.append(",\"calls\":{\"alloc\":");
+  sink.append_unsigned(r.alloc_calls);
+  sink.append(",\"free\":");
+  sink.append_unsigned(r.free_calls);
+  sink.append(",\"realloc\":");
+  sink.append_unsigned(r.realloc_calls);
+  sink.append("},\"publishes\":");
+  sink.append_unsigned(r.publishes);
+  sink.append(",\"interval_ns\":");
+  sink.append_unsigned(r.interval_ns);
+  sink.append(",\n\"samples\":[");
+  for (std::size_t i = 0; i < timeline.size(); ++i) {
+    const Sample& s = timeline[i];
+    sink.append(i == 0 ? "\n[" : ",\n[");
+    sink.append_unsigned(s.t_ns);
+    sink.append(',');
+    sink.append_signed(s.live);
+    sink.append(',');
+    sink.append_signed(s.max_live);
+    sink.append(']');
+  }
+  sink.append("]}\n");
+}
+
+namespace {
+
+struct FileTarget {
+  int fd;
+  KillWriter kill;
+  bool failed;
+  int error;
+};
+
+bool flush_to_file(void* context, const char* data, std::size_t size) {
+  auto* target = static_cast<FileTarget*>(context);
+  if (target->failed) return false;
+  if (!write_all(target->fd, data, size)) {
+    target->failed = true;
+    target->error = errno;
+    return false;
+  }
+  // Test hook: die with part of the file on disk under the temporary name.
+  if (target->kill == KillWriter::kMidWrite) ::kill(::getpid(), SIGKILL);
+  return true;
+}
+
+}  // namespace
+
+int write_report_file(const char* final_path, const Report& report, const Timeline& timeline, KillWriter kill) {
+  int saved_errno = errno;
+  char temp_path[kMaxPath + 32];
+  TextSink temp(temp_path, sizeof temp_path);
+  temp.append(final_path);
+  temp.append('.');
+  temp.append_signed(report.pid);
+  temp.append(".tmp");
+  temp.c_str();
+  if (temp.truncated()) {
+    errno = saved_errno;
+    return ENAMETOOLONG;
+  }
+
+  int result = 0;
+  int fd = ::open(temp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) {
+    result = errno;
+  } else {
+    FileTarget target{fd, kill, false, 0};
+    char buffer[8192];
+    TextSink sink(buffer, sizeof buffer, flush_to_file, &target);
+    write_report_json(sink, report, timeline);
+    sink.drain();
+    if (target.failed) result = target.error != 0 ? target.error : EIO;
+    if (::close(fd) != 0 && result == 0) result = errno;
+    if (result == 0 && kill == KillWriter::kBeforeRename) ::kill(::getpid(), SIGKILL);
+    if (result == 0 && ::rename(temp_path, final_path) != 0) result = errno;
+    if (result != 0) ::unlink(temp_path);
+  }
+  errno = saved_errno;
+  return result;
+}
+
+}  // namespace heapline

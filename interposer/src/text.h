@@ -1,0 +1,153 @@
+// Text building without malloc: what the interposer uses for file names,
+// stderr lines and the JSON output. A TextSink appends into a caller-owned
+// buffer; when the buffer fills it either hands the bytes to its flush
+// function (the JSON writer streams to a file descriptor) or, without one,
+// marks itself truncated and drops the rest.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace heapline {
+
+class TextSink {
+ public:
+  using Flush = bool (*)(void* context, const char* data, std::size_t size);
+
+  TextSink(char* buffer, std::size_t capacity, Flush flush = nullptr, void* context = nullptr)
+      : buffer_(buffer), capacity_(capacity), flush_(flush), context_(context) {}
+
+  void append(const char* text, std::size_t size) {
+    while (size > 0) {
+      std::size_t room = capacity_ - size_;
+      if (room == 0) {
+        if (!drain()) {
+          truncated_ = true;
+          return;
+        }
+        room = capacity_ - size_;
+      }
+      std::size_t chunk = size < room ? size : room;
+      std::memcpy(buffer_ + size_, text, chunk);
+      size_ += chunk;
+      text += chunk;
+      size -= chunk;
+    }
+  }
+  void append(const char* text) { append(text, std::strlen(text)); }
+  void append(char c) { append(&c, 1); }
+  // Hand-rolled rather than std::to_chars, whose digit table libstdc++
+  // emits as a GNU-unique symbol that would be exported from the library.
+  void append_unsigned(std::uint64_t value) {
+    char digits[20];
+    std::size_t start = sizeof digits;
+    do {
+      digits[--start] = static_cast<char>('0' + value % 10);
+      value /= 10;
+    } while (value != 0);
+    append(digits + start, sizeof digits - start);
+  }
+  void append_signed(std::int64_t value) {
+    if (value < 0) {
+      append('-');
+      append_unsigned(static_cast<std::uint64_t>(-(value + 1)) + 1);
+    } else {
+      append_unsigned(static_cast<std::uint64_t>(value));
+    }
+  }
+  // A JSON string literal, quotes included; control characters escaped.
+  void append_json_string(const char* text) {
+    append('"');
+    for (const unsigned char* c = reinterpret_cast<const unsigned char*>(text); *c != 0; ++c) {
+      if (*c == '"' || *c == '\\') {
+        append('\\');
+        append(static_cast<char>(*c));
+      } else if (*c < 0x20) {
+        static const char kHex[] = "0123456789abcdef";
+        char escape[6] = {'\\', 'u', '0', '0', kHex[*c >> 4], kHex[*c & 15]};
+        append(escape, sizeof escape);
+      } else {
+        append(static_cast<char>(*c));
+      }
+    }
+    append('"');
+  }
+  // "12.3 MiB": one decimal, binary units; integer arithmetic only (floating
+  // to_chars lives in libstdc++.so, which the interposer must not need).
+  void append_bytes(std::int64_t bytes) {
+    if (bytes < 0) {
+      append('-');
+      bytes = -bytes;
+    }
+    static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    std::uint64_t value = static_cast<std::uint64_t>(bytes);
+    unsigned unit = 0;
+    std::uint64_t divisor = 1;
+    while (unit + 1 < sizeof kUnits / sizeof kUnits[0] && value / divisor >= 1024) {
+      divisor *= 1024;
+      ++unit;
+    }
+    if (unit == 0) {
+      append_unsigned(value);
+    } else {
+      std::uint64_t tenths = (value * 10 + divisor / 2) / divisor;  // rounded
+      append_unsigned(tenths / 10);
+      append('.');
+      append_unsigned(tenths % 10);
+    }
+    append(' ');
+    append(kUnits[unit]);
+  }
+  // Nanoseconds as seconds with three decimals.
+  void append_seconds(std::uint64_t ns) {
+    std::uint64_t ms = (ns + 500000) / 1000000;
+    append_unsigned(ms / 1000);
+    append('.');
+    char frac[3] = {static_cast<char>('0' + ms % 1000 / 100), static_cast<char>('0' + ms % 100 / 10),
+                    static_cast<char>('0' + ms % 10)};
+    append(frac, 3);
+  }
+
+  // Hands everything buffered to the flush function; false when it failed.
+  bool drain() {
+    if (flush_ == nullptr) return false;
+    if (size_ > 0 && !flush_(context_, buffer_, size_)) {
+      failed_ = true;
+      size_ = 0;
+      return false;
+    }
+    size_ = 0;
+    return true;
+  }
+
+  // For fixed buffers (no flush function): the text so far, NUL-terminated
+  // when there is room for it.
+  const char* c_str() {
+    if (size_ < capacity_) {
+      buffer_[size_] = 0;
+    } else {
+      truncated_ = true;
+      buffer_[capacity_ - 1] = 0;
+    }
+    return buffer_;
+  }
+  std::size_t size() const { return size_; }
+  bool truncated() const { return truncated_; }
+  bool failed() const { return failed_; }
+
+ private:
+  char* buffer_;
+  std::size_t capacity_;
+  std::size_t size_ = 0;
+  Flush flush_;
+  void* context_;
+  bool truncated_ = false;
+  bool failed_ = false;
+};
+
+// write(2) of a whole buffer to stderr, retried on EINTR/partial writes.
+void write_stderr(const char* data, std::size_t size);
+bool write_all(int fd, const char* data, std::size_t size);
+
+}  // namespace heapline
