@@ -12,7 +12,9 @@ if [[ "$status" != "$expected_status" ]]; then
   printf 'expected exit status %s, got %s from: %s\n--- output ---\n%s\n' "$expected_status" "$status" "$*" "$output"
   exit 1
 fi
-if ! grep -qE -- "$pattern" <<<"$output"; then
+# Lines are joined with spaces so a pattern can span them.
+flattened=${output//$'\n'/ }
+if ! [[ "$flattened" =~ $pattern ]]; then
   printf 'output of %s does not match /%s/\n--- output ---\n%s\n' "$*" "$pattern" "$output"
   exit 1
 fi

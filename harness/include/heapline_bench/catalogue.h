@@ -1,0 +1,41 @@
+// The scenario catalogue (scenarios/scenarios.json): the one place the five
+// scenarios are defined. The harness, the docs and the workflow read it.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace heapline::bench {
+
+struct Scenario {
+  std::string name;
+  std::vector<std::string> command;  // as written, with {bin} and {source}
+  std::map<std::string, std::string> env;
+  int scale_arg = -1;  // index of the operation count that --scale multiplies
+  std::string shows;   // what the scenario shows, for the docs
+
+  // The command as a user would type it: placeholders dropped.
+  std::string display_command() const;
+};
+
+struct Catalogue {
+  std::vector<Scenario> scenarios;
+  const Scenario* find(const std::string& name) const;
+  std::vector<std::string> names() const;
+};
+
+// Throws std::runtime_error naming the file and what is wrong with it.
+Catalogue load_catalogue(const std::string& path);
+Catalogue parse_catalogue(const std::string& json_text, const std::string& origin);
+
+struct Placeholders {
+  std::string bin;     // the build's binary directory
+  std::string source;  // the source tree
+};
+
+// The argv to run: placeholders replaced, the operation count scaled (at
+// least 1). Throws std::invalid_argument for a non-positive scale.
+std::vector<std::string> expand_command(const Scenario& scenario, const Placeholders& where, double scale = 1.0);
+
+}  // namespace heapline::bench

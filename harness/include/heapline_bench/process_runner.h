@@ -1,0 +1,57 @@
+// Running one command and timing it as a whole process. The measurement
+// logic talks to this interface only, so tests drive it with a fake runner
+// (no processes, no timing) and check the order of runs.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace heapline::bench {
+
+struct RunSpec {
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;  // set (or replaced) in the child
+  std::string working_directory;           // empty: the harness's own
+  std::string ld_debug_output;             // non-empty: LD_DEBUG=files into this prefix
+};
+
+struct RunResult {
+  bool started = false;     // false: the command could not be run at all
+  std::string start_error;  // why, when !started
+  int exit_status = -1;     // when it exited
+  int signal = 0;           // non-zero when it was killed by a signal
+  int pid = 0;
+  double wall_seconds = 0;  // monotonic clock around spawn -> wait
+  double user_seconds = 0;
+  double system_seconds = 0;
+  long max_rss_kib = 0;
+  std::string stderr_tail;  // the end of what the command wrote on stderr
+
+  bool succeeded() const { return started && signal == 0 && exit_status == 0; }
+};
+
+class ProcessRunner {
+ public:
+  virtual ~ProcessRunner() = default;
+  virtual RunResult run(const RunSpec& spec) = 0;
+};
+
+// Thrown when the user interrupted the harness (SIGINT, SIGTERM, SIGHUP):
+// the running command's whole process group has been killed and reaped.
+struct Interrupted {
+  int signal;
+};
+
+// posix_spawn + wait4: each command runs in its own process group with stdin
+// and stdout on /dev/null, stderr kept in a temporary file for the failure
+// report. Interrupting signals kill that process group, then throw
+// Interrupted from run().
+class PosixProcessRunner final : public ProcessRunner {
+ public:
+  PosixProcessRunner();
+  ~PosixProcessRunner() override;
+  RunResult run(const RunSpec& spec) override;
+};
+
+}  // namespace heapline::bench

@@ -1,0 +1,87 @@
+// heapline-bench: measures what heapline costs, keeps the history of it, and
+// renders that history. main reads as the table of contents: parse the
+// command line, then hand over to one subcommand (commands.h).
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+#include "commands.h"
+#include "heapline_bench/measurement.h"
+
+namespace {
+
+using namespace heapline::bench;
+
+std::string own_directory() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : exe.parent_path().string();
+}
+
+void add_location_options(CLI::App& app, Locations& where) {
+  app.add_option("--catalogue", where.catalogue, "Scenario catalogue (scenarios.json)")->capture_default_str();
+  app.add_option("--bin-dir", where.bin_dir, "Directory of malloc_churn and the preload libraries")
+      ->capture_default_str();
+  app.add_option("--source-dir", where.source_dir, "Source tree, for {source} in scenario commands")
+      ->capture_default_str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"heapline-bench: the overhead-regression service of heapline"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", HEAPLINE_VERSION);
+
+  Locations where;
+  where.bin_dir = own_directory();
+  where.source_dir = HEAPLINE_SOURCE_DIR;
+  where.catalogue = where.source_dir + "/scenarios/scenarios.json";
+  add_location_options(app, where);
+
+  OverheadOptions overhead;
+  auto* overhead_cmd = app.add_subcommand(
+      "overhead", "Measure one scenario: N interleaved runs with and without LD_PRELOAD=LIB");
+  overhead_cmd->add_option("SCENARIO", overhead.scenario, "Scenario name from the catalogue")->required();
+  overhead_cmd->add_option("LIB", overhead.library, "Preload library, or 'none' for an A/A run (noise floor)")
+      ->required();
+  overhead_cmd->add_option("RUNS", overhead.runs, "Runs per side (a positive integer)")->required();
+  overhead_cmd->add_option("COMMAND", overhead.command, "Command to run (after --); default: the catalogue's");
+  overhead_cmd->add_option("--scale", overhead.scale, "Multiply the catalogue command's operation count");
+  overhead_cmd->add_flag("--json", overhead.json, "Print the point as JSON instead of the summary");
+
+  SuiteOptions suite;
+  auto* suite_cmd = app.add_subcommand("suite", "Measure every catalogue scenario with the library");
+  suite_cmd->add_option("--lib", suite.library, "Preload library (default: libheapline.so next to heapline-bench)");
+  suite_cmd->add_option("--runs", suite.runs, "Runs per side")->capture_default_str();
+  suite_cmd->add_option("--scale", suite.scale, "Multiply every operation count")->capture_default_str();
+  suite_cmd->add_option("--only", suite.only, "Only these scenarios (comma-separated)")->delimiter(',');
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int status = app.exit(e);
+    return status == 0 ? kExitOk : kExitUsage;
+  }
+
+  try {
+    overhead.where = suite.where = where;
+    if (overhead_cmd->parsed()) return run_overhead(overhead);
+    if (suite_cmd->parsed()) return run_suite(suite);
+  } catch (const Refusal& refusal) {
+    std::cerr << "heapline-bench: " << refusal.what() << std::endl;
+    return kExitRefused;
+  } catch (const Interrupted& interrupted) {
+    std::cerr << "\nheapline-bench: interrupted by " << sigabbrev_np(interrupted.signal)
+              << "; the running command was stopped and nothing was recorded." << std::endl;
+    return kExitInterrupted;
+  } catch (const std::exception& error) {
+    std::cerr << "heapline-bench: " << error.what() << std::endl;
+    return kExitRefused;
+  }
+  return kExitUsage;
+}

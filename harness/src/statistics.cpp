@@ -1,0 +1,87 @@
+#include "heapline_bench/statistics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace heapline::bench {
+namespace {
+
+double median_in_place(std::vector<double>& values) {
+  const std::size_t n = values.size();
+  auto middle = values.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  if (n % 2 == 1) return *middle;
+  const double upper = *middle;
+  const double lower = *std::max_element(values.begin(), middle);
+  return lower + (upper - lower) / 2;
+}
+
+struct SplitMix64 {
+  std::uint64_t state;
+  std::uint64_t next() {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  // An index in [0, n): the high bits of a 64x64 product (Lemire's
+  // multiply-shift, without the rejection step: the bias is below 2^-50 for
+  // the sample sizes used here).
+  std::size_t index(std::size_t n) {
+    return static_cast<std::size_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
+  }
+};
+
+void resample(std::span<const double> from, std::vector<double>& into, SplitMix64& rng) {
+  into.resize(from.size());
+  for (auto& value : into) value = from[rng.index(from.size())];
+}
+
+}  // namespace
+
+double median(std::span<const double> values) {
+  if (values.empty()) throw std::invalid_argument("median of an empty sample");
+  std::vector<double> copy(values.begin(), values.end());
+  return median_in_place(copy);
+}
+
+double percentile_of_sorted(std::span<const double> sorted, double q) {
+  if (sorted.empty()) throw std::invalid_argument("percentile of an empty sample");
+  if (!(q >= 0 && q <= 1)) throw std::invalid_argument("percentile outside [0, 1]");
+  const double rank = q * static_cast<double>(sorted.size() - 1);
+  const auto below = static_cast<std::size_t>(std::floor(rank));
+  const std::size_t above = std::min(below + 1, sorted.size() - 1);
+  const double fraction = rank - static_cast<double>(below);
+  return sorted[below] + fraction * (sorted[above] - sorted[below]);
+}
+
+double overhead_ratio(std::span<const double> with, std::span<const double> without) {
+  const double baseline = median(without);
+  if (!(baseline > 0)) throw std::invalid_argument("median time without the library is not positive");
+  return median(with) / baseline - 1;
+}
+
+Interval bootstrap_overhead_interval(std::span<const double> with, std::span<const double> without,
+                                     const BootstrapOptions& options) {
+  if (with.empty() || without.empty()) throw std::invalid_argument("bootstrap of an empty sample");
+  if (options.resamples < 1) throw std::invalid_argument("bootstrap needs at least one resample");
+  if (!(options.confidence > 0 && options.confidence < 1))
+    throw std::invalid_argument("confidence must be in (0, 1)");
+
+  SplitMix64 rng{options.seed};
+  std::vector<double> with_sample, without_sample, ratios;
+  ratios.reserve(static_cast<std::size_t>(options.resamples));
+  for (int i = 0; i < options.resamples; ++i) {
+    resample(with, with_sample, rng);
+    resample(without, without_sample, rng);
+    const double baseline = median_in_place(without_sample);
+    if (!(baseline > 0)) throw std::invalid_argument("median time without the library is not positive");
+    ratios.push_back(median_in_place(with_sample) / baseline - 1);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  const double tail = (1 - options.confidence) / 2;
+  return {percentile_of_sorted(ratios, tail), percentile_of_sorted(ratios, 1 - tail)};
+}
+
+}  // namespace heapline::bench

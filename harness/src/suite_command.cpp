@@ -1,0 +1,64 @@
+#include <chrono>
+#include <iostream>
+
+#include "commands.h"
+#include "heapline_bench/catalogue.h"
+#include "heapline_bench/export.h"
+#include "heapline_bench/measurement.h"
+#include "heapline_bench/point.h"
+#include "progress.h"
+#include "request_builder.h"
+#include "scratch_directory.h"
+
+namespace heapline::bench {
+
+int run_suite(const SuiteOptions& options) {
+  const Catalogue catalogue = load_catalogue(options.where.catalogue);
+  std::vector<const Scenario*> selected;
+  if (options.only.empty()) {
+    for (const auto& scenario : catalogue.scenarios) selected.push_back(&scenario);
+  } else {
+    for (const auto& name : options.only) selected.push_back(find_scenario(catalogue, name));
+  }
+  if (options.runs < 1) throw Refusal("--runs must be a positive integer.");
+  if (!(options.scale > 0)) throw Refusal("--scale must be a positive number.");
+  const std::string library =
+      checked_preload_library(options.library.empty() ? options.where.bin_dir + "/libheapline.so" : options.library);
+
+  PosixProcessRunner runner;
+  std::vector<SuiteRow> rows;
+  bool any_failed = false;
+  const auto started = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < selected.size(); ++i) {
+    const Scenario& scenario = *selected[i];
+    SuiteRow row;
+    row.scenario = scenario.name;
+    row.command = scenario.display_command();
+    ProgressLine progress("[" + std::to_string(i + 1) + "/" + std::to_string(selected.size()) + "] ");
+    try {
+      ScratchDirectory scratch;
+      auto request = build_request(scenario, options.where, library, options.runs, options.scale, {}, scratch.path());
+      auto measurement = measure(runner, request, [&](const ProgressEvent& e) { progress.show(e); });
+      progress.clear();
+      row.command = describe_command(scenario, {}, request.command);
+      row.point = point_from_measurement(measurement, library, row.command);
+      row.measured = true;
+      std::cerr << scenario.name << ": " << format_overhead(row.point.overhead, row.point.interval) << "\n";
+    } catch (const Refusal& refusal) {
+      // One failing scenario is reported; the others still run.
+      progress.clear();
+      any_failed = true;
+      row.failure = refusal.what();
+      std::cerr << scenario.name << ": FAILED\n" << refusal.what() << "\n";
+    }
+    rows.push_back(std::move(row));
+  }
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  std::cout << format_suite_table(rows, library, this_machine());
+  std::cerr << "suite: " << rows.size() << " scenario(s) in " << static_cast<long>(elapsed + 0.5) << " s"
+            << (any_failed ? ", some FAILED" : "") << "\n";
+  return any_failed ? kExitRefused : kExitOk;
+}
+
+}  // namespace heapline::bench

@@ -1,0 +1,59 @@
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "heapline_bench/export.h"
+
+namespace heapline::bench {
+namespace {
+
+std::string percent(double ratio, bool sign) {
+  char text[32];
+  std::snprintf(text, sizeof text, sign ? "%+.1f" : "%.1f", ratio * 100);
+  // "-0.0" reads as a measurement; it is a rounding artefact.
+  std::string out = text;
+  if (out == "-0.0" || out == "+-0.0") out = sign ? "+0.0" : "0.0";
+  return out;
+}
+
+std::string seconds(double value) {
+  char text[32];
+  if (value < 1) std::snprintf(text, sizeof text, "%.1f ms", value * 1000);
+  else std::snprintf(text, sizeof text, "%.3f s", value);
+  return text;
+}
+
+std::pair<double, double> range_of(const std::vector<RunResult>& runs) {
+  auto [lo, hi] = std::minmax_element(runs.begin(), runs.end(), [](const RunResult& a, const RunResult& b) {
+    return a.wall_seconds < b.wall_seconds;
+  });
+  return {lo->wall_seconds, hi->wall_seconds};
+}
+
+}  // namespace
+
+std::string format_overhead(double overhead, const Interval& interval) {
+  return percent(overhead, true) + "% [" + percent(interval.low, false) + ", " + percent(interval.high, false) + "]";
+}
+
+std::string format_summary(const Measurement& m, const Point& point) {
+  std::ostringstream out;
+  const bool aa = m.request.library.empty();
+  out << point.scenario << (aa ? " (A/A: the same command on both sides)" : "") << "\n";
+  out << "  overhead  " << format_overhead(m.overhead, m.interval) << "  ("
+      << static_cast<int>(std::lround(m.bootstrap.confidence * 100)) << "% bootstrap interval, " << m.request.runs
+      << " interleaved runs per side)\n";
+  auto [with_lo, with_hi] = range_of(m.with_runs);
+  auto [without_lo, without_hi] = range_of(m.without_runs);
+  out << "  with      median " << seconds(m.median_with) << "  (range " << seconds(with_lo) << " .. "
+      << seconds(with_hi) << ")\n";
+  out << "  without   median " << seconds(m.median_without) << "  (range " << seconds(without_lo) << " .. "
+      << seconds(without_hi) << ")\n";
+  out << "  library   " << point.library << "\n";
+  out << "  command   " << point.command << "\n";
+  out << "  machine   " << point.machine.describe() << "\n";
+  return out.str();
+}
+
+}  // namespace heapline::bench

@@ -1,0 +1,54 @@
+#include "heapline_bench/catalogue.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <stdexcept>
+
+namespace heapline::bench {
+namespace {
+
+TEST(Catalogue, TheProjectCatalogueDefinesTheFiveScenarios) {
+  auto catalogue = load_catalogue(HEAPLINE_SOURCE_DIR "/scenarios/scenarios.json");
+  EXPECT_EQ(catalogue.names(), (std::vector<std::string>{"churn-1t", "churn-4t", "resident-4t", "large-4t", "python"}));
+  EXPECT_EQ(catalogue.find("churn-4t")->display_command(), "malloc_churn 4 10000000");
+  EXPECT_EQ(catalogue.find("resident-4t")->display_command(), "malloc_churn 4 10000000 16 4096 512");
+  EXPECT_EQ(catalogue.find("large-4t")->display_command(), "malloc_churn 4 2500000 65536 1048576");
+  EXPECT_EQ(catalogue.find("python")->display_command(), "python3 bench/python_churn.py 500");
+  for (const auto& scenario : catalogue.scenarios) EXPECT_FALSE(scenario.shows.empty()) << scenario.name;
+}
+
+TEST(Catalogue, ExpandsPlaceholdersAndScalesTheOperationCount) {
+  auto catalogue = load_catalogue(HEAPLINE_SOURCE_DIR "/scenarios/scenarios.json");
+  const Placeholders where{"/b", "/s"};
+  EXPECT_EQ(expand_command(*catalogue.find("churn-1t"), where),
+            (std::vector<std::string>{"/b/malloc_churn", "1", "10000000"}));
+  EXPECT_EQ(expand_command(*catalogue.find("large-4t"), where, 0.01),
+            (std::vector<std::string>{"/b/malloc_churn", "4", "25000", "65536", "1048576"}));
+  EXPECT_EQ(expand_command(*catalogue.find("python"), where, 0.5),
+            (std::vector<std::string>{"/usr/bin/python3", "/s/bench/python_churn.py", "250"}));
+  EXPECT_EQ(expand_command(*catalogue.find("churn-1t"), where, 1e-12)[2], "1") << "never below one operation";
+  EXPECT_THROW(expand_command(*catalogue.find("churn-1t"), where, 0), std::invalid_argument);
+  EXPECT_THROW(expand_command(*catalogue.find("churn-1t"), where, -1), std::invalid_argument);
+}
+
+TEST(Catalogue, ScenarioEnvironmentIsRead) {
+  auto catalogue = load_catalogue(HEAPLINE_SOURCE_DIR "/scenarios/scenarios.json");
+  EXPECT_EQ(catalogue.find("python")->env.at("PYTHONHASHSEED"), "0");
+}
+
+TEST(Catalogue, RejectsMalformedCatalogues) {
+  EXPECT_THROW(parse_catalogue("{", "t"), std::runtime_error);
+  EXPECT_THROW(parse_catalogue("{}", "t"), std::runtime_error);
+  EXPECT_THROW(parse_catalogue(R"({"scenarios": []})", "t"), std::runtime_error);
+  EXPECT_THROW(parse_catalogue(R"({"scenarios": [{"name": "a"}]})", "t"), std::runtime_error);
+  EXPECT_THROW(parse_catalogue(R"({"scenarios": [{"name": "a", "command": ["x"], "scale_arg": 3}]})", "t"),
+               std::runtime_error);
+  EXPECT_THROW(parse_catalogue(R"({"scenarios": [{"name": "a", "command": ["x"]}, {"name": "a", "command": ["y"]}]})",
+                               "t"),
+               std::runtime_error);
+  EXPECT_THROW(load_catalogue("/nonexistent/scenarios.json"), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace heapline::bench

@@ -1,0 +1,238 @@
+// The interleaving and validation logic of measure(), driven by a fake runner:
+// no process is started and no time is measured.
+#include "heapline_bench/measurement.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace heapline::bench {
+namespace {
+
+bool preloads(const RunSpec& spec) { return spec.env.count("LD_PRELOAD") > 0; }
+
+// Answers each run from a script of wall times, records what it was asked,
+// and writes the ld.so trace that a real loader would write.
+class FakeRunner : public ProcessRunner {
+ public:
+  double with_seconds = 1.10;
+  double without_seconds = 1.00;
+  bool loader_traces_library = true;
+  std::vector<RunSpec> seen;
+  std::function<void(RunResult&, const RunSpec&, int)> tweak;
+
+  RunResult run(const RunSpec& spec) override {
+    seen.push_back(spec);
+    RunResult result;
+    result.started = true;
+    result.exit_status = 0;
+    result.pid = 1000 + static_cast<int>(seen.size());
+    const bool with = preloads(spec);
+    // Spread the times so the interval is not degenerate.
+    result.wall_seconds = (with ? with_seconds : without_seconds) + 0.001 * static_cast<double>(seen.size() % 3);
+    if (!spec.ld_debug_output.empty() && loader_traces_library) {
+      std::ofstream trace(spec.ld_debug_output + "." + std::to_string(result.pid));
+      trace << "      " << result.pid << ":\tfile=" << spec.env.at("LD_PRELOAD") << " [0];  generating link map\n";
+    }
+    if (tweak) tweak(result, spec, static_cast<int>(seen.size()));
+    return result;
+  }
+};
+
+class MeasureTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    scratch = std::filesystem::temp_directory_path() /
+              ("heapline-measurement-test-" + std::to_string(::getpid()) + "-" +
+               ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(scratch);
+    request.scenario = "churn-1t";
+    request.command = {"/bin/true"};
+    request.library = "/opt/libheapline.so";
+    request.runs = 4;
+    request.scratch_directory = scratch.string();
+  }
+  void TearDown() override { std::filesystem::remove_all(scratch); }
+
+  std::filesystem::path scratch;
+  MeasurementRequest request;
+  FakeRunner runner;
+};
+
+TEST(InterleavedPlan, WarmUpPairThenAlternatingPairs) {
+  auto plan = interleaved_plan(3);
+  ASSERT_EQ(plan.size(), 8u);
+  const std::vector<std::pair<int, Side>> expected = {
+      {-1, Side::without_library}, {-1, Side::with_library},  // warm-up
+      {0, Side::without_library},  {0, Side::with_library},   // A B
+      {1, Side::with_library},     {1, Side::without_library},  // B A
+      {2, Side::without_library},  {2, Side::with_library},   // A B
+  };
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    EXPECT_EQ(plan[i].pair, expected[i].first) << "at " << i;
+    EXPECT_EQ(plan[i].side, expected[i].second) << "at " << i;
+  }
+  EXPECT_TRUE(plan[0].warmup());
+  EXPECT_FALSE(plan[2].warmup());
+}
+
+TEST(InterleavedPlan, EachSideRunsEqually) {
+  auto plan = interleaved_plan(10);
+  int with = 0, without = 0;
+  for (const auto& run : plan) (run.side == Side::with_library ? with : without)++;
+  EXPECT_EQ(with, 11);
+  EXPECT_EQ(without, 11);
+  EXPECT_THROW(interleaved_plan(0), std::invalid_argument);
+}
+
+TEST_F(MeasureTest, RunsThePlanInOrderAndPreloadsOnlyTheWithSide) {
+  auto m = measure(runner, request);
+  const auto plan = interleaved_plan(request.runs);
+  ASSERT_EQ(runner.seen.size(), plan.size());
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    EXPECT_EQ(preloads(runner.seen[i]), plan[i].side == Side::with_library) << "run " << i;
+    if (preloads(runner.seen[i])) EXPECT_EQ(runner.seen[i].env.at("LD_PRELOAD").rfind(request.library, 0), 0u);
+    // heapline's own files never land in the user's directory.
+    EXPECT_EQ(runner.seen[i].env.at("HEAPLINE_OUT").rfind(scratch.string(), 0), 0u);
+  }
+  // Only the warm-up run with the library is traced by ld.so.
+  EXPECT_FALSE(runner.seen[1].ld_debug_output.empty());
+  for (std::size_t i = 2; i < plan.size(); ++i) EXPECT_TRUE(runner.seen[i].ld_debug_output.empty());
+}
+
+TEST_F(MeasureTest, WarmUpRunsAreNotCounted) {
+  runner.tweak = [](RunResult& r, const RunSpec&, int call) {
+    if (call <= 2) r.wall_seconds = 100;  // a cold start, far slower
+  };
+  auto m = measure(runner, request);
+  EXPECT_EQ(m.with_runs.size(), 4u);
+  EXPECT_EQ(m.without_runs.size(), 4u);
+  for (const auto& r : m.with_runs) EXPECT_LT(r.wall_seconds, 2);
+}
+
+TEST_F(MeasureTest, FigureIsTheRatioOfMedians) {
+  runner.with_seconds = 1.2;
+  runner.without_seconds = 1.0;
+  auto m = measure(runner, request);
+  EXPECT_NEAR(m.overhead, 0.2, 0.01);
+  EXPECT_LE(m.interval.low, m.overhead);
+  EXPECT_GE(m.interval.high, m.overhead);
+}
+
+TEST_F(MeasureTest, AaModeRunsTheSameCommandOnBothSides) {
+  request.library.clear();
+  runner.with_seconds = runner.without_seconds;
+  auto m = measure(runner, request);
+  for (const auto& spec : runner.seen) {
+    EXPECT_FALSE(preloads(spec));
+    EXPECT_TRUE(spec.ld_debug_output.empty());
+  }
+  EXPECT_EQ(m.with_runs.size(), 4u);
+  EXPECT_NEAR(m.overhead, 0.0, 0.01);
+}
+
+TEST_F(MeasureTest, RefusesWhenTheLibraryWasNotLoaded) {
+  runner.loader_traces_library = false;  // a static binary: ld.so never ran
+  try {
+    measure(runner, request);
+    FAIL() << "expected a refusal";
+  } catch (const Refusal& refusal) {
+    EXPECT_NE(std::string(refusal.what()).find("was not loaded"), std::string::npos) << refusal.what();
+  }
+  EXPECT_EQ(runner.seen.size(), 2u) << "stops at the warm-up pair";
+}
+
+TEST_F(MeasureTest, RefusesWhenTheLoaderRefusedTheLibraryInAnyRun) {
+  runner.tweak = [](RunResult& r, const RunSpec& spec, int call) {
+    if (call == 8 && preloads(spec))
+      r.stderr_tail = "ERROR: ld.so: object '/opt/libheapline.so' from LD_PRELOAD cannot be preloaded: ignored.\n";
+  };
+  EXPECT_THROW(measure(runner, request), Refusal);
+}
+
+TEST_F(MeasureTest, RefusesAFailingRunAndShowsItsStderr) {
+  runner.tweak = [](RunResult& r, const RunSpec&, int call) {
+    if (call == 5) {
+      r.exit_status = 3;
+      r.stderr_tail = "out of widgets\n";
+    }
+  };
+  try {
+    measure(runner, request);
+    FAIL() << "expected a refusal";
+  } catch (const Refusal& refusal) {
+    const std::string message = refusal.what();
+    EXPECT_NE(message.find("exited with status 3"), std::string::npos) << message;
+    EXPECT_NE(message.find("out of widgets"), std::string::npos) << message;
+    EXPECT_NE(message.find("nothing was recorded"), std::string::npos) << message;
+  }
+  EXPECT_EQ(runner.seen.size(), 5u) << "stops at the first failure";
+}
+
+TEST_F(MeasureTest, RefusesAKilledRun) {
+  runner.tweak = [](RunResult& r, const RunSpec&, int call) {
+    if (call == 3) {
+      r.exit_status = -1;
+      r.signal = 11;
+    }
+  };
+  try {
+    measure(runner, request);
+    FAIL() << "expected a refusal";
+  } catch (const Refusal& refusal) {
+    EXPECT_NE(std::string(refusal.what()).find("killed by signal 11"), std::string::npos) << refusal.what();
+  }
+}
+
+TEST_F(MeasureTest, RefusesACommandThatCannotStart) {
+  runner.tweak = [](RunResult& r, const RunSpec&, int) {
+    r.started = false;
+    r.start_error = "No such file or directory";
+  };
+  EXPECT_THROW(measure(runner, request), Refusal);
+}
+
+TEST_F(MeasureTest, RefusesNonPositiveRuns) {
+  request.runs = 0;
+  EXPECT_THROW(measure(runner, request), Refusal);
+  EXPECT_TRUE(runner.seen.empty());
+}
+
+TEST_F(MeasureTest, InterruptionPropagatesAndNothingIsReturned) {
+  runner.tweak = [](RunResult&, const RunSpec&, int call) {
+    if (call == 4) throw Interrupted{2};
+  };
+  EXPECT_THROW(measure(runner, request), Interrupted);
+}
+
+TEST_F(MeasureTest, ReportsProgressForEveryRun) {
+  std::vector<ProgressEvent> events;
+  measure(runner, request, [&](const ProgressEvent& e) { events.push_back(e); });
+  ASSERT_EQ(events.size(), 10u);
+  EXPECT_LT(events[0].seconds_left, 0) << "unknown before the first timed run";
+  EXPECT_GT(events[5].seconds_left, 0);
+  EXPECT_EQ(events.back().index, 9);
+  EXPECT_EQ(events.back().total, 10);
+}
+
+TEST(LibraryCheck, RefusesMissingNonElfAndNonSharedFiles) {
+  EXPECT_THROW(checked_preload_library("/nonexistent/libnothing.so"), Refusal);
+  EXPECT_THROW(checked_preload_library("/etc/hostname"), Refusal);
+  EXPECT_THROW(checked_preload_library("/"), Refusal);
+}
+
+TEST(ProgramResolution, FindsProgramsOnPathAndRefusesUnknownOnes) {
+  EXPECT_EQ(resolved_program("sh").front(), '/');
+  EXPECT_THROW(resolved_program("heapline-no-such-program"), Refusal);
+  const auto plain_file = std::filesystem::temp_directory_path() / "heapline-not-executable.txt";
+  std::ofstream(plain_file) << "data\n";
+  std::filesystem::permissions(plain_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  EXPECT_THROW(resolved_program(plain_file.string()), Refusal);
+  std::filesystem::remove(plain_file);
+}
+
+}  // namespace
+}  // namespace heapline::bench

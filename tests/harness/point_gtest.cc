@@ -1,0 +1,82 @@
+#include "heapline_bench/point.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace heapline::bench {
+namespace {
+
+Point sample_point() {
+  Point p;
+  p.scenario = "resident-4t";
+  p.commit = "0123456789abcdef0123456789abcdef01234567";
+  p.commit_range = CommitRange{"aaaaaaa", "0123456789abcdef0123456789abcdef01234567"};
+  p.measured_at = "2026-11-30T01:02:03Z";
+  p.overhead = 0.031;
+  p.interval = {0.024, 0.039};
+  p.confidence = 0.95;
+  p.runs = 2;
+  p.median_with_seconds = 1.031;
+  p.median_without_seconds = 1.0;
+  p.with_runs = {{1.03, 2.0, 0.1, 5000}, {1.032, 2.1, 0.11, 5001}};
+  p.without_runs = {{1.0, 1.9, 0.1, 4900}, {1.0, 1.95, 0.09, 4901}};
+  p.timing = "command";
+  p.heapline_version = "0.1.0";
+  p.library = "/x/libheapline.so";
+  p.command = "malloc_churn 4 10000000 16 4096 512";
+  p.machine = {"Some CPU", 2, "6.1.0", "2.36", "GNU 12.2.0", "ubuntu24 20261101"};
+  p.fingerprint = p.machine.fingerprint();
+  return p;
+}
+
+TEST(Point, RoundTripsEveryField) {
+  const Point original = sample_point();
+  const Point back = point_from_json(nlohmann::json::parse(to_json(original).dump()));
+  EXPECT_EQ(nlohmann::json(to_json(back)), nlohmann::json(to_json(original)));
+  EXPECT_EQ(back.commit_range->first, "aaaaaaa");
+  EXPECT_EQ(back.with_runs[1].max_rss_kib, 5001);
+  EXPECT_DOUBLE_EQ(back.interval.high, 0.039);
+  EXPECT_EQ(back.fingerprint, original.machine.fingerprint());
+}
+
+TEST(Point, PointWithoutScenarioBelongsToChurn4t) {
+  auto p = point_from_json(nlohmann::json::parse(R"({"measured_at": "2025-01-01T00:00:00Z", "overhead": 4.09})"));
+  EXPECT_EQ(p.scenario, "churn-4t");
+  EXPECT_EQ(p.timing, "benchmark") << "points without a version predate 0.4.0: self-timed";
+}
+
+TEST(Point, TimingDefaultsByVersion) {
+  auto old = point_from_json(nlohmann::json::parse(
+      R"({"measured_at": "2025-01-01T00:00:00Z", "overhead": 3.63, "heapline_version": "0.3.0"})"));
+  auto recent = point_from_json(nlohmann::json::parse(
+      R"({"measured_at": "2025-06-01T00:00:00Z", "overhead": 1.68, "heapline_version": "0.4.0"})"));
+  EXPECT_EQ(old.timing, "benchmark");
+  EXPECT_EQ(recent.timing, "command");
+}
+
+TEST(Point, RejectsBadFields) {
+  using nlohmann::json;
+  EXPECT_THROW(point_from_json(json::array()), std::runtime_error);
+  EXPECT_THROW(point_from_json(json::parse(R"({"overhead": 1})")), std::runtime_error);  // no time
+  EXPECT_THROW(point_from_json(json::parse(R"({"measured_at": "x", "overhead": "big"})")), std::runtime_error);
+  EXPECT_THROW(point_from_json(json::parse(R"({"measured_at": "x", "overhead": 1, "timing": "guess"})")),
+               std::runtime_error);
+  EXPECT_THROW(point_from_json(json::parse(R"({"schema": 99, "measured_at": "x", "overhead": 1})")),
+               std::runtime_error);
+}
+
+TEST(Machine, FingerprintChangesWithAnyField) {
+  Machine a{"cpu", 2, "6.1", "2.36", "gcc", ""};
+  Machine b = a;
+  EXPECT_EQ(a.fingerprint(), b.fingerprint());
+  b.kernel = "6.2";
+  EXPECT_NE(a.fingerprint(), b.fingerprint());
+  b = a;
+  b.runner_image = "ubuntu24 1";
+  EXPECT_NE(a.fingerprint(), b.fingerprint());
+  EXPECT_EQ(a.fingerprint().size(), 12u);
+}
+
+}  // namespace
+}  // namespace heapline::bench

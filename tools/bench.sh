@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The main job of the README: set up, build Release, measure heapline's
+# overhead on the five catalogue scenarios, and print the table.
+# Options are passed to `heapline-bench suite` (--runs N, --scale F, --only
+# NAME[,NAME], --lib PATH ...).
+set -euo pipefail
+source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir=${HEAPLINE_BUILD_DIR:-$source_dir/build/release}
+
+"$source_dir/tools/setup.sh"
+HEAPLINE_BUILD_DIR=$build_dir "$source_dir/tools/build.sh"
+exec "$build_dir/bin/heapline-bench" suite "$@"
