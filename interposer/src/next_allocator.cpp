@@ -1,6 +1,9 @@
 #include "next_allocator.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <atomic>
 #include <cstdint>
@@ -82,6 +85,23 @@ const NextAllocator g_bootstrap = {
     bootstrap_valloc, bootstrap_valloc, bootstrap_posix_memalign, bootstrap_memalign,
     bootstrap_uncounted, false, "bootstrap", "none"};
 
+// valloc and pvalloc for a foreign allocator that lacks them (jemalloc has no
+// pvalloc): glibc's versions would hand out glibc blocks that the foreign
+// free() cannot take back, so they are built on the foreign memalign.
+void* foreign_valloc(std::size_t size) {
+  return g_foreign.memalign(static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), size);
+}
+void* foreign_pvalloc(std::size_t size) {
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  std::size_t rounded;
+  if (__builtin_add_overflow(size, page - 1, &rounded)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  rounded &= ~(page - 1);
+  return g_foreign.memalign(page, rounded == 0 ? page : rounded);
+}
+
 template <typename Fn>
 Fn lookup_next(const char* name) {
   return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
@@ -112,6 +132,20 @@ const NextAllocator* resolve_next_allocator() {
     foreign.posix_memalign = lookup_next<decltype(foreign.posix_memalign)>("posix_memalign");
     foreign.aligned_alloc = lookup_next<decltype(foreign.aligned_alloc)>("aligned_alloc");
     foreign.block_size = lookup_next<decltype(foreign.block_size)>("malloc_usable_size");
+    // RTLD_NEXT finds glibc's entry for a function the foreign allocator
+    // lacks (jemalloc has no pvalloc); a glibc block would then reach the
+    // foreign free(). Only entries from the allocator's own object count.
+    Dl_info malloc_info;
+    if (dladdr(next_malloc, &malloc_info) != 0) {
+      auto same_object = [&](auto function) {
+        Dl_info info;
+        return function != nullptr && dladdr(reinterpret_cast<void*>(function), &info) != 0 &&
+               info.dli_fbase == malloc_info.dli_fbase;
+      };
+      if (!same_object(foreign.memalign)) foreign.memalign = nullptr;
+      if (!same_object(foreign.valloc)) foreign.valloc = nullptr;
+      if (!same_object(foreign.pvalloc)) foreign.pvalloc = nullptr;
+    }
     foreign.reads_glibc_chunk_header = false;
     foreign.name = "foreign";
     foreign.size_basis = "usable-size";
@@ -122,8 +156,8 @@ const NextAllocator* resolve_next_allocator() {
       chosen = &g_glibc;
     } else {
       if (!foreign.memalign) foreign.memalign = g_glibc.memalign;
-      if (!foreign.valloc) foreign.valloc = g_glibc.valloc;
-      if (!foreign.pvalloc) foreign.pvalloc = g_glibc.pvalloc;
+      if (!foreign.valloc) foreign.valloc = foreign_valloc;
+      if (!foreign.pvalloc) foreign.pvalloc = foreign_pvalloc;
       g_foreign = foreign;
       chosen = &g_foreign;
     }

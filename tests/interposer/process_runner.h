@@ -1,0 +1,44 @@
+// Runs a program as a separate process for the process-level tests: chosen
+// environment changes, working directory and stdin; stdout and stderr
+// captured through files (no pipe can fill up and block).
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace heapline::test {
+
+struct RunResult {
+  int exit_code = -1;    // when the process exited
+  int signal = 0;        // when it was killed
+  std::string out;
+  std::string err;
+};
+
+struct RunOptions {
+  // Variables to set; a value of std::nullopt removes the variable.
+  std::map<std::string, std::optional<std::string>> env;
+  std::filesystem::path cwd;
+  std::filesystem::path stdin_file;
+};
+
+RunResult run(const std::vector<std::string>& argv, const RunOptions& options = {});
+
+// A fresh directory under the build tree's temp area, removed by the fixture.
+std::filesystem::path make_temp_dir(const std::string& label);
+
+std::string read_file(const std::filesystem::path& path);
+nlohmann::json read_json(const std::filesystem::path& path);
+
+// Every file in dir whose name matches the ECMAScript regex.
+std::vector<std::filesystem::path> files_matching(const std::filesystem::path& dir, const std::string& regex);
+
+// Checks the heapline/1 structure; returns an empty string or what is wrong.
+std::string heapline_format_problem(const nlohmann::json& report);
+
+}  // namespace heapline::test

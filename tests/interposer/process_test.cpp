@@ -1,0 +1,430 @@
+// Process-level tests of libheapline.so: programs with known allocation
+// patterns, the API corners compared with and without the library, fork and
+// exec, a foreign allocator, long runs, killed writers, bad settings and real
+// programs. Each test works in its own temporary directory.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+
+#include "process_runner.h"
+
+namespace fs = std::filesystem;
+using heapline::test::files_matching;
+using heapline::test::heapline_format_problem;
+using heapline::test::read_json;
+using heapline::test::run;
+using heapline::test::RunOptions;
+using heapline::test::RunResult;
+using nlohmann::json;
+
+namespace {
+
+const std::string kLib = HEAPLINE_LIB;
+const std::string kNullLib = HEAPLINE_NULL_LIB;
+const std::string kPatterns = ALLOC_PATTERNS;
+const std::string kCorners = API_CORNERS;
+const std::string kForkProbe = FORK_PROBE;
+
+struct Figures {
+  std::int64_t first = 0;   // "spike" or "kept"
+  std::int64_t second = 0;  // "leak" or "threads"
+};
+
+Figures parse_figures(const std::string& out) {
+  std::smatch match;
+  std::regex line(R"((\w+)=(\d+) (\w+)=(\d+))");
+  if (!std::regex_search(out, match, line)) return {};
+  return {std::stoll(match[2]), std::stoll(match[4])};
+}
+
+class Interposer : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = heapline::test::make_temp_dir("interposer"); }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+
+  // Runs argv with libheapline.so preloaded, writing to dir_/<name>.
+  RunResult run_traced(const std::vector<std::string>& argv, const std::string& name,
+                       std::map<std::string, std::optional<std::string>> env = {},
+                       const std::string& preload = kLib) {
+    RunOptions options;
+    options.env = std::move(env);
+    options.env["LD_PRELOAD"] = preload;
+    if (!options.env.count("HEAPLINE_OUT")) options.env["HEAPLINE_OUT"] = (dir_ / name).string();
+    options.env.emplace("HEAPLINE_ROOT_PID", std::nullopt);
+    options.cwd = dir_;
+    return run(argv, options);
+  }
+
+  json traced_report(const std::vector<std::string>& argv, const std::string& name,
+                     std::map<std::string, std::optional<std::string>> env = {}, Figures* figures = nullptr,
+                     const std::string& preload = kLib) {
+    RunResult result = run_traced(argv, name, std::move(env), preload);
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.err, "");
+    if (figures) *figures = parse_figures(result.out);
+    fs::path file = dir_ / name;
+    if (!fs::exists(file)) {
+      ADD_FAILURE() << "no output file " << file;
+      return json::object();
+    }
+    json report = read_json(file);
+    EXPECT_EQ(heapline_format_problem(report), "") << file;
+    return report;
+  }
+
+  fs::path dir_;
+};
+
+std::int64_t peak(const json& r) { return r.at("peak_bytes").get<std::int64_t>(); }
+std::int64_t final_bytes(const json& r) { return r.at("final_bytes").get<std::int64_t>(); }
+std::int64_t bound(const json& r) { return r.at("precision").at("bound_bytes").get<std::int64_t>(); }
+
+std::int64_t max_of_samples(const json& r) {
+  std::int64_t most = 0;
+  for (const auto& sample : r.at("samples")) most = std::max(most, sample[2].get<std::int64_t>());
+  return most;
+}
+
+// --- known patterns -------------------------------------------------------
+
+TEST_F(Interposer, ExactModeGivesTheExactPeakSingleThreaded) {
+  Figures f;
+  json r = traced_report({kPatterns, "single", "chunk", "4000", "100"}, "exact.json",
+                         {{"HEAPLINE_PRECISION", "exact"}}, &f);
+  ASSERT_GT(f.first, 1'000'000);
+  EXPECT_EQ(r["precision"]["mode"], "exact");
+  EXPECT_EQ(bound(r), 0);
+  EXPECT_EQ(peak(r) - final_bytes(r), f.first - f.second);
+  EXPECT_EQ(max_of_samples(r), peak(r));
+  EXPECT_EQ(r["allocator"], "glibc");
+  EXPECT_EQ(r["size_basis"], "glibc-chunk-size");
+  EXPECT_GE(r["calls"]["alloc"].get<std::int64_t>(), 4000);
+  EXPECT_GE(r["calls"]["free"].get<std::int64_t>(), 3900);
+  EXPECT_GE(r["calls"]["realloc"].get<std::int64_t>(), 800);
+}
+
+TEST_F(Interposer, BatchedFinalIsExactAndPeakWithinBoundSingleThreaded) {
+  Figures f;
+  json exact = traced_report({kPatterns, "single", "chunk", "4000", "100"}, "exact.json",
+                             {{"HEAPLINE_PRECISION", "exact"}}, &f);
+  json batched = traced_report({kPatterns, "single", "chunk", "4000", "100"}, "batched.json", {}, &f);
+  EXPECT_EQ(batched["precision"]["mode"], "batched");
+  EXPECT_GT(bound(batched), 0);
+  EXPECT_EQ(final_bytes(batched), final_bytes(exact));
+  EXPECT_LE(std::llabs(peak(batched) - final_bytes(batched) - (f.first - f.second)), bound(batched));
+  EXPECT_LT(batched["publishes"].get<std::int64_t>(), exact["publishes"].get<std::int64_t>() / 10);
+}
+
+TEST_F(Interposer, LeakedBytesShowExactlyInTheFinalFigure) {
+  Figures none, some;
+  json without_leak = traced_report({kPatterns, "single", "chunk", "3000", "0"}, "a.json", {}, &none);
+  json with_leak = traced_report({kPatterns, "single", "chunk", "3000", "777"}, "b.json", {}, &some);
+  EXPECT_EQ(none.second, 0);
+  EXPECT_GT(some.second, 0);
+  EXPECT_EQ(final_bytes(with_leak) - final_bytes(without_leak), some.second);
+}
+
+TEST_F(Interposer, ThreadsThatFreeEachOthersBlocks) {
+  Figures f;
+  std::vector<std::string> argv{kPatterns, "threads", "chunk", "4", "2000", "50"};
+  json exact = traced_report(argv, "exact.json", {{"HEAPLINE_PRECISION", "exact"}}, &f);
+  EXPECT_EQ(peak(exact) - final_bytes(exact), f.first - f.second);
+  json batched = traced_report(argv, "batched.json", {}, &f);
+  EXPECT_EQ(final_bytes(batched), final_bytes(exact));
+  EXPECT_GE(batched["precision"]["max_threads"].get<int>(), 5);  // main and 4 workers
+  EXPECT_LE(std::llabs(peak(batched) - final_bytes(batched) - (f.first - f.second)), bound(batched));
+  json coarse = traced_report(argv, "coarse.json", {{"HEAPLINE_PRECISION", "1048576,8"}}, &f);
+  EXPECT_EQ(final_bytes(coarse), final_bytes(exact));
+  EXPECT_EQ(coarse["precision"]["min_threshold_bytes"], 1048576);
+  EXPECT_EQ(coarse["precision"]["divisor"], 8);
+  EXPECT_LE(std::llabs(peak(coarse) - final_bytes(coarse) - (f.first - f.second)), bound(coarse));
+}
+
+TEST_F(Interposer, ThousandShortLivedThreadsLeaveNoDrift) {
+  Figures kept, none;
+  json keep = traced_report({kPatterns, "short", "chunk", "1000", "1"}, "keep.json", {}, &kept);
+  json no_keep = traced_report({kPatterns, "short", "chunk", "1000", "0"}, "none.json", {}, &none);
+  json keep_exact = traced_report({kPatterns, "short", "chunk", "1000", "1"}, "keep-exact.json",
+                                  {{"HEAPLINE_PRECISION", "exact"}});
+  ASSERT_EQ(kept.second, 1000);
+  // Each thread keeps ~7 KiB, below the threshold: only the exit flush
+  // publishes it.
+  EXPECT_EQ(final_bytes(keep) - final_bytes(no_keep), kept.first);
+  EXPECT_EQ(final_bytes(keep), final_bytes(keep_exact));
+  EXPECT_GE(peak(keep), final_bytes(keep));
+}
+
+TEST_F(Interposer, LongRunStaysInTheBufferAndKeepsTheTrueMaximum) {
+  Figures f;
+  json r = traced_report({kPatterns, "long", "chunk", "150000"}, "long.json",
+                         {{"HEAPLINE_PRECISION", "exact"}, {"HEAPLINE_INTERVAL_MS", "0"}}, &f);
+  const auto& samples = r["samples"];
+  EXPECT_LE(samples.size(), 4096u);
+  EXPECT_GE(samples.size(), 1024u);  // merged, not truncated
+  EXPECT_GT(r["publishes"].get<std::int64_t>(), 300000);
+  EXPECT_GT(r["interval_ns"].get<std::int64_t>(), 0);  // grew as the buffer merged
+  EXPECT_EQ(peak(r) - final_bytes(r), f.first);
+  EXPECT_EQ(max_of_samples(r), peak(r));
+}
+
+// --- the API --------------------------------------------------------------
+
+TEST_F(Interposer, ApiCornersBehaveExactlyAsWithoutTheLibrary) {
+  RunOptions plain;
+  plain.env["LD_PRELOAD"] = std::nullopt;
+  RunResult without = run({kCorners}, plain);
+  ASSERT_EQ(without.exit_code, 0) << without.err;
+  EXPECT_TRUE(std::regex_search(without.out, std::regex(R"(calloc overflow.* NULL errno=ENOMEM)"))) << without.out;
+  EXPECT_NE(without.out.find("returns EINVAL errno=kept out=untouched"), std::string::npos) << without.out;
+
+  RunResult with = run_traced({kCorners}, "corners.json");
+  EXPECT_EQ(with.exit_code, 0);
+  EXPECT_EQ(with.err, "");
+  EXPECT_EQ(with.out, without.out);
+  EXPECT_EQ(heapline_format_problem(read_json(dir_ / "corners.json")), "");
+
+  RunResult with_null = run_traced({kCorners}, "null.json", {}, kNullLib);
+  EXPECT_EQ(with_null.out, without.out);
+}
+
+// --- fork and exec --------------------------------------------------------
+
+TEST_F(Interposer, ForkWithoutExecWritesTwoFilesAndTheChildStartsFromTheInheritedHeap) {
+  RunResult result = run_traced({kForkProbe, "fork", "4194304"}, "fork.%p.json");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(result.out, m, std::regex(R"(parent=(\d+) child=(\d+) held=(\d+))"))) << result.out;
+  std::string parent = m[1], child = m[2];
+  std::int64_t held = std::stoll(m[3]);
+  json parent_report = read_json(dir_ / ("fork." + parent + ".json"));
+  json child_report = read_json(dir_ / ("fork." + child + ".json"));
+  EXPECT_EQ(heapline_format_problem(parent_report), "");
+  EXPECT_EQ(heapline_format_problem(child_report), "");
+  EXPECT_EQ(child_report["pid"].get<int>(), std::stoi(child));
+  EXPECT_EQ(child_report["ppid"].get<int>(), std::stoi(parent));
+  EXPECT_GE(child_report["samples"][0][1].get<std::int64_t>(), held);
+  EXPECT_EQ(child_report["samples"][0][0].get<std::int64_t>(), 0);
+  EXPECT_GE(final_bytes(child_report), held + 64 * 1000);
+  EXPECT_GE(final_bytes(parent_report), held);
+  EXPECT_LE(child_report["calls"]["alloc"].get<std::int64_t>(), 100);  // its own calls only
+}
+
+TEST_F(Interposer, ForkChildInsertsItsPidWhenTheTemplateHasNone) {
+  RunResult result = run_traced({kForkProbe, "fork", "65536"}, "run.json");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(result.out, m, std::regex(R"(child=(\d+))")));
+  EXPECT_TRUE(fs::exists(dir_ / "run.json"));
+  EXPECT_TRUE(fs::exists(dir_ / ("run." + std::string(m[1]) + ".json")));
+}
+
+TEST_F(Interposer, ExecedChildWritesItsOwnFile) {
+  RunResult result = run_traced({kForkProbe, "exec", kPatterns, "single", "chunk", "100", "0"}, "exec.%e.%p.json");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(result.out, m, std::regex(R"(parent=(\d+) child=(\d+))")));
+  json parent_report = read_json(dir_ / ("exec.fork_probe." + std::string(m[1]) + ".json"));
+  json child_report = read_json(dir_ / ("exec.alloc_patterns." + std::string(m[2]) + ".json"));
+  EXPECT_EQ(heapline_format_problem(parent_report), "");
+  EXPECT_EQ(heapline_format_problem(child_report), "");
+  EXPECT_NE(child_report["exe"].get<std::string>().find("alloc_patterns"), std::string::npos);
+}
+
+TEST_F(Interposer, ExecedChildOfTheRootInsertsItsPid) {
+  // What the launcher sets up: one file name without %p, the root's pid.
+  RunOptions options;
+  options.env["LD_PRELOAD"] = kLib;
+  options.env["HEAPLINE_OUT"] = (dir_ / "tree.json").string();
+  options.cwd = dir_;
+  // The shell execs fork_probe (same pid: the root), which forks and execs.
+  RunResult result = run({"/bin/sh", "-c",
+                          "HEAPLINE_ROOT_PID=$$ exec \"$0\" exec \"$1\" single chunk 100 0", kForkProbe, kPatterns},
+                         options);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(result.out, m, std::regex(R"(parent=(\d+) child=(\d+))")));
+  EXPECT_EQ(read_json(dir_ / "tree.json")["pid"].get<int>(), std::stoi(m[1]));
+  EXPECT_EQ(read_json(dir_ / ("tree." + std::string(m[2]) + ".json"))["pid"].get<int>(), std::stoi(m[2]));
+}
+
+// --- a foreign allocator --------------------------------------------------
+
+TEST_F(Interposer, PreloadedJemallocIsWatchedWithItsUsableSize) {
+  Figures f;
+  json r = traced_report({kPatterns, "single", "usable", "3000", "10"}, "je.json", {{"HEAPLINE_PRECISION", "exact"}},
+                         &f, kLib + ":" + JEMALLOC_SO);
+  EXPECT_EQ(r["allocator"], "foreign");
+  EXPECT_EQ(r["size_basis"], "usable-size");
+  EXPECT_EQ(peak(r) - final_bytes(r), f.first - f.second);
+  // jemalloc alone crashes on this program (it has no pvalloc, so glibc's
+  // block reaches jemalloc's free); both heapline libraries build pvalloc on
+  // jemalloc's memalign, and then agree with each other exactly.
+  RunResult corners = run_traced({kCorners}, "je-corners.json", {}, kLib + ":" + JEMALLOC_SO);
+  EXPECT_EQ(corners.exit_code, 0) << corners.err;
+  RunResult null_corners = run_traced({kCorners}, "je-null.json", {}, kNullLib + ":" + JEMALLOC_SO);
+  EXPECT_EQ(corners.out, null_corners.out);
+  EXPECT_NE(corners.out.find("calloc overflow"), std::string::npos);
+}
+
+#ifdef ALLOC_PATTERNS_JEMALLOC
+TEST_F(Interposer, ProgramLinkedWithJemallocIsWatchedWithItsUsableSize) {
+  Figures f;
+  json r = traced_report({ALLOC_PATTERNS_JEMALLOC, "threads", "usable", "3", "500", "5"}, "linked.json",
+                         {{"HEAPLINE_PRECISION", "exact"}}, &f);
+  EXPECT_EQ(r["allocator"], "foreign");
+  EXPECT_EQ(r["size_basis"], "usable-size");
+  EXPECT_EQ(peak(r) - final_bytes(r), f.first - f.second);
+}
+#endif
+
+// --- the output file ------------------------------------------------------
+
+TEST_F(Interposer, WriterKilledMidWriteLeavesNoFileUnderTheFinalName) {
+  RunResult result = run_traced({kPatterns, "long", "chunk", "20000"}, "killed.json",
+                                {{"HEAPLINE_PRECISION", "exact"},
+                                 {"HEAPLINE_INTERVAL_MS", "0"},
+                                 {"HEAPLINE_TEST_KILL_WRITER", "mid-write"}});
+  EXPECT_EQ(result.signal, SIGKILL);
+  EXPECT_FALSE(fs::exists(dir_ / "killed.json"));
+  auto temps = files_matching(dir_, R"(killed\.json\.\d+\.tmp)");
+  ASSERT_EQ(temps.size(), 1u);
+  EXPECT_GT(fs::file_size(temps[0]), 0u);
+  EXPECT_THROW(read_json(temps[0]), json::parse_error);  // really cut short
+}
+
+TEST_F(Interposer, WriterKilledBeforeRenameLeavesNoFileUnderTheFinalName) {
+  RunResult result = run_traced({kPatterns, "single", "chunk", "100", "0"}, "killed.json",
+                                {{"HEAPLINE_TEST_KILL_WRITER", "before-rename"}});
+  EXPECT_EQ(result.signal, SIGKILL);
+  EXPECT_FALSE(fs::exists(dir_ / "killed.json"));
+  EXPECT_EQ(files_matching(dir_, R"(killed\.json\.\d+\.tmp)").size(), 1u);
+}
+
+TEST_F(Interposer, OutputOffWritesNothingAndSummaryIsOneStderrLine) {
+  RunResult result = run_traced({kPatterns, "single", "chunk", "100", "0"}, "unused.json",
+                                {{"HEAPLINE_OUT", "off"}, {"HEAPLINE_SUMMARY", "1"}});
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_TRUE(fs::is_empty(dir_));
+  EXPECT_TRUE(std::regex_match(result.err, std::regex(R"(heapline: peak [0-9.]+ \w+ at [0-9.]+ s, final [0-9.]+ \w+, )"
+                                                      R"(precision \+/-[0-9.]+ \w+, \d+ samples, no output \(HEAPLINE_OUT=off\)\n)")))
+      << result.err;
+  EXPECT_EQ(result.out.find("heapline"), std::string::npos);
+}
+
+TEST_F(Interposer, DefaultNameGoesToTheStartingDirectory) {
+  RunResult result = run_traced({kPatterns, "single", "chunk", "10", "0"}, "unused", {{"HEAPLINE_OUT", std::nullopt}});
+  EXPECT_EQ(result.exit_code, 0);
+  auto files = files_matching(dir_, R"(heapline\.alloc_patterns\.\d+\.json)");
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(heapline_format_problem(read_json(files[0])), "");
+}
+
+TEST_F(Interposer, UnwritableOutputIsReportedOnceAndTheProgramCarriesOn) {
+  RunResult result = run_traced({kPatterns, "single", "chunk", "10", "0"}, "unused",
+                                {{"HEAPLINE_OUT", (dir_ / "missing" / "x.json").string()}});
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_TRUE(std::regex_match(result.err, std::regex(R"(heapline: cannot write .*/missing/x\.json: No such file or directory\n)")))
+      << result.err;
+}
+
+struct BadValue {
+  const char* variable;
+  const char* value;
+  const char* json_key;
+};
+
+TEST_F(Interposer, BadSettingsGiveOneClearLineAndTheDefault) {
+  for (BadValue bad : {BadValue{"HEAPLINE_INTERVAL_MS", "ten", "interval_ns"},
+                       BadValue{"HEAPLINE_INTERVAL_MS", "-5", "interval_ns"},
+                       BadValue{"HEAPLINE_PRECISION", "fast", "precision"},
+                       BadValue{"HEAPLINE_PRECISION", "0,64", "precision"},
+                       BadValue{"HEAPLINE_PRECISION", "4096,0", "precision"},
+                       BadValue{"HEAPLINE_SUMMARY", "yes", "precision"}}) {
+    SCOPED_TRACE(std::string(bad.variable) + "=" + bad.value);
+    std::string name = std::string("bad-") + bad.variable + ".json";
+    // fork_probe forks: the child must not repeat the line.
+    RunResult result = run_traced({kForkProbe, "fork", "1024"}, name, {{bad.variable, bad.value}});
+    EXPECT_EQ(result.exit_code, 0);
+    std::string expected = std::string("heapline: ") + bad.variable + "='" + bad.value +
+                           "' is not valid \\(expected [^)]*\\); using the default [^\n]*\n";
+    EXPECT_TRUE(std::regex_match(result.err, std::regex(expected))) << result.err;
+    json r = read_json(dir_ / name);
+    EXPECT_EQ(r["interval_ns"], 10'000'000);
+    EXPECT_EQ(r["precision"]["mode"], "batched");
+    EXPECT_EQ(r["precision"]["min_threshold_bytes"], 16384);
+    EXPECT_EQ(r["precision"]["divisor"], 64);
+  }
+}
+
+// --- real programs --------------------------------------------------------
+
+class RealProgram : public Interposer {
+ protected:
+  // Same stdout and exit status with and without the library, and every
+  // process leaves a valid file.
+  void check(const std::vector<std::string>& argv, const fs::path& stdin_file = {}) {
+    RunOptions plain;
+    plain.env["LD_PRELOAD"] = std::nullopt;
+    plain.cwd = dir_;
+    plain.stdin_file = stdin_file;
+    RunResult without = run(argv, plain);
+    RunOptions traced = plain;
+    traced.env["LD_PRELOAD"] = kLib;
+    traced.env["HEAPLINE_OUT"] = (dir_ / "out" / "real.%e.%p.json").string();
+    fs::create_directories(dir_ / "out");
+    RunResult with = run(argv, traced);
+    EXPECT_EQ(with.exit_code, without.exit_code) << with.err;
+    EXPECT_EQ(with.out, without.out);
+    EXPECT_EQ(with.err, without.err);
+    auto files = files_matching(dir_ / "out", R"(real\..*\.json)");
+    EXPECT_FALSE(files.empty());
+    for (const auto& file : files) EXPECT_EQ(heapline_format_problem(read_json(file)), "") << file;
+  }
+};
+
+TEST_F(RealProgram, Python3WithThreads) {
+  check({"/usr/bin/python3", "-c",
+         "import threading, hashlib\n"
+         "def work(i):\n"
+         "    data = [bytes(range(i % 200)) * 50 for _ in range(2000)]\n"
+         "    return hashlib.sha256(b''.join(data)).hexdigest()\n"
+         "results = [None] * 8\n"
+         "def run(i): results[i] = work(i)\n"
+         "threads = [threading.Thread(target=run, args=(i,)) for i in range(8)]\n"
+         "[t.start() for t in threads]; [t.join() for t in threads]\n"
+         "print('\\n'.join(results))\n"});
+}
+
+TEST_F(RealProgram, GccCompilingASmallFile) {
+  std::ofstream(dir_ / "hello.cpp") << "#include <map>\n#include <string>\n#include <cstdio>\n"
+                                       "int main() { std::map<std::string, int> m{{\"a\", 1}}; "
+                                       "std::printf(\"%d\\n\", m[\"a\"]); }\n";
+  check({"/usr/bin/g++", "-O1", "-c", "hello.cpp", "-o", "hello.o"});
+  EXPECT_TRUE(fs::exists(dir_ / "hello.o"));
+}
+
+TEST_F(RealProgram, Git) { check({"/usr/bin/git", "-C", SOURCE_DIR, "ls-files", "interposer"}); }
+
+TEST_F(RealProgram, SortOnALargeInput) {
+  {
+    std::ofstream input(dir_ / "input.txt");
+    std::uint64_t x = 42;
+    for (int i = 0; i < 300000; ++i) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      input << (x >> 20) << " line " << i << "\n";
+    }
+  }
+  check({"/usr/bin/sort"}, dir_ / "input.txt");
+}
+
+TEST_F(RealProgram, CmakeVersion) { check({CMAKE_COMMAND_PATH, "--version"}); }
+
+}  // namespace

@@ -1,0 +1,209 @@
+// alloc_patterns: allocation patterns whose effect on the heap is known, for
+// checking libheapline.so's figures from the outside.
+//
+//   alloc_patterns single  BASIS SPIKE_BLOCKS LEAK_BLOCKS
+//   alloc_patterns threads BASIS THREADS BLOCKS_PER_THREAD LEAK_BLOCKS
+//   alloc_patterns short   BASIS THREADS KEEP
+//   alloc_patterns long    BASIS ROUNDS
+//
+// BASIS is how heapline counts a block: "chunk" (glibc's chunk header) or
+// "usable" (malloc_usable_size, for a foreign allocator). Each mode prints one
+// line "spike=S leak=L" (or "kept=K"): S is the counted size of the blocks
+// that are live together at the pattern's peak, L those still live at exit.
+// Between the peak and exit nothing else in the process allocates or frees
+// (output goes through a stack buffer and write(2)), so with heapline:
+//     peak_bytes − final_bytes == S − L            (exact mode)
+//     |peak_bytes − final_bytes − (S − L)| <= bound_bytes   (batched)
+#include <malloc.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace {
+
+bool g_usable_basis = false;
+
+std::size_t counted(void* p) {
+  if (g_usable_basis) return malloc_usable_size(p);
+  // The word before the block: glibc's chunk size and flag bits. Read
+  // through an integer so the compiler does not see a negative subscript.
+  std::size_t header;
+  std::memcpy(&header, reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(p) - sizeof header), sizeof header);
+  return header & ~std::size_t{7};
+}
+
+// Deterministic sizes from 24 to ~2 KiB.
+std::size_t size_for(std::size_t i) { return 24 + (i * 7919) % 2000; }
+
+void print_line(const char* line) {
+  std::size_t length = std::strlen(line);
+  if (write(STDOUT_FILENO, line, length) != static_cast<ssize_t>(length)) std::exit(3);
+}
+
+void report(const char* key1, std::size_t v1, const char* key2, std::size_t v2) {
+  char line[128];
+  std::snprintf(line, sizeof line, "%s=%zu %s=%zu\n", key1, v1, key2, v2);
+  print_line(line);
+}
+
+void* must(void* p) {
+  if (p == nullptr) std::abort();
+  return p;
+}
+
+int single(std::size_t spike_blocks, std::size_t leak_blocks) {
+  static void* blocks[1 << 16];
+  if (spike_blocks > sizeof blocks / sizeof blocks[0] || leak_blocks > spike_blocks) return 2;
+  std::size_t spike = 0, leak = 0;
+  for (std::size_t i = 0; i < spike_blocks; ++i) {
+    // Every API that allocates takes part in the pattern.
+    switch (i % 5) {
+      case 0: blocks[i] = must(std::malloc(size_for(i))); break;
+      case 1: blocks[i] = must(std::calloc(1, size_for(i))); break;
+      case 2: blocks[i] = must(std::realloc(must(std::malloc(16)), size_for(i))); break;
+      case 3: blocks[i] = must(memalign(64, size_for(i))); break;
+      case 4: {
+        void* p = nullptr;
+        if (posix_memalign(&p, 32, size_for(i)) != 0) std::abort();
+        blocks[i] = p;
+        break;
+      }
+    }
+    spike += counted(blocks[i]);
+  }
+  for (std::size_t i = 0; i < spike_blocks; ++i) {
+    if (i < leak_blocks) {
+      leak += counted(blocks[i]);
+    } else {
+      std::free(blocks[i]);
+    }
+  }
+  report("spike", spike, "leak", leak);
+  return 0;
+}
+
+struct ThreadWork {
+  std::size_t index;
+  std::size_t count;
+  std::size_t leak_blocks;
+  void** blocks;  // count blocks, allocated by this thread
+  void** next_blocks;  // the next thread's: freed by this one
+  std::size_t bytes;
+};
+pthread_barrier_t g_barrier;
+
+void* threads_body(void* argument) {
+  auto* work = static_cast<ThreadWork*>(argument);
+  for (std::size_t i = 0; i < work->count; ++i) {
+    work->blocks[i] = must(std::malloc(size_for(work->index * 1000 + i)));
+    work->bytes += counted(work->blocks[i]);
+  }
+  pthread_barrier_wait(&g_barrier);  // the peak: every block of every thread is live
+  pthread_barrier_wait(&g_barrier);  // main has read the sizes
+  for (std::size_t i = work->leak_blocks; i < work->count; ++i) std::free(work->next_blocks[i]);
+  return nullptr;
+}
+
+int threads(std::size_t thread_count, std::size_t per_thread, std::size_t leak_blocks) {
+  static void* blocks[64][4096];
+  static ThreadWork work[64];
+  static pthread_t ids[64];
+  if (thread_count < 1 || thread_count > 64 || per_thread > 4096 || leak_blocks > per_thread) return 2;
+  pthread_barrier_init(&g_barrier, nullptr, static_cast<unsigned>(thread_count + 1));
+  for (std::size_t t = 0; t < thread_count; ++t) {
+    work[t] = ThreadWork{t, per_thread, leak_blocks, blocks[t], blocks[(t + 1) % thread_count], 0};
+  }
+  for (std::size_t t = 0; t < thread_count; ++t) pthread_create(&ids[t], nullptr, threads_body, &work[t]);
+  pthread_barrier_wait(&g_barrier);
+  std::size_t spike = 0, leak = 0;
+  for (std::size_t t = 0; t < thread_count; ++t) {
+    spike += work[t].bytes;
+    for (std::size_t i = 0; i < leak_blocks; ++i) leak += counted(blocks[t][i]);
+  }
+  pthread_barrier_wait(&g_barrier);
+  for (std::size_t t = 0; t < thread_count; ++t) pthread_join(ids[t], nullptr);
+  report("spike", spike, "leak", leak);
+  return 0;
+}
+
+struct ShortWork {
+  bool keep;
+  void* kept[30];
+};
+
+// About 9 KiB per thread, below the batching threshold: without the exit
+// flush every thread would take its pending bytes with it.
+void* short_body(void* argument) {
+  auto* work = static_cast<ShortWork*>(argument);
+  void* blocks[40];
+  for (int i = 0; i < 40; ++i) blocks[i] = must(std::malloc(200 + i));
+  for (int i = 0; i < 40; ++i) {
+    if (work->keep && i < 30) {
+      work->kept[i] = blocks[i];  // main frees nothing: these stay live
+    } else {
+      std::free(blocks[i]);
+    }
+  }
+  return nullptr;
+}
+
+int short_threads(std::size_t count, bool keep) {
+  static ShortWork work[4096];
+  if (count > 4096) return 2;
+  std::size_t kept = 0;
+  for (std::size_t t = 0; t < count; ++t) {
+    work[t].keep = keep;
+    pthread_t id;
+    pthread_create(&id, nullptr, short_body, &work[t]);
+    pthread_join(id, nullptr);  // one at a time: the same cached stack every time
+    if (keep) {
+      for (void* block : work[t].kept) kept += counted(block);
+    }
+  }
+  report("kept", kept, "threads", count);
+  return 0;
+}
+
+// Many publishes (with HEAPLINE_PRECISION=exact) and so many samples with
+// HEAPLINE_INTERVAL_MS=0; one spike in the middle that must survive merging.
+int long_run(std::size_t rounds) {
+  static void* spike_blocks[2048];
+  std::size_t spike = 0;
+  for (std::size_t round = 0; round < rounds; ++round) {
+    void* p = must(std::malloc(4000));
+    if (round == rounds / 2) {
+      for (auto& block : spike_blocks) {
+        block = must(std::malloc(1000));
+        spike += counted(block);
+      }
+      spike += counted(p);
+      for (auto& block : spike_blocks) std::free(block);
+    }
+    std::free(p);
+  }
+  report("spike", spike, "leak", 0);
+  return 0;
+}
+
+std::size_t arg(char** argv, int i) { return static_cast<std::size_t>(std::strtoull(argv[i], nullptr, 10)); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: alloc_patterns single|threads|short|long BASIS ...\n");
+    return 2;
+  }
+  g_usable_basis = std::strcmp(argv[2], "usable") == 0;
+  const char* mode = argv[1];
+  if (std::strcmp(mode, "single") == 0 && argc == 5) return single(arg(argv, 3), arg(argv, 4));
+  if (std::strcmp(mode, "threads") == 0 && argc == 6) return threads(arg(argv, 3), arg(argv, 4), arg(argv, 5));
+  if (std::strcmp(mode, "short") == 0 && argc == 5) return short_threads(arg(argv, 3), arg(argv, 4) != 0);
+  if (std::strcmp(mode, "long") == 0 && argc == 4) return long_run(arg(argv, 3));
+  std::fprintf(stderr, "alloc_patterns: bad arguments\n");
+  return 2;
+}

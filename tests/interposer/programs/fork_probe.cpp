@@ -1,0 +1,54 @@
+// fork_probe: fork and exec patterns for heapline's per-process files.
+//
+//   fork_probe fork BYTES            hold BYTES in 1 KiB blocks, fork; the child
+//                                     allocates 64 KiB more and exits
+//   fork_probe exec PROGRAM ARGS...  fork, then exec PROGRAM in the child
+//
+// Prints "parent=PID child=PID held=COUNTED" (COUNTED in glibc chunk bytes).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+int main(int argc, char** argv) {
+  if (argc >= 3 && std::strcmp(argv[1], "fork") == 0) {
+    std::size_t bytes = std::strtoull(argv[2], nullptr, 10);
+    std::size_t held = 0;
+    void** blocks = static_cast<void**>(std::malloc((bytes / 1024 + 1) * sizeof(void*)));
+    for (std::size_t i = 0; i < bytes / 1024; ++i) {
+      blocks[i] = std::malloc(1024 - 16);
+      std::size_t header;  // glibc's chunk size, in the word before the block
+      std::memcpy(&header, static_cast<char*>(blocks[i]) - sizeof header, sizeof header);
+      held += header & ~std::size_t{7};
+    }
+    std::fflush(stdout);
+    pid_t child = fork();
+    if (child < 0) return 1;
+    if (child == 0) {
+      void* more[64];
+      for (auto& block : more) block = std::malloc(1000);
+      std::exit(0);  // runs destructors: the child writes its own file
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    std::printf("parent=%d child=%d held=%zu\n", getpid(), child, held);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  }
+  if (argc >= 3 && std::strcmp(argv[1], "exec") == 0) {
+    std::fflush(stdout);
+    pid_t child = fork();
+    if (child < 0) return 1;
+    if (child == 0) {
+      execv(argv[2], argv + 2);
+      _exit(127);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    std::printf("parent=%d child=%d held=0\n", getpid(), child);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  }
+  std::fprintf(stderr, "usage: fork_probe fork BYTES | fork_probe exec PROGRAM ARGS...\n");
+  return 2;
+}

@@ -1,0 +1,188 @@
+// Unit tests of the interposer's pure parts: settings, output names, the
+// timeline's merging, the JSON writer and the byte formatting.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "config.h"
+#include "output.h"
+#include "text.h"
+#include "timeline.h"
+
+namespace heapline {
+namespace {
+
+TEST(Config, IntervalMilliseconds) {
+  std::uint64_t ms = 99;
+  EXPECT_TRUE(parse_interval_ms("0", &ms));
+  EXPECT_EQ(ms, 0u);
+  EXPECT_TRUE(parse_interval_ms("250", &ms));
+  EXPECT_EQ(ms, 250u);
+  for (const char* bad : {"", "-1", "1.5", "10ms", " 10", "86400001", "99999999999999999999"}) {
+    EXPECT_FALSE(parse_interval_ms(bad, &ms)) << bad;
+  }
+  EXPECT_EQ(ms, 250u);
+}
+
+TEST(Config, Precision) {
+  Precision p;
+  EXPECT_TRUE(parse_precision("exact", &p));
+  EXPECT_TRUE(p.exact);
+  EXPECT_TRUE(parse_precision("batched", &p));
+  EXPECT_FALSE(p.exact);
+  EXPECT_EQ(p.min_bytes, 16384u);
+  EXPECT_EQ(p.divisor, 64u);
+  EXPECT_TRUE(parse_precision("65536,32", &p));
+  EXPECT_EQ(p.min_bytes, 65536u);
+  EXPECT_EQ(p.divisor, 32u);
+  EXPECT_TRUE(parse_precision("4096", &p));
+  EXPECT_EQ(p.min_bytes, 4096u);
+  EXPECT_EQ(p.divisor, 64u);
+  for (const char* bad : {"", "fast", "0", "10,0", ",5", "5,", "1,2,3", "-4", "Exact", "2000000000000"}) {
+    EXPECT_FALSE(parse_precision(bad, &p)) << bad;
+  }
+}
+
+TEST(Config, Switch) {
+  bool on = false;
+  EXPECT_TRUE(parse_switch("1", &on));
+  EXPECT_TRUE(on);
+  EXPECT_TRUE(parse_switch("0", &on));
+  EXPECT_FALSE(on);
+  EXPECT_FALSE(parse_switch("yes", &on));
+}
+
+TEST(Config, LoadUsesDefaultsForBadValues) {
+  static const std::pair<const char*, const char*> env[] = {
+      {"HEAPLINE_OUT", "/x/%e.json"}, {"HEAPLINE_INTERVAL_MS", "abc"}, {"HEAPLINE_PRECISION", "8192,16"}};
+  Config config;
+  load_config(config, [](const char* name) -> const char* {
+    for (auto [key, value] : env) {
+      if (std::string(key) == name) return value;
+    }
+    return nullptr;
+  });
+  EXPECT_STREQ(config.out_template, "/x/%e.json");
+  EXPECT_EQ(config.interval_ns, 10'000'000u);
+  EXPECT_EQ(config.precision.min_bytes, 8192u);
+  EXPECT_EQ(config.precision.divisor, 16u);
+}
+
+std::string path(const char* tmpl, bool insert_pid, const char* base = "/work") {
+  char out[kMaxPath];
+  EXPECT_TRUE(format_output_path(tmpl, base, 123, "prog", insert_pid, out, sizeof out));
+  return out;
+}
+
+TEST(OutputPath, ExpandsTemplates) {
+  EXPECT_EQ(path("heapline.%e.%p.json", false), "/work/heapline.prog.123.json");
+  EXPECT_EQ(path("/tmp/x-%%-%p", true), "/tmp/x-%-123");
+  EXPECT_EQ(path("out.json", false, ""), "out.json");
+  EXPECT_EQ(path("out.json", false, "/"), "/out.json");
+}
+
+TEST(OutputPath, InsertsThePidBeforeTheExtensionForNonRootProcesses) {
+  EXPECT_EQ(path("/tmp/run.json", true), "/tmp/run.123.json");
+  EXPECT_EQ(path("/tmp/run", true), "/tmp/run.123");
+  EXPECT_EQ(path("/tmp/.hidden", true), "/tmp/.hidden.123");
+  EXPECT_EQ(path("/tmp/a.b/run", true), "/tmp/a.b/run.123");
+  EXPECT_EQ(path("run.tar.json", true), "/work/run.tar.123.json");
+  EXPECT_EQ(path("/tmp/run.%p.json", true), "/tmp/run.123.json");  // already unique
+}
+
+TEST(OutputPath, RefusesWhatDoesNotFit) {
+  char out[16];
+  EXPECT_FALSE(format_output_path("a-very-long-name.json", "", 1, "p", false, out, sizeof out));
+  EXPECT_FALSE(format_output_path("abcdefghijkl.json", "", 12345, "p", true, out, sizeof out));
+}
+
+TEST(Timeline, MergesPairwiseKeepingTheMaximumAndDoublingTheInterval) {
+  static Timeline timeline;  // large: not on the stack
+  timeline.reset(1000);
+  const std::size_t total = Timeline::kCapacity * 3 + 7;
+  for (std::size_t i = 0; i < total; ++i) {
+    std::int64_t live = static_cast<std::int64_t>(i % 100);
+    std::int64_t max_live = i == 5000 ? 1'000'000 : live + 1;
+    timeline.append(Sample{i * 1000, live, max_live});
+  }
+  EXPECT_LE(timeline.size(), Timeline::kCapacity);
+  EXPECT_GE(timeline.size(), Timeline::kCapacity / 2);
+  // Full at 4096, then every 2048 appends: five merges for 12295 samples.
+  EXPECT_EQ(timeline.interval_ns(), 1000u << 5);
+  std::int64_t most = 0;
+  for (std::size_t i = 0; i < timeline.size(); ++i) {
+    most = std::max(most, timeline[i].max_live);
+    if (i > 0) {
+      EXPECT_GT(timeline[i].t_ns, timeline[i - 1].t_ns);
+    }
+  }
+  EXPECT_EQ(most, 1'000'000);
+  EXPECT_EQ(timeline[timeline.size() - 1].t_ns, (total - 1) * 1000);  // the latest sample survives
+}
+
+TEST(Timeline, ZeroIntervalSettlesToTheAverageSpacing) {
+  static Timeline timeline;
+  timeline.reset(0);
+  for (std::size_t i = 0; i <= Timeline::kCapacity; ++i) timeline.append(Sample{i * 10, 1, 1});
+  EXPECT_GT(timeline.interval_ns(), 0u);
+}
+
+TEST(Json, ReportParsesAndCarriesEveryField) {
+  static Timeline timeline;
+  timeline.reset(10);
+  timeline.append(Sample{0, 0, 0});
+  timeline.append(Sample{10, 100, 150});
+  Report report{};
+  report.pid = 7;
+  report.ppid = 1;
+  report.exe = "/bin/odd \"name\"\n";
+  report.allocator = "glibc";
+  report.size_basis = "glibc-chunk-size";
+  report.bound_bytes = 65536;
+  report.peak_bytes = 150;
+  report.final_bytes = -3;
+  report.max_threads = 4;
+  std::string text;
+  char buffer[64];  // small: exercises streaming through the flush function
+  TextSink sink(buffer, sizeof buffer, [](void* context, const char* data, std::size_t size) {
+    static_cast<std::string*>(context)->append(data, size);
+    return true;
+  }, &text);
+  write_report_json(sink, report, timeline);
+  sink.drain();
+  auto json = nlohmann::json::parse(text);
+  EXPECT_EQ(json["format"], "heapline/1");
+  EXPECT_EQ(json["exe"], "/bin/odd \"name\"\n");
+  EXPECT_EQ(json["final_bytes"], -3);
+  EXPECT_EQ(json["precision"]["bound_bytes"], 65536);
+  EXPECT_EQ(json["precision"]["mode"], "batched");
+  EXPECT_EQ(json["samples"], nlohmann::json::parse("[[0,0,0],[10,100,150]]"));
+}
+
+std::string bytes(std::int64_t value) {
+  char buffer[64];
+  TextSink text(buffer, sizeof buffer);
+  text.append_bytes(value);
+  return text.c_str();
+}
+
+TEST(Text, HumanBytes) {
+  EXPECT_EQ(bytes(0), "0 B");
+  EXPECT_EQ(bytes(1023), "1023 B");
+  EXPECT_EQ(bytes(1024), "1.0 KiB");
+  EXPECT_EQ(bytes(1536), "1.5 KiB");
+  EXPECT_EQ(bytes(5 * 1024 * 1024 + 100), "5.0 MiB");
+  EXPECT_EQ(bytes(-2048), "-2.0 KiB");
+}
+
+TEST(Text, FixedBufferTruncates) {
+  char buffer[4];
+  TextSink text(buffer, sizeof buffer);
+  text.append("abcdef");
+  EXPECT_TRUE(text.truncated());
+  EXPECT_STREQ(text.c_str(), "abc");
+}
+
+}  // namespace
+}  // namespace heapline
