@@ -1,0 +1,19 @@
+// Where libheapline.so is: --lib, else $HEAPLINE_LIB, else next to the
+// heapline executable (the build tree), else ../lib beside it (an install).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace heapline::launcher {
+
+struct LibraryChoice {
+  std::filesystem::path path;
+  std::string tried;  // what was looked at, for the error message
+};
+
+// Returns the library's absolute path, or nullopt with choice.tried filled.
+std::optional<std::filesystem::path> locate_library(const std::string& from_option, LibraryChoice& choice);
+
+}  // namespace heapline::launcher

@@ -1,0 +1,16 @@
+// The root process's report file: the launcher chooses it, tells the library
+// through HEAPLINE_OUT, and reads it back for the summary. The name holds no
+// % field any more, so processes that the command starts insert their own pid
+// (the library does that for every process that is not HEAPLINE_ROOT_PID).
+#pragma once
+
+#include <string>
+#include <sys/types.h>
+
+namespace heapline::launcher {
+
+// --out TEMPLATE with %p (the child's pid), %e (the command's base name) and
+// %% expanded; without --out, heapline.<command>.<pid>.json.
+std::string root_output_path(const std::string& out_template, const std::string& command, pid_t pid);
+
+}  // namespace heapline::launcher

@@ -1,0 +1,52 @@
+#include "report_summary.h"
+
+#include <cstdio>
+
+namespace heapline::launcher {
+
+std::string human_bytes(std::int64_t bytes) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  const bool negative = bytes < 0;
+  double value = negative ? -static_cast<double>(bytes) : static_cast<double>(bytes);
+  std::size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[64];
+  if (unit == 0) {
+    std::snprintf(text, sizeof text, "%s%.0f B", negative ? "-" : "", value);
+  } else {
+    std::snprintf(text, sizeof text, "%s%.1f %s", negative ? "-" : "", value, kUnits[unit]);
+  }
+  return text;
+}
+
+std::string human_seconds(std::int64_t ns) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.3f s", static_cast<double>(ns) / 1e9);
+  return text;
+}
+
+std::string summarize(const nlohmann::json& report, const std::string& report_path) {
+  const auto& precision = report.at("precision");
+  std::string text = "heapline: peak " + human_bytes(report.at("peak_bytes").get<std::int64_t>()) + " at " +
+                     human_seconds(report.at("peak_time_ns").get<std::int64_t>()) + ", final " +
+                     human_bytes(report.at("final_bytes").get<std::int64_t>()) + "\n";
+  text += "heapline: precision ";
+  if (precision.at("mode") == "exact") {
+    text += "exact";
+  } else {
+    text += "+/-" + human_bytes(precision.at("bound_bytes").get<std::int64_t>()) + " (batched: " +
+            std::to_string(precision.at("max_threads").get<std::int64_t>()) +
+            (precision.at("max_threads").get<std::int64_t>() == 1 ? " thread x " : " threads x ") +
+            human_bytes(precision.value("max_threshold_bytes", precision.at("min_threshold_bytes").get<std::int64_t>())) +
+            ")";
+  }
+  text += ", " + std::to_string(report.at("samples").size()) + " samples over " +
+          human_seconds(report.at("duration_ns").get<std::int64_t>()) + "\n";
+  text += "heapline: report " + report_path + "\n";
+  return text;
+}
+
+}  // namespace heapline::launcher

@@ -1,0 +1,22 @@
+// The launcher's summary of a heapline/1 report, for stderr.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace heapline::launcher {
+
+// "12.3 MiB" (binary units, one decimal).
+std::string human_bytes(std::int64_t bytes);
+// "1.234 s"
+std::string human_seconds(std::int64_t ns);
+
+// Lines such as
+//   heapline: peak 12.3 MiB at 1.234 s, final 1.0 MiB
+//   heapline: precision +/-64.0 KiB (batched: 4 threads x 16.0 KiB), 123 samples over 2.500 s
+//   heapline: report heapline.sort.1234.json
+std::string summarize(const nlohmann::json& report, const std::string& report_path);
+
+}  // namespace heapline::launcher

@@ -1,0 +1,92 @@
+#include "timeline_plot.h"
+
+#include <stdlib.h>
+
+#include <cmath>
+#include <fstream>
+#include <stdexcept>
+
+#include "child_process.h"
+
+namespace heapline::launcher {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A gnuplot single-quoted string: a quote inside is doubled.
+std::string quoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') out += '\'';
+    out += c;
+  }
+  return out + "'";
+}
+
+}  // namespace
+
+PlotFormat plot_format_for(const fs::path& output) {
+  std::string extension = output.extension().string();
+  for (auto& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (extension == ".png") return PlotFormat::kPng;
+  if (extension == ".svg") return PlotFormat::kSvg;
+  return PlotFormat::kUnknown;
+}
+
+PlotFiles write_plot_files(const nlohmann::json& report, const fs::path& output) {
+  std::string pattern = (fs::temp_directory_path() / "heapline-plot.XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("cannot create a temporary directory");
+  PlotFiles files{pattern, fs::path(pattern) / "timeline.gp", fs::path(pattern) / "timeline.dat"};
+
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double peak = static_cast<double>(report.at("peak_bytes").get<std::int64_t>());
+  std::size_t unit = 0;
+  double scale = 1;
+  while (peak / scale >= 1024 && unit + 1 < std::size(kUnits)) {
+    scale *= 1024;
+    ++unit;
+  }
+  {
+    std::ofstream data(files.data);
+    data << "# t_seconds live_" << kUnits[unit] << " max_" << kUnits[unit] << "\n";
+    data.precision(12);
+    for (const auto& sample : report.at("samples")) {
+      data << sample[0].get<double>() / 1e9 << ' ' << sample[1].get<double>() / scale << ' '
+           << sample[2].get<double>() / scale << '\n';
+    }
+    if (!data) throw std::runtime_error("cannot write " + files.data.string());
+  }
+
+  const bool png = plot_format_for(output) == PlotFormat::kPng;
+  std::string exe = fs::path(report.value("exe", std::string("?"))).filename().string();
+  std::ofstream script(files.script);
+  script << (png ? "set terminal pngcairo size 1200,600 noenhanced font ',10'\n"
+                 : "set terminal svg size 1200,600 dynamic noenhanced font 'sans,10'\n")
+         << "set output " << quoted(fs::absolute(output).string()) << "\n"
+         << "set title " << quoted("heap of " + exe + " (pid " + std::to_string(report.value("pid", 0)) + ")")
+         << "\nset xlabel 'time (s)'\n"
+         << "set ylabel " << quoted(std::string("heap (") + kUnits[unit] + ")") << "\n"
+         << "set grid\nset key top left\nset yrange [0:*]\n"
+         << "plot " << quoted(files.data.string())
+         << " using 1:3 with impulses lw 2 lc rgb '#e08040' title 'max since previous sample', \\\n"
+         << "     '' using 1:2 with steps lw 2 lc rgb '#2060a0' title 'live'\n";
+  if (!script) throw std::runtime_error("cannot write " + files.script.string());
+  return files;
+}
+
+std::string render_plot(const PlotFiles& files, const fs::path& output) {
+  int status = run_helper({"gnuplot", files.script.string()});
+  if (status == 127) {
+    fs::remove_all(files.directory);
+    return "heapline: gnuplot not found on PATH; no plot written (install gnuplot or gnuplot-nox)";
+  }
+  if (status != 0 || !fs::exists(output) || fs::file_size(output) == 0) {
+    return "heapline: gnuplot failed (exit status " + std::to_string(status) + "); script kept in " +
+           files.script.string();
+  }
+  fs::remove_all(files.directory);
+  return "";
+}
+
+}  // namespace heapline::launcher

@@ -1,0 +1,164 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "output_naming.h"
+#include "process_runner.h"
+#include "report_summary.h"
+#include "timeline_plot.h"
+
+namespace fs = std::filesystem;
+using heapline::test::files_matching;
+using heapline::test::heapline_format_problem;
+using heapline::test::read_file;
+using heapline::test::read_json;
+using heapline::test::run;
+using heapline::test::RunOptions;
+using heapline::test::RunResult;
+
+namespace {
+
+const std::string kLauncher = HEAPLINE_LAUNCHER;
+const std::string kPython = "/usr/bin/python3";
+
+// --- pure parts -----------------------------------------------------------
+
+TEST(OutputNaming, DefaultAndTemplates) {
+  using heapline::launcher::root_output_path;
+  EXPECT_EQ(root_output_path("", "/usr/bin/sort", 42), "heapline.sort.42.json");
+  EXPECT_EQ(root_output_path("out/%e-%p.json", "python3", 7), "out/python3-7.json");
+  EXPECT_EQ(root_output_path("100%%.json", "x", 1), "100%.json");
+  EXPECT_EQ(root_output_path("fixed.json", "x", 1), "fixed.json");
+}
+
+TEST(Summary, HumanUnits) {
+  using heapline::launcher::human_bytes;
+  EXPECT_EQ(human_bytes(512), "512 B");
+  EXPECT_EQ(human_bytes(1536), "1.5 KiB");
+  EXPECT_EQ(human_bytes(3LL << 30), "3.0 GiB");
+}
+
+TEST(Plot, FormatFromExtension) {
+  using heapline::launcher::plot_format_for;
+  using heapline::launcher::PlotFormat;
+  EXPECT_EQ(plot_format_for("a.png"), PlotFormat::kPng);
+  EXPECT_EQ(plot_format_for("a.SVG"), PlotFormat::kSvg);
+  EXPECT_EQ(plot_format_for("a.pdf"), PlotFormat::kUnknown);
+}
+
+// --- the command line -----------------------------------------------------
+
+class Launcher : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = heapline::test::make_temp_dir("launcher"); }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+  RunResult launch(std::vector<std::string> args, std::map<std::string, std::optional<std::string>> env = {}) {
+    args.insert(args.begin(), kLauncher);
+    RunOptions options;
+    options.cwd = dir_;
+    options.env = std::move(env);
+    options.env.emplace("LD_PRELOAD", std::nullopt);
+    options.env.emplace("HEAPLINE_LIB", std::nullopt);
+    return run(args, options);
+  }
+  fs::path dir_;
+};
+
+const char* kSummary =
+    R"(heapline: peak [0-9.]+ \w+ at [0-9.]+ s, final [0-9.]+ \w+\n)"
+    R"(heapline: precision \+/-[0-9.]+ \w+ \(batched: \d+ threads? x [0-9.]+ \w+\), \d+ samples over [0-9.]+ s\n)"
+    R"(heapline: report heapline\.python3\.(\d+)\.json\n)";
+
+TEST_F(Launcher, RunsTheCommandAndSummarisesItsReport) {
+  RunResult r = launch({"--", kPython, "-c", "import sys; x = [bytes(1000) for _ in range(20000)]; print('out'); "
+                                             "sys.stderr.write('err\\n')"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "out\n");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(r.err, m, std::regex(std::string("err\n") + kSummary))) << r.err;
+  auto report = read_json(dir_ / ("heapline.python3." + std::string(m[1]) + ".json"));
+  EXPECT_EQ(heapline_format_problem(report), "");
+  EXPECT_GE(report["peak_bytes"].get<std::int64_t>(), 20000 * 1000);
+}
+
+TEST_F(Launcher, PassesTheExitStatusThrough) {
+  EXPECT_EQ(launch({"-q", kPython, "-c", "import sys; sys.exit(3)"}).exit_code, 3);
+  EXPECT_EQ(launch({"-q", "/bin/sh", "-c", "kill -9 $$"}).exit_code, 128 + 9);
+  RunResult missing = launch({"/nonexistent/command"});
+  EXPECT_EQ(missing.exit_code, 127);
+  EXPECT_NE(missing.err.find("cannot run /nonexistent/command"), std::string::npos) << missing.err;
+}
+
+TEST_F(Launcher, NamesTheReportAndChildrenInsertTheirPid) {
+  RunResult r = launch({"--out", "run.%e.json", kPython, "-c",
+                        "import subprocess, sys; subprocess.run([sys.executable, '-c', 'pass'])"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "run.python3.json")) << r.err;
+  auto children = files_matching(dir_, R"(run\.python3\.\d+\.json)");
+  ASSERT_EQ(children.size(), 1u);
+  EXPECT_EQ(heapline_format_problem(read_json(children[0])), "");
+  EXPECT_NE(r.err.find("heapline: report run.python3.json"), std::string::npos);
+}
+
+TEST_F(Launcher, PerProcessSummaries) {
+  RunResult r = launch({"--summary", "-q", kPython, "-c", "pass"});
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(heapline: peak .* samples, output .*heapline\.python3\.\d+\.json\n)")))
+      << r.err;
+}
+
+TEST_F(Launcher, PlotsPngAndSvg) {
+  std::string program = "import time\nx = []\nfor i in range(20):\n    x.append(bytes(200000)); time.sleep(0.002)\n";
+  RunResult png = launch({"--plot", "heap.png", kPython, "-c", program});
+  EXPECT_EQ(png.exit_code, 0) << png.err;
+  ASSERT_TRUE(fs::exists(dir_ / "heap.png")) << png.err;
+  EXPECT_GT(fs::file_size(dir_ / "heap.png"), 1000u);
+  EXPECT_EQ(read_file(dir_ / "heap.png").substr(1, 3), "PNG");
+  EXPECT_NE(png.err.find("heapline: plot heap.png"), std::string::npos);
+
+  RunResult svg = launch({"--plot", "heap.svg", kPython, "-c", program});
+  EXPECT_EQ(svg.exit_code, 0) << svg.err;
+  ASSERT_TRUE(fs::exists(dir_ / "heap.svg"));
+  EXPECT_NE(read_file(dir_ / "heap.svg").find("<svg"), std::string::npos);
+}
+
+TEST_F(Launcher, MissingGnuplotIsReportedAndTheStatusIsTheCommands) {
+  RunResult r = launch({"--plot", "heap.png", kPython, "-c", "import sys; sys.exit(4)"}, {{"PATH", "/nonexistent"}});
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_NE(r.err.find("heapline: gnuplot not found on PATH; no plot written"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "heap.png"));
+}
+
+TEST_F(Launcher, UsageErrorsExitWithTwo) {
+  for (std::vector<std::string> args : {std::vector<std::string>{}, {"--"}, {"--bogus", "--", "/bin/true"},
+                                        {"--plot", "heap.pdf", "/bin/true"}, {"--out"}}) {
+    RunResult r = launch(args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("heapline:"), std::string::npos);
+  }
+  EXPECT_NE(launch({}).err.find("usage: heapline"), std::string::npos);
+}
+
+TEST_F(Launcher, FindsTheLibraryFromOptionEnvironmentOrItsOwnDirectory) {
+  RunResult missing = launch({"--lib", "/nonexistent/libheapline.so", "/bin/true"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("cannot find libheapline.so"), std::string::npos) << missing.err;
+  RunResult from_env = launch({"-q", "/bin/true"}, {{"HEAPLINE_LIB", "/nonexistent/lib.so"}});
+  EXPECT_EQ(from_env.exit_code, 2);
+  RunResult explicit_lib = launch({"-q", "--lib", HEAPLINE_LIB, "--out", "x.json", "/bin/true"});
+  EXPECT_EQ(explicit_lib.exit_code, 0) << explicit_lib.err;
+  EXPECT_TRUE(fs::exists(dir_ / "x.json"));
+}
+
+TEST_F(Launcher, TheCommandsOwnFlagsAreNotParsed) {
+  RunResult r = launch({"-q", ALLOC_PATTERNS, "single", "chunk", "10", "0"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::regex_match(r.out, std::regex("spike=\\d+ leak=0\n"))) << r.out;
+  RunResult help = launch({"-q", "--", "/bin/echo", "--help", "-x"});
+  EXPECT_EQ(help.out, "--help -x\n");
+}
+
+}  // namespace
