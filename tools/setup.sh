@@ -8,12 +8,13 @@ set -euo pipefail
 
 build_packages=(
   g++ cmake make git
-  libcli11-dev nlohmann-json3-dev libbenchmark-dev libgtest-dev libgmock-dev
+  libcli11-dev nlohmann-json3-dev libsimdjson-dev libbenchmark-dev libgtest-dev libgmock-dev
   python3 gnuplot-nox
 )
 test_packages=(
   python3-sphinx python3-myst-parser
   libjemalloc2 shellcheck
+  python3-yaml nodejs
 )
 
 wanted=("${build_packages[@]}")

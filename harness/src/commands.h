@@ -30,15 +30,43 @@ struct OverheadOptions {
   bool json = false;
 };
 
+struct RenderCommandOptions {
+  Locations where;
+  std::string store;  // the store directory; default <source>/bench-data
+  std::string out;    // default <source>/docs/_generated
+  int rows = 25;
+  bool plots = true;
+};
+
 struct SuiteOptions {
   Locations where;
   std::string library;  // empty: libheapline.so next to heapline-bench
   int runs = 10;
   double scale = 1.0;
   std::vector<std::string> only;
+  std::string commit;        // empty: the source tree's HEAD, if it is a git checkout
+  std::string commit_range;  // "FIRST..LAST" when the point stands for several commits
+  RenderCommandOptions render;
+};
+
+struct ValidateOptions {
+  Locations where;
+  std::string store;
+};
+
+struct ImportOptions {
+  Locations where;
+  std::string store;
+  std::vector<std::string> files;
 };
 
 int run_overhead(const OverheadOptions& options);
 int run_suite(const SuiteOptions& options);
+int run_render(const RenderCommandOptions& options);
+int run_validate(const ValidateOptions& options);
+int run_import(const ImportOptions& options);
+
+// The store directory to use: the option's, else <source>/bench-data.
+std::string store_directory(const std::string& option, const Locations& where);
 
 }  // namespace heapline::bench

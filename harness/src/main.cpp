@@ -30,6 +30,13 @@ void add_location_options(CLI::App& app, Locations& where) {
       ->capture_default_str();
 }
 
+void add_render_options(CLI::App& command, RenderCommandOptions& render) {
+  command.add_option("--store", render.store, "Store directory (default: <source>/bench-data)");
+  command.add_option("--out", render.out, "Where the page goes (default: <source>/docs/_generated)");
+  command.add_option("--rows", render.rows, "Measured commits in the table")->capture_default_str()->check(CLI::PositiveNumber);
+  command.add_flag("!--no-plots", render.plots, "Do not draw the plots");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -60,6 +67,23 @@ int main(int argc, char** argv) {
   suite_cmd->add_option("--runs", suite.runs, "Runs per side")->capture_default_str();
   suite_cmd->add_option("--scale", suite.scale, "Multiply every operation count")->capture_default_str();
   suite_cmd->add_option("--only", suite.only, "Only these scenarios (comma-separated)")->delimiter(',');
+  suite_cmd->add_option("--commit", suite.commit, "The commit measured (default: the source tree's HEAD)");
+  suite_cmd->add_option("--commit-range", suite.commit_range,
+                        "FIRST..LAST: the commits this point stands for when pushes were skipped");
+  add_render_options(*suite_cmd, suite.render);
+
+  RenderCommandOptions render;
+  auto* render_cmd = app.add_subcommand("render", "Write the performance page and its plots from the store");
+  add_render_options(*render_cmd, render);
+
+  ValidateOptions validate;
+  auto* validate_cmd = app.add_subcommand("validate", "Check every line of the store; list the bad ones");
+  validate_cmd->add_option("--store", validate.store, "Store directory (default: <source>/bench-data)");
+
+  ImportOptions import;
+  auto* import_cmd = app.add_subcommand("import", "Append the points of an older store, skipping those already in");
+  import_cmd->add_option("--store", import.store, "Store directory (default: <source>/bench-data)");
+  import_cmd->add_option("FILE", import.files, "points.jsonl files of the older store")->required()->check(CLI::ExistingFile);
 
   try {
     app.parse(argc, argv);
@@ -69,9 +93,12 @@ int main(int argc, char** argv) {
   }
 
   try {
-    overhead.where = suite.where = where;
+    overhead.where = suite.where = render.where = validate.where = import.where = where;
     if (overhead_cmd->parsed()) return run_overhead(overhead);
     if (suite_cmd->parsed()) return run_suite(suite);
+    if (render_cmd->parsed()) return run_render(render);
+    if (validate_cmd->parsed()) return run_validate(validate);
+    if (import_cmd->parsed()) return run_import(import);
   } catch (const Refusal& refusal) {
     std::cerr << "heapline-bench: " << refusal.what() << std::endl;
     return kExitRefused;

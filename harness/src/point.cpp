@@ -46,6 +46,10 @@ bool version_before(const std::string& version, int major, int minor) {
 
 }  // namespace
 
+std::string default_timing_for_version(const std::string& heapline_version) {
+  return version_before(heapline_version, 0, 4) ? "benchmark" : "command";
+}
+
 std::string utc_now_iso8601() {
   std::time_t now = std::time(nullptr);
   std::tm utc{};
@@ -91,19 +95,21 @@ ordered_json to_json(const Point& p) {
       {"runs", p.runs},
       {"median_with_s", p.median_with_seconds},
       {"median_without_s", p.median_without_seconds},
-      {"raw", {{"with", raw_to_json(p.with_runs)}, {"without", raw_to_json(p.without_runs)}}},
       {"timing", p.timing},
       {"heapline_version", p.heapline_version},
       {"library", p.library},
       {"command", p.command},
       {"machine",
-       {{"cpu_model", p.machine.cpu_model},
+       {{"fingerprint", p.fingerprint},
+        {"cpu_model", p.machine.cpu_model},
         {"cores", p.machine.cores},
         {"kernel", p.machine.kernel},
         {"glibc", p.machine.glibc},
         {"compiler", p.machine.compiler},
-        {"runner_image", p.machine.runner_image},
-        {"fingerprint", p.fingerprint}}},
+        {"runner_image", p.machine.runner_image}}},
+      // Raw times come last: readers that need only the figures (the page)
+      // stop before them.
+      {"raw", {{"with", raw_to_json(p.with_runs)}, {"without", raw_to_json(p.without_runs)}}},
   };
   return out;
 }
@@ -144,7 +150,7 @@ Point point_from_json(const json& j) {
       if (p.timing != "command" && p.timing != "benchmark")
         throw std::runtime_error("timing must be \"command\" or \"benchmark\", got \"" + p.timing + "\"");
     } else {
-      p.timing = version_before(p.heapline_version, 0, 4) ? "benchmark" : "command";
+      p.timing = default_timing_for_version(p.heapline_version);
     }
     p.library = j.value("library", "");
     p.command = j.value("command", "");

@@ -6,11 +6,36 @@
 #include "heapline_bench/export.h"
 #include "heapline_bench/measurement.h"
 #include "heapline_bench/point.h"
+#include "heapline_bench/store.h"
 #include "progress.h"
 #include "request_builder.h"
 #include "scratch_directory.h"
 
 namespace heapline::bench {
+namespace {
+
+std::string git_head(const std::string& source_dir) {
+  const std::string command = "git -C '" + source_dir + "' rev-parse --verify -q HEAD 2>/dev/null";
+  std::string out;
+  if (FILE* pipe = popen(command.c_str(), "r")) {
+    char buffer[128];
+    while (fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
+    pclose(pipe);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+// The commit a point measured, and the range of commits it stands for.
+void set_commit(Point& point, const SuiteOptions& options, const std::string& commit) {
+  point.commit = commit;
+  if (!options.commit_range.empty()) {
+    const auto dots = options.commit_range.find("..");
+    point.commit_range = CommitRange{options.commit_range.substr(0, dots), options.commit_range.substr(dots + 2)};
+  }
+}
+
+}  // namespace
 
 int run_suite(const SuiteOptions& options) {
   const Catalogue catalogue = load_catalogue(options.where.catalogue);
@@ -24,6 +49,17 @@ int run_suite(const SuiteOptions& options) {
   if (!(options.scale > 0)) throw Refusal("--scale must be a positive number.");
   const std::string library =
       checked_preload_library(options.library.empty() ? options.where.bin_dir + "/libheapline.so" : options.library);
+  std::string commit = options.commit;
+  if (!options.commit_range.empty()) {
+    const auto dots = options.commit_range.find("..");
+    if (dots == std::string::npos || dots == 0 || dots + 2 >= options.commit_range.size())
+      throw Refusal("--commit-range must be FIRST..LAST, got '" + options.commit_range + "'.");
+    const std::string last = options.commit_range.substr(dots + 2);
+    if (commit.empty()) commit = last;
+    if (commit != last) throw Refusal("--commit-range must end at the measured commit (--commit " + commit + ").");
+  }
+  if (commit.empty()) commit = git_head(options.where.source_dir);
+  const Store store(store_directory(options.render.store, options.where));
 
   PosixProcessRunner runner;
   std::vector<SuiteRow> rows;
@@ -42,6 +78,8 @@ int run_suite(const SuiteOptions& options) {
       progress.clear();
       row.command = describe_command(scenario, {}, request.command);
       row.point = point_from_measurement(measurement, library, row.command);
+      set_commit(row.point, options, commit);
+      store.append(row.point);  // at once: an interruption later keeps it
       row.measured = true;
       std::cerr << scenario.name << ": " << format_overhead(row.point.overhead, row.point.interval) << "\n";
     } catch (const Refusal& refusal) {
@@ -57,7 +95,11 @@ int run_suite(const SuiteOptions& options) {
 
   std::cout << format_suite_table(rows, library, this_machine());
   std::cerr << "suite: " << rows.size() << " scenario(s) in " << static_cast<long>(elapsed + 0.5) << " s"
-            << (any_failed ? ", some FAILED" : "") << "\n";
+            << (any_failed ? ", some FAILED" : "") << "; points appended to " << store.points_path() << "\n";
+  RenderCommandOptions render = options.render;
+  render.where = options.where;
+  render.store = store.directory();
+  run_render(render);
   return any_failed ? kExitRefused : kExitOk;
 }
 

@@ -64,4 +64,8 @@ Point point_from_json(const nlohmann::json& json);
 
 std::string utc_now_iso8601();
 
+// The user's rule for points without a "timing": those of heapline before
+// 0.4.0 (or of no known version) were self-timed by the benchmark.
+std::string default_timing_for_version(const std::string& heapline_version);
+
 }  // namespace heapline::bench

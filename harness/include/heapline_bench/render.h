@@ -1,0 +1,51 @@
+// The performance page: from the history to docs/_generated/performance.md
+// (the table of the last measured commits, newest first) and one SVG plot per
+// scenario drawn by gnuplot, linked with relative paths.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "heapline_bench/catalogue.h"
+#include "heapline_bench/history.h"
+
+namespace heapline::bench {
+
+struct RenderOptions {
+  std::string out_dir;         // docs/_generated
+  std::string store_label;     // how the page names its source, e.g. "bench-data/points.jsonl"
+  int table_commits = 25;      // rows of the table
+  int plot_points = 500;       // the most recent points of each scenario in its plot
+  bool draw_plots = true;
+};
+
+// One row of the table: a measured commit and its newest point per scenario.
+struct HistoryRow {
+  std::string commit;       // may be empty (a local run outside git)
+  std::string range_first;  // the oldest commit the row stands for, if several
+  std::string measured_at;  // of the newest point of the row
+  std::vector<const HistoryEntry*> cells;  // one per scenario column; nullptr: not measured
+};
+
+// The rows of the page, newest first, at most `limit`. Points are grouped by
+// commit; a point without a commit is a row of its own.
+std::vector<HistoryRow> history_rows(const History& history, const std::vector<std::string>& scenarios, int limit);
+
+// The Markdown of the page (without writing anything).
+std::string history_page_markdown(const History& history, const Catalogue& catalogue, const RenderOptions& options,
+                                  const std::string& plot_note);
+
+// The scenario table of the docs, from the catalogue.
+std::string scenarios_markdown(const Catalogue& catalogue);
+
+struct RenderResult {
+  std::string page;                // path of performance.md
+  std::vector<std::string> plots;  // paths of the SVG files drawn
+  std::string plot_note;           // why plots are missing, when they are
+};
+
+// Writes the page, the scenario table and the plots into options.out_dir.
+// Each file is written to a temporary name and renamed into place.
+RenderResult render_history(const History& history, const Catalogue& catalogue, const RenderOptions& options);
+
+}  // namespace heapline::bench

@@ -1,0 +1,46 @@
+#include "heapline_bench/render.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "plot_export.h"
+
+namespace heapline::bench {
+namespace {
+
+// Readers (a docs build running at the same time) never see half a page.
+void write_atomically(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.flush()) throw std::runtime_error("cannot write " + temporary + ": " + std::strerror(errno));
+  }
+  std::filesystem::rename(temporary, path);
+}
+
+}  // namespace
+
+RenderResult render_history(const History& history, const Catalogue& catalogue, const RenderOptions& options) {
+  std::error_code ec;
+  std::filesystem::create_directories(options.out_dir, ec);
+  if (ec) throw std::runtime_error("cannot create " + options.out_dir + ": " + ec.message());
+
+  RenderResult result;
+  if (options.draw_plots && !history.entries.empty()) {
+    auto outcome = draw_history_plots(history, catalogue.names(), options.out_dir + "/plots", options.plot_points);
+    result.plots = outcome.plots;
+    result.plot_note = outcome.note;
+  } else if (!options.draw_plots) {
+    result.plot_note = "The plots were not drawn (rendered with --no-plots).";
+  }
+  result.page = options.out_dir + "/performance.md";
+  write_atomically(result.page, history_page_markdown(history, catalogue, options, result.plot_note));
+  write_atomically(options.out_dir + "/scenarios.md", scenarios_markdown(catalogue));
+  return result;
+}
+
+}  // namespace heapline::bench

@@ -1,0 +1,175 @@
+#include "heapline_bench/render.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "heapline_bench/export.h"
+
+namespace heapline::bench {
+namespace {
+
+HistoryEntry entry(const std::string& scenario, const std::string& commit, double overhead, int minute,
+                   const std::string& timing = "command") {
+  HistoryEntry e;
+  e.scenario = scenario;
+  e.commit = commit;
+  e.measured_at = "2026-11-30T00:" + std::string(minute < 10 ? "0" : "") + std::to_string(minute) + ":00Z";
+  e.overhead = overhead;
+  e.low = overhead - 0.007;
+  e.high = overhead + 0.008;
+  e.timing = timing;
+  e.fingerprint = "f00dfeedbeef";
+  e.machine = 0;
+  return e;
+}
+
+Catalogue two_scenarios() {
+  return parse_catalogue(R"({"scenarios": [
+      {"name": "churn-1t", "command": ["{bin}/malloc_churn", "1", "10"], "shows": "one"},
+      {"name": "python", "command": ["/usr/bin/python3", "{source}/bench/python_churn.py"], "shows": "two"}]})",
+                         "test");
+}
+
+TEST(FormatOverhead, SignedFigureAndInterval) {
+  EXPECT_EQ(format_overhead(0.031, {0.024, 0.039}), "+3.1% [2.4, 3.9]");
+  EXPECT_EQ(format_overhead(-0.0123, {-0.02, 0.001}), "-1.2% [-2.0, 0.1]");
+  EXPECT_EQ(format_overhead(-0.0001, {-0.0004, 0.0002}), "+0.0% [0.0, 0.0]") << "no '-0.0'";
+  EXPECT_EQ(format_overhead(1.68, {1.5, 1.9}), "+168.0% [150.0, 190.0]");
+}
+
+TEST(HistoryRows, NewestFirstGroupedByCommitWithTheNewestPointPerCell) {
+  History h;
+  h.machines = {"cpu"};
+  h.entries = {entry("churn-1t", "c1", 0.01, 1), entry("python", "c1", 0.02, 2), entry("churn-1t", "c2", 0.03, 3),
+               entry("churn-1t", "c1", 0.05, 4)};  // a rerun of c1, newer
+  auto rows = history_rows(h, {"churn-1t", "python"}, 25);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].commit, "c1") << "the rerun makes c1 the newest";
+  EXPECT_DOUBLE_EQ(rows[0].cells[0]->overhead, 0.05);
+  EXPECT_DOUBLE_EQ(rows[0].cells[1]->overhead, 0.02);
+  EXPECT_EQ(rows[1].commit, "c2");
+  EXPECT_EQ(rows[1].cells[1], nullptr) << "python was not measured at c2";
+}
+
+TEST(HistoryRows, AtMostTheLimitNewestCommits) {
+  History h;
+  h.machines = {"cpu"};
+  for (int i = 0; i < 40; ++i) h.entries.push_back(entry("churn-1t", "c" + std::to_string(i), 0.01 * i, i));
+  auto rows = history_rows(h, {"churn-1t"}, 25);
+  ASSERT_EQ(rows.size(), 25u);
+  EXPECT_EQ(rows.front().commit, "c39");
+  EXPECT_EQ(rows.back().commit, "c15");
+}
+
+TEST(HistoryRows, PointsWithoutCommitAreRowsOfTheirOwnAndUnknownScenariosAreSkipped) {
+  History h;
+  h.machines = {"cpu"};
+  h.entries = {entry("churn-1t", "", 0.01, 1), entry("churn-1t", "", 0.02, 2), entry("retired", "c1", 0.5, 3)};
+  auto rows = history_rows(h, {"churn-1t"}, 25);
+  ASSERT_EQ(rows.size(), 2u);
+}
+
+TEST(HistoryPage, TableCellsCommitRangesAndSelfTimedMarks) {
+  History h;
+  h.machines = {"Some CPU, 2 cores"};
+  h.entries = {entry("churn-1t", "aaaaaaaaaa", 4.09, 1, "benchmark"), entry("churn-1t", "bbbbbbbbbb", 0.031, 2)};
+  h.entries[1].range_first = "9999999999";
+  RenderOptions options;
+  options.store_label = "bench-data/points.jsonl";
+  auto page = history_page_markdown(h, two_scenarios(), options, "");
+  EXPECT_NE(page.find("| `9999999...bbbbbbb` | 2026-11-30 00:02 | +3.1% [2.4, 3.9] | – |"), std::string::npos)
+      << page;
+  EXPECT_NE(page.find("+409.0% [408.3, 409.8] †"), std::string::npos) << page;
+  EXPECT_NE(page.find("† Timed by the benchmark itself"), std::string::npos);
+  EXPECT_NE(page.find("](plots/churn-1t.svg)"), std::string::npos) << "relative image paths";
+  EXPECT_NE(page.find("`f00dfeedbeef`: Some CPU, 2 cores"), std::string::npos);
+  EXPECT_LT(page.find("bbbbbbb"), page.find("aaaaaaa")) << "newest first";
+}
+
+TEST(HistoryPage, EmptyStoreGivesAClearPage) {
+  History h;
+  RenderOptions options;
+  options.store_label = "bench-data/points.jsonl";
+  auto page = history_page_markdown(h, two_scenarios(), options, "");
+  EXPECT_NE(page.find("No point has been measured yet"), std::string::npos);
+}
+
+TEST(HistoryPage, UnreadableLinesAreAnnounced) {
+  History h;
+  h.problems.push_back({"points.jsonl", 7, "not valid JSON"});
+  RenderOptions options;
+  options.store_label = "points.jsonl";
+  auto page = history_page_markdown(h, two_scenarios(), options, "");
+  EXPECT_NE(page.find("points.jsonl:7: not valid JSON"), std::string::npos) << page;
+}
+
+TEST(ScenarioTable, FromTheCatalogue) {
+  auto table = scenarios_markdown(two_scenarios());
+  EXPECT_NE(table.find("| `churn-1t` | `malloc_churn 1 10` | one |"), std::string::npos) << table;
+  EXPECT_NE(table.find("| `python` | `python3 bench/python_churn.py` | two |"), std::string::npos) << table;
+}
+
+class RenderFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    out = std::filesystem::temp_directory_path() / ("heapline-render-" + std::to_string(getpid()) + "-" +
+                                                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(out);
+    options.out_dir = out.string();
+    options.store_label = "test";
+  }
+  void TearDown() override { std::filesystem::remove_all(out); }
+  std::filesystem::path out;
+  RenderOptions options;
+};
+
+TEST_F(RenderFiles, WritesThePageTheScenarioTableAndOnePlotPerScenario) {
+  History h;
+  h.machines = {"cpu"};
+  h.entries = {entry("churn-1t", "c1", 0.01, 1), entry("python", "c1", 0.02, 2), entry("churn-1t", "c2", 0.03, 3)};
+  auto result = render_history(h, two_scenarios(), options);
+  EXPECT_TRUE(std::filesystem::exists(out / "performance.md"));
+  EXPECT_TRUE(std::filesystem::exists(out / "scenarios.md"));
+  if (result.plot_note.empty()) {
+    ASSERT_EQ(result.plots.size(), 2u);
+    for (const auto& plot : result.plots) {
+      EXPECT_GT(std::filesystem::file_size(plot), 1000u) << plot;
+      std::ifstream svg(plot);
+      std::string head(64, '\0');
+      svg.read(head.data(), 64);
+      EXPECT_NE(head.find("<?xml"), std::string::npos) << plot;
+    }
+  } else {
+    EXPECT_NE(result.plot_note.find("gnuplot"), std::string::npos);
+  }
+}
+
+TEST_F(RenderFiles, WithoutGnuplotThePageSaysSo) {
+  const char* path = std::getenv("PATH");
+  const std::string saved = path ? path : "";
+  setenv("PATH", "/nonexistent", 1);
+  History h;
+  h.machines = {"cpu"};
+  h.entries = {entry("churn-1t", "c1", 0.01, 1)};
+  auto result = render_history(h, two_scenarios(), options);
+  setenv("PATH", saved.c_str(), 1);
+  EXPECT_TRUE(result.plots.empty());
+  EXPECT_NE(result.plot_note.find("gnuplot is not installed"), std::string::npos);
+  std::ifstream page(out / "performance.md");
+  std::string text((std::istreambuf_iterator<char>(page)), {});
+  EXPECT_NE(text.find("gnuplot is not installed"), std::string::npos);
+}
+
+TEST_F(RenderFiles, SinglePointStoreDrawsToo) {
+  History h;
+  h.machines = {"cpu"};
+  h.entries = {entry("python", "c1", 0.02, 2)};
+  auto result = render_history(h, two_scenarios(), options);
+  if (result.plot_note.empty()) EXPECT_EQ(result.plots.size(), 2u);
+}
+
+}  // namespace
+}  // namespace heapline::bench

@@ -1,0 +1,158 @@
+#include "heapline_bench/store.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "heapline_bench/history.h"
+
+namespace heapline::bench {
+namespace {
+
+Point make_point(const std::string& scenario, const std::string& commit, double overhead) {
+  Point p;
+  p.scenario = scenario;
+  p.commit = commit;
+  p.measured_at = "2026-11-30T00:00:00Z";
+  p.overhead = overhead;
+  p.interval = {overhead - 0.01, overhead + 0.01};
+  p.runs = 1;
+  p.with_runs = {{1.0 + overhead, 1, 0, 10}};
+  p.without_runs = {{1.0, 1, 0, 10}};
+  p.heapline_version = "0.1.0";
+  p.machine = {"cpu", 2, "6.1", "2.36", "gcc", ""};
+  p.fingerprint = p.machine.fingerprint();
+  return p;
+}
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = std::filesystem::temp_directory_path() /
+          ("heapline-store-test-" + std::to_string(getpid()) + "-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir); }
+  std::string raw_text() const {
+    std::ifstream in(dir / "points.jsonl");
+    return {std::istreambuf_iterator<char>(in), {}};
+  }
+  std::filesystem::path dir;
+};
+
+TEST_F(StoreTest, MissingStoreIsEmpty) {
+  Store store(dir.string());
+  EXPECT_TRUE(store.read().points.empty());
+  EXPECT_TRUE(store.read().problems.empty());
+  EXPECT_TRUE(read_history(store.points_path()).entries.empty());
+}
+
+TEST_F(StoreTest, AppendsOneLinePerPointAndReadsThemBackInOrder) {
+  Store store(dir.string());
+  store.append(make_point("churn-1t", "a1", 0.01));
+  store.append({make_point("churn-4t", "a1", 0.02), make_point("python", "a1", 0.03)});
+  auto contents = store.read();
+  ASSERT_EQ(contents.points.size(), 3u);
+  EXPECT_EQ(contents.points[0].scenario, "churn-1t");
+  EXPECT_EQ(contents.points[2].scenario, "python");
+  EXPECT_EQ(contents.lines, (std::vector<int>{1, 2, 3}));
+  EXPECT_DOUBLE_EQ(contents.points[1].with_runs[0].wall_seconds, 1.02);
+  const std::string text = raw_text();
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3);
+}
+
+TEST_F(StoreTest, MalformedLineIsReportedWithItsNumberAndTheOthersStillRead) {
+  Store store(dir.string());
+  store.append(make_point("churn-1t", "a1", 0.01));
+  { std::ofstream(dir / "points.jsonl", std::ios::app) << "{\"overhead\": oops}\n"; }
+  store.append(make_point("churn-1t", "a2", 0.02));
+  auto contents = store.read();
+  ASSERT_EQ(contents.points.size(), 2u);
+  ASSERT_EQ(contents.problems.size(), 1u);
+  EXPECT_EQ(contents.problems[0].line, 2);
+  EXPECT_NE(contents.problems[0].describe().find("points.jsonl:2: "), std::string::npos);
+  auto history = read_history(store.points_path());
+  EXPECT_EQ(history.entries.size(), 2u);
+  ASSERT_EQ(history.problems.size(), 1u);
+  EXPECT_EQ(history.problems[0].line, 2);
+}
+
+TEST_F(StoreTest, TornLastLineIsReportedAndTheNextAppendStartsANewLine) {
+  Store store(dir.string());
+  store.append(make_point("churn-1t", "a1", 0.01));
+  { std::ofstream(dir / "points.jsonl", std::ios::app) << "{\"schema\": 1, \"scena"; }  // a crash mid-write
+  auto torn = store.read();
+  ASSERT_EQ(torn.problems.size(), 1u);
+  EXPECT_EQ(torn.problems[0].line, 2);
+  EXPECT_NE(torn.problems[0].reason.find("incomplete"), std::string::npos);
+
+  store.append(make_point("churn-1t", "a2", 0.02));
+  auto after = store.read();
+  EXPECT_EQ(after.points.size(), 2u) << "the new point is intact";
+  ASSERT_EQ(after.problems.size(), 1u) << "the torn line is kept and still reported";
+  EXPECT_EQ(after.problems[0].line, 2);
+  EXPECT_NE(raw_text().find("{\"schema\": 1, \"scena\n"), std::string::npos) << "never rewritten";
+}
+
+TEST_F(StoreTest, ConcurrentAppendersLoseNothing) {
+  Store store(dir.string());
+  constexpr int kWriters = 4, kPointsEach = 50;
+  std::vector<pid_t> children;
+  for (int w = 0; w < kWriters; ++w) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      for (int i = 0; i < kPointsEach; ++i)
+        store.append(make_point("churn-1t", "w" + std::to_string(w) + "-" + std::to_string(i), 0.01 * i));
+      _exit(0);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  auto contents = store.read();
+  EXPECT_TRUE(contents.problems.empty());
+  std::set<std::string> commits;
+  for (const auto& p : contents.points) commits.insert(p.commit);
+  EXPECT_EQ(contents.points.size(), static_cast<std::size_t>(kWriters * kPointsEach));
+  EXPECT_EQ(commits.size(), static_cast<std::size_t>(kWriters * kPointsEach));
+}
+
+TEST_F(StoreTest, UnwritableStoreIsAClearError) {
+  Store store("/proc/heapline-cannot-exist");
+  EXPECT_THROW(store.append(make_point("churn-1t", "a", 0)), std::runtime_error);
+}
+
+TEST(History, ReadsLegacyPointsWithTheUsersRules) {
+  const std::string text =
+      "{\"measured_at\": \"2024-01-01T00:00:00Z\", \"overhead\": 4.09, \"commit\": \"old1\"}\n"
+      "{\"measured_at\": \"2025-01-01T00:00:00Z\", \"overhead\": 1.68, \"scenario\": \"resident-4t\", "
+      "\"heapline_version\": \"0.4.0\", \"interval\": [1.5, 1.9]}\n";
+  auto path = std::filesystem::temp_directory_path() / ("heapline-history-" + std::to_string(getpid()) + ".jsonl");
+  std::ofstream(path) << text;
+  auto history = read_history(path.string());
+  std::filesystem::remove(path);
+  ASSERT_EQ(history.entries.size(), 2u);
+  EXPECT_EQ(history.entries[0].scenario, "churn-4t");
+  EXPECT_EQ(history.entries[0].timing, "benchmark");
+  EXPECT_DOUBLE_EQ(history.entries[0].low, 4.09);
+  EXPECT_EQ(history.entries[1].timing, "command");
+  EXPECT_DOUBLE_EQ(history.entries[1].high, 1.9);
+  // The full reader applies the same rules.
+  auto full = parse_points(text, "legacy");
+  ASSERT_EQ(full.points.size(), 2u);
+  EXPECT_EQ(full.points[0].scenario, history.entries[0].scenario);
+  EXPECT_EQ(full.points[0].timing, history.entries[0].timing);
+}
+
+}  // namespace
+}  // namespace heapline::bench

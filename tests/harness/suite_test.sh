@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The suite end to end at a tiny scale into a temporary store: one point per
+# scenario with the commit it measured, the page rendered, appends on a
+# second run, and a failing scenario that does not stop the others.
+set -euo pipefail
+bench=$1 bin_dir=$2 source_dir=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+count() { grep -c . "$work/store/points.jsonl"; }
+
+"$bench" suite --store "$work/store" --out "$work/gen" --scale 0.0005 --runs 2 \
+  --commit 0123456789abcdef0123456789abcdef01234567 >"$work/table" 2>"$work/log"
+[[ $(count) -eq 5 ]] || { echo "expected 5 points"; cat "$work/log"; exit 1; }
+for scenario in churn-1t churn-4t resident-4t large-4t python; do
+  grep -q "| \`$scenario\`" "$work/table" || { echo "no row for $scenario"; cat "$work/table"; exit 1; }
+done
+grep -q '"commit":"0123456789abcdef0123456789abcdef01234567"' "$work/store/points.jsonl"
+grep -q '| `0123456` |' "$work/gen/performance.md"
+"$bench" validate --store "$work/store" >/dev/null
+
+# A second run appends; --only and --commit-range are honoured.
+"$bench" suite --store "$work/store" --out "$work/gen" --scale 0.0005 --runs 2 --only churn-1t,python \
+  --commit-range aaaaaaa..bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb >/dev/null 2>&1
+[[ $(count) -eq 7 ]] || { echo "expected 7 points after the second run"; exit 1; }
+grep -q '"commit_range":{"first":"aaaaaaa","last":"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"}' "$work/store/points.jsonl"
+grep -q '`aaaaaaa...bbbbbbb`' "$work/gen/performance.md"
+
+# A scenario that fails is reported, the others still run, the status says so.
+cat >"$work/catalogue.json" <<JSON
+{"scenarios": [
+  {"name": "churn-1t", "command": ["{bin}/malloc_churn", "1", "1000"]},
+  {"name": "broken", "command": ["/bin/sh", "-c", "echo no such input >&2; exit 4"]},
+  {"name": "python", "command": ["/usr/bin/python3", "{source}/bench/python_churn.py", "1"]}
+]}
+JSON
+status=0
+"$bench" --catalogue "$work/catalogue.json" suite --store "$work/failing" --out "$work/gen2" --runs 2 \
+  >"$work/table2" 2>"$work/log2" || status=$?
+[[ $status -eq 1 ]] || { echo "expected status 1, got $status"; cat "$work/log2"; exit 1; }
+grep -q "broken: FAILED" "$work/log2"
+grep -q "no such input" "$work/log2"
+[[ $(grep -c . "$work/failing/points.jsonl") -eq 2 ]] || { echo "the other two scenarios must be recorded"; exit 1; }
+
+# A bad --commit-range records nothing.
+if "$bench" suite --store "$work/store" --only churn-1t --commit-range nonsense >/dev/null 2>&1; then
+  echo "a bad --commit-range was accepted"; exit 1
+fi
+[[ $(count) -eq 7 ]]
+echo "suite end to end: ok"
