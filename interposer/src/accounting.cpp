@@ -277,9 +277,16 @@ void after_fork_in_child() {
   g_sampling.busy.store(false, std::memory_order_relaxed);  // a parent thread may have held it
 }
 
+// The exit path keeps its buffers in static memory: exit() may run on a
+// thread with a small stack, and only one thread ever gets this far
+// (g_process.finished).
+char g_line[kMaxPath + 256];
+char g_exe[kMaxPath];
+char g_path[kMaxPath];
+
 void print_summary(const Report& report, std::size_t samples, const char* path, int write_error) {
-  char line[kMaxPath + 256];
-  TextSink text(line, sizeof line);
+  char* line = g_line;
+  TextSink text(line, sizeof g_line);
   text.append("heapline: peak ");
   text.append_bytes(report.peak_bytes);
   text.append(" at ");
@@ -349,8 +356,8 @@ __attribute__((destructor)) void write_report_at_exit() {
 
   const Config& config = g_process.config;
   const NextAllocator& next = next_allocator();
-  char exe[kMaxPath];
-  ssize_t exe_length = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  char* exe = g_exe;
+  ssize_t exe_length = readlink("/proc/self/exe", exe, sizeof g_exe - 1);
   exe[exe_length > 0 ? exe_length : 0] = 0;
   const std::uint64_t max_threads = g_process.max_registered.load(std::memory_order_relaxed);
   const std::uint64_t max_threshold = static_cast<std::uint64_t>(g_process.max_threshold.load(std::memory_order_relaxed));
@@ -377,21 +384,21 @@ __attribute__((destructor)) void write_report_at_exit() {
   report.publishes = publishes;
   report.interval_ns = g_timeline.interval_ns();
 
-  static char path[kMaxPath];
+  char* path = g_path;
   const char* written_path = nullptr;
   int error = 0;
   if (!config.output_off) {
     const bool root = !g_process.fork_child && (g_process.root_pid == 0 || g_process.root_pid == report.pid);
     if (!format_output_path(config.out_template, g_process.base_dir, report.pid, program_invocation_short_name,
-                            !root, path, sizeof path)) {
+                            !root, path, sizeof g_path)) {
       error = ENAMETOOLONG;
     } else {
       error = write_report_file(path, report, g_timeline, config.kill_writer);
     }
     written_path = path;
     if (error != 0) {
-      char line[kMaxPath + 256];
-      TextSink text(line, sizeof line);
+      char* line = g_line;
+      TextSink text(line, sizeof g_line);
       text.append("heapline: cannot write ");
       text.append(path);
       text.append(": ");

@@ -156,7 +156,7 @@ bool flush_to_file(void* context, const char* data, std::size_t size) {
 
 int write_report_file(const char* final_path, const Report& report, const Timeline& timeline, KillWriter kill) {
   int saved_errno = errno;
-  char temp_path[kMaxPath + 32];
+  static char temp_path[kMaxPath + 32];  // static: see the exit path's note on stacks
   TextSink temp(temp_path, sizeof temp_path);
   temp.append(final_path);
   temp.append('.');
@@ -174,7 +174,7 @@ int write_report_file(const char* final_path, const Report& report, const Timeli
     result = errno;
   } else {
     FileTarget target{fd, kill, false, 0};
-    char buffer[8192];
+    char buffer[4096];
     TextSink sink(buffer, sizeof buffer, flush_to_file, &target);
     write_report_json(sink, report, timeline);
     sink.drain();

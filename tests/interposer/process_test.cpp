@@ -162,6 +162,17 @@ TEST_F(Interposer, ThousandShortLivedThreadsLeaveNoDrift) {
   EXPECT_GE(peak(keep), final_bytes(keep));
 }
 
+TEST_F(Interposer, MoreThreadsThanSlotsDegradeToExactPublishing) {
+  Figures f;
+  json batched = traced_report({kPatterns, "crowd", "chunk", "1100"}, "crowd.json", {}, &f);
+  json exact = traced_report({kPatterns, "crowd", "chunk", "1100"}, "crowd-exact.json",
+                             {{"HEAPLINE_PRECISION", "exact"}});
+  ASSERT_EQ(f.second, 1100);
+  EXPECT_EQ(batched["precision"]["max_threads"], 1024);  // the registry's size
+  EXPECT_EQ(final_bytes(batched), final_bytes(exact));
+  EXPECT_GE(final_bytes(batched), f.first);
+}
+
 TEST_F(Interposer, LongRunStaysInTheBufferAndKeepsTheTrueMaximum) {
   Figures f;
   json r = traced_report({kPatterns, "long", "chunk", "150000"}, "long.json",

@@ -5,6 +5,7 @@
 //   alloc_patterns threads BASIS THREADS BLOCKS_PER_THREAD LEAK_BLOCKS
 //   alloc_patterns short   BASIS THREADS KEEP
 //   alloc_patterns long    BASIS ROUNDS
+//   alloc_patterns crowd   BASIS THREADS
 //
 // BASIS is how heapline counts a block: "chunk" (glibc's chunk header) or
 // "usable" (malloc_usable_size, for a foreign allocator). Each mode prints one
@@ -168,6 +169,36 @@ int short_threads(std::size_t count, bool keep) {
   return 0;
 }
 
+// More threads alive at once than the registry has slots (1024): the ones
+// without a slot publish every change, nothing is lost.
+void* crowd_body(void* argument) {
+  auto* kept = static_cast<void**>(argument);
+  for (int i = 0; i < 8; ++i) kept[i] = must(std::malloc(1000));  // ~8 KiB: below the threshold
+  pthread_barrier_wait(&g_barrier);
+  return nullptr;
+}
+
+int crowd(std::size_t count) {
+  static void* kept[2048][8];
+  static pthread_t ids[2048];
+  if (count > 2048) return 2;
+  pthread_barrier_init(&g_barrier, nullptr, static_cast<unsigned>(count + 1));
+  pthread_attr_t attributes;
+  pthread_attr_init(&attributes);
+  pthread_attr_setstacksize(&attributes, 64 * 1024);
+  for (std::size_t t = 0; t < count; ++t) {
+    if (pthread_create(&ids[t], &attributes, crowd_body, kept[t]) != 0) return 3;
+  }
+  pthread_barrier_wait(&g_barrier);
+  for (std::size_t t = 0; t < count; ++t) pthread_join(ids[t], nullptr);
+  std::size_t total = 0;
+  for (std::size_t t = 0; t < count; ++t) {
+    for (void* block : kept[t]) total += counted(block);
+  }
+  report("kept", total, "threads", count);
+  return 0;
+}
+
 // Many publishes (with HEAPLINE_PRECISION=exact) and so many samples with
 // HEAPLINE_INTERVAL_MS=0; one spike in the middle that must survive merging.
 int long_run(std::size_t rounds) {
@@ -204,6 +235,7 @@ int main(int argc, char** argv) {
   if (std::strcmp(mode, "threads") == 0 && argc == 6) return threads(arg(argv, 3), arg(argv, 4), arg(argv, 5));
   if (std::strcmp(mode, "short") == 0 && argc == 5) return short_threads(arg(argv, 3), arg(argv, 4) != 0);
   if (std::strcmp(mode, "long") == 0 && argc == 4) return long_run(arg(argv, 3));
+  if (std::strcmp(mode, "crowd") == 0 && argc == 4) return crowd(arg(argv, 3));
   std::fprintf(stderr, "alloc_patterns: bad arguments\n");
   return 2;
 }
