@@ -60,6 +60,15 @@ second_run_appends() {
   tip=$(remote_tip)
   assert_contains "$(publish run2 2>&1)" "nothing to publish" "publishing nothing new"
   assert_eq "$(remote_tip)" "$tip" "bench-data after publishing nothing new"
+
+  # The first run's checkout, behind by two publishes: checking the store
+  # out again fast-forwards it, so its next publish is not rejected.
+  git -C "$scratch/run1" pull --quiet --ff-only
+  checkout_and_measure run1
+  local log
+  log=$(publish run1 2>&1)
+  [[ "$log" != *"push rejected"* ]] || fail "a store checked out again was not up to date:"$'\n'"$log"
+  assert_eq "$(remote_points | wc -l)" 9 "points after a run in an old store"
 }
 
 racing_publishers() {

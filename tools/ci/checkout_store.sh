@@ -54,8 +54,12 @@ if [[ -e "$store_dir/.git" ]] &&
   current=$(git -C "$store_dir" symbolic-ref --quiet HEAD || true)
   [[ "$current" == "$local_branch" ]] ||
     die "$store_dir is a worktree of this checkout but is on '${current:-a detached HEAD}', not $store_branch"
-  if $remote_has_branch && git merge-base --is-ancestor HEAD "$remote_branch" 2>/dev/null; then
-    git -C "$store_dir" merge --quiet --ff-only "$remote_branch"
+  if $remote_has_branch && git -C "$store_dir" merge-base --is-ancestor HEAD "$remote_branch"; then
+    if [[ -z "$(git -C "$store_dir" status --porcelain --untracked-files=no)" ]]; then
+      git -C "$store_dir" merge --quiet --ff-only "$remote_branch"
+    else
+      say "$store_dir has points not committed yet; leaving it behind $remote (publish_points.sh re-applies them)"
+    fi
   fi
   describe_store
   exit 0
