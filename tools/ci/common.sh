@@ -30,7 +30,13 @@ die() {
   # GitHub shows ::error:: lines on the run's summary page; elsewhere they
   # are just a readable prefix.
   if [[ "${GITHUB_ACTIONS:-}" == true ]]; then
-    printf '::error::%s: %s\n' "$ci_script_name" "$*" >&2
+    # A message may quote a ref name: escape it as a workflow command's data
+    # so it can never be read as a command of its own.
+    local message="$ci_script_name: $*"
+    message=${message//'%'/'%25'}
+    message=${message//$'\r'/'%0D'}
+    message=${message//$'\n'/'%0A'}
+    printf '::error::%s\n' "$message" >&2
   else
     printf '%s: error: %s\n' "$ci_script_name" "$*" >&2
   fi
