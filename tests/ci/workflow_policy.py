@@ -75,6 +75,10 @@ def ci_rules(path, workflow):
     scripts = "\n".join(str(step.get("run", "")) for _, step in steps(workflow))
     for command in ("tools/setup.sh --test", "tools/test.sh", "python3 -m sphinx -W -b html docs docs/_build/html"):
         check(command in scripts, path, f"no step runs `{command}`")
+    # docs/ includes _generated/ pages, which exist only once rendered.
+    render = scripts.find("heapline-bench render --store")
+    check(0 <= render < scripts.find("python3 -m sphinx"), path,
+          "the docs are built before `heapline-bench render` writes docs/_generated")
 
 
 def performance_rules(path, workflow):
