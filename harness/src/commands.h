@@ -60,11 +60,29 @@ struct ImportOptions {
   std::vector<std::string> files;
 };
 
+struct CompareOptions {
+  Locations where;
+  std::vector<std::string> libs;  // LABEL=PATH
+  bool floor = false;             // add the forwarding-only library
+  bool memusage = false;          // add glibc's libmemusage.so
+  int rounds = 3;
+  int runs = 10;
+  double scale = 1.0;
+  std::vector<std::string> only;
+  std::string json;  // default <source>/docs/release-comparison.json
+  std::string out;   // default <source>/docs/_generated
+};
+
 int run_overhead(const OverheadOptions& options);
+int run_compare(const CompareOptions& options);
 int run_suite(const SuiteOptions& options);
 int run_render(const RenderCommandOptions& options);
 int run_validate(const ValidateOptions& options);
 int run_import(const ImportOptions& options);
+
+// Where compare keeps its JSON (the docs' release comparison is made from
+// it): the option's, else <source>/docs/release-comparison.json.
+std::string comparison_json_path(const std::string& option, const Locations& where);
 
 // The store directory to use: the option's, else <source>/bench-data.
 std::string store_directory(const std::string& option, const Locations& where);

@@ -72,6 +72,19 @@ int main(int argc, char** argv) {
                         "FIRST..LAST: the commits this point stands for when pushes were skipped");
   add_render_options(*suite_cmd, suite.render);
 
+  CompareOptions compare;
+  auto* compare_cmd = app.add_subcommand(
+      "compare", "Compare library builds on the scenarios, in rounds that alternate them; print the docs' table");
+  compare_cmd->add_option("--lib", compare.libs, "A build: LABEL=PATH (twice or more)");
+  compare_cmd->add_flag("--floor", compare.floor, "Add the forwarding-only library (the floor of any interposer)");
+  compare_cmd->add_flag("--memusage", compare.memusage, "Add glibc's libmemusage.so (the closest peer)");
+  compare_cmd->add_option("--rounds", compare.rounds, "Rounds; each figure is their median")->capture_default_str();
+  compare_cmd->add_option("--runs", compare.runs, "Runs per side in each measurement")->capture_default_str();
+  compare_cmd->add_option("--scale", compare.scale, "Multiply every operation count")->capture_default_str();
+  compare_cmd->add_option("--only", compare.only, "Only these scenarios (comma-separated)")->delimiter(',');
+  compare_cmd->add_option("--json", compare.json, "Raw data (default: <source>/docs/release-comparison.json)");
+  compare_cmd->add_option("--out", compare.out, "Where the table goes (default: <source>/docs/_generated)");
+
   RenderCommandOptions render;
   auto* render_cmd = app.add_subcommand("render", "Write the performance page and its plots from the store");
   add_render_options(*render_cmd, render);
@@ -93,7 +106,8 @@ int main(int argc, char** argv) {
   }
 
   try {
-    overhead.where = suite.where = render.where = validate.where = import.where = where;
+    overhead.where = suite.where = render.where = validate.where = import.where = compare.where = where;
+    if (compare_cmd->parsed()) return run_compare(compare);
     if (overhead_cmd->parsed()) return run_overhead(overhead);
     if (suite_cmd->parsed()) return run_suite(suite);
     if (render_cmd->parsed()) return run_render(render);

@@ -1,5 +1,6 @@
 // render, validate and import: the subcommands that read or feed the store.
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -8,6 +9,7 @@
 
 #include "commands.h"
 #include "heapline_bench/catalogue.h"
+#include "heapline_bench/compare.h"
 #include "heapline_bench/history.h"
 #include "heapline_bench/measurement.h"
 #include "heapline_bench/render.h"
@@ -23,6 +25,26 @@ std::string identity(const Point& p) {
   key.precision(17);
   key << p.scenario << '|' << p.commit << '|' << p.measured_at << '|' << p.overhead << '|' << p.fingerprint;
   return key.str();
+}
+
+// The docs' release comparison section, from the JSON that compare wrote
+// (kept in the repository), or a paragraph that says how to make it.
+void render_release_comparison(const std::string& json_path, const std::string& out_dir) {
+  std::string markdown;
+  std::ifstream in(json_path);
+  if (!in) {
+    markdown = "No release comparison has been measured on this checkout yet: `tools/compare_releases.sh REF_A "
+               "REF_B` measures one and writes `docs/release-comparison.json`.\n";
+  } else {
+    try {
+      markdown = comparison_markdown_from_json(nlohmann::json::parse(in));
+    } catch (const std::exception& e) {
+      throw std::runtime_error(json_path + " is not a release comparison: " + e.what());
+    }
+  }
+  const std::string path = out_dir + "/release-comparison.md";
+  std::ofstream(path + ".tmp") << markdown;
+  std::filesystem::rename(path + ".tmp", path);
 }
 
 }  // namespace
@@ -42,6 +64,7 @@ int run_render(const RenderCommandOptions& options) {
   render.table_commits = options.rows;
   render.draw_plots = options.plots;
   const RenderResult result = render_history(history, catalogue, render);
+  render_release_comparison(comparison_json_path("", options.where), render.out_dir);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   for (const auto& problem : history.problems) std::cerr << "heapline-bench: warning: " << problem.describe() << "\n";

@@ -1,0 +1,78 @@
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "heapline_bench/catalogue.h"
+#include "heapline_bench/compare.h"
+#include "progress.h"
+#include "request_builder.h"
+#include "scratch_directory.h"
+
+namespace heapline::bench {
+namespace {
+
+constexpr const char* kMemusage = "/usr/lib/x86_64-linux-gnu/libmemusage.so";
+
+std::vector<Build> builds_from(const CompareOptions& options) {
+  std::vector<Build> builds;
+  for (const auto& spec : options.libs) {
+    const auto equals = spec.find('=');
+    if (equals == std::string::npos || equals == 0 || equals + 1 == spec.size())
+      throw Refusal("--lib takes LABEL=PATH, got '" + spec + "'.");
+    builds.push_back({spec.substr(0, equals), checked_preload_library(spec.substr(equals + 1))});
+  }
+  if (options.floor)
+    builds.push_back({"forwarding only", checked_preload_library(options.where.bin_dir + "/libheapline_null.so")});
+  if (options.memusage) builds.push_back({"libmemusage.so", checked_preload_library(kMemusage)});
+  for (std::size_t i = 0; i < builds.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (builds[i].label == builds[j].label) throw Refusal("two builds are labelled '" + builds[i].label + "'.");
+  if (builds.size() < 2) throw Refusal("compare needs at least two builds: --lib LABEL=PATH, --floor, --memusage.");
+  return builds;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  const std::string temporary = path + ".tmp";
+  std::ofstream(temporary) << text;
+  std::filesystem::rename(temporary, path);
+}
+
+}  // namespace
+
+std::string comparison_json_path(const std::string& option, const Locations& where) {
+  return option.empty() ? where.source_dir + "/docs/release-comparison.json" : option;
+}
+
+int run_compare(const CompareOptions& options) {
+  const Catalogue catalogue = load_catalogue(options.where.catalogue);
+  std::vector<std::string> scenarios = options.only.empty() ? catalogue.names() : options.only;
+  for (const auto& name : scenarios) find_scenario(catalogue, name);
+  if (options.runs < 1) throw Refusal("--runs must be a positive integer.");
+  const auto builds = builds_from(options);
+
+  ScratchDirectory scratch;
+  auto request_for = [&](const std::string& name) {
+    return build_request(*catalogue.find(name), options.where, "none", options.runs, options.scale, {},
+                         scratch.path());
+  };
+  PosixProcessRunner runner;
+  ProgressLine progress;
+  const Comparison comparison = compare_builds(runner, builds, scenarios, options.rounds, options.runs,
+                                               options.scale, request_for,
+                                               [&](const ProgressEvent& e) { progress.show(e); });
+  progress.clear();
+
+  const std::string json_path = comparison_json_path(options.json, options.where);
+  write_file(json_path, comparison_json(comparison).dump(1) + "\n");
+  const std::string markdown = comparison_markdown(comparison);
+  const std::string out_dir = options.out.empty() ? options.where.source_dir + "/docs/_generated" : options.out;
+  write_file(out_dir + "/release-comparison.md", markdown);
+  std::cout << markdown;
+  std::cerr << "compare: raw data in " << json_path << "; table in " << out_dir << "/release-comparison.md\n";
+  return kExitOk;
+}
+
+}  // namespace heapline::bench

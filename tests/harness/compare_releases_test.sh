@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# tools/compare_releases.sh end to end on two commits of a throwaway clone of
+# this repository, at a tiny scale; then a ref that does not exist, a ref
+# that does not build, and a missing library, each refused clearly.
+set -euo pipefail
+source_dir=$1 build_dir=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export HEAPLINE_BUILD_DIR=$build_dir HEAPLINE_COMPARE_DIR=$work/compare HEAPLINE_COMPARE_REPO=$work/repo
+
+git clone -q "$source_dir" "$work/repo"
+git -C "$work/repo" -c user.name=test -c user.email=test@example.invalid \
+  commit -q --allow-empty -m "a second commit to compare with"
+
+"$source_dir/tools/compare_releases.sh" HEAD~1 HEAD -- --floor --only churn-1t --runs 2 --rounds 2 \
+  --scale 0.0005 --json "$work/comparison.json" --out "$work/generated" >"$work/table" 2>"$work/log" ||
+  { cat "$work/log"; exit 1; }
+grep -q '^| Scenario | HEAD~1 | HEAD | forwarding only |$' "$work/table" || { cat "$work/table"; exit 1; }
+grep -qE '^\| `churn-1t` \| [+-][0-9.]+% \| [+-][0-9.]+% \| [+-][0-9.]+% \|$' "$work/table"
+grep -q "median of 2 rounds" "$work/generated/release-comparison.md"
+/usr/bin/python3 - "$work/comparison.json" <<'PY'
+import json, sys
+data = json.load(open(sys.argv[1]))
+assert [b["label"] for b in data["builds"]] == ["HEAD~1", "HEAD", "forwarding only"], data["builds"]
+result = data["scenarios"][0]["results"][0]
+assert len(result["rounds"]) == 2 and len(result["rounds"][0]["with"]) == 2, result
+PY
+
+# A ref that does not exist: refused before anything is built.
+if "$source_dir/tools/compare_releases.sh" no-such-ref HEAD 2>"$work/err"; then echo "accepted a bad ref"; exit 1; fi
+grep -q "'no-such-ref' is not a commit" "$work/err"
+
+# A ref that does not build.
+echo "this is not C++" >>"$work/repo/interposer/src/alloc_override.cpp"
+git -C "$work/repo" -c user.name=test -c user.email=test@example.invalid commit -qam "break the build"
+if "$source_dir/tools/compare_releases.sh" HEAD~1 HEAD 2>"$work/err"; then echo "accepted a broken ref"; exit 1; fi
+grep -q "'HEAD' does not build libheapline.so" "$work/err" || { cat "$work/err"; exit 1; }
+
+# compare itself refuses a missing library and a lone build.
+bench=$build_dir/bin/heapline-bench
+if "$bench" compare --lib a=/nonexistent/lib.so --floor 2>"$work/err"; then echo "accepted a missing library"; exit 1; fi
+grep -q "does not exist" "$work/err"
+if "$bench" compare --floor 2>"$work/err"; then echo "accepted a single build"; exit 1; fi
+grep -q "at least two builds" "$work/err"
+echo "compare_releases.sh end to end: ok"
