@@ -16,6 +16,7 @@ git -C "$work/repo" -c user.name=test -c user.email=test@example.invalid \
   --scale 0.0005 --json "$work/comparison.json" --out "$work/generated" >"$work/table" 2>"$work/log" ||
   { cat "$work/log"; exit 1; }
 grep -q '^| Scenario | HEAD~1 | HEAD | forwarding only |$' "$work/table" || { cat "$work/table"; exit 1; }
+# shellcheck disable=SC2016 # the backquotes are Markdown
 grep -qE '^\| `churn-1t` \| [+-][0-9.]+% \| [+-][0-9.]+% \| [+-][0-9.]+% \|$' "$work/table"
 grep -q "median of 2 rounds" "$work/generated/release-comparison.md"
 /usr/bin/python3 - "$work/comparison.json" <<'PY'

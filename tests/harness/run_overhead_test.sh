@@ -3,7 +3,8 @@
 # forwarding-only library, as a summary and as a JSON point.
 set -euo pipefail
 source_dir=$1 bin_dir=$2
-export HEAPLINE_BUILD_DIR=$(dirname "$bin_dir")
+HEAPLINE_BUILD_DIR=$(dirname "$bin_dir")
+export HEAPLINE_BUILD_DIR
 run=$source_dir/bench/run_overhead.sh
 churn=$bin_dir/malloc_churn
 null=$bin_dir/libheapline_null.so

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2016 # the backquotes in the patterns are Markdown, not shell
 # The suite end to end at a tiny scale into a temporary store: one point per
 # scenario with the commit it measured, the page rendered, appends on a
 # second run, and a failing scenario that does not stop the others.
 set -euo pipefail
-bench=$1 bin_dir=$2 source_dir=$3
+bench=$1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 count() { grep -c . "$work/store/points.jsonl"; }
