@@ -1,5 +1,7 @@
 #include "heapline_bench/statistics.h"
 
+#include "splitmix64.h"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -16,22 +18,6 @@ double median_in_place(std::vector<double>& values) {
   const double lower = *std::max_element(values.begin(), middle);
   return lower + (upper - lower) / 2;
 }
-
-struct SplitMix64 {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  // An index in [0, n): the high bits of a 64x64 product (Lemire's
-  // multiply-shift, without the rejection step: the bias is below 2^-50 for
-  // the sample sizes used here).
-  std::size_t index(std::size_t n) {
-    return static_cast<std::size_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
-  }
-};
 
 void resample(std::span<const double> from, std::vector<double>& into, SplitMix64& rng) {
   into.resize(from.size());

@@ -1,0 +1,271 @@
+// Verdicts and change points on synthetic histories: deterministic noise from
+// a seeded generator, so every run of these tests sees the same numbers.
+#include "heapline_bench/verdict.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+
+#include "../../harness/src/splitmix64.h"
+
+namespace heapline::bench {
+namespace {
+
+// Normal deviates by Box-Muller from SplitMix64.
+struct Noise {
+  SplitMix64 rng;
+  double uniform() { return (static_cast<double>(rng.next() >> 11) + 0.5) / 9007199254740992.0; }
+  double normal() { return std::sqrt(-2 * std::log(uniform())) * std::cos(2 * std::numbers::pi * uniform()); }
+};
+
+HistoryEntry point(const std::string& scenario, double overhead, double half_width,
+                   const std::string& fingerprint = "machine-a") {
+  HistoryEntry e;
+  e.scenario = scenario;
+  e.overhead = overhead;
+  e.low = overhead - half_width;
+  e.high = overhead + half_width;
+  e.timing = "command";
+  e.fingerprint = fingerprint;
+  e.commit = "c" + std::to_string(static_cast<long long>(overhead * 1e6));
+  return e;
+}
+
+History noisy_history(int points, double mean, double sigma, std::uint64_t seed, const std::string& scenario = "churn-4t") {
+  Noise noise{{seed}};
+  History h;
+  for (int i = 0; i < points; ++i) h.entries.push_back(point(scenario, mean + sigma * noise.normal(), 1.96 * sigma));
+  return h;
+}
+
+Verdict newest_verdict(const History& h, const VerdictRule& rule = {}) {
+  return judge_point(h, h.entries.size() - 1, rule).verdict;
+}
+
+TEST(NormalQuantile, KnownValues) {
+  EXPECT_NEAR(normal_quantile(0.975), 1.959964, 1e-6);
+  EXPECT_NEAR(normal_quantile(0.995), 2.575829, 1e-6);
+  EXPECT_NEAR(normal_quantile(0.5), 0.0, 1e-9);
+  EXPECT_NEAR(normal_quantile(0.025), -1.959964, 1e-6);
+  EXPECT_THROW(normal_quantile(1.0), std::invalid_argument);
+}
+
+TEST(RobustSigma, MadScaledAndUnmovedByAnOutlier) {
+  std::vector<double> values = {1, 2, 3, 4, 5};
+  EXPECT_NEAR(robust_sigma(values), 1.4826, 1e-12);
+  std::vector<double> with_outlier = {1, 2, 3, 4, 500};
+  EXPECT_NEAR(robust_sigma(with_outlier), 1.4826, 1e-12);
+}
+
+TEST(StudentT, CloseToTablesAndToTheNormalForManyDegrees) {
+  EXPECT_NEAR(student_t_quantile(0.975, 5), 2.5706, 0.03);
+  EXPECT_NEAR(student_t_quantile(0.995, 10), 3.1693, 0.03);
+  EXPECT_NEAR(student_t_quantile(0.995, 1e6), 2.575829, 1e-4);
+}
+
+TEST(VerdictRule, BonferroniOverTheScenariosAndWiderForShortHistories) {
+  VerdictRule rule;
+  EXPECT_NEAR(rule.quantile(100000), normal_quantile(1 - 0.05 / 10), 1e-3);
+  EXPECT_GT(rule.quantile(8), rule.quantile(20));
+  rule.scenarios = 1;
+  EXPECT_NEAR(rule.quantile(1000000), 1.959964, 1e-4);
+}
+
+TEST(Verdicts, FlatNoiseIsUnchanged) {
+  EXPECT_EQ(newest_verdict(noisy_history(20, 0.03, 0.01, 1)), Verdict::unchanged);
+}
+
+TEST(Verdicts, AClearStepIsARegression) {
+  auto h = noisy_history(15, 0.03, 0.005, 2);
+  h.entries.push_back(point("churn-4t", 0.15, 0.02));
+  auto v = judge_point(h, h.entries.size() - 1, {});
+  EXPECT_EQ(v.verdict, Verdict::regression);
+  EXPECT_EQ(v.history, 15);
+  EXPECT_NEAR(v.baseline, 0.03, 0.005);
+  EXPECT_GT(v.change, v.threshold);
+}
+
+TEST(Verdicts, AClearDropIsAnImprovement) {
+  auto h = noisy_history(15, 0.20, 0.005, 3);
+  h.entries.push_back(point("churn-4t", 0.05, 0.02));
+  EXPECT_EQ(newest_verdict(h), Verdict::improvement);
+}
+
+TEST(Verdicts, AStepWithinThePointsOwnIntervalIsNotARegression) {
+  auto h = noisy_history(15, 0.03, 0.002, 4);
+  h.entries.push_back(point("churn-4t", 0.08, 0.06));  // its interval reaches down to the baseline
+  EXPECT_EQ(newest_verdict(h), Verdict::unchanged);
+}
+
+TEST(Verdicts, ChangesBelowTheMinimumEffectAreNotReported) {
+  auto h = noisy_history(15, 0.03, 0.0001, 5);  // a very quiet machine
+  h.entries.push_back(point("churn-4t", 0.045, 0.001));
+  EXPECT_EQ(newest_verdict(h), Verdict::unchanged) << "1.5 points is below the 2-point minimum";
+}
+
+TEST(Verdicts, ASingleOutlierInTheHistoryDoesNotMoveTheBaseline) {
+  auto h = noisy_history(12, 0.03, 0.003, 6);
+  h.entries[8] = point("churn-4t", 0.90, 0.05);
+  h.entries.push_back(point("churn-4t", 0.031, 0.004));
+  auto v = judge_point(h, h.entries.size() - 1, {});
+  EXPECT_EQ(v.verdict, Verdict::unchanged);
+  EXPECT_LT(v.baseline, 0.05);
+  // And the outlier itself, when it is the newest point, is flagged.
+  History spike = noisy_history(12, 0.03, 0.003, 6);
+  spike.entries.push_back(point("churn-4t", 0.90, 0.05));
+  EXPECT_EQ(newest_verdict(spike), Verdict::regression);
+}
+
+TEST(Verdicts, ASlowDriftIsNotFlaggedPointByPoint) {
+  History h;
+  Noise noise{{7}};
+  for (int i = 0; i < 30; ++i) h.entries.push_back(point("churn-4t", 0.03 + 0.0005 * i + 0.005 * noise.normal(), 0.01));
+  EXPECT_EQ(newest_verdict(h), Verdict::unchanged);
+}
+
+TEST(Verdicts, TooFewPointsIsInsufficientHistory) {
+  auto h = noisy_history(7, 0.03, 0.005, 8);
+  h.entries.push_back(point("churn-4t", 0.50, 0.01));
+  auto v = judge_point(h, h.entries.size() - 1, {});
+  EXPECT_EQ(v.verdict, Verdict::insufficient_history);
+  EXPECT_EQ(v.history, 7);
+}
+
+TEST(Verdicts, OnlyPointsOfTheSameMachineAreCompared) {
+  History h = noisy_history(10, 0.03, 0.003, 9);  // machine-a
+  Noise noise{{10}};
+  for (int i = 0; i < 10; ++i) h.entries.push_back(point("churn-4t", 0.30 + 0.003 * noise.normal(), 0.01, "machine-b"));
+  h.entries.push_back(point("churn-4t", 0.305, 0.01, "machine-b"));
+  EXPECT_EQ(newest_verdict(h), Verdict::unchanged) << "0.305 is normal on machine-b";
+  h.entries.push_back(point("churn-4t", 0.305, 0.01, "machine-c"));
+  EXPECT_EQ(newest_verdict(h), Verdict::insufficient_history) << "machine-c has no history";
+}
+
+TEST(Verdicts, CalibratedNoiseWidensTheThreshold) {
+  auto h = noisy_history(15, 0.03, 0.002, 11);
+  h.entries.push_back(point("churn-4t", 0.10, 0.01));
+  EXPECT_EQ(newest_verdict(h), Verdict::regression);
+  std::vector<NoiseCalibration> calibration = {{"churn-4t", "machine-a", 0.05}};
+  EXPECT_EQ(judge_point(h, h.entries.size() - 1, {}, calibration).verdict, Verdict::unchanged);
+}
+
+TEST(Verdicts, JudgeNewestTakesTheLastPointOfEachScenario) {
+  History h = noisy_history(8, 0.03, 0.003, 12, "churn-1t");
+  auto python = noisy_history(8, 0.01, 0.003, 13, "python");
+  h.entries.insert(h.entries.end(), python.entries.begin(), python.entries.end());
+  auto verdicts = judge_newest(h, {"churn-1t", "python", "large-4t"}, {});
+  ASSERT_EQ(verdicts.size(), 2u) << "large-4t has no point";
+  EXPECT_EQ(verdicts[0].point, &h.entries[7]);
+  EXPECT_EQ(verdicts[1].point, &h.entries.back());
+}
+
+// The documented false-alarm rate: on histories where nothing changed, at
+// most 5% of pushes (five scenarios each) get any regression or improvement,
+// with the shortest history that gets a verdict and with a full window.
+class FalseAlarmRate : public ::testing::TestWithParam<int> {};
+
+TEST_P(FalseAlarmRate, OnAaHistoriesIsWithinTheDocumentedRate) {
+  const VerdictRule rule;
+  const int earlier_points = GetParam() == 0 ? rule.min_history : rule.window;
+  const int pushes = 2000;
+  int false_alarms = 0;
+  for (int push = 0; push < pushes; ++push) {
+    bool alarm = false;
+    for (int scenario = 0; scenario < 5; ++scenario) {
+      // Between-point noise of 3 points; each point's own interval is
+      // narrower, as on shared runners where the machine changes between jobs.
+      auto h = noisy_history(earlier_points + 1, 0.05, 0.03, 1000003ULL * push + scenario);
+      for (auto& e : h.entries) e.low = e.overhead - 0.01, e.high = e.overhead + 0.01;
+      alarm |= newest_verdict(h, rule) != Verdict::unchanged;
+    }
+    false_alarms += alarm;
+  }
+  const double rate = static_cast<double>(false_alarms) / pushes;
+  RecordProperty("false_alarm_rate", std::to_string(rate));
+  EXPECT_LE(rate, rule.false_alarm_rate) << false_alarms << " of " << pushes << " pushes";
+}
+
+INSTANTIATE_TEST_SUITE_P(Verdicts, FalseAlarmRate, ::testing::Values(0, 1),
+                         [](const auto& info) { return info.param == 0 ? "ShortestHistory" : "FullWindow"; });
+
+TEST(ChangePoints, FoundAtTheStep) {
+  Noise noise{{21}};
+  std::vector<double> series;
+  for (int i = 0; i < 30; ++i) series.push_back(0.03 + 0.01 * noise.normal());
+  for (int i = 0; i < 20; ++i) series.push_back(0.06 + 0.01 * noise.normal());
+  auto changes = change_points(series);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_NEAR(static_cast<double>(changes[0].index), 30, 2);
+  EXPECT_NEAR(changes[0].before, 0.03, 0.01);
+  EXPECT_NEAR(changes[0].after, 0.06, 0.01);
+}
+
+TEST(ChangePoints, ASmallStepHiddenByNoiseIsFoundAfterEnoughPoints) {
+  // A step of one noise sigma: no single point stands out.
+  Noise noise{{22}};
+  std::vector<double> series;
+  for (int i = 0; i < 40; ++i) series.push_back(0.03 + 0.01 * noise.normal());
+  for (int i = 0; i < 5; ++i) series.push_back(0.04 + 0.01 * noise.normal());
+  EXPECT_TRUE(change_points(series).empty()) << "five points after the step are not enough";
+  for (int i = 0; i < 35; ++i) series.push_back(0.04 + 0.01 * noise.normal());
+  auto changes = change_points(series);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_NEAR(static_cast<double>(changes[0].index), 40, 4);
+}
+
+TEST(ChangePoints, TwoStepsAreBothFound) {
+  Noise noise{{23}};
+  std::vector<double> series;
+  for (double level : {0.03, 0.10, 0.05})
+    for (int i = 0; i < 20; ++i) series.push_back(level + 0.01 * noise.normal());
+  auto changes = change_points(series);
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_NEAR(static_cast<double>(changes[0].index), 20, 2);
+  EXPECT_NEAR(static_cast<double>(changes[1].index), 40, 2);
+}
+
+TEST(ChangePoints, NoneOnFlatNoiseNorInShortSeries) {
+  for (std::uint64_t seed = 30; seed < 50; ++seed) {
+    Noise noise{{seed}};
+    std::vector<double> series;
+    for (int i = 0; i < 60; ++i) series.push_back(0.03 + 0.01 * noise.normal());
+    EXPECT_TRUE(change_points(series).empty()) << "seed " << seed;
+  }
+  std::vector<double> tiny = {0.01, 0.02, 0.5, 0.6};
+  EXPECT_TRUE(change_points(tiny).empty());
+}
+
+TEST(ChangePoints, DeterministicForTheSameInput) {
+  Noise noise{{24}};
+  std::vector<double> series;
+  for (int i = 0; i < 50; ++i) series.push_back((i < 25 ? 0.03 : 0.045) + 0.01 * noise.normal());
+  auto a = change_points(series);
+  auto b = change_points(series);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].index, b[i].index);
+    EXPECT_EQ(a[i].p_value, b[i].p_value);
+  }
+}
+
+TEST(ChangePoints, HistoryChangesNameTheCommitsAroundTheStep) {
+  History h;
+  Noise noise{{25}};
+  for (int i = 0; i < 40; ++i) {
+    auto e = point("churn-4t", (i < 20 ? 0.03 : 0.09) + 0.005 * noise.normal(), 0.01);
+    e.commit = "commit" + std::to_string(i);
+    h.entries.push_back(e);
+    auto other = point("churn-4t", 0.5, 0.01, "machine-b");  // another machine: its own series
+    other.commit = "other" + std::to_string(i);
+    h.entries.push_back(other);
+  }
+  auto changes = history_change_points(h, {"churn-4t"});
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].fingerprint, "machine-a");
+  EXPECT_EQ(changes[0].last_before->commit, "commit19");
+  EXPECT_EQ(changes[0].first_after->commit, "commit20");
+}
+
+}  // namespace
+}  // namespace heapline::bench
