@@ -73,7 +73,39 @@ struct CompareOptions {
   std::string out;   // default <source>/docs/_generated
 };
 
+struct VerdictOptions {
+  int window = 20;
+  int min_history = 8;
+  double false_alarm_rate = 0.05;
+  double min_effect_points = 2.0;  // percentage points
+};
+
+struct CheckOptions {
+  Locations where;
+  std::string store;
+  VerdictOptions rule;
+  bool fail_on_regression = false;
+  bool github = false;  // annotations and the run summary of GitHub Actions
+};
+
+struct CalibrateOptions {
+  Locations where;
+  std::string store;
+  std::string library;  // default: libheapline.so next to heapline-bench
+  int runs = 10;
+  int repeats = 5;
+  double scale = 1.0;
+  std::vector<std::string> only;
+  VerdictOptions rule;
+};
+
 int run_overhead(const OverheadOptions& options);
+int run_check(const CheckOptions& options);
+
+struct VerdictRule;
+// The verdict rule from the command line; refuses impossible values.
+VerdictRule verdict_rule(const VerdictOptions& options, int scenarios);
+int run_calibrate(const CalibrateOptions& options);
 int run_compare(const CompareOptions& options);
 int run_suite(const SuiteOptions& options);
 int run_render(const RenderCommandOptions& options);

@@ -37,6 +37,16 @@ void add_render_options(CLI::App& command, RenderCommandOptions& render) {
   command.add_flag("!--no-plots", render.plots, "Do not draw the plots");
 }
 
+void add_verdict_options(CLI::App& command, VerdictOptions& rule) {
+  command.add_option("--window", rule.window, "Earlier points a verdict compares with")->capture_default_str();
+  command.add_option("--min-history", rule.min_history, "Fewer earlier points: insufficient history")
+      ->capture_default_str();
+  command.add_option("--false-alarm-rate", rule.false_alarm_rate, "Per push, over all scenarios")
+      ->capture_default_str();
+  command.add_option("--min-effect", rule.min_effect_points, "Smallest change reported, in percentage points")
+      ->capture_default_str();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -85,6 +95,24 @@ int main(int argc, char** argv) {
   compare_cmd->add_option("--json", compare.json, "Raw data (default: <source>/docs/release-comparison.json)");
   compare_cmd->add_option("--out", compare.out, "Where the table goes (default: <source>/docs/_generated)");
 
+  CheckOptions check;
+  auto* check_cmd = app.add_subcommand("check", "Verdicts on the newest point of each scenario, and change points");
+  check_cmd->add_option("--store", check.store, "Store directory (default: <source>/bench-data)");
+  add_verdict_options(*check_cmd, check.rule);
+  check_cmd->add_flag("--fail-on-regression", check.fail_on_regression, "Exit 1 when a scenario regressed");
+  check_cmd->add_flag("--github", check.github, "GitHub Actions annotations and run summary");
+
+  CalibrateOptions calibrate;
+  auto* calibrate_cmd = app.add_subcommand(
+      "calibrate", "Measure how much each figure moves when nothing changed (A/A and repeats); store it");
+  calibrate_cmd->add_option("--store", calibrate.store, "Store directory (default: <source>/bench-data)");
+  calibrate_cmd->add_option("--lib", calibrate.library, "Preload library (default: libheapline.so)");
+  calibrate_cmd->add_option("--runs", calibrate.runs, "Runs per side")->capture_default_str();
+  calibrate_cmd->add_option("--repeats", calibrate.repeats, "Figures of each kind per scenario")->capture_default_str();
+  calibrate_cmd->add_option("--scale", calibrate.scale, "Multiply every operation count")->capture_default_str();
+  calibrate_cmd->add_option("--only", calibrate.only, "Only these scenarios (comma-separated)")->delimiter(',');
+  add_verdict_options(*calibrate_cmd, calibrate.rule);
+
   RenderCommandOptions render;
   auto* render_cmd = app.add_subcommand("render", "Write the performance page and its plots from the store");
   add_render_options(*render_cmd, render);
@@ -107,6 +135,9 @@ int main(int argc, char** argv) {
 
   try {
     overhead.where = suite.where = render.where = validate.where = import.where = compare.where = where;
+    check.where = calibrate.where = where;
+    if (check_cmd->parsed()) return run_check(check);
+    if (calibrate_cmd->parsed()) return run_calibrate(calibrate);
     if (compare_cmd->parsed()) return run_compare(compare);
     if (overhead_cmd->parsed()) return run_overhead(overhead);
     if (suite_cmd->parsed()) return run_suite(suite);

@@ -7,6 +7,7 @@
 
 #include "heapline_bench/measurement.h"
 #include "heapline_bench/process_runner.h"
+#include "heapline_bench/verdict.h"
 #include "plot_export.h"
 
 namespace heapline::bench {
@@ -21,7 +22,8 @@ std::string gnuplot_quoted(const std::string& text) {
 }  // namespace
 
 PlotOutcome draw_history_plots(const History& history, const std::vector<std::string>& scenarios,
-                               const std::string& plot_dir, int max_points) {
+                               const std::string& plot_dir, int max_points,
+                               const std::vector<HistoryChange>& changes) {
   PlotOutcome outcome;
   std::string gnuplot;
   try {
@@ -67,6 +69,15 @@ PlotOutcome draw_history_plots(const History& history, const std::vector<std::st
       // A lone point still gets a visible x range.
       if (shown == 1) script << "set xrange [0:2]\n";
       else script << "set autoscale x\n";
+      // A dashed line before the first point after each change point.
+      script << "unset arrow\n";
+      for (const auto& c : changes) {
+        if (c.scenario != name) continue;
+        for (std::size_t i = first; i < entries.size(); ++i)
+          if (entries[i] == c.first_after)
+            script << "set arrow from " << (i - first + 0.5) << ", graph 0 to " << (i - first + 0.5)
+                   << ", graph 1 nohead dt 2 lc rgb '#d62728'\n";
+      }
       script << "plot " << gnuplot_quoted(data)
              << " using 1:3:4 with filledcurves lc rgb '#6baed6' title '95% interval', '' using 1:2:5 with "
                 "linespoints lc variable pt 7 ps 0.5 title 'overhead (colour: machine)'\n";

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "heapline_bench/history.h"
+#include "heapline_bench/verdict.h"
 
 namespace heapline::bench {
 
@@ -13,9 +14,11 @@ struct PlotOutcome {
 };
 
 // Writes <scenario>.dat and <scenario>.svg into plot_dir for each scenario,
-// the last `max_points` points of each. Without gnuplot, or when it fails,
+// the last `max_points` points of each, with a dashed line at each change
+// point. Without gnuplot, or when it fails,
 // returns no plot and a note that says why; never throws for that.
 PlotOutcome draw_history_plots(const History& history, const std::vector<std::string>& scenarios,
-                               const std::string& plot_dir, int max_points);
+                               const std::string& plot_dir, int max_points,
+                               const std::vector<HistoryChange>& changes);
 
 }  // namespace heapline::bench

@@ -71,12 +71,18 @@ std::string Store::points_path() const { return directory_ + "/points.jsonl"; }
 void Store::append(const Point& point) const { append(std::vector<Point>{point}); }
 
 void Store::append(const std::vector<Point>& points) const {
+  std::string lines;
+  for (const auto& point : points) lines += to_json(point).dump() + "\n";
+  append_lines(points_path(), lines);
+}
+
+std::string Store::calibration_path() const { return directory_ + "/calibration.jsonl"; }
+
+void Store::append_lines(const std::string& path, std::string lines) const {
   std::error_code ec;
   std::filesystem::create_directories(directory_, ec);
   if (ec) throw std::runtime_error("cannot create the store directory " + directory_ + ": " + ec.message());
-  std::string lines;
-  for (const auto& point : points) lines += to_json(point).dump() + "\n";
-  LockedAppendFile file(points_path());
+  LockedAppendFile file(path);
   // Never glue a point to a torn line: start a new one, and leave the torn
   // line as it is for readers to report.
   if (file.ends_mid_line()) lines.insert(lines.begin(), '\n');

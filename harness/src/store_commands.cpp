@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "commands.h"
+#include "heapline_bench/calibration.h"
 #include "heapline_bench/catalogue.h"
 #include "heapline_bench/compare.h"
 #include "heapline_bench/history.h"
@@ -63,6 +64,9 @@ int run_render(const RenderCommandOptions& options) {
   render.store_label = store.points_path();
   render.table_commits = options.rows;
   render.draw_plots = options.plots;
+  render.rule.scenarios = static_cast<int>(catalogue.scenarios.size());
+  std::vector<std::string> calibration_problems;
+  render.calibrations = read_calibrations(store.calibration_path(), calibration_problems);
   const RenderResult result = render_history(history, catalogue, render);
   render_release_comparison(comparison_json_path("", options.where), render.out_dir);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -193,7 +193,7 @@ std::vector<ChangePoint> change_points(std::span<const double> series, const Cha
 }
 
 std::vector<HistoryChange> history_change_points(const History& history, const std::vector<std::string>& scenarios,
-                                                 const ChangePointOptions& options) {
+                                                 const ChangePointOptions& options, std::size_t recent) {
   // One series per scenario, machine and timing method, in history order.
   std::map<std::tuple<std::string, std::string, std::string>, std::vector<const HistoryEntry*>> series;
   for (const auto& e : history.entries) series[{e.scenario, e.fingerprint, e.timing}].push_back(&e);
@@ -201,10 +201,11 @@ std::vector<HistoryChange> history_change_points(const History& history, const s
   for (const auto& scenario : scenarios) {
     for (const auto& [key, entries] : series) {
       if (std::get<0>(key) != scenario) continue;
+      const std::size_t first = entries.size() > recent ? entries.size() - recent : 0;
       std::vector<double> values;
-      for (const auto* e : entries) values.push_back(e->overhead);
+      for (std::size_t i = first; i < entries.size(); ++i) values.push_back(entries[i]->overhead);
       for (const auto& c : change_points(values, options))
-        changes.push_back({scenario, std::get<1>(key), entries[c.index - 1], entries[c.index], c});
+        changes.push_back({scenario, std::get<1>(key), entries[first + c.index - 1], entries[first + c.index], c});
     }
   }
   return changes;

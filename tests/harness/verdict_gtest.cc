@@ -1,6 +1,7 @@
 // Verdicts and change points on synthetic histories: deterministic noise from
 // a seeded generator, so every run of these tests sees the same numbers.
 #include "heapline_bench/verdict.h"
+#include "heapline_bench/calibration.h"
 
 #include <gtest/gtest.h>
 
@@ -265,6 +266,24 @@ TEST(ChangePoints, HistoryChangesNameTheCommitsAroundTheStep) {
   EXPECT_EQ(changes[0].fingerprint, "machine-a");
   EXPECT_EQ(changes[0].last_before->commit, "commit19");
   EXPECT_EQ(changes[0].first_after->commit, "commit20");
+}
+
+}  // namespace
+}  // namespace heapline::bench
+
+namespace heapline::bench {
+namespace {
+
+TEST(Calibration, NoiseIsTheLargerRobustSpreadAndSetsTheThresholds) {
+  const VerdictRule rule;
+  auto c = summarise_calibration("churn-4t", {0.00, 0.01, -0.01, 0.02, -0.02}, {0.05, 0.06, 0.04, 0.05, 0.05}, rule);
+  EXPECT_NEAR(c.sigma, 1.4826 * 0.01, 1e-12) << "A/A spread 0.01 (MAD) beats repeat spread 0";
+  const double spread = c.sigma * std::sqrt(1 + std::numbers::pi / (2 * rule.window));
+  EXPECT_NEAR(c.threshold, std::max(0.02, rule.quantile(rule.window) * spread), 1e-12);
+  EXPECT_NEAR(c.detectable, c.threshold + normal_quantile(0.8) * spread, 1e-12);
+  auto quiet = summarise_calibration("python", {0, 0, 0}, {0.01, 0.01, 0.01}, rule);
+  EXPECT_DOUBLE_EQ(quiet.sigma, rule.noise_floor);
+  EXPECT_DOUBLE_EQ(quiet.threshold, rule.min_effect);
 }
 
 }  // namespace

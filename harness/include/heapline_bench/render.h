@@ -8,6 +8,7 @@
 
 #include "heapline_bench/catalogue.h"
 #include "heapline_bench/history.h"
+#include "heapline_bench/verdict.h"
 
 namespace heapline::bench {
 
@@ -17,6 +18,8 @@ struct RenderOptions {
   int table_commits = 25;      // rows of the table
   int plot_points = 500;       // the most recent points of each scenario in its plot
   bool draw_plots = true;
+  VerdictRule rule;            // for the verdict marks of the table
+  std::vector<NoiseCalibration> calibrations;
 };
 
 // One row of the table: a measured commit and its newest point per scenario.
@@ -33,7 +36,7 @@ std::vector<HistoryRow> history_rows(const History& history, const std::vector<s
 
 // The Markdown of the page (without writing anything).
 std::string history_page_markdown(const History& history, const Catalogue& catalogue, const RenderOptions& options,
-                                  const std::string& plot_note);
+                                  const std::string& plot_note, const std::vector<HistoryChange>& changes = {});
 
 // The scenario table of the docs, from the catalogue.
 std::string scenarios_markdown(const Catalogue& catalogue);

@@ -37,6 +37,11 @@ class Store {
   void append(const Point& point) const;
   void append(const std::vector<Point>& points) const;
 
+  // Noise calibrations (`calibrate`) live beside the points, with the same
+  // append rules: one JSON object per line.
+  std::string calibration_path() const;
+  void append_lines(const std::string& path, std::string lines) const;
+
   // Reads every line. Malformed lines (and a torn last line) are reported in
   // `problems`, never dropped silently; a missing file is an empty store.
   StoreContents read() const;

@@ -113,7 +113,9 @@ struct HistoryChange {
   const HistoryEntry* first_after = nullptr;
   ChangePoint change;
 };
+// Only the last `recent` points of each series are searched: the cost grows
+// with the series, and the page shows the recent history.
 std::vector<HistoryChange> history_change_points(const History& history, const std::vector<std::string>& scenarios,
-                                                 const ChangePointOptions& options = {});
+                                                 const ChangePointOptions& options = {}, std::size_t recent = 500);
 
 }  // namespace heapline::bench
