@@ -84,10 +84,23 @@ void BM_Accounted(benchmark::State& state) { churn<true>(state, 16, 4096); }
 void BM_ForwardOnlyLarge(benchmark::State& state) { churn<false>(state, 65536, 1 << 20); }
 void BM_AccountedLarge(benchmark::State& state) { churn<true>(state, 65536, 1 << 20); }
 
+// The slow path alone: every call crosses the 16 KiB threshold and
+// publishes (shared counter, peak, clock read, sample check). Multiply by
+// the publishes per call of a run (the report's publishes / calls) for its
+// share of the overhead.
+void BM_PublishEveryCall(benchmark::State& state) {
+  for (auto _ : state) {
+    accounting::record(20000, accounting::kAllocCall);
+    accounting::record(-20000, accounting::kFreeCall);
+  }
+  state.SetItemsProcessed(2 * state.iterations());
+}
+
 BENCHMARK(BM_ForwardOnly)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();
 BENCHMARK(BM_Accounted)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();
 BENCHMARK(BM_ForwardOnlyLarge)->Threads(1)->Threads(4)->UseRealTime();
 BENCHMARK(BM_AccountedLarge)->Threads(1)->Threads(4)->UseRealTime();
+BENCHMARK(BM_PublishEveryCall)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();
 
 }  // namespace
 
