@@ -33,7 +33,8 @@
 namespace heapline::accounting {
 
 constinit Policy g_policy;
-__thread Slot* t_slot __attribute__((tls_model("initial-exec"))) = nullptr;
+constinit Slot g_no_slot{0, 0};  // span 0: every call takes the slow path
+__thread Slot* t_slot __attribute__((tls_model("initial-exec"))) = &g_no_slot;
 
 namespace {
 
@@ -165,11 +166,11 @@ void publish_exactly(std::int64_t bytes, CallKind kind) {
 // pthread key destructor: runs at the exit of every thread that registered.
 void flush_exiting_thread(void* value) {
   Slot* slot = static_cast<Slot*>(value);
-  if (slot == nullptr || slot != t_slot) return;
+  if (slot == nullptr || slot != t_slot || slot == &g_no_slot) return;
   int saved_errno = errno;
   // Any call after this point (later key destructors, libc's own thread
   // teardown) publishes exactly instead of touching a released slot.
-  t_slot = nullptr;
+  t_slot = &g_no_slot;
   t_mode = kExited;
   for (unsigned kind = 0; kind < kCallKinds; ++kind) {
     g_process.folded_calls[kind].fetch_add(slot->calls[kind].load(std::memory_order_relaxed),
@@ -199,6 +200,8 @@ Slot* claim_slot() {
     if (slot.in_use.load(std::memory_order_relaxed) == 0 &&
         slot.in_use.compare_exchange_strong(free_mark, 1, std::memory_order_acquire)) {
       hint.store(index + 1, std::memory_order_relaxed);
+      slot.pending.store(0, std::memory_order_relaxed);
+      slot.set_threshold(g_policy.threshold.load(std::memory_order_relaxed));
       std::uint32_t now_registered = g_process.registered.fetch_add(1, std::memory_order_relaxed) + 1;
       std::uint32_t most = g_process.max_registered.load(std::memory_order_relaxed);
       while (now_registered > most &&
@@ -254,7 +257,7 @@ void after_fork_in_child() {
     slot.publishes.store(0, std::memory_order_relaxed);
     for (auto& calls : slot.calls) calls.store(0, std::memory_order_relaxed);
   }
-  std::uint32_t registered = t_slot != nullptr ? 1 : 0;
+  std::uint32_t registered = t_slot != &g_no_slot ? 1 : 0;
   g_process.registered.store(registered, std::memory_order_relaxed);
   g_process.max_registered.store(registered, std::memory_order_relaxed);
   for (auto& calls : g_process.folded_calls) calls.store(0, std::memory_order_relaxed);
@@ -266,6 +269,7 @@ void after_fork_in_child() {
   std::int64_t threshold = threshold_for(inherited);
   g_policy.threshold.store(threshold, std::memory_order_relaxed);
   g_process.max_threshold.store(threshold, std::memory_order_relaxed);
+  if (t_slot != &g_no_slot) t_slot->set_threshold(threshold);
   std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
   g_process.start_mono_ns.store(now, std::memory_order_relaxed);
   g_process.start_unix_ns = clock_ns(CLOCK_REALTIME);
@@ -413,8 +417,8 @@ __attribute__((destructor)) void write_report_at_exit() {
   errno = saved_errno;
 }
 
-}  // namespace
-
+// The first call of a thread registers it; calls of threads without a slot
+// publish exactly.
 void unregistered_change(std::int64_t bytes, CallKind kind) {
   if (t_mode == kUnregistered) {
     t_mode = kRegistering;
@@ -439,10 +443,17 @@ void unregistered_change(std::int64_t bytes, CallKind kind) {
   publish_exactly(bytes, kind);
 }
 
-void publish(Slot* slot, std::int64_t delta) {
+}  // namespace
+
+void publish(Slot* slot, std::int64_t delta, CallKind kind) {
+  if (slot == &g_no_slot) {
+    unregistered_change(delta, kind);  // g_no_slot's pending stays 0: delta is this call's bytes
+    return;
+  }
   slot->pending.store(0, std::memory_order_relaxed);
   slot->publishes.store(slot->publishes.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   publish_value(delta);
+  slot->set_threshold(g_policy.threshold.load(std::memory_order_relaxed));
 }
 
 }  // namespace heapline::accounting

@@ -23,44 +23,72 @@ namespace heapline::accounting {
 
 enum CallKind : unsigned { kAllocCall = 0, kFreeCall = 1, kReallocCall = 2, kCallKinds = 3 };
 
-// One thread's share of the accounting. Only its owner writes `pending` and
-// `calls` (relaxed stores compile to plain movs on x86); other threads read
-// them only to sum the exact figures at exit and at fork. 128-byte aligned
-// so neighbouring slots never share a line or an adjacent-line prefetch pair.
+// One thread's share of the accounting. Only its owner writes `pending`,
+// `calls` and its copy of the threshold (relaxed stores compile to plain movs
+// on x86); other threads read them only to sum the exact figures at exit and
+// at fork. 128-byte aligned so neighbouring slots never share a line or an
+// adjacent-line prefetch pair.
+//
+// The threshold test |pending| >= threshold is done as one unsigned compare:
+// (uint64)(pending + bias) >= span, with bias = threshold - 1 and
+// span = 2 × threshold - 1. The owner refreshes its copy from the global
+// policy each time it publishes; a stale copy is still a threshold that was
+// in force, so the precision bound (built on the largest threshold ever used)
+// holds.
 struct alignas(128) Slot {
   std::atomic<std::int64_t> pending{0};
+  std::atomic<std::int64_t> bias{16 * 1024 - 1};
+  std::atomic<std::uint64_t> span{2 * 16 * 1024 - 1};
   std::atomic<std::uint64_t> calls[kCallKinds] = {};
   std::atomic<std::uint64_t> publishes{0};
   std::atomic<std::uint32_t> in_use{0};
+
+  constexpr Slot() = default;
+  constexpr Slot(std::int64_t bias_value, std::uint64_t span_value) : bias(bias_value), span(span_value) {}
+  // The threshold test's constants for `threshold` (see above).
+  void set_threshold(std::int64_t threshold) {
+    bias.store(threshold - 1, std::memory_order_relaxed);
+    span.store(static_cast<std::uint64_t>(2 * threshold - 1), std::memory_order_relaxed);
+  }
 };
 
-// Read on every call, written only when the threshold actually changes.
+// The global threshold: computed at publish time, copied into slots.
 struct alignas(128) Policy {
   std::atomic<std::int64_t> threshold{16 * 1024};
 };
 
 extern Policy g_policy;
+// The slot of every thread that has none (not registered yet, registry full,
+// exiting): its span of 0 sends every call to the slow path, so the hot path
+// needs no null check.
+extern Slot g_no_slot;
 // __thread rather than thread_local: a plain pointer needs no C++ TLS init
 // wrapper, so each access is one %fs-relative load.
 extern __thread Slot* t_slot __attribute__((tls_model("initial-exec")));
 
-// Out of line: the first call of a thread (registration, lazy process init),
-// calls from threads without a slot (published exactly), and publishing.
-[[gnu::noinline, gnu::cold]] void unregistered_change(std::int64_t bytes, CallKind kind);
-[[gnu::noinline]] void publish(Slot* slot, std::int64_t delta);
+// Out of line: publishing, and for g_no_slot the first call of a thread
+// (registration, lazy process init) or an exact publish.
+[[gnu::noinline]] void publish(Slot* slot, std::int64_t delta, CallKind kind);
+
+// Counts a call in the owner's slot. On x86-64 one unlocked `incq`: a single
+// aligned 8-byte store, so a reader never sees a torn value, and one
+// instruction instead of the load/add/store a relaxed atomic compiles to.
+inline void count_call(std::atomic<std::uint64_t>& counter) {
+#if defined(__x86_64__)
+  asm volatile("incq %0" : "+m"(*reinterpret_cast<std::uint64_t*>(&counter)));
+#else
+  counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+#endif
+}
 
 inline void record(std::int64_t bytes, CallKind kind) {
   Slot* slot = t_slot;
-  if (__builtin_expect(slot == nullptr, 0)) {
-    unregistered_change(bytes, kind);
-    return;
-  }
-  slot->calls[kind].store(slot->calls[kind].load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  count_call(slot->calls[kind]);
   const std::int64_t delta = slot->pending.load(std::memory_order_relaxed) + bytes;
-  const std::int64_t threshold = g_policy.threshold.load(std::memory_order_relaxed);
-  const std::int64_t magnitude = delta < 0 ? -delta : delta;
-  if (__builtin_expect(magnitude >= threshold, 0)) {
-    publish(slot, delta);
+  const std::uint64_t biased =
+      static_cast<std::uint64_t>(delta + slot->bias.load(std::memory_order_relaxed));
+  if (__builtin_expect(biased >= slot->span.load(std::memory_order_relaxed), 0)) {
+    publish(slot, delta, kind);
   } else {
     slot->pending.store(delta, std::memory_order_relaxed);
   }
