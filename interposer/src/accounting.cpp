@@ -5,8 +5,9 @@
 //     published live + the sum of every registered thread's pending delta
 // (a thread without a slot publishes every change, so it has nothing
 // pending; a thread that exits publishes its delta first). After each call a
-// thread's |pending| is below the threshold in force at that moment, and the
-// threshold in force is never above the largest threshold ever used. At most
+// thread's |pending| is below its slot's copy of the threshold, and that copy
+// is a value the global threshold once had, so never above the largest
+// threshold ever used (max_threshold). At most
 // max_threads threads are registered at once, hence at any moment
 //     |published live − true live| < max_threads × max_threshold
 // which is the bound_bytes written to the output. The published peak is the
