@@ -14,6 +14,20 @@
 // largest published live value, so it is within the same bound of the true
 // peak; final_bytes is exact (published live plus every pending delta), and
 // the peak is raised to it if needed.
+//
+// Peaks. g_published.peak is the run's peak (the report's peak_bytes);
+// phase_peak is the same figure but reset by heapline_reset_peak(). Both are
+// raised to every exact live value anyone computes (the API reads and the
+// exit), so a reported peak is never below a value that was seen, even when
+// the batched publishing had not yet carried threads' pending bytes.
+//
+// The live file (live_file.h). The timeline's samples, the latest figures and
+// the markers are written into a file-backed shared mapping created during
+// the lazy init, so a killed process leaves its heap line on disk. Only the
+// sampling slow path writes there (under g_sampling.busy), plus the marker
+// API (lock-free: a claimed index, then a ready flag). When the file cannot
+// be created, the same layout lives in static memory (g_static_region) and
+// one line on stderr says so.
 #include "accounting.h"
 
 #include <errno.h>
@@ -21,12 +35,14 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cstdint>
 
 #include "config.h"
+#include "live_file.h"
 #include "output.h"
 #include "text.h"
 #include "timeline.h"
@@ -56,6 +72,7 @@ constinit Slot g_slots[kSlotCount];
 struct alignas(128) Published {
   std::atomic<std::int64_t> live{0};
   std::atomic<std::int64_t> peak{0};
+  std::atomic<std::int64_t> phase_peak{0};
   std::atomic<std::int64_t> interval_max{0};
   std::atomic<std::uint64_t> peak_time_ns{0};
 };
@@ -75,6 +92,7 @@ struct alignas(128) Process {
   std::atomic<int> init_state{kNotStarted};
   std::atomic<std::uint32_t> registered{0};
   std::atomic<std::uint32_t> max_registered{0};
+  std::atomic<std::uint32_t> slots_used{0};  // slots [0, slots_used) were ever claimed
   std::atomic<std::int64_t> max_threshold{16 * 1024};
   // Calls and publishes of threads that exited, or never had a slot.
   std::atomic<std::uint64_t> folded_calls[kCallKinds] = {};
@@ -87,12 +105,20 @@ struct alignas(128) Process {
   pthread_key_t exit_key{};
   Config config;
   char base_dir[kMaxPath] = {};
+  char live_path[kMaxPath] = {};  // empty: no live file (static fallback)
 };
 // constinit: the first allocation (and so the lazy init) can come before
 // this library's constructors run; a dynamically initialised global would be
 // reset after it had been set up.
 constinit Process g_process;
-constinit Timeline g_timeline;
+constinit LiveRegion g_static_region;
+LiveRegion* g_region = &g_static_region;
+constinit Timeline g_timeline{&g_static_region.timeline};
+
+// Messages and the exit path keep their buffers in static memory: exit() may
+// run on a thread with a small stack, and only one thread ever gets that far
+// (g_process.finished); init and fork are single-threaded.
+char g_line[kMaxPath + 256];
 
 std::uint64_t clock_ns(clockid_t clock) {
   timespec now;
@@ -115,6 +141,14 @@ void raise_to(std::atomic<std::int64_t>& target, std::int64_t value, bool* raise
   }
 }
 
+// A live value that was seen: neither peak may stay below it.
+void raise_peaks(std::int64_t live, std::uint64_t now) {
+  bool new_peak = false;
+  raise_to(g_published.peak, live, &new_peak);
+  if (new_peak) g_published.peak_time_ns.store(since_start(now), std::memory_order_relaxed);
+  raise_to(g_published.phase_peak, live);
+}
+
 // max(min_bytes, live / divisor), rounded down to a power of two so that it
 // changes only when the heap doubles or halves: the policy line stays
 // read-mostly even while live moves on every publish.
@@ -127,17 +161,56 @@ std::int64_t threshold_for(std::int64_t live) {
   return static_cast<std::int64_t>(threshold);
 }
 
-// Takes a sample unless another thread is taking one: never waits.
-void try_sample(std::uint64_t now) {
+// The figures of the latest sample into the live file's header, under its
+// seqlock. Called with g_sampling.busy held: one writer at a time.
+void publish_figures(std::uint64_t t_ns, std::int64_t live) {
+  LiveHeader& h = g_region->header;
+  std::uint64_t calls[kCallKinds];
+  for (unsigned kind = 0; kind < kCallKinds; ++kind) {
+    calls[kind] = g_process.folded_calls[kind].load(std::memory_order_relaxed);
+  }
+  std::uint64_t publishes = g_process.folded_publishes.load(std::memory_order_relaxed);
+  const std::uint32_t used = g_process.slots_used.load(std::memory_order_relaxed);
+  for (std::uint32_t i = 0; i < used && i < kSlotCount; ++i) {
+    const Slot& slot = g_slots[i];
+    if (slot.in_use.load(std::memory_order_relaxed) == 0) continue;
+    publishes += slot.publishes.load(std::memory_order_relaxed);
+    for (unsigned kind = 0; kind < kCallKinds; ++kind) calls[kind] += slot.calls[kind].load(std::memory_order_relaxed);
+  }
+  const std::uint64_t seq = h.seq.load(std::memory_order_relaxed);
+  h.seq.store(seq + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  h.live.store(live, std::memory_order_relaxed);
+  h.peak.store(g_published.peak.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  h.peak_time_ns.store(g_published.peak_time_ns.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  h.last_sample_ns.store(t_ns, std::memory_order_relaxed);
+  h.max_threads.store(g_process.max_registered.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  h.max_threshold_bytes.store(static_cast<std::uint64_t>(g_process.max_threshold.load(std::memory_order_relaxed)),
+                              std::memory_order_relaxed);
+  for (unsigned kind = 0; kind < kCallKinds; ++kind) h.calls[kind].store(calls[kind], std::memory_order_relaxed);
+  h.publishes.store(publishes, std::memory_order_relaxed);
+  h.seq.store(seq + 2, std::memory_order_release);
+}
+
+// Appends a sample of `live` (with the interval's maximum) at `now`. Called
+// with g_sampling.busy held.
+void take_sample(std::uint64_t now, std::int64_t live) {
+  // A concurrent publish lands either in this sample's maximum or in the
+  // next one's: never in neither.
+  std::int64_t max_live = g_published.interval_max.exchange(live, std::memory_order_relaxed);
+  if (max_live < live) max_live = live;
+  const std::uint64_t t_ns = since_start(now);
+  g_timeline.append(Sample{t_ns, live, max_live});
+  g_sampling.next_sample_ns.store(now + g_timeline.interval_ns(), std::memory_order_relaxed);
+  publish_figures(t_ns, live);
+}
+
+// Takes a sample unless another thread is taking one: never waits. `force`
+// samples even before the interval has passed (a marker).
+void try_sample(std::uint64_t now, bool force = false) {
   if (g_sampling.busy.exchange(true, std::memory_order_acquire)) return;
-  if (now >= g_sampling.next_sample_ns.load(std::memory_order_relaxed)) {
-    std::int64_t live = g_published.live.load(std::memory_order_relaxed);
-    // A concurrent publish lands either in this sample's maximum or in the
-    // next one's: never in neither.
-    std::int64_t max_live = g_published.interval_max.exchange(live, std::memory_order_relaxed);
-    if (max_live < live) max_live = live;
-    g_timeline.append(Sample{since_start(now), live, max_live});
-    g_sampling.next_sample_ns.store(now + g_timeline.interval_ns(), std::memory_order_relaxed);
+  if (force || now >= g_sampling.next_sample_ns.load(std::memory_order_relaxed)) {
+    take_sample(now, g_published.live.load(std::memory_order_relaxed));
   }
   g_sampling.busy.store(false, std::memory_order_release);
 }
@@ -145,9 +218,7 @@ void try_sample(std::uint64_t now) {
 void publish_value(std::int64_t delta) {
   const std::int64_t live = g_published.live.fetch_add(delta, std::memory_order_relaxed) + delta;
   const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
-  bool new_peak = false;
-  raise_to(g_published.peak, live, &new_peak);
-  if (new_peak) g_published.peak_time_ns.store(since_start(now), std::memory_order_relaxed);
+  raise_peaks(live, now);
   raise_to(g_published.interval_max, live);
   const std::int64_t threshold = threshold_for(live);
   if (threshold != g_policy.threshold.load(std::memory_order_relaxed)) {
@@ -201,6 +272,10 @@ Slot* claim_slot() {
     if (slot.in_use.load(std::memory_order_relaxed) == 0 &&
         slot.in_use.compare_exchange_strong(free_mark, 1, std::memory_order_acquire)) {
       hint.store(index + 1, std::memory_order_relaxed);
+      std::uint32_t used = g_process.slots_used.load(std::memory_order_relaxed);
+      while (index + 1 > used && !g_process.slots_used.compare_exchange_weak(used, static_cast<std::uint32_t>(index + 1),
+                                                                           std::memory_order_relaxed)) {
+      }
       slot.pending.store(0, std::memory_order_relaxed);
       slot.set_threshold(g_policy.threshold.load(std::memory_order_relaxed));
       std::uint32_t now_registered = g_process.registered.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -215,6 +290,80 @@ Slot* claim_slot() {
 }
 
 void after_fork_in_child();
+
+void copy_text(char* out, std::size_t capacity, const char* text) {
+  std::size_t i = 0;
+  for (; text != nullptr && text[i] != 0 && i + 1 < capacity; ++i) out[i] = text[i];
+  out[i] = 0;
+}
+
+// Whether this process's report keeps the plain name (see output.h).
+bool is_root_process() {
+  const int pid = getpid();
+  return !g_process.fork_child && (g_process.root_pid == 0 || g_process.root_pid == pid);
+}
+
+// Creates this process's live file (at init, and in a fork child, whose
+// inherited mapping is its parent's file) and writes its identity. Falls
+// back to g_static_region, with one line on stderr, when the file cannot be
+// made. Makes no allocation: runs inside the first malloc call.
+void open_live_file() {
+  if (g_region != &g_static_region) release_live_region(g_region);  // a fork child: the parent's file
+  g_region = &g_static_region;
+  char* path = g_process.live_path;
+  path[0] = 0;
+  const Config& config = g_process.config;
+  if (!config.output_off) {
+    const int pid = getpid();
+    if (format_output_path(config.out_template, g_process.base_dir, pid, program_invocation_short_name,
+                           !is_root_process(), path, kMaxPath - 8)) {
+      std::size_t length = strlen(path);
+      memcpy(path + length, ".live", 6);
+      LiveRegion* mapped = create_live_region(path);
+      if (mapped != nullptr) {
+        g_region = mapped;
+      } else {
+        char* line = g_line;
+        TextSink text(line, sizeof g_line);
+        text.append("heapline: cannot create ");
+        text.append(path);
+        text.append(": ");
+        const char* reason = strerrordesc_np(errno);
+        text.append(reason != nullptr ? reason : "unknown error");
+        text.append("; the heap line is kept in memory only (lost if the process is killed)\n");
+        write_stderr(line, text.size());
+        path[0] = 0;
+      }
+    } else {
+      path[0] = 0;
+    }
+  }
+  LiveRegion& region = *g_region;
+  LiveHeader& h = region.header;
+  h.magic.store(0, std::memory_order_relaxed);
+  h.version = kLiveVersion;
+  h.header_bytes = sizeof(LiveHeader);
+  h.marker_capacity = kLiveMarkerCapacity;
+  h.sample_capacity = Timeline::kCapacity;
+  h.file_bytes = sizeof(LiveRegion);
+  h.pid = getpid();
+  h.ppid = getppid();
+  h.start_unix_ns = g_process.start_unix_ns;
+  h.exact = config.precision.exact ? 1 : 0;
+  h.min_threshold_bytes = config.precision.exact ? 1 : config.precision.min_bytes;
+  h.divisor = config.precision.exact ? 0 : config.precision.divisor;
+  const NextAllocator& next = next_allocator();
+  copy_text(h.allocator, sizeof h.allocator, next.name);
+  copy_text(h.size_basis, sizeof h.size_basis, next.size_basis);
+  ssize_t exe_length = readlink("/proc/self/exe", h.exe, sizeof h.exe - 1);
+  h.exe[exe_length > 0 ? exe_length : 0] = 0;
+  h.seq.store(0, std::memory_order_relaxed);
+  h.state.store(kLiveRunning, std::memory_order_relaxed);
+  h.markers_claimed.store(0, std::memory_order_relaxed);
+  for (LiveMarker& marker : region.markers) marker.ready.store(0, std::memory_order_relaxed);
+  g_timeline.attach(&region.timeline);
+  h.magic.store(kLiveMagic, std::memory_order_release);  // identity complete
+}
 
 // Runs once per process, inside its first allocation call (nested calls made
 // from here publish exactly). Returns false when another thread is doing it.
@@ -237,10 +386,17 @@ bool ensure_process_init() {
   g_process.max_threshold.store(threshold, std::memory_order_relaxed);
   pthread_key_create(&g_process.exit_key, flush_exiting_thread);
   pthread_atfork(nullptr, nullptr, after_fork_in_child);
-  std::int64_t live = g_published.live.load(std::memory_order_relaxed);
+  // Threads without a slot publish (and may sample) while this runs: keep
+  // them out of the timeline until it has moved to the live file.
+  bool locked = false;
+  for (int attempt = 0; attempt < 1000 && !locked; ++attempt) {
+    locked = !g_sampling.busy.exchange(true, std::memory_order_acquire);
+    if (!locked) sched_yield();
+  }
+  open_live_file();
   g_timeline.reset(g_process.config.interval_ns);
-  g_timeline.append(Sample{0, live, live});
-  g_sampling.next_sample_ns.store(now + g_timeline.interval_ns(), std::memory_order_relaxed);
+  take_sample(now, g_published.live.load(std::memory_order_relaxed));
+  if (locked) g_sampling.busy.store(false, std::memory_order_release);
   g_process.init_state.store(kDone, std::memory_order_release);
   errno = saved_errno;
   return true;
@@ -265,6 +421,7 @@ void after_fork_in_child() {
   g_process.folded_publishes.store(0, std::memory_order_relaxed);
   g_published.live.store(inherited, std::memory_order_relaxed);
   g_published.peak.store(inherited, std::memory_order_relaxed);
+  g_published.phase_peak.store(inherited, std::memory_order_relaxed);
   g_published.interval_max.store(inherited, std::memory_order_relaxed);
   g_published.peak_time_ns.store(0, std::memory_order_relaxed);
   std::int64_t threshold = threshold_for(inherited);
@@ -276,16 +433,12 @@ void after_fork_in_child() {
   g_process.start_unix_ns = clock_ns(CLOCK_REALTIME);
   g_process.fork_child = true;
   g_process.finished.store(false, std::memory_order_relaxed);
-  g_timeline.reset(g_process.config.interval_ns);
-  g_timeline.append(Sample{0, inherited, inherited});
-  g_sampling.next_sample_ns.store(now + g_timeline.interval_ns(), std::memory_order_relaxed);
   g_sampling.busy.store(false, std::memory_order_relaxed);  // a parent thread may have held it
+  open_live_file();
+  g_timeline.reset(g_process.config.interval_ns);
+  take_sample(now, inherited);
 }
 
-// The exit path keeps its buffers in static memory: exit() may run on a
-// thread with a small stack, and only one thread ever gets this far
-// (g_process.finished).
-char g_line[kMaxPath + 256];
 char g_exe[kMaxPath];
 char g_path[kMaxPath];
 
@@ -344,9 +497,7 @@ __attribute__((destructor)) void write_report_at_exit() {
     for (unsigned kind = 0; kind < kCallKinds; ++kind) calls[kind] += slot.calls[kind].load(std::memory_order_relaxed);
   }
   const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
-  bool new_peak = false;
-  raise_to(g_published.peak, final_bytes, &new_peak);
-  if (new_peak) g_published.peak_time_ns.store(since_start(now), std::memory_order_relaxed);
+  raise_peaks(final_bytes, now);
 
   // The final sample. Another thread may be appending one right now (exit()
   // does not stop threads); wait for it a little, never forever.
@@ -355,9 +506,8 @@ __attribute__((destructor)) void write_report_at_exit() {
     locked = !g_sampling.busy.exchange(true, std::memory_order_acquire);
     if (!locked) sched_yield();
   }
-  std::int64_t final_max = g_published.interval_max.exchange(final_bytes, std::memory_order_relaxed);
-  if (final_max < final_bytes) final_max = final_bytes;
-  if (locked) g_timeline.append(Sample{since_start(now), final_bytes, final_max});
+  if (locked) take_sample(now, final_bytes);
+  g_region->header.state.store(kLiveExited, std::memory_order_release);
 
   const Config& config = g_process.config;
   const NextAllocator& next = next_allocator();
@@ -388,6 +538,9 @@ __attribute__((destructor)) void write_report_at_exit() {
   report.realloc_calls = calls[kReallocCall];
   report.publishes = publishes;
   report.interval_ns = g_timeline.interval_ns();
+  report.markers = g_region->markers;
+  report.marker_slots = g_region->header.markers_claimed.load(std::memory_order_acquire);
+  report.ended = "exit";
 
   char* path = g_path;
   const char* written_path = nullptr;
@@ -401,6 +554,9 @@ __attribute__((destructor)) void write_report_at_exit() {
       error = write_report_file(path, report, g_timeline, config.kill_writer);
     }
     written_path = path;
+    // The report is on disk: the live file has served its purpose. (Still
+    // mapped: later destructors may allocate and sample into it, harmlessly.)
+    if (error == 0 && g_process.live_path[0] != 0) unlink(g_process.live_path);
     if (error != 0) {
       char* line = g_line;
       TextSink text(line, sizeof g_line);
@@ -409,6 +565,10 @@ __attribute__((destructor)) void write_report_at_exit() {
       text.append(": ");
       const char* reason = strerrordesc_np(error);
       text.append(reason != nullptr ? reason : "unknown error");
+      if (g_process.live_path[0] != 0) {
+        text.append("; the heap line stays in ");
+        text.append(g_process.live_path);
+      }
       text.append('\n');
       write_stderr(line, text.size());
     }
@@ -444,7 +604,69 @@ void unregistered_change(std::int64_t bytes, CallKind kind) {
   publish_exactly(bytes, kind);
 }
 
+// Published live plus every registered thread's pending delta, the caller's
+// included. Exact when other threads are not allocating at this moment; a
+// concurrent publish can move bytes between the two parts while they are read.
+std::int64_t exact_live() {
+  std::int64_t live = g_published.live.load(std::memory_order_acquire);
+  const std::uint32_t used = g_process.slots_used.load(std::memory_order_acquire);
+  for (std::uint32_t i = 0; i < used && i < kSlotCount; ++i) {
+    const Slot& slot = g_slots[i];
+    if (slot.in_use.load(std::memory_order_acquire) != 0) live += slot.pending.load(std::memory_order_relaxed);
+  }
+  return live;
+}
+
+bool ready_for_api() { return g_process.init_state.load(std::memory_order_acquire) == kDone; }
+
 }  // namespace
+
+void api_mark(const char* name) {
+  if (!ready_for_api()) return;
+  int saved_errno = errno;
+  const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
+  LiveRegion& region = *g_region;
+  const std::uint32_t index = region.header.markers_claimed.fetch_add(1, std::memory_order_relaxed);
+  if (index < kLiveMarkerCapacity) {
+    LiveMarker& marker = region.markers[index];
+    marker.t_ns.store(since_start(now), std::memory_order_relaxed);
+    copy_text(marker.name, sizeof marker.name, name != nullptr ? name : "");
+    marker.ready.store(1, std::memory_order_release);
+  }
+  // The heap at the marker: publish the caller's pending bytes and sample now
+  // (unless another thread is sampling at this very moment).
+  Slot* slot = t_slot;
+  if (slot != &g_no_slot) {
+    std::int64_t pending = slot->pending.load(std::memory_order_relaxed);
+    if (pending != 0) {
+      slot->pending.store(0, std::memory_order_relaxed);
+      slot->publishes.store(slot->publishes.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      publish_value(pending);
+    }
+  }
+  try_sample(now, true);
+  errno = saved_errno;
+}
+
+std::int64_t api_live_bytes() {
+  if (!ready_for_api()) return 0;
+  const std::int64_t live = exact_live();
+  raise_peaks(live, clock_ns(CLOCK_MONOTONIC));
+  return live;
+}
+
+std::int64_t api_peak_bytes() {
+  if (!ready_for_api()) return 0;
+  raise_peaks(exact_live(), clock_ns(CLOCK_MONOTONIC));
+  return g_published.phase_peak.load(std::memory_order_relaxed);
+}
+
+void api_reset_peak() {
+  if (!ready_for_api()) return;
+  const std::int64_t live = exact_live();
+  g_published.phase_peak.store(live, std::memory_order_relaxed);
+  raise_peaks(live, clock_ns(CLOCK_MONOTONIC));  // the run's peak keeps every value seen
+}
 
 void publish(Slot* slot, std::int64_t delta, CallKind kind) {
   if (slot == &g_no_slot) {

@@ -107,6 +107,14 @@ inline void allocated(const NextAllocator& next, void* p) {
 
 inline void freed(std::size_t bytes) { record(-static_cast<std::int64_t>(bytes), kFreeCall); }
 
+// The public API (include/heapline.h, exported by public_api.cpp). Out of
+// line and off the hot path; each does nothing or returns 0 before the
+// process's lazy init.
+void api_mark(const char* name);
+std::int64_t api_live_bytes();
+std::int64_t api_peak_bytes();
+void api_reset_peak();
+
 inline void reallocated(std::size_t old_bytes, const NextAllocator& next, void* q) {
   record(static_cast<std::int64_t>(size_of(next, q)) - static_cast<std::int64_t>(old_bytes), kReallocCall);
 }

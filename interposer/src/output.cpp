@@ -116,7 +116,33 @@ void write_report_json(TextSink& sink, const Report& r, const Timeline& timeline
   sink.append_unsigned(r.publishes);
   sink.append(",\"interval_ns\":");
   sink.append_unsigned(r.interval_ns);
-  sink.append(",\n\"samples\":[");
+  sink.append(",\"ended\":");
+  sink.append_json_string(r.ended != nullptr ? r.ended : "exit");
+  if (r.ended != nullptr && std::strcmp(r.ended, "exit") != 0) {
+    sink.append(",\"last_sample_ns\":");
+    sink.append_unsigned(r.last_sample_ns);
+    if (r.signal > 0) {
+      sink.append(",\"signal\":");
+      sink.append_signed(r.signal);
+    }
+  }
+  sink.append(",\n\"markers\":[");
+  bool first_marker = true;
+  const std::uint32_t slots = r.marker_slots < kLiveMarkerCapacity ? r.marker_slots : kLiveMarkerCapacity;
+  for (std::uint32_t i = 0; r.markers != nullptr && i < slots; ++i) {
+    const LiveMarker& marker = r.markers[i];
+    if (marker.ready.load(std::memory_order_acquire) == 0) continue;
+    char name[kLiveMarkerNameBytes];
+    std::memcpy(name, marker.name, sizeof name);
+    name[sizeof name - 1] = 0;  // a file from a killed writer may lack the NUL
+    sink.append(first_marker ? "[" : ",[");
+    first_marker = false;
+    sink.append_unsigned(marker.t_ns.load(std::memory_order_relaxed));
+    sink.append(',');
+    sink.append_json_string(name);
+    sink.append(']');
+  }
+  sink.append("],\n\"samples\":[");
   for (std::size_t i = 0; i < timeline.size(); ++i) {
     const Sample& s = timeline[i];
     sink.append(i == 0 ? "\n[" : ",\n[");

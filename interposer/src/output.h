@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "config.h"
+#include "live_file.h"
 #include "text.h"
 #include "timeline.h"
 
@@ -35,6 +36,16 @@ struct Report {
   std::uint64_t realloc_calls;
   std::uint64_t publishes;
   std::uint64_t interval_ns;
+  // Markers: the first min(marker_slots, kLiveMarkerCapacity) of `markers`,
+  // those whose ready flag is set.
+  const LiveMarker* markers = nullptr;
+  std::uint32_t marker_slots = 0;
+  // "exit" (written by the process at exit) or "without-exit" (converted
+  // from the live file of a process that did not run its exit handlers);
+  // for the latter, the time of its last sample and, when known, the signal.
+  const char* ended = "exit";
+  std::uint64_t last_sample_ns = 0;
+  int signal = 0;
 };
 
 // Expands HEAPLINE_OUT: %p → pid, %e → exe_name, %% → %. A relative result is

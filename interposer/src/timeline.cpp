@@ -1,31 +1,97 @@
 #include "timeline.h"
 
+#include <sched.h>
+
 namespace heapline {
 
+void Timeline::reset(std::uint64_t interval_ns) {
+  storage_->count.store(0, std::memory_order_release);
+  storage_->interval_ns.store(interval_ns, std::memory_order_relaxed);
+  // A fresh storage (a fork child's new file, or the fallback) has no merge
+  // in progress; keep the sequence even.
+  std::uint64_t seq = storage_->merge_seq.load(std::memory_order_relaxed);
+  if (seq % 2 != 0) storage_->merge_seq.store(seq + 1, std::memory_order_release);
+}
+
 void Timeline::append(const Sample& sample) {
-  if (size_ == kCapacity) merge_pairs();
-  samples_[size_++] = sample;
+  std::uint64_t n = storage_->count.load(std::memory_order_relaxed);
+  if (n >= kCapacity) {
+    merge_pairs();
+    n = storage_->count.load(std::memory_order_relaxed);
+  }
+  storage_->samples[n] = sample;
+  storage_->count.store(n + 1, std::memory_order_release);  // publish after the sample is whole
 }
 
 void Timeline::merge_pairs() {
+  TimelineStorage& s = *storage_;
+  const std::size_t size = s.count.load(std::memory_order_relaxed);
+  const std::uint64_t seq = s.merge_seq.load(std::memory_order_relaxed);
+  s.merge_from.store(size, std::memory_order_relaxed);
+  s.merge_done.store(0, std::memory_order_relaxed);
+  s.merge_seq.store(seq + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
   std::size_t merged = 0;
-  for (std::size_t i = 0; i + 1 < size_; i += 2) {
-    const Sample& earlier = samples_[i];
-    const Sample& later = samples_[i + 1];
-    Sample combined = later;
+  for (std::size_t i = 0; i + 1 < size; i += 2) {
+    const Sample earlier = s.samples[i];
+    Sample combined = s.samples[i + 1];
     if (earlier.max_live > combined.max_live) combined.max_live = earlier.max_live;
-    samples_[merged++] = combined;
+    s.samples[merged++] = combined;
+    s.merge_done.store(merged, std::memory_order_release);
   }
-  if (size_ % 2 != 0) samples_[merged++] = samples_[size_ - 1];
+  if (size % 2 != 0) {
+    s.samples[merged++] = s.samples[size - 1];
+    s.merge_done.store(merged, std::memory_order_release);
+  }
   // Half as many samples now span the same time: sample half as often. An
   // interval of 0 ("sample at every publish") becomes the average spacing of
   // what is kept, so even that setting settles to a bounded rate.
-  if (interval_ns_ > 0) {
-    interval_ns_ *= 2;
+  std::uint64_t interval = s.interval_ns.load(std::memory_order_relaxed);
+  if (interval > 0) {
+    interval *= 2;
   } else if (merged > 1) {
-    interval_ns_ = (samples_[merged - 1].t_ns - samples_[0].t_ns) / (merged - 1);
+    interval = (s.samples[merged - 1].t_ns - s.samples[0].t_ns) / (merged - 1);
   }
-  size_ = merged;
+  s.interval_ns.store(interval, std::memory_order_relaxed);
+  s.count.store(merged, std::memory_order_relaxed);
+  s.merge_seq.store(seq + 2, std::memory_order_release);
+}
+
+namespace {
+
+std::size_t copy_samples(const TimelineStorage& s, Sample* out, std::size_t from, std::size_t to, std::size_t at) {
+  if (to > kTimelineCapacity) to = kTimelineCapacity;
+  for (std::size_t i = from; i < to; ++i) {
+    Sample sample = s.samples[i];
+    // Only a process killed while writing one sample can leave this.
+    if (sample.max_live < sample.live) sample.max_live = sample.live;
+    out[at++] = sample;
+  }
+  return at;
+}
+
+}  // namespace
+
+std::size_t read_timeline(const TimelineStorage& s, Sample* out, bool still_writing) {
+  for (int attempt = 0;; ++attempt) {
+    const std::uint64_t seq = s.merge_seq.load(std::memory_order_acquire);
+    if (seq % 2 != 0) {
+      if (still_writing && attempt < 10000) {
+        sched_yield();
+        continue;
+      }
+      // The writer died mid-merge (or never finishes): merged prefix, then
+      // the originals it had not reached.
+      std::size_t done = s.merge_done.load(std::memory_order_acquire);
+      std::size_t from = s.merge_from.load(std::memory_order_relaxed);
+      std::size_t n = copy_samples(s, out, 0, done, 0);
+      return copy_samples(s, out, 2 * done, from, n);
+    }
+    std::size_t count = s.count.load(std::memory_order_acquire);
+    std::size_t n = copy_samples(s, out, 0, count, 0);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (s.merge_seq.load(std::memory_order_relaxed) == seq || attempt >= 10000) return n;
+  }
 }
 
 }  // namespace heapline

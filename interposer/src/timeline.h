@@ -1,14 +1,27 @@
-// The heap line: a fixed number of samples in static memory, so a run of any
-// length costs the same memory. Each sample is [t_ns since start, live bytes,
-// the largest live value published since the previous sample]. When the
-// buffer is full, neighbouring samples merge pairwise (the later sample's time
-// and live value, the larger of the two maxima) and the sampling interval
-// doubles: resolution is lost, the true maximum never is.
+// The heap line: a fixed number of samples, so a run of any length costs the
+// same memory. Each sample is [t_ns since start, live bytes, the largest live
+// value published since the previous sample]. When the buffer is full,
+// neighbouring samples merge pairwise (the later sample's time and live
+// value, the larger of the two maxima) and the sampling interval doubles:
+// resolution is lost, the true maximum never is.
 //
-// Not thread-safe by itself: accounting.cpp lets one thread at a time in
+// The samples live in a TimelineStorage the caller provides: in libheapline.so
+// that is the file-backed shared mapping of live_file.h, read while it is
+// written by `heapline top` and after a kill by `heapline convert`. So the
+// storage is laid out for a reader in another process:
+//  - a sample is written first, then `count` is published with a release
+//    store: a reader that loads `count` with acquire never sees a torn sample;
+//  - a merge rewrites the array in place, so it is bracketed by `merge_seq`
+//    (odd while merging, a seqlock for live readers) and publishes its
+//    progress in `merge_done`. A process killed mid-merge leaves
+//    merged[0, merge_done) followed by the untouched originals
+//    [2 × merge_done, merge_from): read_timeline() rebuilds exactly that.
+//
+// Not thread-safe for writers: accounting.cpp lets one thread at a time in
 // (a try-acquired flag; a thread that finds it taken skips the sample).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -20,28 +33,48 @@ struct Sample {
   std::int64_t max_live;
 };
 
+constexpr std::size_t kTimelineCapacity = 4096;
+
+struct TimelineStorage {
+  std::atomic<std::uint64_t> count{0};        // samples [0, count) are complete
+  std::atomic<std::uint64_t> interval_ns{0};  // the interval in force (doubles at each merge)
+  std::atomic<std::uint64_t> merge_seq{0};    // odd while a merge rewrites samples
+  std::atomic<std::uint64_t> merge_from{0};   // count before the merge in progress
+  std::atomic<std::uint64_t> merge_done{0};   // merged samples written so far
+  std::uint64_t reserved[3] = {};
+  Sample samples[kTimelineCapacity] = {};
+};
+static_assert(sizeof(Sample) == 24);
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "the mapped file needs address-free atomics");
+
 class Timeline {
  public:
-  static constexpr std::size_t kCapacity = 4096;
+  static constexpr std::size_t kCapacity = kTimelineCapacity;
 
-  void reset(std::uint64_t interval_ns) {
-    size_ = 0;
-    interval_ns_ = interval_ns;
-  }
+  constexpr explicit Timeline(TimelineStorage* storage) : storage_(storage) {}
+  // From now on samples go to `storage` (the mapped file once it exists).
+  void attach(TimelineStorage* storage) { storage_ = storage; }
+  TimelineStorage* storage() const { return storage_; }
+
+  void reset(std::uint64_t interval_ns);
   // Appends, merging first when full. The interval to use from now on is
   // interval_ns() (it doubles at each merge).
   void append(const Sample& sample);
 
-  std::size_t size() const { return size_; }
-  const Sample& operator[](std::size_t i) const { return samples_[i]; }
-  std::uint64_t interval_ns() const { return interval_ns_; }
+  std::size_t size() const { return storage_->count.load(std::memory_order_relaxed); }
+  const Sample& operator[](std::size_t i) const { return storage_->samples[i]; }
+  std::uint64_t interval_ns() const { return storage_->interval_ns.load(std::memory_order_relaxed); }
 
  private:
   void merge_pairs();
 
-  Sample samples_[kCapacity] = {};
-  std::size_t size_ = 0;
-  std::uint64_t interval_ns_ = 0;
+  TimelineStorage* storage_;
 };
+
+// A consistent copy of a storage written by another process (running, or
+// killed at any instruction). `out` must hold kCapacity samples; returns how
+// many were copied. `still_writing` says whether to wait for a merge in
+// progress to finish (a live process) or to rebuild it (a dead one).
+std::size_t read_timeline(const TimelineStorage& storage, Sample* out, bool still_writing);
 
 }  // namespace heapline

@@ -1,6 +1,11 @@
 // heapline: run a command with libheapline.so preloaded.
 //
 //   heapline [--out F] [--plot F.png|F.svg] [--summary] [--quiet] [--lib PATH] -- CMD ARGS...
+//   heapline convert LIVE_FILE [-o OUT] [--signal N]
+//   heapline top PID [--once] [--interval SECONDS]
+//
+// A first word `convert` or `top` is the subcommand; `heapline -- top` runs
+// a program named top.
 //
 // The command's exit status is passed through (128+N when signal N killed
 // it). After it ends, a summary of the root process's report goes to stderr
@@ -14,6 +19,7 @@
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -22,6 +28,7 @@
 
 #include "child_process.h"
 #include "library_locator.h"
+#include "live_view.h"
 #include "output_naming.h"
 #include "report_summary.h"
 #include "timeline_plot.h"
@@ -51,9 +58,100 @@ void prepend_preload(const fs::path& library) {
   setenv("LD_PRELOAD", value.c_str(), 1);
 }
 
+// heapline convert: the live file of a process that ended without its exit
+// handlers, as a heapline/1 report.
+int convert_main(int argc, char** argv) {
+  CLI::App app{"heapline convert: turn the live file a killed process left into a heapline/1 report.",
+               "heapline convert"};
+  std::string input, output;
+  int signal_number = 0;
+  app.add_option("FILE", input, "the live file (<report>.live)")->required();
+  app.add_option("-o,--out", output, "where to write the report (default: FILE without .live)");
+  app.add_option("--signal", signal_number, "the signal that ended the process, when known (written to the report)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::ParseError& error) {
+    std::cerr << "heapline convert: " << error.what() << "\n" << app.help();
+    return kUsageError;
+  }
+  try {
+    LiveFile file(input);
+    const int pid = file.region().header.pid;
+    std::string why;
+    auto mapped_by = find_live_file(pid, why);
+    const bool running = mapped_by && fs::equivalent(*mapped_by, input);
+    LiveSnapshot snapshot = take_snapshot(file, running);
+    std::string ended = running ? "running" : snapshot.exited ? "exit" : "without-exit";
+    fs::path out = output.empty() ? default_converted_path(input) : fs::path(output);
+    write_converted_report(file, snapshot, out, ended, signal_number);
+    std::cerr << "heapline: wrote " << out.string() << " (" << snapshot.samples.size() << " samples, last at "
+              << human_seconds(static_cast<std::int64_t>(snapshot.samples.empty() ? 0 : snapshot.samples.back().t_ns))
+              << (running ? "; the process is still running: a snapshot" : "") << ")\n";
+    return 0;
+  } catch (const std::exception& error) {
+    std::cerr << "heapline convert: " << error.what() << "\n";
+    return 1;
+  }
+}
+
+// heapline top: a running process's heap from its live file.
+int top_main(int argc, char** argv) {
+  CLI::App app{"heapline top: live bytes, peak, markers and a chart of a process run under heapline.",
+               "heapline top"};
+  pid_t pid = 0;
+  bool once = false;
+  double interval = 1.0;
+  app.add_option("PID", pid, "the process")->required();
+  app.add_flag("--once", once, "print one snapshot and exit");
+  app.add_option("--interval", interval, "seconds between refreshes (default 1)")->check(CLI::PositiveNumber);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::ParseError& error) {
+    std::cerr << "heapline top: " << error.what() << "\n" << app.help();
+    return kUsageError;
+  }
+  std::string why;
+  auto path = find_live_file(pid, why);
+  if (!path) {
+    std::cerr << "heapline top: " << why << "\n";
+    return 1;
+  }
+  try {
+    // The mapping stays valid after the process removes the file at exit:
+    // the last screen shows its final figures.
+    LiveFile file(*path);
+    const bool terminal = isatty(STDOUT_FILENO) != 0;
+    for (;;) {
+      const bool alive =
+          process_alive(pid) && file.region().header.state.load(std::memory_order_acquire) != heapline::kLiveExited;
+      LiveSnapshot snapshot = take_snapshot(file, alive);
+      if (terminal && !once) std::cout << "\033[H\033[2J";
+      std::cout << render_top(snapshot, alive) << std::flush;
+      if (once) return 0;
+      if (!alive) {
+        std::cout << "heapline top: process " << pid << " has ended\n";
+        return 0;
+      }
+      std::this_thread::sleep_for(std::chrono::duration<double>(interval));
+    }
+  } catch (const std::exception& error) {
+    std::cerr << "heapline top: " << error.what() << "\n";
+    return 1;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "convert") return convert_main(argc - 1, argv + 1);
+  if (argc > 1 && std::string(argv[1]) == "top") return top_main(argc - 1, argv + 1);
+
   Options options;
   CLI::App app{"heapline: run a command and record its live heap over time, with its peak.",
                "heapline"};
@@ -130,12 +228,31 @@ int main(int argc, char** argv) {
   if (!child.started) return child.exit_status;
 
   const std::string report_path = root_output_path(options.out, options.command.front(), child.pid);
+  // A command that ended without its exit handlers (killed, a crash, _exit)
+  // wrote no report but left its live file: convert it in its place.
+  const std::string live_path = report_path + ".live";
+  if (!fs::exists(report_path) && fs::exists(live_path)) {
+    try {
+      LiveFile file(live_path);
+      LiveSnapshot snapshot = take_snapshot(file, false);
+      const int signal_number = child.exit_status > 128 ? child.exit_status - 128 : 0;
+      write_converted_report(file, snapshot, report_path, snapshot.exited ? "exit" : "without-exit", signal_number);
+      fs::remove(live_path);
+      if (!options.quiet) {
+        std::cerr << "heapline: the command ended without exit"
+                  << (signal_number > 0 ? " (signal " + std::to_string(signal_number) + ")" : std::string())
+                  << "; report converted from its live file\n";
+      }
+    } catch (const std::exception& error) {
+      std::cerr << "heapline: cannot convert " << live_path << ": " << error.what() << "\n";
+    }
+  }
   nlohmann::json report;
   try {
     report = nlohmann::json::parse(std::ifstream(report_path));
   } catch (const std::exception&) {
     std::cerr << "heapline: no report at " << report_path
-              << " (the command ended without running its exit handlers: killed, or _exit)\n";
+              << " (the command ended without running its exit handlers and left no live file)\n";
     return child.exit_status;
   }
   if (!options.quiet) std::cerr << summarize(report, report_path);

@@ -45,6 +45,20 @@ std::string summarize(const nlohmann::json& report, const std::string& report_pa
   }
   text += ", " + std::to_string(report.at("samples").size()) + " samples over " +
           human_seconds(report.at("duration_ns").get<std::int64_t>()) + "\n";
+  if (report.value("ended", std::string("exit")) != "exit") {
+    text += "heapline: ended without exit";
+    if (report.contains("signal")) text += " (signal " + std::to_string(report.at("signal").get<int>()) + ")";
+    text += "; last sample at " + human_seconds(report.value("last_sample_ns", std::int64_t{0})) +
+            ", figures as of then\n";
+  }
+  if (report.contains("markers") && !report.at("markers").empty()) {
+    text += "heapline: " + std::to_string(report.at("markers").size()) + " marker" +
+            (report.at("markers").size() == 1 ? "" : "s") + ":";
+    for (const auto& marker : report.at("markers")) {
+      text += " " + marker[1].get<std::string>() + " @ " + human_seconds(marker[0].get<std::int64_t>());
+    }
+    text += "\n";
+  }
   text += "heapline: report " + report_path + "\n";
   return text;
 }

@@ -67,7 +67,21 @@ PlotFiles write_plot_files(const nlohmann::json& report, const fs::path& output)
          << "set title " << quoted("heap of " + exe + " (pid " + std::to_string(report.value("pid", 0)) + ")")
          << "\nset xlabel 'time (s)'\n"
          << "set ylabel " << quoted(std::string("heap (") + kUnits[unit] + ")") << "\n"
-         << "set grid\nset key top left\nset yrange [0:*]\n"
+         << "set grid\nset key top left\nset yrange [0:*]\n";
+  // Phase markers: a dashed vertical line each, labelled along it.
+  if (report.contains("markers")) {
+    for (const auto& marker : report.at("markers")) {
+      const double t = marker[0].get<double>() / 1e9;
+      script << "set arrow from " << t << ", graph 0 to " << t
+             << ", graph 1 nohead dashtype 2 lw 1 lc rgb '#606060' front\n"
+             << "set label " << quoted(marker[1].get<std::string>()) << " at " << t
+             << ", graph 0.98 rotate by 90 right offset -0.6,0 font ',9' tc rgb '#404040' front\n";
+    }
+  }
+  if (report.value("ended", std::string("exit")) != "exit") {
+    script << "set label " << quoted("ended without exit (last sample)") << " at graph 0.99, graph 0.04 right\n";
+  }
+  script
          << "plot " << quoted(files.data.string())
          << " using 1:3 with impulses lw 2 lc rgb '#e08040' title 'max since previous sample', \\\n"
          << "     '' using 1:2 with steps lw 2 lc rgb '#2060a0' title 'live'\n";

@@ -33,7 +33,7 @@ fs::path make_temp_dir(const std::string& label) {
   return pattern;
 }
 
-RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
+Started start(const std::vector<std::string>& argv, const RunOptions& options) {
   fs::path capture = make_temp_dir("capture");
   fs::path out_path = capture / "stdout", err_path = capture / "stderr";
 
@@ -70,8 +70,28 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
     execve(args[0], args.data(), envp.data());
     _exit(127);
   }
+  return Started{child, capture};
+}
+
+std::string Started::out_so_far() const { return read_file(capture / "stdout"); }
+
+bool wait_for_output(const Started& started, const std::string& text, int timeout_ms) {
+  for (int waited = 0; waited < timeout_ms; waited += 5) {
+    if (started.out_so_far().find(text) != std::string::npos) return true;
+    siginfo_t info{};
+    if (waitid(P_PID, static_cast<id_t>(started.pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid != 0) {
+      return started.out_so_far().find(text) != std::string::npos;  // ended: one last look
+    }
+    usleep(5000);
+  }
+  return false;
+}
+
+RunResult finish(const Started& started) {
+  const fs::path out_path = started.capture / "stdout", err_path = started.capture / "stderr";
+  const fs::path& capture = started.capture;
   int status = 0;
-  while (waitpid(child, &status, 0) < 0) {
+  while (waitpid(started.pid, &status, 0) < 0) {
   }
   RunResult result;
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
@@ -80,6 +100,10 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
   result.err = read_file(err_path);
   fs::remove_all(capture);
   return result;
+}
+
+RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
+  return finish(start(argv, options));
 }
 
 std::vector<fs::path> files_matching(const fs::path& dir, const std::string& regex) {
@@ -121,6 +145,15 @@ std::string heapline_format_problem(const nlohmann::json& r) {
     previous_t = sample[0].get<std::int64_t>();
   }
   if (r["peak_bytes"].get<std::int64_t>() < r["final_bytes"].get<std::int64_t>()) return "peak below final";
+  const std::string ended = r.value("ended", "");
+  if (ended != "exit" && ended != "without-exit" && ended != "running") return "ended is '" + ended + "'";
+  if (ended != "exit" && !r.contains("last_sample_ns")) return "ended without exit but no last_sample_ns";
+  if (!r.contains("markers") || !r["markers"].is_array()) return "no markers array";
+  for (const auto& marker : r["markers"]) {
+    if (!marker.is_array() || marker.size() != 2 || !marker[0].is_number_integer() || !marker[1].is_string()) {
+      return "a marker is not [t_ns, name]";
+    }
+  }
   return "";
 }
 

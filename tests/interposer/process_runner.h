@@ -29,6 +29,19 @@ struct RunOptions {
 
 RunResult run(const std::vector<std::string>& argv, const RunOptions& options = {});
 
+// The same, in two steps, for a test that acts on the process while it runs
+// (reads its output so far, signals it).
+struct Started {
+  int pid = -1;
+  std::filesystem::path capture;  // holds "stdout" and "stderr"
+  std::string out_so_far() const;
+};
+Started start(const std::vector<std::string>& argv, const RunOptions& options = {});
+RunResult finish(const Started& started);
+// Polls the process's stdout until it contains `text`; false after
+// `timeout_ms` or when the process ended first.
+bool wait_for_output(const Started& started, const std::string& text, int timeout_ms = 10000);
+
 // A fresh directory under the build tree's temp area, removed by the fixture.
 std::filesystem::path make_temp_dir(const std::string& label);
 

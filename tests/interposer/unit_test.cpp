@@ -98,7 +98,8 @@ TEST(OutputPath, RefusesWhatDoesNotFit) {
 }
 
 TEST(Timeline, MergesPairwiseKeepingTheMaximumAndDoublingTheInterval) {
-  static Timeline timeline;  // large: not on the stack
+  static TimelineStorage storage;  // large: not on the stack
+  Timeline timeline(&storage);
   timeline.reset(1000);
   const std::size_t total = Timeline::kCapacity * 3 + 7;
   for (std::size_t i = 0; i < total; ++i) {
@@ -122,14 +123,16 @@ TEST(Timeline, MergesPairwiseKeepingTheMaximumAndDoublingTheInterval) {
 }
 
 TEST(Timeline, ZeroIntervalSettlesToTheAverageSpacing) {
-  static Timeline timeline;
+  static TimelineStorage storage;
+  Timeline timeline(&storage);
   timeline.reset(0);
   for (std::size_t i = 0; i <= Timeline::kCapacity; ++i) timeline.append(Sample{i * 10, 1, 1});
   EXPECT_GT(timeline.interval_ns(), 0u);
 }
 
 TEST(Json, ReportParsesAndCarriesEveryField) {
-  static Timeline timeline;
+  static TimelineStorage storage;
+  Timeline timeline(&storage);
   timeline.reset(10);
   timeline.append(Sample{0, 0, 0});
   timeline.append(Sample{10, 100, 150});

@@ -1,0 +1,257 @@
+#include "live_view.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+
+#include "output.h"
+#include "report_summary.h"
+
+namespace heapline::launcher {
+
+namespace fs = std::filesystem;
+
+LiveFile::LiveFile(const fs::path& path) : path_(path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error("cannot open " + path.string() + ": " + std::strerror(errno));
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || static_cast<std::size_t>(info.st_size) < sizeof(LiveHeader)) {
+    ::close(fd);
+    throw std::runtime_error(path.string() + " is not a heapline live file (too short)");
+  }
+  if (static_cast<std::size_t>(info.st_size) < sizeof(LiveRegion)) {
+    ::close(fd);
+    throw std::runtime_error(path.string() + " is not a heapline live file of this version (size " +
+                             std::to_string(info.st_size) + ")");
+  }
+  void* address = ::mmap(nullptr, sizeof(LiveRegion), PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (address == MAP_FAILED) throw std::runtime_error("cannot map " + path.string() + ": " + std::strerror(errno));
+  region_ = static_cast<const LiveRegion*>(address);
+  const LiveHeader& h = region_->header;
+  std::string problem;
+  if (h.magic.load(std::memory_order_acquire) != kLiveMagic) {
+    problem = path.string() + " is not a heapline live file (no magic; a process killed while creating it?)";
+  } else if (h.version != kLiveVersion || h.header_bytes != sizeof(LiveHeader) ||
+             h.marker_capacity != kLiveMarkerCapacity || h.sample_capacity != kTimelineCapacity) {
+    problem = path.string() + ": live file version " + std::to_string(h.version) + " is not supported (this heapline reads " +
+              std::to_string(kLiveVersion) + ")";
+  }
+  if (!problem.empty()) {
+    ::munmap(const_cast<LiveRegion*>(region_), sizeof(LiveRegion));
+    region_ = nullptr;
+    throw std::runtime_error(problem);
+  }
+}
+
+LiveFile::~LiveFile() {
+  if (region_ != nullptr) ::munmap(const_cast<LiveRegion*>(region_), sizeof(LiveRegion));
+}
+
+namespace {
+
+std::string bounded(const char* text, std::size_t capacity) { return std::string(text, strnlen(text, capacity)); }
+
+}  // namespace
+
+LiveSnapshot take_snapshot(const LiveFile& file, bool still_writing) {
+  const LiveRegion& region = file.region();
+  const LiveHeader& h = region.header;
+  LiveSnapshot s;
+  s.pid = h.pid;
+  s.ppid = h.ppid;
+  s.exe = bounded(h.exe, sizeof h.exe);
+  s.allocator = bounded(h.allocator, sizeof h.allocator);
+  s.size_basis = bounded(h.size_basis, sizeof h.size_basis);
+  s.start_unix_ns = h.start_unix_ns;
+  s.exact = h.exact != 0;
+  s.min_threshold_bytes = h.min_threshold_bytes;
+  s.divisor = h.divisor;
+  s.exited = h.state.load(std::memory_order_acquire) == kLiveExited;
+  s.figures = read_figures(h, still_writing ? 100000 : 0);
+  std::uint32_t claimed = h.markers_claimed.load(std::memory_order_acquire);
+  for (std::uint32_t i = 0; i < claimed && i < kLiveMarkerCapacity; ++i) {
+    const LiveMarker& marker = region.markers[i];
+    if (marker.ready.load(std::memory_order_acquire) == 0) continue;
+    s.markers.emplace_back(marker.t_ns.load(std::memory_order_relaxed), bounded(marker.name, sizeof marker.name));
+  }
+  s.samples.resize(kTimelineCapacity);
+  s.samples.resize(read_timeline(region.timeline, s.samples.data(), still_writing));
+  s.interval_ns = region.timeline.interval_ns.load(std::memory_order_relaxed);
+  return s;
+}
+
+bool process_alive(pid_t pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
+
+std::optional<fs::path> find_live_file(pid_t pid, std::string& why) {
+  const std::string maps_path = "/proc/" + std::to_string(pid) + "/maps";
+  std::ifstream maps(maps_path);
+  if (!maps) {
+    why = process_alive(pid) ? "cannot read " + maps_path + " (another user's process?)"
+                             : "no process " + std::to_string(pid);
+    return std::nullopt;
+  }
+  std::string line;
+  bool deleted = false;
+  while (std::getline(maps, line)) {
+    // address perms offset dev inode pathname: the path starts at the first '/'.
+    auto slash = line.find('/');
+    if (slash == std::string::npos) continue;
+    std::string path = line.substr(slash);
+    if (path.size() > 10 && path.compare(path.size() - 10, 10, " (deleted)") == 0) {
+      if (path.find(".live") != std::string::npos) deleted = true;
+      continue;
+    }
+    if (path.size() < 5 || path.compare(path.size() - 5, 5, ".live") != 0) continue;
+    try {
+      LiveFile file(path);
+      if (file.region().header.pid == pid) return fs::path(path);
+    } catch (const std::exception&) {
+    }
+  }
+  why = deleted ? "process " + std::to_string(pid) + " has finished its heapline report (its live file is removed)"
+                : "process " + std::to_string(pid) +
+                      " has no heapline live file (not run under libheapline.so, or HEAPLINE_OUT=off)";
+  return std::nullopt;
+}
+
+fs::path default_converted_path(const fs::path& live_path) {
+  std::string text = live_path.string();
+  if (text.size() > 5 && text.compare(text.size() - 5, 5, ".live") == 0) return text.substr(0, text.size() - 5);
+  return text + ".json";
+}
+
+void write_converted_report(const LiveFile& file, const LiveSnapshot& s, const fs::path& out, const std::string& ended,
+                            int signal) {
+  auto storage = std::make_unique<TimelineStorage>();
+  Timeline timeline(storage.get());
+  timeline.reset(s.interval_ns);
+  for (const Sample& sample : s.samples) timeline.append(sample);
+  storage->interval_ns.store(s.interval_ns);
+
+  const std::uint64_t last_t = s.samples.empty() ? s.figures.last_sample_ns : s.samples.back().t_ns;
+  const std::int64_t last_live = s.samples.empty() ? s.figures.live : s.samples.back().live;
+  std::int64_t peak = s.figures.peak;
+  std::uint64_t peak_time = s.figures.peak_time_ns;
+  for (const Sample& sample : s.samples) {
+    if (sample.max_live > peak) {
+      peak = sample.max_live;
+      peak_time = sample.t_ns;
+    }
+  }
+  Report report{};
+  report.pid = s.pid;
+  report.ppid = s.ppid;
+  report.exe = s.exe.c_str();
+  report.start_unix_ns = s.start_unix_ns;
+  report.duration_ns = last_t;
+  report.allocator = s.allocator.c_str();
+  report.size_basis = s.size_basis.c_str();
+  report.exact = s.exact;
+  report.bound_bytes = s.exact ? 0 : s.figures.max_threads * s.figures.max_threshold_bytes;
+  report.min_threshold_bytes = s.min_threshold_bytes;
+  report.divisor = s.divisor;
+  report.max_threshold_bytes = s.exact ? 1 : s.figures.max_threshold_bytes;
+  report.max_threads = s.figures.max_threads;
+  report.peak_bytes = peak;
+  report.peak_time_ns = peak_time;
+  // The last figure known: the published live heap at the last sample
+  // (within the precision bound; the threads' pending bytes died with them).
+  report.final_bytes = last_live;
+  report.alloc_calls = s.figures.calls[0];
+  report.free_calls = s.figures.calls[1];
+  report.realloc_calls = s.figures.calls[2];
+  report.publishes = s.figures.publishes;
+  report.interval_ns = s.interval_ns;
+  report.markers = file.region().markers;
+  report.marker_slots = file.region().header.markers_claimed.load(std::memory_order_acquire);
+  report.ended = ended.c_str();
+  report.last_sample_ns = last_t;
+  report.signal = signal;
+  int error = write_report_file(out.c_str(), report, timeline, KillWriter::kNever);
+  if (error != 0) throw std::runtime_error("cannot write " + out.string() + ": " + std::strerror(error));
+}
+
+std::string render_top(const LiveSnapshot& s, bool running, std::size_t width) {
+  std::uint64_t now_ns = s.samples.empty() ? s.figures.last_sample_ns : s.samples.back().t_ns;
+  if (running) {
+    // A quiet process takes no samples: the chart runs to the present.
+    timespec clock{};
+    clock_gettime(CLOCK_REALTIME, &clock);
+    const std::uint64_t unix_now = static_cast<std::uint64_t>(clock.tv_sec) * 1'000'000'000u +
+                                   static_cast<std::uint64_t>(clock.tv_nsec);
+    if (unix_now > s.start_unix_ns) now_ns = std::max(now_ns, unix_now - s.start_unix_ns);
+  }
+  std::string text = "heapline top: pid " + std::to_string(s.pid) + " " + s.exe + " — " +
+                     (running ? "running" : s.exited ? "exited" : "ended without exit") + ", " +
+                     human_seconds(static_cast<std::int64_t>(now_ns)) + "\n";
+  text += "live " + human_bytes(s.figures.live) + "   peak " + human_bytes(s.figures.peak) + " at " +
+          human_seconds(static_cast<std::int64_t>(s.figures.peak_time_ns)) + "   precision " +
+          (s.exact ? std::string("exact")
+                   : "+/-" + human_bytes(static_cast<std::int64_t>(s.figures.max_threads * s.figures.max_threshold_bytes))) +
+          "\n";
+  text += std::to_string(s.samples.size()) + " samples, every " +
+          human_seconds(static_cast<std::int64_t>(s.interval_ns)) + "; calls " +
+          std::to_string(s.figures.calls[0] + s.figures.calls[1] + s.figures.calls[2]) + "\n";
+  text += "markers:";
+  if (s.markers.empty()) text += " none";
+  const std::size_t first = s.markers.size() > 5 ? s.markers.size() - 5 : 0;
+  if (first > 0) text += " ... " + std::to_string(first) + " earlier;";
+  for (std::size_t i = first; i < s.markers.size(); ++i) {
+    text += " " + s.markers[i].second + " @ " + human_seconds(static_cast<std::int64_t>(s.markers[i].first)) +
+            (i + 1 < s.markers.size() ? "," : "");
+  }
+  text += "\n";
+
+  // The chart: each column the largest max_live of the samples in its time
+  // slice, eight rows up to the peak; '|' under a column holding a marker.
+  constexpr std::size_t kRows = 8;
+  if (width < 10) width = 10;
+  std::vector<std::int64_t> columns(width, -1);
+  const double span = now_ns > 0 ? static_cast<double>(now_ns) : 1.0;
+  auto column_of = [&](std::uint64_t t) {
+    std::size_t c = static_cast<std::size_t>(static_cast<double>(t) / span * static_cast<double>(width - 1));
+    return std::min(c, width - 1);
+  };
+  std::int64_t top = 1;
+  for (const Sample& sample : s.samples) {
+    std::size_t c = column_of(sample.t_ns);
+    columns[c] = std::max(columns[c], sample.max_live);
+    top = std::max(top, sample.max_live);
+  }
+  std::int64_t carried = 0;  // a column without a sample holds the heap of the one before
+  for (auto& value : columns) {
+    if (value < 0) value = carried;
+    carried = value;
+  }
+  for (std::size_t row = kRows; row > 0; --row) {
+    const double threshold = static_cast<double>(top) * (static_cast<double>(row) - 0.5) / kRows;
+    std::string line(width, ' ');
+    for (std::size_t c = 0; c < width; ++c) {
+      if (static_cast<double>(columns[c]) >= threshold) line[c] = '#';
+    }
+    std::string label = row == kRows ? human_bytes(top) : "";
+    label.resize(10, ' ');
+    text += label + "|" + line + "\n";
+  }
+  std::string axis(width, '-');
+  for (const auto& marker : s.markers) axis[column_of(marker.first)] = '|';
+  text += std::string(10, ' ') + "+" + axis + "\n";
+  std::string scale = "0 s";
+  std::string end = human_seconds(static_cast<std::int64_t>(now_ns));
+  scale.resize(width + 1 > end.size() ? width + 1 - end.size() : 0, ' ');
+  text += std::string(10, ' ') + scale + end + "\n";
+  return text;
+}
+
+}  // namespace heapline::launcher

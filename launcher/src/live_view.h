@@ -1,0 +1,75 @@
+// Reading a live file (interposer/src/live_file.h) from outside the process
+// that writes it: `heapline convert` (a file left by a process that ended
+// without its exit handlers) and `heapline top` (a running process).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "live_file.h"
+
+namespace heapline::launcher {
+
+// A live file mapped read-only. Throws std::runtime_error with a message for
+// the user when the file is missing, too short or not a heapline live file.
+class LiveFile {
+ public:
+  explicit LiveFile(const std::filesystem::path& path);
+  ~LiveFile();
+  LiveFile(const LiveFile&) = delete;
+  LiveFile& operator=(const LiveFile&) = delete;
+
+  const LiveRegion& region() const { return *region_; }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+  const LiveRegion* region_ = nullptr;
+};
+
+// A consistent copy of what the file holds now.
+struct LiveSnapshot {
+  int pid = 0;
+  int ppid = 0;
+  std::string exe, allocator, size_basis;
+  std::uint64_t start_unix_ns = 0;
+  bool exact = false;
+  std::uint64_t min_threshold_bytes = 0, divisor = 0;
+  LiveFigures figures{};
+  bool exited = false;  // the exit handlers ran
+  std::uint64_t interval_ns = 0;
+  std::vector<std::pair<std::uint64_t, std::string>> markers;  // [t_ns, name], in the order recorded
+  std::vector<Sample> samples;
+};
+
+// `still_writing`: the process may be running (wait out a merge in progress
+// rather than rebuild it).
+LiveSnapshot take_snapshot(const LiveFile& file, bool still_writing);
+
+// The live file of a running process, found among its mappings
+// (/proc/PID/maps). nullopt with `why` filled when there is none.
+std::optional<std::filesystem::path> find_live_file(pid_t pid, std::string& why);
+
+// Whether process `pid` exists.
+bool process_alive(pid_t pid);
+
+// The heapline/1 report of a snapshot, written with the library's own writer
+// (through a temporary name). `ended`: "without-exit", "exit" or "running";
+// signal 0 when unknown. Throws std::runtime_error on failure.
+void write_converted_report(const LiveFile& file, const LiveSnapshot& snapshot, const std::filesystem::path& out,
+                            const std::string& ended, int signal);
+
+// Where convert writes by default: FILE without its ".live", else FILE.json.
+std::filesystem::path default_converted_path(const std::filesystem::path& live_path);
+
+// The text `heapline top` prints: figures, the last markers, a chart
+// `width` columns wide.
+std::string render_top(const LiveSnapshot& snapshot, bool running, std::size_t width = 72);
+
+}  // namespace heapline::launcher

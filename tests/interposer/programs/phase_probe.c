@@ -1,0 +1,150 @@
+/* phase_probe: a C program using heapline.h, for the tests of the public API,
+ * the live file and the launcher's convert and top.
+ *
+ *   phase_probe api               the API's answers: "live=L peak=P phase=Q"
+ *   phase_probe phases            markers start, load, sort, done with 20 ms
+ *                                 between them; "marks=4"
+ *   phase_probe pending THREADS   threads that keep pending bytes (below the
+ *                                 batched threshold) and are still running
+ *                                 at exit; "live=L peak=P"
+ *   phase_probe churn MS          allocates and frees without pause; prints
+ *                                 "ready" once running, stops after MS ms
+ *   phase_probe abort MS          churns MS ms, prints "end_unix_ns=N", abort()
+ *   phase_probe oom LIMIT_MB      RLIMIT_AS = LIMIT_MB, then 1 MiB blocks
+ *                                 (touched) until malloc fails; prints
+ *                                 "end_unix_ns=N" and aborts
+ *   phase_probe hold SECONDS      holds 2 MiB after a marker "holding",
+ *                                 prints "ready", sleeps
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "heapline.h"
+
+static void say(const char* line) {
+  size_t length = strlen(line);
+  if (write(STDOUT_FILENO, line, length) != (ssize_t)length) _exit(3);
+}
+
+static unsigned long long clock_ns(clockid_t clock) {
+  struct timespec now;
+  clock_gettime(clock, &now);
+  return (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec;
+}
+
+static void sleep_ms(long ms) {
+  struct timespec pause = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&pause, &pause) != 0) {
+  }
+}
+
+static void* volatile g_sink;
+
+/* Allocates and frees continuously until `ms` have passed (0: forever). */
+static void churn(long ms) {
+  unsigned long long end = clock_ns(CLOCK_MONOTONIC) + (unsigned long long)ms * 1000000ull;
+  static void* blocks[256];
+  size_t i = 0;
+  while (ms == 0 || clock_ns(CLOCK_MONOTONIC) < end) {
+    size_t slot = i % 256;
+    free(blocks[slot]);
+    blocks[slot] = malloc(64 + (i * 7919) % 4000);
+    g_sink = blocks[slot];
+    ++i;
+  }
+}
+
+static void print_end_and_abort(void) {
+  char line[64];
+  snprintf(line, sizeof line, "end_unix_ns=%llu\n", clock_ns(CLOCK_REALTIME));
+  say(line);
+  abort();
+}
+
+static pthread_barrier_t g_barrier;
+
+static void* hold_pending(void* argument) {
+  (void)argument;
+  /* 8 KiB in small blocks: below the 16 KiB threshold, so never published. */
+  for (int i = 0; i < 64; ++i) g_sink = malloc(100);
+  pthread_barrier_wait(&g_barrier);
+  for (;;) pause();
+  return NULL;
+}
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "";
+  char line[160];
+  if (strcmp(mode, "api") == 0) {
+    heapline_mark("api");
+    void* block = malloc(1 << 20);
+    g_sink = block;
+    heapline_reset_peak();
+    long long live = (long long)heapline_live_bytes();
+    long long peak = (long long)heapline_peak_bytes();
+    free(block);
+    long long phase = (long long)heapline_peak_bytes();
+    snprintf(line, sizeof line, "live=%lld peak=%lld phase=%lld\n", live, peak, phase);
+    say(line);
+    return 0;
+  }
+  if (strcmp(mode, "phases") == 0) {
+    static const char* const names[] = {"start", "load", "sort", "done"};
+    for (int i = 0; i < 4; ++i) {
+      heapline_mark(names[i]);
+      g_sink = malloc((size_t)(i + 1) << 20);
+      sleep_ms(20);
+    }
+    say("marks=4\n");
+    return 0;
+  }
+  if (strcmp(mode, "pending") == 0 && argc == 3) {
+    int threads = atoi(argv[2]);
+    pthread_barrier_init(&g_barrier, NULL, (unsigned)threads + 1);
+    for (int i = 0; i < threads; ++i) {
+      pthread_t thread;
+      pthread_create(&thread, NULL, hold_pending, NULL);
+    }
+    pthread_barrier_wait(&g_barrier);
+    long long live = (long long)heapline_live_bytes();
+    long long peak = (long long)heapline_peak_bytes();
+    snprintf(line, sizeof line, "live=%lld peak=%lld\n", live, peak);
+    say(line);
+    exit(0); /* the threads are still running, their bytes pending */
+  }
+  if (strcmp(mode, "churn") == 0 && argc == 3) {
+    say("ready\n");
+    churn(atol(argv[2]));
+    return 0;
+  }
+  if (strcmp(mode, "abort") == 0 && argc == 3) {
+    churn(atol(argv[2]));
+    print_end_and_abort();
+  }
+  if (strcmp(mode, "oom") == 0 && argc == 3) {
+    struct rlimit limit = {(rlim_t)atol(argv[2]) << 20, (rlim_t)atol(argv[2]) << 20};
+    if (setrlimit(RLIMIT_AS, &limit) != 0) return 4;
+    for (;;) {
+      char* block = malloc(1 << 20);
+      if (block == NULL) print_end_and_abort();
+      memset(block, 1, 1 << 20);
+    }
+  }
+  if (strcmp(mode, "hold") == 0 && argc == 3) {
+    char* block = malloc(2 << 20);
+    memset(block, 1, 2 << 20);
+    g_sink = block;
+    heapline_mark("holding");
+    say("ready\n");
+    sleep_ms(atol(argv[2]) * 1000);
+    return 0;
+  }
+  say("usage: phase_probe api|phases|pending N|churn MS|abort MS|oom MB|hold S\n");
+  return 2;
+}
