@@ -69,7 +69,8 @@ PlotFiles write_plot_files(const nlohmann::json& report, const fs::path& output)
          << "set ylabel " << quoted(std::string("heap (") + kUnits[unit] + ")") << "\n"
          << "set grid\nset key top left\nset yrange [0:*]\n";
   // Phase markers: a dashed vertical line each, labelled along it.
-  if (report.contains("markers")) {
+  if (report.contains("markers") && !report.at("markers").empty()) {
+    script << "set key bottom right opaque\n";  // the labels run down from the top
     for (const auto& marker : report.at("markers")) {
       const double t = marker[0].get<double>() / 1e9;
       script << "set arrow from " << t << ", graph 0 to " << t

@@ -85,14 +85,21 @@ class LiveFile : public ::testing::Test {
 };
 
 TEST_F(LiveFile, SigkillMidRunLeavesAFileThatConvertsIntoAReport) {
-  auto running = start({kProbe, "churn", "0"}, traced("killed"));
+  const fs::path stamp = dir_ / "stamp";
+  auto running = start({kProbe, "churn", "0", stamp.string()}, traced("killed"));
   ASSERT_TRUE(wait_for_output(running, "ready"));
   usleep(100'000);  // well into the run: several samples
   // The process churns without pause, so it samples at every interval: the
-  // last sample is at most one interval before the kill.
+  // last sample is at most one interval before its last allocation (stored
+  // in `stamp`), however long the scheduler held it before the kill landed.
   ASSERT_EQ(kill(running.pid, SIGKILL), 0);
-  const std::int64_t killed_at = unix_now_ns();
   RunResult result = finish(running);
+  std::int64_t killed_at = 0;
+  {
+    std::ifstream in(stamp, std::ios::binary);
+    in.read(reinterpret_cast<char*>(&killed_at), sizeof killed_at);
+  }
+  EXPECT_LE(killed_at, unix_now_ns());
   EXPECT_EQ(result.signal, SIGKILL);
   ASSERT_FALSE(fs::exists(dir_ / "killed.json"));
   auto r = convert("killed");

@@ -7,12 +7,21 @@
  *   phase_probe pending THREADS   threads that keep pending bytes (below the
  *                                 batched threshold) and are still running
  *                                 at exit; "live=L peak=P"
- *   phase_probe churn MS          allocates and frees without pause; prints
- *                                 "ready" once running, stops after MS ms
- *   phase_probe abort MS          churns MS ms, prints "end_unix_ns=N", abort()
+ *   phase_probe churn MS [STAMP]  allocates and frees without pause; prints
+ *                                 "ready" once running, stops after MS ms (0:
+ *                                 never); with STAMP, the unix ns of each
+ *                                 round's allocation is stored in that file
+ *                                 (8 bytes, mapped), readable after a kill
+ *   phase_probe abort MS          churns MS ms, prints "end_unix_ns=N" (the
+ *                                 time of its last allocation), abort()
  *   phase_probe oom LIMIT_MB      RLIMIT_AS = LIMIT_MB, then 1 MiB blocks
  *                                 (touched) until malloc fails; prints
- *                                 "end_unix_ns=N" and aborts
+ *                                 "end_unix_ns=N" (the last successful
+ *                                 allocation) and aborts
+ *
+ * The times are those of the last allocation rather than of the end, so a
+ * test's "last sample within one interval" does not depend on how long the
+ * scheduler kept the process off a CPU afterwards.
  *   phase_probe hold SECONDS      holds 2 MiB after a marker "holding",
  *                                 prints "ready", sleeps
  */
@@ -21,6 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,6 +56,8 @@ static void sleep_ms(long ms) {
 }
 
 static void* volatile g_sink;
+static volatile unsigned long long* g_stamp; /* the last allocation's unix ns */
+static unsigned long long g_stamp_local;
 
 /* Allocates and frees continuously until `ms` have passed (0: forever). */
 static void churn(long ms) {
@@ -56,13 +69,14 @@ static void churn(long ms) {
     free(blocks[slot]);
     blocks[slot] = malloc(64 + (i * 7919) % 4000);
     g_sink = blocks[slot];
+    *g_stamp = clock_ns(CLOCK_REALTIME);
     ++i;
   }
 }
 
 static void print_end_and_abort(void) {
   char line[64];
-  snprintf(line, sizeof line, "end_unix_ns=%llu\n", clock_ns(CLOCK_REALTIME));
+  snprintf(line, sizeof line, "end_unix_ns=%llu\n", *g_stamp);
   say(line);
   abort();
 }
@@ -81,6 +95,7 @@ static void* hold_pending(void* argument) {
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   char line[160];
+  g_stamp = &g_stamp_local;
   if (strcmp(mode, "api") == 0) {
     heapline_mark("api");
     void* block = malloc(1 << 20);
@@ -118,7 +133,14 @@ int main(int argc, char** argv) {
     say(line);
     exit(0); /* the threads are still running, their bytes pending */
   }
-  if (strcmp(mode, "churn") == 0 && argc == 3) {
+  if (strcmp(mode, "churn") == 0 && (argc == 3 || argc == 4)) {
+    if (argc == 4) {
+      int fd = open(argv[3], O_RDWR | O_CREAT | O_TRUNC, 0644);
+      if (fd < 0 || ftruncate(fd, sizeof *g_stamp) != 0) return 4;
+      void* mapped = mmap(NULL, sizeof *g_stamp, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      if (mapped == MAP_FAILED) return 4;
+      g_stamp = mapped;
+    }
     say("ready\n");
     churn(atol(argv[2]));
     return 0;
@@ -133,6 +155,7 @@ int main(int argc, char** argv) {
     for (;;) {
       char* block = malloc(1 << 20);
       if (block == NULL) print_end_and_abort();
+      *g_stamp = clock_ns(CLOCK_REALTIME);
       memset(block, 1, 1 << 20);
     }
   }
