@@ -61,7 +61,10 @@ int run_render(const RenderCommandOptions& options) {
   const History history = read_history(store.points_path());
   RenderOptions render;
   render.out_dir = options.out.empty() ? options.where.source_dir + "/docs/_generated" : options.out;
-  render.store_label = store.points_path();
+  // The page names its source relative to the checkout when it lies inside.
+  const auto relative = std::filesystem::absolute(store.points_path()).lexically_normal().lexically_relative(
+      std::filesystem::path(options.where.source_dir).lexically_normal());
+  render.store_label = !relative.empty() && *relative.begin() != ".." ? relative.string() : store.points_path();
   render.table_commits = options.rows;
   render.draw_plots = options.plots;
   render.rule.scenarios = static_cast<int>(catalogue.scenarios.size());

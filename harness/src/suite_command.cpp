@@ -1,4 +1,5 @@
 #include <chrono>
+#include <optional>
 #include <iostream>
 
 #include "commands.h"
@@ -26,13 +27,13 @@ std::string git_head(const std::string& source_dir) {
   return out;
 }
 
-// The commit a point measured, and the range of commits it stands for.
-void set_commit(Point& point, const SuiteOptions& options, const std::string& commit) {
-  point.commit = commit;
-  if (!options.commit_range.empty()) {
-    const auto dots = options.commit_range.find("..");
-    point.commit_range = CommitRange{options.commit_range.substr(0, dots), options.commit_range.substr(dots + 2)};
-  }
+// "FIRST..LAST", checked before anything runs.
+std::optional<CommitRange> parse_commit_range(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  const auto dots = text.find("..");
+  if (dots == std::string::npos || dots == 0 || dots + 2 >= text.size())
+    throw Refusal("--commit-range must be FIRST..LAST, got '" + text + "'.");
+  return CommitRange{text.substr(0, dots), text.substr(dots + 2)};
 }
 
 }  // namespace
@@ -50,13 +51,11 @@ int run_suite(const SuiteOptions& options) {
   const std::string library =
       checked_preload_library(options.library.empty() ? options.where.bin_dir + "/libheapline.so" : options.library);
   std::string commit = options.commit;
-  if (!options.commit_range.empty()) {
-    const auto dots = options.commit_range.find("..");
-    if (dots == std::string::npos || dots == 0 || dots + 2 >= options.commit_range.size())
-      throw Refusal("--commit-range must be FIRST..LAST, got '" + options.commit_range + "'.");
-    const std::string last = options.commit_range.substr(dots + 2);
-    if (commit.empty()) commit = last;
-    if (commit != last) throw Refusal("--commit-range must end at the measured commit (--commit " + commit + ").");
+  const auto commit_range = parse_commit_range(options.commit_range);
+  if (commit_range) {
+    if (commit.empty()) commit = commit_range->last;
+    if (commit != commit_range->last)
+      throw Refusal("--commit-range must end at the measured commit (--commit " + commit + ").");
   }
   if (commit.empty()) commit = git_head(options.where.source_dir);
   const Store store(store_directory(options.render.store, options.where));
@@ -78,7 +77,8 @@ int run_suite(const SuiteOptions& options) {
       progress.clear();
       row.command = describe_command(scenario, {}, request.command);
       row.point = point_from_measurement(measurement, library, row.command);
-      set_commit(row.point, options, commit);
+      row.point.commit = commit;
+      row.point.commit_range = commit_range;
       store.append(row.point);  // at once: an interruption later keeps it
       row.measured = true;
       std::cerr << scenario.name << ": " << format_overhead(row.point.overhead, row.point.interval) << "\n";

@@ -55,7 +55,12 @@ std::string summarize(const nlohmann::json& report, const std::string& report_pa
     text += "heapline: " + std::to_string(report.at("markers").size()) + " marker" +
             (report.at("markers").size() == 1 ? "" : "s") + ":";
     for (const auto& marker : report.at("markers")) {
-      text += " " + marker[1].get<std::string>() + " @ " + human_seconds(marker[0].get<std::int64_t>());
+      // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive)
+      // on "literal" + std::string&& here.
+      text += ' ';
+      text += marker[1].get<std::string>();
+      text += " @ ";
+      text += human_seconds(marker[0].get<std::int64_t>());
     }
     text += "\n";
   }
