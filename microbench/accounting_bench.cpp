@@ -23,6 +23,7 @@
 
 #include "accounting.h"
 #include "next_allocator.h"
+#include <heapline/splitmix64.h>
 
 namespace {
 
@@ -31,15 +32,7 @@ namespace accounting = heapline::accounting;
 
 constexpr int kBlocks = 64;
 
-struct SplitMix64 {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-};
+using heapline::SplitMix64;
 
 template <bool kAccounted>
 void churn(benchmark::State& state, std::size_t min_size, std::size_t max_size) {

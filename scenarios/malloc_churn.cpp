@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include <heapline/splitmix64.h>
+
 namespace {
 
 constexpr int kBlocksPerThread = 64;
@@ -90,20 +92,10 @@ std::optional<Arguments> parse_arguments(int argc, char** argv, const char** err
   return std::nullopt;
 }
 
-// splitmix64: a small, well-mixed generator; one per thread, seeded by index,
-// so every run of the scenario performs exactly the same allocations.
-struct SplitMix64 {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-};
-
 void churn(std::uint64_t thread_index, const Arguments& args, std::atomic<bool>& go) {
-  SplitMix64 rng{0x686561706c696e65ULL + thread_index};  // "heapline" + index
+  // One generator per thread, seeded by its index: every run of the
+  // scenario performs exactly the same allocations.
+  heapline::SplitMix64 rng{0x686561706c696e65ULL + thread_index};  // "heapline" + index
   const std::uint64_t span = args.max_size - args.min_size + 1;
   auto next_size = [&] { return static_cast<std::size_t>(args.min_size + rng.next() % span); };
 

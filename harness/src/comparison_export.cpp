@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "heapline_bench/compare.h"
+#include "heapline_bench/point.h"
 
 namespace heapline::bench {
 namespace {
@@ -22,11 +23,9 @@ std::string percent_cell(double overhead) {
 }
 
 ordered_json runs_json(const std::vector<RunResult>& runs) {
-  ordered_json out = ordered_json::array();
-  for (const auto& r : runs)
-    out.push_back({{"wall_s", r.wall_seconds}, {"user_s", r.user_seconds}, {"sys_s", r.system_seconds},
-                   {"max_rss_kib", r.max_rss_kib}});
-  return out;
+  std::vector<RawRun> raw;
+  for (const auto& r : runs) raw.push_back(raw_run(r));
+  return raw_runs_to_json(raw);
 }
 
 }  // namespace

@@ -1,6 +1,13 @@
 #include "heapline_bench/history.h"
 
+#include <fcntl.h>
 #include <simdjson.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <filesystem>
 #include <map>
@@ -95,18 +102,77 @@ HistoryEntry entry_from(object point, int line, std::map<std::string, int>& mach
 
 }  // namespace
 
-History read_history(const std::string& path) {
+namespace {
+
+// The file mapped read-only for the life of one read.
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path) {
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
+    struct stat st {};
+    if (fstat(fd, &st) == 0 && st.st_size > 0) {
+      size_ = static_cast<std::size_t>(st.st_size);
+      void* map = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (map == MAP_FAILED) {
+        close(fd);
+        throw std::runtime_error("cannot map " + path + ": " + std::strerror(errno));
+      }
+      data_ = static_cast<const char*>(map);
+    }
+    close(fd);
+  }
+  ~MappedFile() {
+    if (data_ != nullptr) munmap(const_cast<char*>(data_), size_);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  std::string_view text() const { return {data_ != nullptr ? data_ : "", size_}; }
+
+ private:
+  const char* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+// Where the last `lines` lines begin (0 when the file has no more).
+std::size_t start_of_last_lines(std::string_view text, std::size_t lines) {
+  std::size_t end = text.size();
+  if (end > 0 && text[end - 1] == '\n') --end;  // the final newline ends the last line
+  while (end > 0) {
+    const void* newline = memrchr(text.data(), '\n', end);
+    if (newline == nullptr) return 0;
+    end = static_cast<std::size_t>(static_cast<const char*>(newline) - text.data());
+    if (--lines == 0) return end + 1;
+  }
+  return 0;
+}
+
+std::size_t count_lines(std::string_view text) {
+  std::size_t count = 0;
+  for (const char* at = text.data(); (at = static_cast<const char*>(
+                                          std::memchr(at, '\n', static_cast<std::size_t>(text.data() + text.size() - at))));
+       ++at)
+    ++count;
+  return count;
+}
+
+}  // namespace
+
+History read_history(const std::string& path, std::size_t last_lines) {
   History history;
   if (!std::filesystem::exists(path)) return history;
-  simdjson::padded_string text;
-  if (auto error = simdjson::padded_string::load(path).get(text))
-    throw std::runtime_error("cannot read " + path + ": " + simdjson::error_message(error));
+  const MappedFile file(path);
+  const std::string_view whole = file.text();
+  const std::size_t tail_start = last_lines > 0 ? start_of_last_lines(whole, last_lines) : 0;
+  history.skipped_lines = count_lines(whole.substr(0, tail_start));
+  // simdjson wants padding after the text it parses: copy just the tail.
+  const simdjson::padded_string text(whole.data() + tail_start, whole.size() - tail_start);
 
   simdjson::ondemand::parser parser;
   std::map<std::string, int> machine_index;  // fingerprint -> index in history.machines
   const std::string_view all(text.data(), text.size());
   std::size_t start = 0;
-  int line = 0;
+  int line = static_cast<int>(history.skipped_lines);
   while (start < all.size()) {
     ++line;
     std::size_t end = all.find('\n', start);

@@ -113,7 +113,10 @@ std::string history_page_markdown(const History& history, const Catalogue& catal
     fingerprints.insert(e.fingerprint);
   }
   out << history.entries.size() << " point(s) from " << commits.size() << " measured commit(s) on "
-      << fingerprints.size() << " machine(s). The table shows the last " << rows.size()
+      << fingerprints.size() << " machine(s)";
+  if (history.skipped_lines > 0)
+    out << " (the newest lines of the store; " << history.skipped_lines << " older lines are not shown)";
+  out << ". The table shows the last " << rows.size()
       << " measured commit(s), newest first; each cell is the overhead and its 95% confidence interval.\n\n";
 
   out << "| Commit | Measured (UTC) |";

@@ -7,18 +7,21 @@
 #include "heapline_bench/measurement.h"
 
 namespace heapline::bench {
-namespace {
 
 using nlohmann::json;
 using nlohmann::ordered_json;
 
-ordered_json raw_to_json(const std::vector<RawRun>& runs) {
+ordered_json raw_runs_to_json(const std::vector<RawRun>& runs) {
   ordered_json out = ordered_json::array();
   for (const auto& r : runs)
     out.push_back({{"wall_s", r.wall_seconds}, {"user_s", r.user_seconds}, {"sys_s", r.system_seconds},
                    {"max_rss_kib", r.max_rss_kib}});
   return out;
 }
+
+RawRun raw_run(const RunResult& r) { return {r.wall_seconds, r.user_seconds, r.system_seconds, r.max_rss_kib}; }
+
+namespace {
 
 std::vector<RawRun> raw_from_json(const json& array) {
   std::vector<RawRun> out;
@@ -33,9 +36,6 @@ std::vector<RawRun> raw_from_json(const json& array) {
   return out;
 }
 
-RawRun raw_from_result(const RunResult& r) {
-  return {r.wall_seconds, r.user_seconds, r.system_seconds, r.max_rss_kib};
-}
 
 // "0.3.2" < "0.4.0"; anything unparsable counts as old.
 bool version_before(const std::string& version, int major, int minor) {
@@ -70,8 +70,8 @@ Point point_from_measurement(const Measurement& m, const std::string& library_la
   point.runs = m.request.runs;
   point.median_with_seconds = m.median_with;
   point.median_without_seconds = m.median_without;
-  for (const auto& r : m.with_runs) point.with_runs.push_back(raw_from_result(r));
-  for (const auto& r : m.without_runs) point.without_runs.push_back(raw_from_result(r));
+  for (const auto& r : m.with_runs) point.with_runs.push_back(raw_run(r));
+  for (const auto& r : m.without_runs) point.without_runs.push_back(raw_run(r));
   point.heapline_version = HEAPLINE_VERSION;
   point.library = library_label;
   point.command = command_text;
@@ -109,7 +109,7 @@ ordered_json to_json(const Point& p) {
         {"runner_image", p.machine.runner_image}}},
       // Raw times come last: readers that need only the figures (the page)
       // stop before them.
-      {"raw", {{"with", raw_to_json(p.with_runs)}, {"without", raw_to_json(p.without_runs)}}},
+      {"raw", {{"with", raw_runs_to_json(p.with_runs)}, {"without", raw_runs_to_json(p.without_runs)}}},
   };
   return out;
 }

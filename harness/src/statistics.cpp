@@ -1,6 +1,6 @@
 #include "heapline_bench/statistics.h"
 
-#include "splitmix64.h"
+#include <heapline/splitmix64.h>
 
 #include <algorithm>
 #include <cmath>

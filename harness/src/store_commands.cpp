@@ -58,8 +58,12 @@ int run_render(const RenderCommandOptions& options) {
   const Catalogue catalogue = load_catalogue(options.where.catalogue);
   const Store store(store_directory(options.store, options.where));
   const auto started = std::chrono::steady_clock::now();
-  const History history = read_history(store.points_path());
   RenderOptions render;
+  // The page shows the last plot_points points of each scenario at most: the
+  // newest lines cover them with room to spare, whatever the store's length.
+  const std::size_t lines_needed =
+      static_cast<std::size_t>(render.plot_points) * catalogue.scenarios.size() * 4;
+  const History history = read_history(store.points_path(), lines_needed);
   render.out_dir = options.out.empty() ? options.where.source_dir + "/docs/_generated" : options.out;
   // The page names its source relative to the checkout when it lies inside.
   const auto relative = std::filesystem::absolute(store.points_path()).lexically_normal().lexically_relative(
@@ -75,7 +79,8 @@ int run_render(const RenderCommandOptions& options) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   for (const auto& problem : history.problems) std::cerr << "heapline-bench: warning: " << problem.describe() << "\n";
-  std::cerr << "render: " << history.entries.size() << " point(s) in " << static_cast<long>(seconds * 1000 + 0.5)
+  std::cerr << "render: the newest " << history.entries.size() << " point(s) of "
+            << history.entries.size() + history.skipped_lines << " line(s) in " << static_cast<long>(seconds * 1000 + 0.5)
             << " ms\n";
   std::cout << "page:  " << result.page << "\n";
   if (!result.plots.empty()) std::cout << "plots: " << result.plots.front().substr(0, result.plots.front().rfind('/') + 1) << "\n";

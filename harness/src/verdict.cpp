@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "heapline_bench/statistics.h"
-#include "splitmix64.h"
+#include <heapline/splitmix64.h>
 
 namespace heapline::bench {
 

@@ -132,6 +132,26 @@ TEST_F(StoreTest, UnwritableStoreIsAClearError) {
   EXPECT_THROW(store.append(make_point("churn-1t", "a", 0)), std::runtime_error);
 }
 
+TEST_F(StoreTest, HistoryReadsOnlyTheNewestLinesWhenAskedAndKeepsTheirNumbers) {
+  Store store(dir.string());
+  for (int i = 1; i <= 10; ++i) store.append(make_point("churn-1t", "c" + std::to_string(i), 0.01 * i));
+  auto all = read_history(store.points_path());
+  EXPECT_EQ(all.entries.size(), 10u);
+  EXPECT_EQ(all.skipped_lines, 0u);
+  auto tail = read_history(store.points_path(), 3);
+  ASSERT_EQ(tail.entries.size(), 3u);
+  EXPECT_EQ(tail.skipped_lines, 7u);
+  EXPECT_EQ(tail.entries[0].commit, "c8");
+  EXPECT_EQ(tail.entries[0].line, 8);
+  EXPECT_EQ(read_history(store.points_path(), 50).entries.size(), 10u);
+  // A torn last line is one of the newest lines, and keeps its number.
+  { std::ofstream(dir / "points.jsonl", std::ios::app) << "{\"sche"; }
+  auto torn = read_history(store.points_path(), 2);
+  EXPECT_EQ(torn.entries.size(), 1u);
+  ASSERT_EQ(torn.problems.size(), 1u);
+  EXPECT_EQ(torn.problems[0].line, 11);
+}
+
 TEST(History, ReadsLegacyPointsWithTheUsersRules) {
   const std::string text =
       "{\"measured_at\": \"2024-01-01T00:00:00Z\", \"overhead\": 4.09, \"commit\": \"old1\"}\n"

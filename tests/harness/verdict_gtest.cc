@@ -8,7 +8,7 @@
 #include <cmath>
 #include <numbers>
 
-#include "../../harness/src/splitmix64.h"
+#include <heapline/splitmix64.h>
 
 namespace heapline::bench {
 namespace {

@@ -30,10 +30,13 @@ struct History {
   std::vector<HistoryEntry> entries;  // file order, oldest first
   std::vector<std::string> machines;  // Machine::describe() of each fingerprint seen
   std::vector<StoreProblem> problems;
+  std::size_t skipped_lines = 0;  // older lines not read (read_history's last_lines)
 };
 
-// Reads points.jsonl at `path`; a missing file is an empty history. Lines
+// Reads points.jsonl at `path`, or only its last `last_lines` lines (0: all):
+// the page needs the recent history, and reading from the end keeps render
+// time flat as the store grows. A missing file is an empty history. Lines
 // that are not points are reported in `problems` with their line number.
-History read_history(const std::string& path);
+History read_history(const std::string& path, std::size_t last_lines = 0);
 
 }  // namespace heapline::bench

@@ -14,6 +14,7 @@
 namespace heapline::bench {
 
 struct Measurement;
+struct RunResult;
 
 inline constexpr int kPointSchema = 1;
 inline constexpr const char* kDefaultScenario = "churn-4t";  // points older than scenarios
@@ -57,6 +58,10 @@ Point point_from_measurement(const Measurement& measurement, const std::string& 
                              const std::string& command_text);
 
 nlohmann::ordered_json to_json(const Point& point);
+
+// The raw times of runs, as points (and the release comparison) keep them.
+RawRun raw_run(const RunResult& result);
+nlohmann::ordered_json raw_runs_to_json(const std::vector<RawRun>& runs);
 // Throws std::runtime_error saying which field is missing or of the wrong
 // type. Applies the history's rules: no scenario means churn-4t; no timing
 // means "benchmark" (self-timed) for versions before 0.4.0.

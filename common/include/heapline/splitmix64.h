@@ -1,13 +1,14 @@
 // SplitMix64 (Steele, Lea & Flood, "Fast splittable pseudorandom number
-// generators", 2014): the seeded generator behind every random draw of the
-// harness, so that the same input always gives the same interval and the
-// same change points, on any standard library.
+// generators", 2014): the seeded generator behind every random draw in
+// heapline. The scenarios use it so every run does the same work; the harness
+// so the same input always gives the same interval and the same change
+// points, on any standard library.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-namespace heapline::bench {
+namespace heapline {
 
 struct SplitMix64 {
   std::uint64_t state;
@@ -25,4 +26,4 @@ struct SplitMix64 {
   }
 };
 
-}  // namespace heapline::bench
+}  // namespace heapline
