@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -39,6 +40,22 @@ using namespace heapline::launcher;
 namespace {
 
 constexpr int kUsageError = 2;
+
+// Runs one (sub)command's option parsing. Returns the exit status when there
+// is nothing more to do: the help was printed, or the options were wrong.
+template <typename Parse>
+std::optional<int> parse_options(CLI::App& app, const char* who, Parse&& parse) {
+  try {
+    parse();
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::ParseError& error) {
+    std::cerr << who << ": " << error.what() << "\n" << app.help();
+    return kUsageError;
+  }
+  return std::nullopt;
+}
 
 struct Options {
   std::string out;
@@ -68,15 +85,7 @@ int convert_main(int argc, char** argv) {
   app.add_option("FILE", input, "the live file (<report>.live)")->required();
   app.add_option("-o,--out", output, "where to write the report (default: FILE without .live)");
   app.add_option("--signal", signal_number, "the signal that ended the process, when known (written to the report)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return 0;
-  } catch (const CLI::ParseError& error) {
-    std::cerr << "heapline convert: " << error.what() << "\n" << app.help();
-    return kUsageError;
-  }
+  if (auto status = parse_options(app, "heapline convert", [&] { app.parse(argc, argv); })) return *status;
   try {
     LiveFile file(input);
     const int pid = file.region().header.pid;
@@ -107,15 +116,7 @@ int top_main(int argc, char** argv) {
   app.add_option("PID", pid, "the process")->required();
   app.add_flag("--once", once, "print one snapshot and exit");
   app.add_option("--interval", interval, "seconds between refreshes (default 1)")->check(CLI::PositiveNumber);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return 0;
-  } catch (const CLI::ParseError& error) {
-    std::cerr << "heapline top: " << error.what() << "\n" << app.help();
-    return kUsageError;
-  }
+  if (auto status = parse_options(app, "heapline top", [&] { app.parse(argc, argv); })) return *status;
   std::string why;
   auto path = find_live_file(pid, why);
   if (!path) {
@@ -190,16 +191,8 @@ int main(int argc, char** argv) {
   }
   for (int i = command_start; i < argc; ++i) options.command.push_back(argv[i]);
 
-  try {
-    std::reverse(own_args.begin(), own_args.end());  // CLI11 takes them last-first
-    app.parse(own_args);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return 0;
-  } catch (const CLI::ParseError& error) {
-    std::cerr << "heapline: " << error.what() << "\n" << app.help();
-    return kUsageError;
-  }
+  std::reverse(own_args.begin(), own_args.end());  // CLI11 takes them last-first
+  if (auto status = parse_options(app, "heapline", [&] { app.parse(own_args); })) return *status;
   if (options.command.empty()) {
     std::cerr << "heapline: no command given\n" << app.help();
     return kUsageError;
