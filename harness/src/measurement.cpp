@@ -51,8 +51,12 @@ std::string describe_failure(const MeasurementRequest& request, const PlannedRun
   return out.str();
 }
 
+// ld.so says so first thing on stderr; a chatty program may push it out of
+// the tail, so both ends are looked at.
 bool refused_by_loader(const RunResult& result) {
-  return result.stderr_tail.find("cannot be preloaded") != std::string::npos;
+  constexpr const char* kMessage = "cannot be preloaded";
+  return result.stderr_head.find(kMessage) != std::string::npos ||
+         result.stderr_tail.find(kMessage) != std::string::npos;
 }
 
 }  // namespace
@@ -172,7 +176,7 @@ Measurement measure(ProcessRunner& runner, const MeasurementRequest& request, co
                     ". Check the command's path; nothing was recorded.");
     if (with && refused_by_loader(result))
       throw Refusal(request.scenario + ": ld.so refused to preload " + request.library + ":\n" +
-                    indented(result.stderr_tail) + "\n  Nothing was recorded.");
+                    indented(result.stderr_head.substr(0, result.stderr_head.find('\n'))) + "\n  Nothing was recorded.");
     if (!result.succeeded())
       throw Refusal(describe_failure(request, run, run.pair + 1, result));
     if (with && run.warmup() && !trace_shows_library_loaded(trace_prefix, result.pid, request.library))

@@ -63,6 +63,13 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
   return out;
 }
 
+std::string read_head(int fd) {
+  std::string head(1024, '\0');
+  ssize_t got = pread(fd, head.data(), head.size(), 0);
+  head.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
+  return head;
+}
+
 std::string read_tail(int fd) {
   struct stat st {};
   if (fstat(fd, &st) != 0 || st.st_size == 0) return {};
@@ -208,6 +215,7 @@ RunResult PosixProcessRunner::run(const RunSpec& spec) {
   result.max_rss_kib = usage.ru_maxrss;
   if (WIFEXITED(status)) result.exit_status = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+  result.stderr_head = read_head(stderr_fd);
   result.stderr_tail = read_tail(stderr_fd);
   close(stderr_fd);
   if (g_interrupt_signal != 0) throw Interrupted{static_cast<int>(g_interrupt_signal)};

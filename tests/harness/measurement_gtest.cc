@@ -153,6 +153,16 @@ TEST_F(MeasureTest, RefusesWhenTheLoaderRefusedTheLibraryInAnyRun) {
   EXPECT_THROW(measure(runner, request), Refusal);
 }
 
+TEST_F(MeasureTest, RefusesWhenTheLoaderMessageIsOnlyAtTheStartOfAChattyStderr) {
+  runner.tweak = [](RunResult& r, const RunSpec& spec, int call) {
+    if (call == 8 && preloads(spec)) {
+      r.stderr_head = "ERROR: ld.so: object '/opt/libheapline.so' from LD_PRELOAD cannot be preloaded: ignored.\n";
+      r.stderr_tail = std::string(4096, 'x');  // the program's own output pushed it out of the tail
+    }
+  };
+  EXPECT_THROW(measure(runner, request), Refusal);
+}
+
 TEST_F(MeasureTest, RefusesAFailingRunAndShowsItsStderr) {
   runner.tweak = [](RunResult& r, const RunSpec&, int call) {
     if (call == 5) {

@@ -26,7 +26,8 @@ struct RunResult {
   double user_seconds = 0;
   double system_seconds = 0;
   long max_rss_kib = 0;
-  std::string stderr_tail;  // the end of what the command wrote on stderr
+  std::string stderr_head;  // the start of what the command wrote on stderr (ld.so writes there)
+  std::string stderr_tail;  // the end of it, for failure reports
 
   bool succeeded() const { return started && signal == 0 && exit_status == 0; }
 };
