@@ -55,6 +55,18 @@ __thread Slot* t_slot __attribute__((tls_model("initial-exec"))) = &g_no_slot;
 
 namespace {
 
+// "heapline: cannot VERB PATH: REASON", without malloc (strerrordesc_np
+// returns a static string, unlike strerror it never formats a buffer).
+void append_failure(TextSink& text, const char* verb, const char* path, int error) {
+  text.append("heapline: cannot ");
+  text.append(verb);
+  text.append(" ");
+  text.append(path);
+  text.append(": ");
+  const char* reason = strerrordesc_np(error);
+  text.append(reason != nullptr ? reason : "unknown error");
+}
+
 // What a thread is doing with the registry.
 enum ThreadMode : unsigned char {
   kUnregistered = 0,  // no call seen yet (or init was busy in another thread)
@@ -325,11 +337,7 @@ void open_live_file() {
       } else {
         char* line = g_line;
         TextSink text(line, sizeof g_line);
-        text.append("heapline: cannot create ");
-        text.append(path);
-        text.append(": ");
-        const char* reason = strerrordesc_np(errno);
-        text.append(reason != nullptr ? reason : "unknown error");
+        append_failure(text, "create", path, errno);
         text.append("; the heap line is kept in memory only (lost if the process is killed)\n");
         write_stderr(line, text.size());
         path[0] = 0;
@@ -560,11 +568,7 @@ __attribute__((destructor)) void write_report_at_exit() {
     if (error != 0) {
       char* line = g_line;
       TextSink text(line, sizeof g_line);
-      text.append("heapline: cannot write ");
-      text.append(path);
-      text.append(": ");
-      const char* reason = strerrordesc_np(error);
-      text.append(reason != nullptr ? reason : "unknown error");
+      append_failure(text, "write", path, error);
       if (g_process.live_path[0] != 0) {
         text.append("; the heap line stays in ");
         text.append(g_process.live_path);
