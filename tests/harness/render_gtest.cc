@@ -1,4 +1,4 @@
-#include "heapline_bench/render.h"
+#include "heapline_bench/reports/render.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -6,7 +6,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "heapline_bench/export.h"
+#include "heapline_bench/reports/percent_format.h"
+#include "heapline_bench/reports/scenarios_export.h"
+#include "heapline_bench/reports/summary_export.h"
+#include "heapline_bench/reports/table_export.h"
 
 namespace heapline::bench {
 namespace {

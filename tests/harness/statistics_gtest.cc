@@ -1,4 +1,4 @@
-#include "heapline_bench/statistics.h"
+#include "heapline_bench/measurement/statistics.h"
 
 #include <gtest/gtest.h>
 

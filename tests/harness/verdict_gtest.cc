@@ -1,7 +1,8 @@
 // Verdicts and change points on synthetic histories: deterministic noise from
 // a seeded generator, so every run of these tests sees the same numbers.
-#include "heapline_bench/verdict.h"
-#include "heapline_bench/calibration.h"
+#include "heapline_bench/verdicts/change_points.h"
+#include "heapline_bench/verdicts/verdict.h"
+#include "heapline_bench/verdicts/calibration.h"
 
 #include <gtest/gtest.h>
 
