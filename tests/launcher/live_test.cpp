@@ -205,6 +205,14 @@ TEST_F(LiveFile, PeakOfAKilledProcessHoldsItsLastAllocation) {
   ASSERT_TRUE(wait_for_output(running, "ready"));
   ASSERT_EQ(kill(running.pid, SIGKILL), 0);
   finish(running);
+  {
+    // The figures as the process published them, which `heapline top` shows
+    // (a converted report also folds in the samples' maxima).
+    heapline::launcher::LiveFile file(dir_ / "held.live");
+    const auto published = heapline::launcher::take_snapshot(file, false).figures;
+    EXPECT_GE(published.peak, std::int64_t{2} << 20);
+    EXPECT_GE(published.peak, published.live);
+  }
   auto r = convert("held");
   const std::int64_t peak = r["peak_bytes"].get<std::int64_t>();
   EXPECT_GE(peak, 2 << 20);
