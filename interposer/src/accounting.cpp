@@ -583,7 +583,8 @@ __attribute__((destructor)) void write_report_at_exit() {
 
 // The first call of a thread registers it; calls of threads without a slot
 // publish exactly.
-void unregistered_change(std::int64_t bytes, CallKind kind) {
+// Out of line: publish() then saves no registers for it on its own path.
+[[gnu::noinline]] void unregistered_change(std::int64_t bytes, CallKind kind) {
   if (t_mode == kUnregistered) {
     t_mode = kRegistering;
     if (ensure_process_init()) {
