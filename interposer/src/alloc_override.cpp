@@ -323,7 +323,7 @@ void resolving_free(void* p) noexcept {
 }
 void* resolving_calloc(std::size_t count, std::size_t size) noexcept {
   if (bind_entries()) return g_entry.calloc(count, size);
-  void* p = __libc_calloc(count, size);  // overflow → NULL and ENOMEM, from glibc
+  void* p = __libc_calloc(count, size);  // as glibc_calloc, uncounted
   return p != nullptr ? remember_early_block(p, count * size) : nullptr;
 }
 void* resolving_realloc(void* p, std::size_t size) noexcept {
