@@ -2,7 +2,9 @@
 # site_build_test.sh SOURCE_DIR BENCH: the site as the performance workflow
 # builds it (tools/ci/build_site.sh), from a store of 30 points over 2
 # machines with a change point: the page's table lists every measured commit,
-# each plot is drawn, and the raw points are published beside the docs.
+# the plot names the same commits, the machines and the change point, and the
+# raw points are published beside the docs. gnuplot is a dependency
+# (tools/setup.sh).
 set -euo pipefail
 source_dir=$1 bench=$2
 work=$(mktemp -d)
@@ -29,7 +31,10 @@ for i in $(seq 1 20); do
   grep -q "$sha" "$page" || fail "the table has no row for commit $sha"
 done
 grep -q "<table" "$page" || fail "no table in the page"
-if command -v gnuplot >/dev/null; then
-  compgen -G "$work/site/_images/churn-4t*.svg" >/dev/null || fail "no plot of churn-4t in the site"
-fi
+# The plot of churn-4t names the same commits on its x axis, each machine in
+# its key by the fingerprint the table shows, and the change point.
+plot=$(compgen -G "$work/site/_images/churn-4t*.svg" | head -n 1) || fail "no plot of churn-4t in the site"
+for text in 01c0ffe 0bc0ffe 14c0ffe aaaa00000001 bbbb00000002 "change point" "95% interval"; do
+  grep -q "$text" "$plot" || fail "the plot of churn-4t lacks '$text'"
+done
 echo "site build: ok"
