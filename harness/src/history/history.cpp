@@ -70,7 +70,7 @@ HistoryEntry entry_from(object point, int line, std::map<std::string, int>& mach
   }
   entry.timing = string_field(point, "timing");
   const std::string version = string_field(point, "heapline_version");
-  if (entry.timing.empty()) entry.timing = default_timing_for_version(version);
+  if (entry.timing.empty()) entry.timing = default_timing(entry.scenario, version);
   if (entry.timing != "command" && entry.timing != "benchmark")
     throw std::runtime_error("timing must be \"command\" or \"benchmark\"");
   auto machine_field = point.find_field_unordered("machine");

@@ -46,8 +46,8 @@ bool version_before(const std::string& version, int major, int minor) {
 
 }  // namespace
 
-std::string default_timing_for_version(const std::string& heapline_version) {
-  return version_before(heapline_version, 0, 4) ? "benchmark" : "command";
+std::string default_timing(const std::string& scenario, const std::string& heapline_version) {
+  return scenario == kDefaultScenario && version_before(heapline_version, 0, 4) ? "benchmark" : "command";
 }
 
 std::string utc_now_iso8601() {
@@ -150,7 +150,7 @@ Point point_from_json(const json& j) {
       if (p.timing != "command" && p.timing != "benchmark")
         throw std::runtime_error("timing must be \"command\" or \"benchmark\", got \"" + p.timing + "\"");
     } else {
-      p.timing = default_timing_for_version(p.heapline_version);
+      p.timing = default_timing(p.scenario, p.heapline_version);
     }
     p.library = j.value("library", "");
     p.command = j.value("command", "");

@@ -64,13 +64,14 @@ RawRun raw_run(const RunResult& result);
 nlohmann::ordered_json raw_runs_to_json(const std::vector<RawRun>& runs);
 // Throws std::runtime_error saying which field is missing or of the wrong
 // type. Applies the history's rules: no scenario means churn-4t; no timing
-// means "benchmark" (self-timed) for versions before 0.4.0.
+// means "benchmark" (self-timed) for churn-4t points before 0.4.0.
 Point point_from_json(const nlohmann::json& json);
 
 std::string utc_now_iso8601();
 
-// The user's rule for points without a "timing": those of heapline before
-// 0.4.0 (or of no known version) were self-timed by the benchmark.
-std::string default_timing_for_version(const std::string& heapline_version);
+// The history's rule for points without a "timing" (design.md, "The history
+// store"): points of churn-4t measured before 0.4.0 (or of no known version)
+// were timed by the benchmark itself; every other point times the command.
+std::string default_timing(const std::string& scenario, const std::string& heapline_version);
 
 }  // namespace heapline::bench

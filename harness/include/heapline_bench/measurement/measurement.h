@@ -1,4 +1,4 @@
-// The interleaved overhead measurement (DESIGN.md section 3): N runs with the
+// The interleaved overhead measurement (docs/design.md, "The measurement"): N runs with the
 // library preloaded and N without, in pairs whose order alternates (ABBA...)
 // to cancel drift, after one untimed warm-up pair. The warm-up run with the
 // library also proves that the library is really loaded (ld.so's own trace).
