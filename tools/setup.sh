@@ -9,7 +9,7 @@ set -euo pipefail
 build_packages=(
   g++ cmake make git
   libcli11-dev nlohmann-json3-dev libsimdjson-dev libbenchmark-dev libgtest-dev libgmock-dev
-  python3 gnuplot-nox
+  python3 gnuplot-nox valgrind
 )
 test_packages=(
   python3-sphinx python3-myst-parser
