@@ -32,6 +32,17 @@ TEST(Catalogue, ExpandsPlaceholdersAndScalesTheOperationCount) {
   EXPECT_THROW(expand_command(*catalogue.find("churn-1t"), where, -1), std::invalid_argument);
 }
 
+TEST(Catalogue, EveryScenarioHasAReducedCommandForTheInstructionFigureScaledLikeItsCommand) {
+  auto catalogue = load_catalogue(HEAPLINE_SOURCE_DIR "/scenarios/scenarios.json");
+  for (const auto& scenario : catalogue.scenarios) EXPECT_FALSE(scenario.instructions_command.empty()) << scenario.name;
+  const Placeholders where{"/b", "/s"};
+  EXPECT_EQ(expand_instructions_command(*catalogue.find("churn-1t"), where),
+            (std::vector<std::string>{"/b/malloc_churn", "1", "200000"}));
+  EXPECT_EQ(expand_instructions_command(*catalogue.find("churn-1t"), where, 0.5)[2], "100000");
+  Scenario none;
+  EXPECT_TRUE(expand_instructions_command(none, where).empty());
+}
+
 TEST(Catalogue, ScenarioEnvironmentIsRead) {
   auto catalogue = load_catalogue(HEAPLINE_SOURCE_DIR "/scenarios/scenarios.json");
   EXPECT_EQ(catalogue.find("python")->env.at("PYTHONHASHSEED"), "0");

@@ -244,5 +244,24 @@ TEST(ProgramResolution, FindsProgramsOnPathAndRefusesUnknownOnes) {
   std::filesystem::remove(plain_file);
 }
 
+TEST_F(MeasureTest, HeaplinesReportsAreSummedPerWithRunAndRemoved) {
+  FakeRunner runner;
+  int with_runs = 0;
+  runner.tweak = [&](RunResult&, const RunSpec& spec, int) {
+    if (!preloads(spec)) return;
+    // Two processes per run: their calls and publishes add up.
+    const auto dir = std::filesystem::path(spec.env.at("HEAPLINE_OUT")).parent_path();
+    ++with_runs;
+    std::ofstream(dir / "heapline.churn.1.json") << R"({"calls":{"alloc":600,"free":300,"realloc":100},"publishes":4})";
+    std::ofstream(dir / "heapline.churn.2.json") << R"({"calls":{"alloc":1000,"free":0,"realloc":0},"publishes":6})";
+  };
+  const Measurement m = measure(runner, request);
+  ASSERT_EQ(m.with_reports.size(), 4u) << "one per timed with-run, the warm-up's discarded";
+  EXPECT_EQ(m.with_reports[0].calls, 2000u);
+  EXPECT_EQ(m.with_reports[0].publishes, 10u);
+  EXPECT_EQ(with_runs, 5);
+  EXPECT_FALSE(std::filesystem::exists(scratch / "heapline.churn.1.json"));
+}
+
 }  // namespace
 }  // namespace heapline::bench

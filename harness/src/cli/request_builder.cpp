@@ -40,6 +40,22 @@ MeasurementRequest build_request(const Scenario& scenario, const Locations& wher
   return request;
 }
 
+std::optional<InstructionRequest> instruction_request(const Scenario& scenario, const Locations& where,
+                                                      const MeasurementRequest& measured, double scale,
+                                                      const std::vector<std::string>& explicit_command,
+                                                      const std::string& valgrind) {
+  if (valgrind.empty() || measured.library.empty() || !explicit_command.empty() ||
+      scenario.instructions_command.empty())
+    return std::nullopt;
+  InstructionRequest request;
+  request.valgrind = valgrind;
+  request.command = expand_instructions_command(scenario, {where.bin_dir, where.source_dir}, scale);
+  request.command[0] = resolved_program(request.command[0]);
+  request.env = measured.env;
+  request.library = measured.library;
+  return request;
+}
+
 std::string library_label(const MeasurementRequest& request) {
   return request.library.empty() ? "none" : request.library;
 }

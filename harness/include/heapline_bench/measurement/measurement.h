@@ -4,8 +4,10 @@
 // library also proves that the library is really loaded (ld.so's own trace).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -38,9 +40,17 @@ struct MeasurementRequest {
   std::string scratch_directory;  // ld.so traces and heapline's own output files
 };
 
+// What heapline's own report (HEAPLINE_OUT) says about one with-run, summed
+// over the processes of the run.
+struct LibraryRunReport {
+  std::uint64_t calls = 0;  // alloc + free + realloc
+  std::uint64_t publishes = 0;
+};
+
 struct Measurement {
   MeasurementRequest request;
   std::vector<RunResult> with_runs;  // in the order they ran
+  std::vector<LibraryRunReport> with_reports;  // one per with-run whose report was found
   std::vector<RunResult> without_runs;
   double median_with = 0;
   double median_without = 0;
@@ -69,6 +79,11 @@ using ProgressCallback = std::function<void(const ProgressEvent&)>;
 // and Interrupted when the user stops it.
 Measurement measure(ProcessRunner& runner, const MeasurementRequest& request,
                     const ProgressCallback& progress = {});
+
+// Sums the calls and publishes of heapline's reports (heapline.*.json) in
+// `directory`, and removes them, so the next run's reports stand alone.
+// nullopt when there is none (the library was not heapline, or wrote none).
+std::optional<LibraryRunReport> collect_library_reports(const std::string& directory);
 
 // True when ld.so's LD_DEBUG=files trace for `pid` under `prefix` shows
 // `library` being loaded.
