@@ -1,6 +1,7 @@
 #include "next_allocator.h"
 
 #include <dlfcn.h>
+#include <gnu/libc-version.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -102,6 +103,14 @@ void* foreign_pvalloc(std::size_t size) {
   return g_foreign.memalign(page, rounded == 0 ? page : rounded);
 }
 
+// Whether __libc_malloc bound to glibc's (in the object of a function only
+// glibc has) rather than to a foreign allocator's alias of the same name.
+bool libc_aliases_are_glibcs() {
+  Dl_info alias, libc;
+  return dladdr(reinterpret_cast<void*>(&__libc_malloc), &alias) != 0 &&
+         dladdr(reinterpret_cast<void*>(&gnu_get_libc_version), &libc) != 0 && alias.dli_fbase == libc.dli_fbase;
+}
+
 template <typename Fn>
 Fn lookup_next(const char* name) {
   return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
@@ -120,7 +129,12 @@ const NextAllocator* resolve_next_allocator() {
   t_resolving = true;
   void* next_malloc = dlsym(RTLD_NEXT, "malloc");
   const NextAllocator* chosen = &g_glibc;
-  if (next_malloc != nullptr && next_malloc != reinterpret_cast<void*>(&__libc_malloc)) {
+  // tcmalloc and mimalloc export __libc_malloc, __libc_free... themselves,
+  // and heapline's references to those names then bind to theirs: the
+  // "glibc" table would call the foreign allocator and read a chunk header
+  // it does not have. The names are glibc's only when they live in libc.
+  if (next_malloc != nullptr &&
+      (next_malloc != reinterpret_cast<void*>(&__libc_malloc) || !libc_aliases_are_glibcs())) {
     NextAllocator foreign{};
     foreign.malloc = reinterpret_cast<decltype(foreign.malloc)>(next_malloc);
     foreign.free = lookup_next<decltype(foreign.free)>("free");
