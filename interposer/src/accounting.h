@@ -115,6 +115,10 @@ std::int64_t api_live_bytes();
 std::int64_t api_peak_bytes();
 void api_reset_peak();
 
+// Called by mapped_memory.cpp after each change of the mapped bytes (now
+// `mapped_live`): keeps the peak of heap + mapped.
+void mapped_changed(std::int64_t mapped_live);
+
 inline void reallocated(std::size_t old_bytes, const NextAllocator& next, void* q) {
   record(static_cast<std::int64_t>(size_of(next, q)) - static_cast<std::int64_t>(old_bytes), kReallocCall);
 }
