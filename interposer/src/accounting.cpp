@@ -274,8 +274,8 @@ void flush_exiting_thread(void* value) {
                                            std::memory_order_relaxed);
     slot->calls[kind].store(0, std::memory_order_relaxed);
   }
-  std::int64_t pending = slot->pending.load(std::memory_order_relaxed);
-  slot->pending.store(0, std::memory_order_relaxed);
+  std::int64_t pending = slot->own_pending();
+  slot->clear_pending();
   std::uint64_t publishes = slot->publishes.load(std::memory_order_relaxed) + (pending != 0 ? 1 : 0);
   slot->publishes.store(0, std::memory_order_relaxed);
   g_process.folded_publishes.fetch_add(publishes, std::memory_order_relaxed);
@@ -301,8 +301,7 @@ Slot* claim_slot() {
       while (index + 1 > used && !g_process.slots_used.compare_exchange_weak(used, static_cast<std::uint32_t>(index + 1),
                                                                            std::memory_order_relaxed)) {
       }
-      slot.pending.store(0, std::memory_order_relaxed);
-      slot.set_threshold(g_policy.threshold.load(std::memory_order_relaxed));
+      slot.reset(g_policy.threshold.load(std::memory_order_relaxed));
       std::uint32_t now_registered = g_process.registered.fetch_add(1, std::memory_order_relaxed) + 1;
       std::uint32_t most = g_process.max_registered.load(std::memory_order_relaxed);
       while (now_registered > most &&
@@ -430,9 +429,9 @@ void after_fork_in_child() {
   // all pending deltas.
   std::int64_t inherited = g_published.live.load(std::memory_order_relaxed);
   for (Slot& slot : g_slots) {
-    if (slot.in_use.load(std::memory_order_relaxed) != 0) inherited += slot.pending.load(std::memory_order_relaxed);
+    if (slot.in_use.load(std::memory_order_relaxed) != 0) inherited += slot.pending_bytes();
     if (&slot != t_slot) slot.in_use.store(0, std::memory_order_relaxed);
-    slot.pending.store(0, std::memory_order_relaxed);
+    slot.clear_pending();
     slot.publishes.store(0, std::memory_order_relaxed);
     for (auto& calls : slot.calls) calls.store(0, std::memory_order_relaxed);
   }
@@ -517,7 +516,7 @@ __attribute__((destructor)) void write_report_at_exit() {
   std::uint64_t publishes = g_process.folded_publishes.load(std::memory_order_relaxed);
   for (Slot& slot : g_slots) {
     if (slot.in_use.load(std::memory_order_acquire) == 0) continue;
-    final_bytes += slot.pending.load(std::memory_order_relaxed);
+    final_bytes += slot.pending_bytes();
     publishes += slot.publishes.load(std::memory_order_relaxed);
     for (unsigned kind = 0; kind < kCallKinds; ++kind) calls[kind] += slot.calls[kind].load(std::memory_order_relaxed);
   }
@@ -643,7 +642,7 @@ std::int64_t exact_live() {
   const std::uint32_t used = g_process.slots_used.load(std::memory_order_acquire);
   for (std::uint32_t i = 0; i < used && i < kSlotCount; ++i) {
     const Slot& slot = g_slots[i];
-    if (slot.in_use.load(std::memory_order_acquire) != 0) live += slot.pending.load(std::memory_order_relaxed);
+    if (slot.in_use.load(std::memory_order_acquire) != 0) live += slot.pending_bytes();
   }
   return live;
 }
@@ -668,10 +667,10 @@ void api_mark(const char* name) {
   // (unless another thread is sampling at this very moment).
   Slot* slot = t_slot;
   if (slot != &g_no_slot) {
-    std::int64_t pending = slot->pending.load(std::memory_order_relaxed);
+    std::int64_t pending = slot->own_pending();
     if (pending != 0) {
-      slot->pending.store(0, std::memory_order_relaxed);
-      slot->publishes.store(slot->publishes.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      take_pending(*slot, pending);
+      count_call(slot->publishes);
       publish_value(pending);
     }
   }
@@ -704,13 +703,14 @@ void mapped_changed(std::int64_t mapped_live) {
   raise_total_peak(g_published.live.load(std::memory_order_relaxed) + mapped_live, now);
 }
 
-void publish(Slot* slot, std::int64_t delta, CallKind kind) {
+void publish(Slot* slot, std::int64_t bytes, CallKind kind) {
   if (slot == &g_no_slot) {
-    unregistered_change(delta, kind);  // g_no_slot's pending stays 0: delta is this call's bytes
+    unregistered_change(bytes, kind);
     return;
   }
-  slot->pending.store(0, std::memory_order_relaxed);
-  slot->publishes.store(slot->publishes.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  const std::int64_t delta = slot->own_pending();
+  take_pending(*slot, delta);  // a signal handler's bytes meanwhile stay pending
+  count_call(slot->publishes);
   publish_value(delta);
   slot->set_threshold(g_policy.threshold.load(std::memory_order_relaxed));
 }

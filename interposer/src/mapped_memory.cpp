@@ -153,9 +153,9 @@ std::atomic<bool> g_allocator_known{false};
 
 void know_allocator() {
   if (g_allocator_known.load(std::memory_order_acquire)) return;
-  const NextAllocator& next = next_allocator();
-  if (__atomic_load_n(&detail::g_next, __ATOMIC_ACQUIRE) == nullptr) return;  // this thread is resolving it
-  if (!next.reads_glibc_chunk_header) set_allocator_object(reinterpret_cast<const void*>(next.malloc));
+  const Resolution resolution = resolve_allocator();
+  if (resolution == Resolution::kNested) return;  // this thread is resolving it
+  if (resolution == Resolution::kForeign) set_allocator_object(reinterpret_cast<const void*>(g_foreign.malloc));
   g_allocator_known.store(true, std::memory_order_release);
 }
 

@@ -4,17 +4,12 @@
 # The performance workflow's scripts end to end with the real heapline-bench
 # (one tiny scenario), against a local bare repository: the pushed point is
 # the real suite's, with the commit and range run_suite.sh gave it, and it
-# passes the real validate. Skipped (77) while heapline-bench's suite has no
-# --store.
+# passes the real validate.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench=$1/heapline-bench
 [[ -x "$bench" ]] || fail "no heapline-bench at $bench"
-if ! "$bench" suite --help 2>&1 | grep -q -- '--store'; then
-  echo "heapline-bench suite has no --store yet: skipped"
-  exit 77
-fi
 export HEAPLINE_BENCH=$bench
 
 make_remote

@@ -1,4 +1,4 @@
-#include "heapline_bench/catalogue.h"
+#include "heapline_bench/measurement/catalogue.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,6 @@
 // Round alternation and the median of rounds, with a fake runner.
-#include "heapline_bench/compare.h"
+#include "heapline_bench/measurement/compare.h"
+#include "heapline_bench/reports/comparison_export.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // The interleaving and validation logic of measure(), driven by a fake runner:
 // no process is started and no time is measured.
-#include "heapline_bench/measurement.h"
+#include "heapline_bench/measurement/measurement.h"
 
 #include <gtest/gtest.h>
 

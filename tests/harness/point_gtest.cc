@@ -1,4 +1,4 @@
-#include "heapline_bench/point.h"
+#include "heapline_bench/history/point.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "heapline_bench/store.h"
+#include "heapline_bench/history/store.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "heapline_bench/history.h"
+#include "heapline_bench/history/history.h"
 
 namespace heapline::bench {
 namespace {

@@ -1,7 +1,8 @@
 // Verdicts and change points on synthetic histories: deterministic noise from
 // a seeded generator, so every run of these tests sees the same numbers.
-#include "heapline_bench/verdict.h"
-#include "heapline_bench/calibration.h"
+#include "heapline_bench/verdicts/change_points.h"
+#include "heapline_bench/verdicts/verdict.h"
+#include "heapline_bench/verdicts/calibration.h"
 
 #include <gtest/gtest.h>
 
@@ -103,6 +104,21 @@ TEST(Verdicts, ChangesBelowTheMinimumEffectAreNotReported) {
   auto h = noisy_history(15, 0.03, 0.0001, 5);  // a very quiet machine
   h.entries.push_back(point("churn-4t", 0.045, 0.001));
   EXPECT_EQ(newest_verdict(h), Verdict::unchanged) << "1.5 points is below the 2-point minimum";
+}
+
+// With the noise floor out of the way, the minimum effect alone decides: a
+// clear 1.5-point step on a very quiet history is reported only once the
+// minimum is below it.
+TEST(Verdicts, TheMinimumEffectAloneHoldsBackAClearSmallStep) {
+  auto h = noisy_history(15, 0.03, 0.0001, 5);
+  h.entries.push_back(point("churn-4t", 0.045, 0.001));
+  VerdictRule rule;
+  rule.noise_floor = 0.0001;
+  auto held = judge_point(h, h.entries.size() - 1, rule);
+  EXPECT_EQ(held.verdict, Verdict::unchanged);
+  EXPECT_DOUBLE_EQ(held.threshold, rule.min_effect);
+  rule.min_effect = 0.01;
+  EXPECT_EQ(newest_verdict(h, rule), Verdict::regression);
 }
 
 TEST(Verdicts, ASingleOutlierInTheHistoryDoesNotMoveTheBaseline) {

@@ -197,6 +197,21 @@ TEST_F(LiveFile, TopOnceShowsARunningProcess) {
   EXPECT_NE(top.out.find("#"), std::string::npos) << top.out;
 }
 
+// The probe's 2 MiB block is the last change before it sleeps: no later
+// publish raises the peak to it, so the peak it published must already hold
+// it (and no sample may show more live bytes than the peak).
+TEST_F(LiveFile, PeakOfAKilledProcessHoldsItsLastAllocation) {
+  auto running = start({kProbe, "hold", "20"}, traced("held"));
+  ASSERT_TRUE(wait_for_output(running, "ready"));
+  ASSERT_EQ(kill(running.pid, SIGKILL), 0);
+  finish(running);
+  auto r = convert("held");
+  const std::int64_t peak = r["peak_bytes"].get<std::int64_t>();
+  EXPECT_GE(peak, 2 << 20);
+  EXPECT_GE(peak, r["final_bytes"].get<std::int64_t>());
+  for (const auto& sample : r["samples"]) EXPECT_GE(peak, sample[2].get<std::int64_t>()) << sample.dump();
+}
+
 TEST_F(LiveFile, TopWithoutAHeaplineFileSaysSo) {
   RunResult top = heapline({"top", std::to_string(getpid()), "--once"});
   EXPECT_EQ(top.exit_code, 1);
