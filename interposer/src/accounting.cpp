@@ -699,8 +699,9 @@ void api_reset_peak() {
 }
 
 void mapped_changed(std::int64_t mapped_live) {
-  const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
-  raise_total_peak(g_published.live.load(std::memory_order_relaxed) + mapped_live, now);
+  // The clock is read only for a new peak: most mapping calls make none.
+  const std::int64_t total = g_published.live.load(std::memory_order_relaxed) + mapped_live;
+  if (total > g_published.total_peak.load(std::memory_order_relaxed)) raise_total_peak(total, clock_ns(CLOCK_MONOTONIC));
 }
 
 void publish(Slot* slot, std::int64_t bytes, CallKind kind) {

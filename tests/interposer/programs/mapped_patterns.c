@@ -6,6 +6,8 @@
  *   mapped_patterns fork      maps, forks; the child maps more
  *   mapped_patterns errno     the calls' results and errno, to compare with
  *                             and without the library
+ *   mapped_patterns churn N   N times mmap and munmap 64 KiB: the cost per
+ *                             call pair, counted with callgrind
  *
  * Each mode but errno prints "mapped_peak=P mapped_final=F" (bytes): what the
  * process holds in anonymous private mappings it made itself, at the peak and
@@ -208,11 +210,22 @@ static int errno_corners(void) {
   return 0;
 }
 
+static int churn(long rounds) {
+  for (long i = 0; i < rounds; ++i) {
+    char* p = must_map(NULL, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1);
+    p[0] = 1;
+    must(munmap(p, 65536) == 0, "munmap");
+  }
+  print_figures();
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc >= 2 && strcmp(argv[1], "kinds") == 0) return kinds();
   if (argc == 3 && strcmp(argv[1], "threads") == 0) return threads(atoi(argv[2]));
   if (argc >= 2 && strcmp(argv[1], "fork") == 0) return fork_child();
   if (argc >= 2 && strcmp(argv[1], "errno") == 0) return errno_corners();
-  fprintf(stderr, "usage: mapped_patterns kinds|threads N|fork|errno\n");
+  if (argc == 3 && strcmp(argv[1], "churn") == 0) return churn(atol(argv[2]));
+  fprintf(stderr, "usage: mapped_patterns kinds|threads N|fork|errno|churn N\n");
   return 2;
 }
