@@ -13,6 +13,9 @@
 #include "next_allocator.h"
 
 namespace heapline::mapped {
+
+constinit detail::Live detail::g_live;
+
 namespace {
 
 enum State : int { kUnconfigured = 0, kOn, kOff };
@@ -36,7 +39,6 @@ constinit RegionSet g_regions;
 pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct alignas(128) Counters {
-  std::atomic<std::int64_t> live{0};
   std::atomic<std::int64_t> peak{0};
   std::atomic<std::uint64_t> peak_time_ns{0};
   std::atomic<std::uint64_t> changes{0};
@@ -116,7 +118,7 @@ std::uint64_t monotonic_ns() {
 void publish(std::int64_t delta) {
   if (delta == 0) return;
   g_counters.changes.fetch_add(1, std::memory_order_relaxed);
-  const std::int64_t live = g_counters.live.fetch_add(delta, std::memory_order_relaxed) + delta;
+  const std::int64_t live = detail::g_live.bytes.fetch_add(delta, std::memory_order_relaxed) + delta;
   std::int64_t peak = g_counters.peak.load(std::memory_order_relaxed);
   while (live > peak) {
     if (g_counters.peak.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
@@ -250,7 +252,7 @@ void configure(bool enabled) {
   pthread_mutex_lock(&g_lock);
   g_regions.clear();
   pthread_mutex_unlock(&g_lock);
-  g_counters.live.store(0, std::memory_order_relaxed);
+  detail::g_live.bytes.store(0, std::memory_order_relaxed);
   g_counters.peak.store(0, std::memory_order_relaxed);
   g_counters.changes.store(0, std::memory_order_relaxed);
   g_counters.untracked.store(0, std::memory_order_relaxed);
@@ -286,15 +288,14 @@ void set_allocator_object(const void* code) {
 }
 
 Figures figures() {
-  return {g_counters.live.load(std::memory_order_relaxed), g_counters.peak.load(std::memory_order_relaxed),
+  return {detail::g_live.bytes.load(std::memory_order_relaxed), g_counters.peak.load(std::memory_order_relaxed),
           g_counters.peak_time_ns.load(std::memory_order_relaxed),
           g_counters.changes.load(std::memory_order_relaxed), g_counters.untracked.load(std::memory_order_relaxed)};
 }
 
-std::int64_t live_bytes() { return g_counters.live.load(std::memory_order_relaxed); }
 
 void after_fork_in_child() {
-  const std::int64_t live = g_counters.live.load(std::memory_order_relaxed);
+  const std::int64_t live = detail::g_live.bytes.load(std::memory_order_relaxed);
   g_counters.peak.store(live, std::memory_order_relaxed);
   g_counters.peak_time_ns.store(0, std::memory_order_relaxed);
   g_counters.changes.store(0, std::memory_order_relaxed);

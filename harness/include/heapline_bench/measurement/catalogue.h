@@ -14,6 +14,11 @@ struct Scenario {
   std::map<std::string, std::string> env;
   int scale_arg = -1;  // index of the operation count that --scale multiplies
   std::string shows;   // what the scenario shows, for the docs
+  // An allocator preloaded after the measured library on both sides; the
+  // side without heapline then preloads the forwarding-only library before
+  // it, so the figure is heapline's cost over that allocator's own floor
+  // (scenarios/allocators.json). Empty: the program's own allocator.
+  std::string allocator;
 
   // The command as a user would type it: placeholders dropped.
   std::string display_command() const;
