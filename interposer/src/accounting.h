@@ -194,4 +194,8 @@ std::int64_t api_live_bytes();
 std::int64_t api_peak_bytes();
 void api_reset_peak();
 
+// Called by mapped_memory.cpp after each change of the mapped bytes (now
+// `mapped_live`): keeps the peak of heap + mapped.
+void mapped_changed(std::int64_t mapped_live);
+
 }  // namespace heapline::accounting
