@@ -13,7 +13,7 @@ constexpr std::size_t kMaxPath = 4096;
 
 struct Precision {
   bool exact = false;
-  // Threshold = max(min_bytes, live / divisor), see accounting.cpp.
+  // Threshold = max(min_bytes, live / divisor), see threshold_policy.h.
   std::uint64_t min_bytes = 16 * 1024;
   std::uint64_t divisor = 64;
 };

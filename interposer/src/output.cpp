@@ -73,7 +73,7 @@ bool format_output_path(const char* path_template, const char* base_dir, int pid
   return true;
 }
 
-void write_report_json(TextSink& sink, const Report& r, const Timeline& timeline) {
+void write_report_json(TextSink& sink, const Report& r) {
   sink.append("{\"format\":\"heapline/1\",\"pid\":");
   sink.append_signed(r.pid);
   sink.append(",\"ppid\":");
@@ -143,8 +143,8 @@ void write_report_json(TextSink& sink, const Report& r, const Timeline& timeline
     sink.append(']');
   }
   sink.append("],\n\"samples\":[");
-  for (std::size_t i = 0; i < timeline.size(); ++i) {
-    const Sample& s = timeline[i];
+  for (std::size_t i = 0; r.samples != nullptr && i < r.sample_count; ++i) {
+    const Sample& s = r.samples[i];
     sink.append(i == 0 ? "\n[" : ",\n[");
     sink.append_unsigned(s.t_ns);
     sink.append(',');
@@ -180,7 +180,7 @@ bool flush_to_file(void* context, const char* data, std::size_t size) {
 
 }  // namespace
 
-int write_report_file(const char* final_path, const Report& report, const Timeline& timeline, KillWriter kill) {
+int write_report_file(const char* final_path, const Report& report, KillWriter kill) {
   int saved_errno = errno;
   static char temp_path[kMaxPath + 32];  // static: see the exit path's note on stacks
   TextSink temp(temp_path, sizeof temp_path);
@@ -202,7 +202,7 @@ int write_report_file(const char* final_path, const Report& report, const Timeli
     FileTarget target{fd, kill, false, 0};
     char buffer[4096];
     TextSink sink(buffer, sizeof buffer, flush_to_file, &target);
-    write_report_json(sink, report, timeline);
+    write_report_json(sink, report);
     sink.drain();
     if (target.failed) result = target.error != 0 ? target.error : EIO;
     if (::close(fd) != 0 && result == 0) result = errno;
@@ -212,6 +212,10 @@ int write_report_file(const char* final_path, const Report& report, const Timeli
   }
   errno = saved_errno;
   return result;
+}
+
+int write_report_file(const char* final_path, const Report& report) {
+  return write_report_file(final_path, report, KillWriter::kNever);
 }
 
 }  // namespace heapline

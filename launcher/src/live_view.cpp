@@ -14,7 +14,8 @@
 #include <memory>
 #include <stdexcept>
 
-#include "output.h"
+#include <heapline/report_format.h>
+
 #include "report_summary.h"
 
 namespace heapline::launcher {
@@ -133,12 +134,6 @@ fs::path default_converted_path(const fs::path& live_path) {
 
 void write_converted_report(const LiveFile& file, const LiveSnapshot& s, const fs::path& out, const std::string& ended,
                             int signal) {
-  auto storage = std::make_unique<TimelineStorage>();
-  Timeline timeline(storage.get());
-  timeline.reset(s.interval_ns);
-  for (const Sample& sample : s.samples) timeline.append(sample);
-  storage->interval_ns.store(s.interval_ns);
-
   const std::uint64_t last_t = s.samples.empty() ? s.figures.last_sample_ns : s.samples.back().t_ns;
   const std::int64_t last_live = s.samples.empty() ? s.figures.live : s.samples.back().live;
   std::int64_t peak = s.figures.peak;
@@ -173,12 +168,14 @@ void write_converted_report(const LiveFile& file, const LiveSnapshot& s, const f
   report.realloc_calls = s.figures.calls[2];
   report.publishes = s.figures.publishes;
   report.interval_ns = s.interval_ns;
+  report.samples = s.samples.data();
+  report.sample_count = s.samples.size();
   report.markers = file.region().markers;
   report.marker_slots = file.region().header.markers_claimed.load(std::memory_order_acquire);
   report.ended = ended.c_str();
   report.last_sample_ns = last_t;
   report.signal = signal;
-  int error = write_report_file(out.c_str(), report, timeline, KillWriter::kNever);
+  int error = write_report_file(out.c_str(), report);
   if (error != 0) throw std::runtime_error("cannot write " + out.string() + ": " + std::strerror(error));
 }
 

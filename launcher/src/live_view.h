@@ -1,4 +1,4 @@
-// Reading a live file (interposer/src/live_file.h) from outside the process
+// Reading a live file (heapline/live_format.h) from outside the process
 // that writes it: `heapline convert` (a file left by a process that ended
 // without its exit handlers) and `heapline top` (a running process).
 #pragma once
@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "live_file.h"
+#include <heapline/live_format.h>
 
 namespace heapline::launcher {
 

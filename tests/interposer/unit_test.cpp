@@ -131,12 +131,10 @@ TEST(Timeline, ZeroIntervalSettlesToTheAverageSpacing) {
 }
 
 TEST(Json, ReportParsesAndCarriesEveryField) {
-  static TimelineStorage storage;
-  Timeline timeline(&storage);
-  timeline.reset(10);
-  timeline.append(Sample{0, 0, 0});
-  timeline.append(Sample{10, 100, 150});
+  const Sample samples[] = {{0, 0, 0}, {10, 100, 150}};
   Report report{};
+  report.samples = samples;
+  report.sample_count = 2;
   report.pid = 7;
   report.ppid = 1;
   report.exe = "/bin/odd \"name\"\n";
@@ -152,7 +150,7 @@ TEST(Json, ReportParsesAndCarriesEveryField) {
     static_cast<std::string*>(context)->append(data, size);
     return true;
   }, &text);
-  write_report_json(sink, report, timeline);
+  write_report_json(sink, report);
   sink.drain();
   auto json = nlohmann::json::parse(text);
   EXPECT_EQ(json["format"], "heapline/1");

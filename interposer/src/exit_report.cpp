@@ -1,0 +1,135 @@
+// The report at process exit: exact final figures, the last sample, the
+// heapline/1 file (report_format.h), and the one-line summary on stderr
+// (HEAPLINE_SUMMARY=1).
+#include <errno.h>
+#include <unistd.h>
+
+#include "output.h"
+#include "process_state.h"
+
+namespace heapline::accounting {
+
+namespace {
+
+char g_exe[kMaxPath];
+char g_path[kMaxPath];
+
+void print_summary(const Report& report, std::size_t samples, const char* path, int write_error) {
+  char* line = g_line;
+  TextSink text(line, sizeof g_line);
+  text.append("heapline: peak ");
+  text.append_bytes(report.peak_bytes);
+  text.append(" at ");
+  text.append_seconds(report.peak_time_ns);
+  text.append(" s, final ");
+  text.append_bytes(report.final_bytes);
+  text.append(", precision ");
+  if (report.exact) {
+    text.append("exact");
+  } else {
+    text.append("+/-");
+    text.append_bytes(static_cast<std::int64_t>(report.bound_bytes));
+  }
+  text.append(", ");
+  text.append_unsigned(samples);
+  text.append(" samples, ");
+  if (path == nullptr) {
+    text.append("no output (HEAPLINE_OUT=off)");
+  } else if (write_error != 0) {
+    text.append("output not written");
+  } else {
+    text.append("output ");
+    text.append(path);
+  }
+  text.append('\n');
+  write_stderr(line, text.size());
+}
+
+}  // namespace
+
+void write_report_at_exit() {
+  if (g_process.init_state.load(std::memory_order_acquire) != kDone) return;
+  if (g_process.finished.exchange(true)) return;
+  int saved_errno = errno;
+
+  // Exact figures: the published value plus every registered thread's
+  // pending delta, so an idle thread never hides bytes.
+  const std::int64_t published = g_published.live.load(std::memory_order_relaxed);
+  const RegistryTotals totals = registry_totals();
+  const std::int64_t final_bytes = published + totals.pending;
+  const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
+  raise_peaks(final_bytes, now);
+
+  // The final sample. Another thread may be appending one right now (exit()
+  // does not stop threads); wait for it a little, never forever.
+  const bool locked = lock_sampling();
+  if (locked) take_sample(now, final_bytes);
+  g_region->header.state.store(kLiveExited, std::memory_order_release);
+
+  const Config& config = g_process.config;
+  const NextAllocator& next = next_allocator();
+  char* exe = g_exe;
+  ssize_t exe_length = readlink("/proc/self/exe", exe, sizeof g_exe - 1);
+  exe[exe_length > 0 ? exe_length : 0] = 0;
+  const std::uint64_t max_threads = g_process.max_registered.load(std::memory_order_relaxed);
+  const std::uint64_t max_threshold = static_cast<std::uint64_t>(g_process.max_threshold.load(std::memory_order_relaxed));
+  Report report{};
+  report.pid = getpid();
+  report.ppid = getppid();
+  report.exe = exe;
+  report.start_unix_ns = g_process.start_unix_ns;
+  report.duration_ns = since_start(now);
+  report.allocator = next.name;
+  report.size_basis = next.size_basis;
+  report.exact = config.precision.exact;
+  report.bound_bytes = config.precision.exact ? 0 : max_threads * max_threshold;
+  report.min_threshold_bytes = config.precision.exact ? 1 : config.precision.min_bytes;
+  report.divisor = config.precision.exact ? 0 : config.precision.divisor;
+  report.max_threshold_bytes = config.precision.exact ? 1 : max_threshold;
+  report.max_threads = max_threads;
+  report.peak_bytes = g_published.peak.load(std::memory_order_relaxed);
+  report.peak_time_ns = g_published.peak_time_ns.load(std::memory_order_relaxed);
+  report.final_bytes = final_bytes;
+  report.alloc_calls = totals.calls[kAllocCall];
+  report.free_calls = totals.calls[kFreeCall];
+  report.realloc_calls = totals.calls[kReallocCall];
+  report.publishes = totals.publishes;
+  report.interval_ns = g_timeline.interval_ns();
+  report.samples = g_timeline.storage()->samples;
+  report.sample_count = g_timeline.size();
+  report.markers = g_region->markers;
+  report.marker_slots = g_region->header.markers_claimed.load(std::memory_order_acquire);
+  report.ended = "exit";
+
+  char* path = g_path;
+  const char* written_path = nullptr;
+  int error = 0;
+  if (!config.output_off) {
+    if (!format_output_path(config.out_template, g_process.base_dir, report.pid, program_invocation_short_name,
+                            !is_root_process(), path, sizeof g_path)) {
+      error = ENAMETOOLONG;
+    } else {
+      error = write_report_file(path, report, config.kill_writer);
+    }
+    written_path = path;
+    // The report is on disk: the live file has served its purpose. (Still
+    // mapped: later destructors may allocate and sample into it, harmlessly.)
+    if (error == 0 && g_process.live_path[0] != 0) unlink(g_process.live_path);
+    if (error != 0) {
+      char* line = g_line;
+      TextSink text(line, sizeof g_line);
+      append_failure(text, "write", path, error);
+      if (g_process.live_path[0] != 0) {
+        text.append("; the heap line stays in ");
+        text.append(g_process.live_path);
+      }
+      text.append('\n');
+      write_stderr(line, text.size());
+    }
+  }
+  if (locked) g_sampling.busy.store(false, std::memory_order_release);
+  if (config.summary) print_summary(report, g_timeline.size(), written_path, error);
+  errno = saved_errno;
+}
+
+}  // namespace heapline::accounting
