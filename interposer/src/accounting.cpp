@@ -12,6 +12,7 @@
 
 #include <cstdint>
 
+#include "heapline/report_format.h"
 #include "process_state.h"
 
 namespace heapline::accounting {
@@ -33,7 +34,7 @@ LiveRegion* g_region = &g_static_region;
 constinit Timeline g_timeline{&g_static_region.timeline};
 char g_line[kMaxPath + 256];
 
-// "heapline: cannot VERB PATH: REASON", without malloc (strerrordesc_np
+// "heapline: cannot VERB PATH: REASON", without malloc (report_error_text
 // returns a static string, unlike strerror it never formats a buffer).
 void append_failure(TextSink& text, const char* verb, const char* path, int error) {
   text.append("heapline: cannot ");
@@ -41,8 +42,7 @@ void append_failure(TextSink& text, const char* verb, const char* path, int erro
   text.append(" ");
   text.append(path);
   text.append(": ");
-  const char* reason = strerrordesc_np(error);
-  text.append(reason != nullptr ? reason : "unknown error");
+  text.append(report_error_text(error));
 }
 
 void copy_text(char* out, std::size_t capacity, const char* text) {

@@ -100,10 +100,12 @@ void load_config(Config& config, const char* (*lookup)(const char*)) {
   if (const char* summary = lookup("HEAPLINE_SUMMARY"); summary != nullptr) {
     if (!parse_switch(summary, &config.summary)) report_bad_value("HEAPLINE_SUMMARY", summary, "0 or 1", "0");
   }
+#if HEAPLINE_TEST_HOOKS  // only in the tests' build of the library, never in libheapline.so
   if (const char* kill = lookup("HEAPLINE_TEST_KILL_WRITER"); kill != nullptr) {
     if (std::strcmp(kill, "mid-write") == 0) config.kill_writer = KillWriter::kMidWrite;
     else if (std::strcmp(kill, "before-rename") == 0) config.kill_writer = KillWriter::kBeforeRename;
   }
+#endif
 }
 
 }  // namespace heapline

@@ -98,15 +98,18 @@ void write_report_at_exit() {
   report.samples = g_timeline.storage()->samples;
   report.sample_count = g_timeline.size();
   report.markers = g_region->markers;
-  report.marker_slots = g_region->header.markers_claimed.load(std::memory_order_acquire);
+  report.marker_slots = g_process.markers_claimed.load(std::memory_order_acquire);
   report.ended = "exit";
 
   char* path = g_path;
   const char* written_path = nullptr;
   int error = 0;
   if (!config.output_off) {
-    if (!format_output_path(config.out_template, g_process.base_dir, report.pid, program_invocation_short_name,
-                            !is_root_process(), path, sizeof g_path)) {
+    if (g_process.report_path[0] != 0) {
+      copy_text(path, sizeof g_path, g_process.report_path);  // claimed with the live file
+      error = write_report_file(path, report, config.kill_writer);
+    } else if (!format_output_path(config.out_template, g_process.base_dir, report.pid,
+                                   program_invocation_short_name, !is_root_process(), path, sizeof g_path)) {
       error = ENAMETOOLONG;
     } else {
       error = write_report_file(path, report, config.kill_writer);

@@ -1,6 +1,8 @@
 #include "output.h"
 
 #include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -173,14 +175,37 @@ bool flush_to_file(void* context, const char* data, std::size_t size) {
     target->error = errno;
     return false;
   }
+#if HEAPLINE_TEST_HOOKS
   // Test hook: die with part of the file on disk under the temporary name.
   if (target->kill == KillWriter::kMidWrite) ::kill(::getpid(), SIGKILL);
+#endif
   return true;
 }
 
 }  // namespace
 
+int check_report_path(const char* path) {
+  int saved_errno = errno;
+  struct stat info;
+  int result = 0;
+  if (::lstat(path, &info) != 0) {
+    if (errno != ENOENT) result = errno;
+  } else if (!S_ISREG(info.st_mode)) {
+    result = kReportPathNotRegular;
+  }
+  errno = saved_errno;
+  return result;
+}
+
+const char* report_error_text(int error) {
+  if (error == kReportPathNotRegular) return "not a regular file (heapline replaces only regular files)";
+  const char* reason = strerrordesc_np(error);  // static, unlike strerror's buffer
+  return reason != nullptr ? reason : "unknown error";
+}
+
 int write_report_file(const char* final_path, const Report& report, KillWriter kill) {
+  // rename() would put a regular file in place of a device or a FIFO.
+  if (int refused = check_report_path(final_path); refused != 0) return refused;
   int saved_errno = errno;
   static char temp_path[kMaxPath + 32];  // static: see the exit path's note on stacks
   TextSink temp(temp_path, sizeof temp_path);
@@ -206,7 +231,9 @@ int write_report_file(const char* final_path, const Report& report, KillWriter k
     sink.drain();
     if (target.failed) result = target.error != 0 ? target.error : EIO;
     if (::close(fd) != 0 && result == 0) result = errno;
+#if HEAPLINE_TEST_HOOKS
     if (result == 0 && kill == KillWriter::kBeforeRename) ::kill(::getpid(), SIGKILL);
+#endif
     if (result == 0 && ::rename(temp_path, final_path) != 0) result = errno;
     if (result != 0) ::unlink(temp_path);
   }

@@ -90,7 +90,10 @@ struct alignas(128) Process {
   pthread_key_t exit_key{};
   Config config;
   char base_dir[kMaxPath] = {};
-  char live_path[kMaxPath] = {};  // empty: no live file (static fallback)
+  char live_path[kMaxPath] = {};    // empty: no live file (static fallback)
+  char report_path[kMaxPath] = {};  // the name claimed with the live file; empty: none claimed
+  // Markers claimed (the live file's copy is for readers only).
+  std::atomic<std::uint32_t> markers_claimed{0};
 };
 extern Process g_process;
 

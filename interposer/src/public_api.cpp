@@ -21,7 +21,8 @@ void api_mark(const char* name) {
   int saved_errno = errno;
   const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
   LiveRegion& region = *g_region;
-  const std::uint32_t index = region.header.markers_claimed.fetch_add(1, std::memory_order_relaxed);
+  const std::uint32_t index = g_process.markers_claimed.fetch_add(1, std::memory_order_relaxed);
+  region.header.markers_claimed.fetch_add(1, std::memory_order_relaxed);
   if (index < kLiveMarkerCapacity) {
     LiveMarker& marker = region.markers[index];
     marker.t_ns.store(since_start(now), std::memory_order_relaxed);

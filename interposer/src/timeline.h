@@ -18,6 +18,8 @@
 //    merged[0, merge_done) followed by the untouched originals
 //    [2 × merge_done, merge_from): read_timeline() rebuilds exactly that.
 //
+// The storage's `count` and `interval_ns` are written, never read back.
+//
 // Not thread-safe for writers: sampling.cpp lets one thread at a time in
 // (a try-acquired flag; a thread that finds it taken skips the sample).
 #pragma once
@@ -44,14 +46,19 @@ class Timeline {
   // interval_ns() (it doubles at each merge).
   void append(const Sample& sample);
 
-  std::size_t size() const { return storage_->count.load(std::memory_order_relaxed); }
+  std::size_t size() const { return count_; }
   const Sample& operator[](std::size_t i) const { return storage_->samples[i]; }
-  std::uint64_t interval_ns() const { return storage_->interval_ns.load(std::memory_order_relaxed); }
+  std::uint64_t interval_ns() const { return interval_ns_; }
 
  private:
   void merge_pairs();
 
   TimelineStorage* storage_;
+  // The authoritative count and interval, in private memory: the storage's
+  // copies are for readers, and a writer never trusts what another process
+  // could have changed in a shared mapping (every index stays in bounds).
+  std::size_t count_ = 0;
+  std::uint64_t interval_ns_ = 0;
 };
 
 }  // namespace heapline

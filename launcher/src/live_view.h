@@ -49,7 +49,9 @@ struct LiveSnapshot {
 };
 
 // `still_writing`: the process may be running (wait out a merge in progress
-// rather than rebuild it).
+// rather than rebuild it). Throws std::runtime_error ("FILE is corrupt: ...")
+// for what no writer leaves, however it died: every index read from the file
+// is also clamped, so a crafted file can make it refuse, never crash.
 LiveSnapshot take_snapshot(const LiveFile& file, bool still_writing);
 
 // The live file of a running process, found among its mappings
