@@ -45,11 +45,7 @@ void append_failure(TextSink& text, const char* verb, const char* path, int erro
   text.append(report_error_text(error));
 }
 
-void copy_text(char* out, std::size_t capacity, const char* text) {
-  std::size_t i = 0;
-  for (; text != nullptr && text[i] != 0 && i + 1 < capacity; ++i) out[i] = text[i];
-  out[i] = 0;
-}
+void copy_text(char* out, std::size_t capacity, const char* text) { copy_utf8_prefix(out, capacity, text); }
 
 // Runs once per process, inside its first allocation call (nested calls made
 // from here publish exactly). Returns false when another thread is doing it.

@@ -561,6 +561,16 @@ TEST_F(Interposer, ALiveFileSomeoneElseMadeIsNeverOpened) {
   EXPECT_EQ(files_matching(dir_, R"(victim\.\d+\.json)").size(), 1u);
 }
 
+TEST_F(Interposer, AnExecutablePathThatIsNotUtf8StillGivesValidJson) {
+  const fs::path odd = dir_ / "bin\xff\xfe";
+  fs::create_directory(odd);
+  fs::copy_file(kPatterns, odd / "patterns");
+  fs::permissions(odd / "patterns", fs::perms::owner_all);
+  json r = traced_report({(odd / "patterns").string(), "single", "chunk", "100", "0"}, "odd.json");
+  EXPECT_EQ(heapline_format_problem(r), "");
+  EXPECT_NE(r["exe"].get<std::string>().find("bin\xef\xbf\xbd\xef\xbf\xbd/patterns"), std::string::npos) << r["exe"];
+}
+
 // --- real programs --------------------------------------------------------
 
 class RealProgram : public Interposer {
