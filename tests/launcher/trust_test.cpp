@@ -13,6 +13,7 @@
 
 #include <heapline/live_format.h>
 
+#include "output_naming.h"
 #include "process_runner.h"
 
 namespace fs = std::filesystem;
@@ -26,6 +27,7 @@ namespace {
 const std::string kLauncher = HEAPLINE_LAUNCHER;
 const std::string kLib = HEAPLINE_LIB;
 const std::string kProbe = PHASE_PROBE;
+const std::string kStatic = STATIC_PROGRAM;
 
 class Trust : public ::testing::Test {
  protected:
@@ -111,6 +113,52 @@ TEST_F(Trust, ConvertRefusesAnImpossibleMergeInProgress) {
   EXPECT_EQ(r.signal, 0);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("is corrupt"), std::string::npos) << r.err;
+}
+
+TEST_F(Trust, AReportOfAnEarlierRunIsNeverSummarised) {
+  RunResult first = launch({"--out", "run.json", kProbe, "api"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  ASSERT_TRUE(fs::exists(dir_ / "run.json"));
+  // The next command leaves no report (LD_PRELOAD cannot reach a static
+  // program): the earlier report must not pass for its own.
+  RunResult second = launch({"--out", "run.json", kStatic});
+  EXPECT_EQ(second.exit_code, 0);
+  EXPECT_EQ(second.err.find("heapline: peak"), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find("is from an earlier run (pid "), std::string::npos) << second.err;
+}
+
+TEST_F(Trust, AStaticProgramIsSaidNotToHaveLoadedTheLibrary) {
+  RunResult r = launch({"--out", "static.json", kStatic});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.err.find("heapline: no report from the command: the library was not loaded"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("exit handlers"), std::string::npos) << r.err;
+}
+
+TEST_F(Trust, AnUnwritableReportDirectoryIsSaidSo) {
+  RunResult r = launch({"--out", "missing/x.json", kProbe, "api"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.err.find("heapline: no report from the command: cannot write in " + (dir_ / "missing").string()),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("exit handlers"), std::string::npos) << r.err;
+}
+
+TEST_F(Trust, PercentSignsInOutAreExpandedOnce) {
+  RunResult r = launch({"--out", "x%%p.json", kProbe, "api"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "x%p.json"));
+  EXPECT_NE(r.err.find("heapline: peak"), std::string::npos) << r.err;
+}
+
+TEST(OutputNaming, TemplatesAndPidInsertionMatchTheLibrary) {
+  using heapline::launcher::as_template;
+  using heapline::launcher::pid_inserted_path;
+  EXPECT_EQ(as_template("x%p.json"), "x%%p.json");
+  EXPECT_EQ(as_template("/a/b.json"), "/a/b.json");
+  EXPECT_EQ(pid_inserted_path("/d.x/run.json", 7), "/d.x/run.7.json");
+  EXPECT_EQ(pid_inserted_path("/d.x/run", 7), "/d.x/run.7");
+  EXPECT_EQ(pid_inserted_path(".hidden", 7), ".hidden.7");
+  EXPECT_EQ(pid_inserted_path("a.tar.json", 7), "a.tar.7.json");
 }
 
 }  // namespace
