@@ -1,8 +1,14 @@
 // The report at process exit: exact final figures, the last sample, the
 // heapline/1 file (report_format.h), and the one-line summary on stderr
 // (HEAPLINE_SUMMARY=1).
+#include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
+#include <string.h>
 #include <unistd.h>
+
+#include <cstdint>
 
 #include "output.h"
 #include "process_state.h"
@@ -13,6 +19,58 @@ namespace {
 
 char g_exe[kMaxPath];
 char g_path[kMaxPath];
+
+// The first definition of malloc in the dynamic linker's load order (the
+// program, then its preloads and libraries, then what dlopen added): what
+// the program's calls are bound to, and the object defining it.
+// A non-PIE program that takes malloc's address has an undefined malloc
+// with a value (a canonical PLT entry): not a definition, skipped.
+struct FirstMalloc {
+  const char* object = nullptr;
+  void* address = nullptr;
+};
+
+int find_first_malloc(dl_phdr_info* info, std::size_t, void* data) {
+  auto* first = static_cast<FirstMalloc*>(data);
+  void* handle = dlopen(info->dlpi_name[0] != 0 ? info->dlpi_name : nullptr, RTLD_LAZY | RTLD_NOLOAD);
+  if (handle == nullptr) return 0;
+  void* found = info->dlpi_name[0] != 0 ? dlsym(handle, "malloc") : dlsym(RTLD_DEFAULT, "malloc");
+  dlclose(handle);
+  Dl_info where{};
+  void* entry = nullptr;
+  if (found == nullptr || dladdr1(found, &where, &entry, RTLD_DL_SYMENT) == 0 || entry == nullptr) return 0;
+  const auto* symbol = static_cast<const ElfW(Sym)*>(entry);
+  if (symbol->st_shndx == SHN_UNDEF) return 0;
+  // Only a definition in this very object counts now (dlsym also searched
+  // its dependencies): its mapping starts at its lowest loaded segment.
+  std::uintptr_t lowest = UINTPTR_MAX;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    if (info->dlpi_phdr[i].p_type == PT_LOAD && info->dlpi_phdr[i].p_vaddr < lowest) lowest = info->dlpi_phdr[i].p_vaddr;
+  }
+  const std::uintptr_t base = (info->dlpi_addr + lowest) & ~std::uintptr_t{0xfff};
+  if (reinterpret_cast<std::uintptr_t>(where.dli_fbase) != base) return 0;
+  const char* name = where.dli_fname != nullptr ? where.dli_fname : "";
+  first->object = name[0] != 0 ? name : "the program";
+  first->address = found;
+  return 1;
+}
+
+// Whether the malloc the program calls is this library's. `culprit` gets
+// the object whose malloc it is otherwise. True when it cannot tell (the
+// accounting linked into a test program rather than a shared object).
+bool program_malloc_is_ours(const char** culprit) {
+  Dl_info ours{};
+  if (dladdr(reinterpret_cast<void*>(&program_malloc_is_ours), &ours) == 0 || ours.dli_fname == nullptr) return true;
+  void* self = dlopen(ours.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (self == nullptr) return true;
+  void* own = dlsym(self, "malloc");
+  dlclose(self);
+  FirstMalloc first;
+  dl_iterate_phdr(find_first_malloc, &first);
+  if (own == nullptr || first.address == nullptr || first.address == own) return true;
+  *culprit = first.object;
+  return false;
+}
 
 void print_summary(const Report& report, std::size_t samples, const char* path, int write_error) {
   char* line = g_line;
@@ -100,6 +158,17 @@ void write_report_at_exit() {
   report.markers = g_region->markers;
   report.marker_slots = g_process.markers_claimed.load(std::memory_order_acquire);
   report.ended = "exit";
+  const char* culprit = nullptr;
+  report.allocations_seen = program_malloc_is_ours(&culprit) ? 1 : 0;
+  if (report.allocations_seen == 0) {
+    char* line = g_line;
+    TextSink text(line, sizeof g_line);
+    text.append("heapline: the program's malloc is not libheapline's (it comes from ");
+    text.append(culprit);
+    text.append(": heapline loaded with dlopen, preloaded after another allocator, or the program's own malloc); "
+                "the figures miss the program's allocations\n");
+    write_stderr(line, text.size());
+  }
 
   char* path = g_path;
   const char* written_path = nullptr;

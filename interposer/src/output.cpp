@@ -118,6 +118,10 @@ void write_report_json(TextSink& sink, const Report& r) {
   sink.append_unsigned(r.publishes);
   sink.append(",\"interval_ns\":");
   sink.append_unsigned(r.interval_ns);
+  if (r.allocations_seen >= 0) {
+    sink.append(",\"allocations_seen\":");
+    sink.append(r.allocations_seen != 0 ? "true" : "false");
+  }
   sink.append(",\"ended\":");
   sink.append_json_string(r.ended != nullptr ? r.ended : "exit");
   if (r.ended != nullptr && std::strcmp(r.ended, "exit") != 0) {

@@ -571,6 +571,29 @@ TEST_F(Interposer, AnExecutablePathThatIsNotUtf8StillGivesValidJson) {
   EXPECT_NE(r["exe"].get<std::string>().find("bin\xef\xbf\xbd\xef\xbf\xbd/patterns"), std::string::npos) << r["exe"];
 }
 
+TEST_F(Interposer, LoadedWithDlopenItSaysItSeesNoAllocations) {
+  // The program's malloc stays glibc's: without a word, the report would
+  // show a heap of almost nothing.
+  RunOptions options;
+  options.env = {{"LD_PRELOAD", std::nullopt},
+                 {"HEAPLINE_OUT", (dir_ / "dlopen.json").string()},
+                 {"HEAPLINE_ROOT_PID", std::nullopt}};
+  options.cwd = dir_;
+  RunResult result =
+      run({"/usr/bin/python3", "-c", "import ctypes; ctypes.CDLL('" + kLib + "'); x = [bytes(1000) for _ in range(9000)]"},
+          options);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.err.find("heapline: the program's malloc is not libheapline's (it comes from "), std::string::npos)
+      << result.err;
+  json r = read_json(dir_ / "dlopen.json");
+  EXPECT_EQ(r["allocations_seen"], false);
+}
+
+TEST_F(Interposer, PreloadedFirstItSaysItSeesTheAllocations) {
+  json r = traced_report({kPatterns, "single", "chunk", "100", "0"}, "seen.json");
+  EXPECT_EQ(r["allocations_seen"], true);
+}
+
 // --- real programs --------------------------------------------------------
 
 class RealProgram : public Interposer {

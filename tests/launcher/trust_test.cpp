@@ -15,6 +15,7 @@
 
 #include "output_naming.h"
 #include "process_runner.h"
+#include "report_summary.h"
 
 namespace fs = std::filesystem;
 using heapline::test::read_file;
@@ -159,6 +160,16 @@ TEST(OutputNaming, TemplatesAndPidInsertionMatchTheLibrary) {
   EXPECT_EQ(pid_inserted_path("/d.x/run", 7), "/d.x/run.7");
   EXPECT_EQ(pid_inserted_path(".hidden", 7), ".hidden.7");
   EXPECT_EQ(pid_inserted_path("a.tar.json", 7), "a.tar.7.json");
+}
+
+TEST(Summary, SaysWhenTheProgramsAllocationsWereNotSeen) {
+  auto report = nlohmann::json::parse(R"({"format":"heapline/1","peak_bytes":0,"peak_time_ns":0,"final_bytes":0,
+    "precision":{"mode":"exact","bound_bytes":0,"min_threshold_bytes":1,"divisor":0,"max_threads":1},
+    "samples":[[0,0,0]],"duration_ns":1,"allocations_seen":false})");
+  const std::string text = heapline::launcher::summarize(report, "r.json");
+  EXPECT_NE(text.find("the program's malloc is not libheapline's"), std::string::npos) << text;
+  report["allocations_seen"] = true;
+  EXPECT_EQ(heapline::launcher::summarize(report, "r.json").find("not libheapline's"), std::string::npos);
 }
 
 }  // namespace

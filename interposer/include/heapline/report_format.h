@@ -45,6 +45,11 @@ struct Report {
   // "exit" (written by the process at exit) or "without-exit" (converted
   // from the live file of a process that did not run its exit handlers);
   // for the latter, the time of its last sample and, when known, the signal.
+  // Whether the program's malloc is libheapline's own: false when the
+  // library was loaded with dlopen, preloaded after another allocator, or the
+  // program defines malloc (the figures then miss the program's
+  // allocations); -1 when not known (converted from a live file).
+  int allocations_seen = -1;
   const char* ended = "exit";
   std::uint64_t last_sample_ns = 0;
   int signal = 0;
