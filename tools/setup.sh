@@ -9,11 +9,11 @@ set -euo pipefail
 build_packages=(
   g++ cmake make git
   libcli11-dev nlohmann-json3-dev libsimdjson-dev libbenchmark-dev libgtest-dev libgmock-dev
-  python3 gnuplot-nox
+  python3 gnuplot-nox valgrind
 )
 test_packages=(
   python3-sphinx python3-myst-parser
-  libjemalloc2 shellcheck
+  libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 shellcheck
   python3-yaml nodejs
 )
 

@@ -1,149 +1,35 @@
 // heapline-bench: measures what heapline costs, keeps the history of it, and
-// renders that history. main reads as the table of contents: parse the
-// command line, then hand over to one subcommand (commands.h).
-#include <unistd.h>
-
-#include <CLI/CLI.hpp>
-#include <csignal>
+// renders that history. This file is the table of contents; the layers below
+// build on each other in this order, each in its own folder:
+//
+//   measurement/  running a command (process_runner), the statistics, the
+//                 machine, the scenario catalogue, the interleaved
+//                 measurement, and the release comparison's rounds
+//   history/      the point (its schema), the append-only store, and the fast
+//                 reader of the history
+//   verdicts/     the regression rule, change points, noise calibration
+//   reports/      one file per format: summary, suite table, page, plots,
+//                 scenario table, release comparison; and the atomic writer
+//   cli/          the command line (command_line.cpp) and one file per
+//                 group of subcommands
 #include <cstring>
-#include <filesystem>
+#include <functional>
 #include <iostream>
 
-#include "commands.h"
-#include "heapline_bench/measurement.h"
-
-namespace {
-
-using namespace heapline::bench;
-
-std::string own_directory() {
-  std::error_code ec;
-  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string(".") : exe.parent_path().string();
-}
-
-void add_location_options(CLI::App& app, Locations& where) {
-  app.add_option("--catalogue", where.catalogue, "Scenario catalogue (scenarios.json)")->capture_default_str();
-  app.add_option("--bin-dir", where.bin_dir, "Directory of malloc_churn and the preload libraries")
-      ->capture_default_str();
-  app.add_option("--source-dir", where.source_dir, "Source tree, for {source} in scenario commands")
-      ->capture_default_str();
-}
-
-void add_render_options(CLI::App& command, RenderCommandOptions& render) {
-  command.add_option("--store", render.store, "Store directory (default: <source>/bench-data)");
-  command.add_option("--out", render.out, "Where the page goes (default: <source>/docs/_generated)");
-  command.add_option("--rows", render.rows, "Measured commits in the table")->capture_default_str()->check(CLI::PositiveNumber);
-  command.add_flag("!--no-plots", render.plots, "Do not draw the plots");
-}
-
-void add_verdict_options(CLI::App& command, VerdictOptions& rule) {
-  command.add_option("--window", rule.window, "Earlier points a verdict compares with")->capture_default_str();
-  command.add_option("--min-history", rule.min_history, "Fewer earlier points: insufficient history")
-      ->capture_default_str();
-  command.add_option("--false-alarm-rate", rule.false_alarm_rate, "Per push, over all scenarios")
-      ->capture_default_str();
-  command.add_option("--min-effect", rule.min_effect_points, "Smallest change reported, in percentage points")
-      ->capture_default_str();
-}
-
-}  // namespace
+#include "cli/command_line.h"
+#include "cli/commands.h"
+#include "heapline_bench/measurement/measurement.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"heapline-bench: the overhead-regression service of heapline"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", HEAPLINE_VERSION);
+  using namespace heapline::bench;
+  // 1. Which subcommand, with which options (cli/command_line.cpp).
+  std::function<int()> subcommand;
+  if (const auto done = parse_command_line(argc, argv, subcommand)) return *done;
 
-  Locations where;
-  where.bin_dir = own_directory();
-  where.source_dir = HEAPLINE_SOURCE_DIR;
-  where.catalogue = where.source_dir + "/scenarios/scenarios.json";
-  add_location_options(app, where);
-
-  OverheadOptions overhead;
-  auto* overhead_cmd = app.add_subcommand(
-      "overhead", "Measure one scenario: N interleaved runs with and without LD_PRELOAD=LIB");
-  overhead_cmd->add_option("SCENARIO", overhead.scenario, "Scenario name from the catalogue")->required();
-  overhead_cmd->add_option("LIB", overhead.library, "Preload library, or 'none' for an A/A run (noise floor)")
-      ->required();
-  overhead_cmd->add_option("RUNS", overhead.runs, "Runs per side (a positive integer)")->required();
-  overhead_cmd->add_option("COMMAND", overhead.command, "Command to run (after --); default: the catalogue's");
-  overhead_cmd->add_option("--scale", overhead.scale, "Multiply the catalogue command's operation count");
-  overhead_cmd->add_flag("--json", overhead.json, "Print the point as JSON instead of the summary");
-
-  SuiteOptions suite;
-  auto* suite_cmd = app.add_subcommand("suite", "Measure every catalogue scenario with the library");
-  suite_cmd->add_option("--lib", suite.library, "Preload library (default: libheapline.so next to heapline-bench)");
-  suite_cmd->add_option("--runs", suite.runs, "Runs per side")->capture_default_str();
-  suite_cmd->add_option("--scale", suite.scale, "Multiply every operation count")->capture_default_str();
-  suite_cmd->add_option("--only", suite.only, "Only these scenarios (comma-separated)")->delimiter(',');
-  suite_cmd->add_option("--commit", suite.commit, "The commit measured (default: the source tree's HEAD)");
-  suite_cmd->add_option("--commit-range", suite.commit_range,
-                        "FIRST..LAST: the commits this point stands for when pushes were skipped");
-  add_render_options(*suite_cmd, suite.render);
-
-  CompareOptions compare;
-  auto* compare_cmd = app.add_subcommand(
-      "compare", "Compare library builds on the scenarios, in rounds that alternate them; print the docs' table");
-  compare_cmd->add_option("--lib", compare.libs, "A build: LABEL=PATH (twice or more)");
-  compare_cmd->add_flag("--floor", compare.floor, "Add the forwarding-only library (the floor of any interposer)");
-  compare_cmd->add_flag("--memusage", compare.memusage, "Add glibc's libmemusage.so (the closest peer)");
-  compare_cmd->add_option("--rounds", compare.rounds, "Rounds; each figure is their median")->capture_default_str();
-  compare_cmd->add_option("--runs", compare.runs, "Runs per side in each measurement")->capture_default_str();
-  compare_cmd->add_option("--scale", compare.scale, "Multiply every operation count")->capture_default_str();
-  compare_cmd->add_option("--only", compare.only, "Only these scenarios (comma-separated)")->delimiter(',');
-  compare_cmd->add_option("--json", compare.json, "Raw data (default: <source>/docs/release-comparison.json)");
-  compare_cmd->add_option("--out", compare.out, "Where the table goes (default: <source>/docs/_generated)");
-
-  CheckOptions check;
-  auto* check_cmd = app.add_subcommand("check", "Verdicts on the newest point of each scenario, and change points");
-  check_cmd->add_option("--store", check.store, "Store directory (default: <source>/bench-data)");
-  add_verdict_options(*check_cmd, check.rule);
-  check_cmd->add_flag("--fail-on-regression", check.fail_on_regression, "Exit 1 when a scenario regressed");
-  check_cmd->add_flag("--github", check.github, "GitHub Actions annotations and run summary");
-
-  CalibrateOptions calibrate;
-  auto* calibrate_cmd = app.add_subcommand(
-      "calibrate", "Measure how much each figure moves when nothing changed (A/A and repeats); store it");
-  calibrate_cmd->add_option("--store", calibrate.store, "Store directory (default: <source>/bench-data)");
-  calibrate_cmd->add_option("--lib", calibrate.library, "Preload library (default: libheapline.so)");
-  calibrate_cmd->add_option("--runs", calibrate.runs, "Runs per side")->capture_default_str();
-  calibrate_cmd->add_option("--repeats", calibrate.repeats, "Figures of each kind per scenario")->capture_default_str();
-  calibrate_cmd->add_option("--scale", calibrate.scale, "Multiply every operation count")->capture_default_str();
-  calibrate_cmd->add_option("--only", calibrate.only, "Only these scenarios (comma-separated)")->delimiter(',');
-  add_verdict_options(*calibrate_cmd, calibrate.rule);
-
-  RenderCommandOptions render;
-  auto* render_cmd = app.add_subcommand("render", "Write the performance page and its plots from the store");
-  add_render_options(*render_cmd, render);
-
-  ValidateOptions validate;
-  auto* validate_cmd = app.add_subcommand("validate", "Check every line of the store; list the bad ones");
-  validate_cmd->add_option("--store", validate.store, "Store directory (default: <source>/bench-data)");
-
-  ImportOptions import;
-  auto* import_cmd = app.add_subcommand("import", "Append the points of an older store, skipping those already in");
-  import_cmd->add_option("--store", import.store, "Store directory (default: <source>/bench-data)");
-  import_cmd->add_option("FILE", import.files, "points.jsonl files of the older store")->required()->check(CLI::ExistingFile);
-
+  // 2. Run it. Whatever stops it says why, and the exit status tells scripts
+  //    apart a refusal (nothing recorded) from an interruption.
   try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int status = app.exit(e);
-    return status == 0 ? kExitOk : kExitUsage;
-  }
-
-  try {
-    overhead.where = suite.where = render.where = validate.where = import.where = compare.where = where;
-    check.where = calibrate.where = where;
-    if (check_cmd->parsed()) return run_check(check);
-    if (calibrate_cmd->parsed()) return run_calibrate(calibrate);
-    if (compare_cmd->parsed()) return run_compare(compare);
-    if (overhead_cmd->parsed()) return run_overhead(overhead);
-    if (suite_cmd->parsed()) return run_suite(suite);
-    if (render_cmd->parsed()) return run_render(render);
-    if (validate_cmd->parsed()) return run_validate(validate);
-    if (import_cmd->parsed()) return run_import(import);
+    return subcommand();
   } catch (const Refusal& refusal) {
     std::cerr << "heapline-bench: " << refusal.what() << std::endl;
     return kExitRefused;
@@ -155,5 +41,4 @@ int main(int argc, char** argv) {
     std::cerr << "heapline-bench: " << error.what() << std::endl;
     return kExitRefused;
   }
-  return kExitUsage;
 }

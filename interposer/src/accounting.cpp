@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "heapline/report_format.h"
+#include "mapped_memory.h"
 #include "process_state.h"
 
 namespace heapline::accounting {
@@ -66,6 +67,7 @@ bool ensure_process_init() {
   std::int64_t threshold = policy_threshold(g_published.live.load(std::memory_order_relaxed));
   g_policy.threshold.store(threshold, std::memory_order_relaxed);
   g_process.max_threshold.store(threshold, std::memory_order_relaxed);
+  mapped::configure(g_process.config.mapped);
   pthread_key_create(&g_process.exit_key, flush_exiting_thread);
   pthread_atfork(nullptr, nullptr, after_fork_in_child);
   // Threads without a slot publish (and may sample) while this runs: keep

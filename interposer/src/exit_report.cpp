@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "mapped_memory.h"
 #include "output.h"
 #include "process_state.h"
 
@@ -117,6 +118,8 @@ void write_report_at_exit() {
   const std::int64_t final_bytes = published + totals.pending;
   const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
   raise_peaks(final_bytes, now);
+  const mapped::Figures mapped_figures = mapped::figures();
+  raise_total_peak(final_bytes + mapped_figures.live, now);
 
   // The final sample. Another thread may be appending one right now (exit()
   // does not stop threads); wait for it a little, never forever.
@@ -148,6 +151,19 @@ void write_report_at_exit() {
   report.peak_bytes = g_published.peak.load(std::memory_order_relaxed);
   report.peak_time_ns = g_published.peak_time_ns.load(std::memory_order_relaxed);
   report.final_bytes = final_bytes;
+  report.mapped_enabled = mapped::enabled();
+  report.mapped_peak_bytes = mapped_figures.peak;
+  report.mapped_peak_time_ns = since_start(mapped_figures.peak_time_ns);
+  report.mapped_final_bytes = mapped_figures.live;
+  report.mapped_changes = mapped_figures.changes;
+  report.mapped_untracked = mapped_figures.untracked;
+  // The peak of the sum: raised while something was mapped, else the heap's.
+  report.total_peak_bytes = g_published.total_peak.load(std::memory_order_relaxed);
+  report.total_peak_time_ns = g_published.total_peak_time_ns.load(std::memory_order_relaxed);
+  if (report.peak_bytes > report.total_peak_bytes) {
+    report.total_peak_bytes = report.peak_bytes;
+    report.total_peak_time_ns = report.peak_time_ns;
+  }
   report.alloc_calls = totals.calls[kAllocCall];
   report.free_calls = totals.calls[kFreeCall];
   report.realloc_calls = totals.calls[kReallocCall];

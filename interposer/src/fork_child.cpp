@@ -2,6 +2,7 @@
 // heap it inherited.
 #include <unistd.h>
 
+#include "mapped_memory.h"
 #include "process_state.h"
 
 namespace heapline::accounting {
@@ -12,9 +13,9 @@ void after_fork_in_child() {
   // all pending deltas.
   std::int64_t inherited = g_published.live.load(std::memory_order_relaxed);
   for (Slot& slot : g_slots) {
-    if (slot.in_use.load(std::memory_order_relaxed) != 0) inherited += slot.pending.load(std::memory_order_relaxed);
+    if (slot.in_use.load(std::memory_order_relaxed) != 0) inherited += slot.pending_bytes();
     if (&slot != t_slot) slot.in_use.store(0, std::memory_order_relaxed);
-    slot.pending.store(0, std::memory_order_relaxed);
+    slot.clear_pending();
     slot.publishes.store(0, std::memory_order_relaxed);
     for (auto& calls : slot.calls) calls.store(0, std::memory_order_relaxed);
   }
@@ -28,6 +29,9 @@ void after_fork_in_child() {
   g_published.phase_peak.store(inherited, std::memory_order_relaxed);
   g_published.interval_max.store(inherited, std::memory_order_relaxed);
   g_published.peak_time_ns.store(0, std::memory_order_relaxed);
+  mapped::after_fork_in_child();
+  g_published.total_peak.store(inherited + mapped::live_bytes(), std::memory_order_relaxed);
+  g_published.total_peak_time_ns.store(0, std::memory_order_relaxed);
   std::int64_t threshold = policy_threshold(inherited);
   g_policy.threshold.store(threshold, std::memory_order_relaxed);
   g_process.max_threshold.store(threshold, std::memory_order_relaxed);

@@ -60,6 +60,11 @@ struct alignas(128) Published {
   std::atomic<std::int64_t> phase_peak{0};
   std::atomic<std::int64_t> interval_max{0};
   std::atomic<std::uint64_t> peak_time_ns{0};
+  // Heap plus mapped memory (mapped_memory.h): its own peak, raised at every
+  // heap publish and every mapped change, so it is the peak of the sum and
+  // not the sum of two peaks that may be far apart in time.
+  std::atomic<std::int64_t> total_peak{0};
+  std::atomic<std::uint64_t> total_peak_time_ns{0};
 };
 extern Published g_published;
 
@@ -137,6 +142,12 @@ inline void raise_peaks(std::int64_t live, std::uint64_t now) {
   raise_to(g_published.peak, live, &new_peak);
   if (new_peak) g_published.peak_time_ns.store(since_start(now), std::memory_order_relaxed);
   raise_to(g_published.phase_peak, live);
+}
+
+inline void raise_total_peak(std::int64_t total, std::uint64_t now) {
+  bool new_peak = false;
+  raise_to(g_published.total_peak, total, &new_peak);
+  if (new_peak) g_published.total_peak_time_ns.store(since_start(now), std::memory_order_relaxed);
 }
 
 // "heapline: cannot VERB PATH: REASON" into `text`, without malloc.

@@ -33,10 +33,10 @@ void api_mark(const char* name) {
   // (unless another thread is sampling at this very moment).
   Slot* slot = t_slot;
   if (slot != &g_no_slot) {
-    std::int64_t pending = slot->pending.load(std::memory_order_relaxed);
+    std::int64_t pending = slot->own_pending();
     if (pending != 0) {
-      slot->pending.store(0, std::memory_order_relaxed);
-      slot->publishes.store(slot->publishes.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      take_pending(*slot, pending);
+      count_call(slot->publishes);
       publish_value(pending);
     }
   }

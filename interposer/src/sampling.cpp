@@ -8,6 +8,7 @@
 // marker API (lock-free: a claimed index, then a ready flag).
 #include <sched.h>
 
+#include "mapped_memory.h"
 #include "process_state.h"
 
 namespace heapline::accounting {
@@ -74,6 +75,9 @@ void publish_value(std::int64_t delta) {
   const std::int64_t live = g_published.live.fetch_add(delta, std::memory_order_relaxed) + delta;
   const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
   raise_peaks(live, now);
+  // While nothing is mapped the sum is the heap, whose peak is kept anyway:
+  // total_peak() takes the larger of the two, so this costs one load here.
+  if (const std::int64_t mapped_live = mapped::live_bytes(); mapped_live != 0) raise_total_peak(live + mapped_live, now);
   raise_to(g_published.interval_max, live);
   const std::int64_t threshold = policy_threshold(live);
   if (threshold != g_policy.threshold.load(std::memory_order_relaxed)) {
@@ -90,13 +94,20 @@ void publish_exactly(std::int64_t bytes, CallKind kind) {
   publish_value(bytes);
 }
 
-void publish(Slot* slot, std::int64_t delta, CallKind kind) {
+void mapped_changed(std::int64_t mapped_live) {
+  // The clock is read only for a new peak: most mapping calls make none.
+  const std::int64_t total = g_published.live.load(std::memory_order_relaxed) + mapped_live;
+  if (total > g_published.total_peak.load(std::memory_order_relaxed)) raise_total_peak(total, clock_ns(CLOCK_MONOTONIC));
+}
+
+void publish(Slot* slot, std::int64_t bytes, CallKind kind) {
   if (slot == &g_no_slot) {
-    unregistered_change(delta, kind);  // g_no_slot's pending stays 0: delta is this call's bytes
+    unregistered_change(bytes, kind);
     return;
   }
-  slot->pending.store(0, std::memory_order_relaxed);
-  slot->publishes.store(slot->publishes.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  const std::int64_t delta = slot->own_pending();
+  take_pending(*slot, delta);  // a signal handler's bytes meanwhile stay pending
+  count_call(slot->publishes);
   publish_value(delta);
   slot->set_threshold(g_policy.threshold.load(std::memory_order_relaxed));
 }

@@ -26,8 +26,7 @@ Slot* claim_slot() {
       while (index + 1 > used && !g_process.slots_used.compare_exchange_weak(used, static_cast<std::uint32_t>(index + 1),
                                                                            std::memory_order_relaxed)) {
       }
-      slot.pending.store(0, std::memory_order_relaxed);
-      slot.set_threshold(g_policy.threshold.load(std::memory_order_relaxed));
+      slot.reset(g_policy.threshold.load(std::memory_order_relaxed));
       std::uint32_t now_registered = g_process.registered.fetch_add(1, std::memory_order_relaxed) + 1;
       std::uint32_t most = g_process.max_registered.load(std::memory_order_relaxed);
       while (now_registered > most &&
@@ -53,8 +52,8 @@ void flush_exiting_thread(void* value) {
                                            std::memory_order_relaxed);
     slot->calls[kind].store(0, std::memory_order_relaxed);
   }
-  std::int64_t pending = slot->pending.load(std::memory_order_relaxed);
-  slot->pending.store(0, std::memory_order_relaxed);
+  std::int64_t pending = slot->own_pending();
+  slot->clear_pending();
   std::uint64_t publishes = slot->publishes.load(std::memory_order_relaxed) + (pending != 0 ? 1 : 0);
   slot->publishes.store(0, std::memory_order_relaxed);
   g_process.folded_publishes.fetch_add(publishes, std::memory_order_relaxed);
@@ -65,8 +64,9 @@ void flush_exiting_thread(void* value) {
 }
 
 // The first call of a thread registers it; calls of threads without a slot
-// publish exactly.
-void unregistered_change(std::int64_t bytes, CallKind kind) {
+// publish exactly. Out of line: publish() then saves no registers for it on
+// its own path.
+[[gnu::noinline]] void unregistered_change(std::int64_t bytes, CallKind kind) {
   if (t_mode == kUnregistered) {
     t_mode = kRegistering;
     if (ensure_process_init()) {
@@ -98,7 +98,7 @@ std::int64_t exact_live() {
   const std::uint32_t used = g_process.slots_used.load(std::memory_order_acquire);
   for (std::uint32_t i = 0; i < used && i < kSlotCount; ++i) {
     const Slot& slot = g_slots[i];
-    if (slot.in_use.load(std::memory_order_acquire) != 0) live += slot.pending.load(std::memory_order_relaxed);
+    if (slot.in_use.load(std::memory_order_acquire) != 0) live += slot.pending_bytes();
   }
   return live;
 }
@@ -113,7 +113,7 @@ RegistryTotals registry_totals() {
   for (std::uint32_t i = 0; i < used && i < kSlotCount; ++i) {
     const Slot& slot = g_slots[i];
     if (slot.in_use.load(std::memory_order_acquire) == 0) continue;
-    totals.pending += slot.pending.load(std::memory_order_relaxed);
+    totals.pending += slot.pending_bytes();
     totals.publishes += slot.publishes.load(std::memory_order_relaxed);
     for (unsigned kind = 0; kind < kCallKinds; ++kind) {
       totals.calls[kind] += slot.calls[kind].load(std::memory_order_relaxed);

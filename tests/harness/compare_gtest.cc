@@ -1,5 +1,6 @@
 // Round alternation and the median of rounds, with a fake runner.
-#include "heapline_bench/compare.h"
+#include "heapline_bench/measurement/compare.h"
+#include "heapline_bench/reports/comparison_export.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -97,6 +98,12 @@ TEST(CompareBuilds, AlternatesBuildsAndTakesTheMedianOfRounds) {
 TEST(CompareBuilds, NeedsTwoBuilds) {
   LibraryCostRunner runner;
   EXPECT_THROW(compare_builds(runner, {{"A", "/a.so"}}, {"churn-1t"}, 3, 2, 1.0, {}), Refusal);
+}
+
+TEST(CompareBuilds, NeedsAtLeastOneRoundAndRunsNothingWithout) {
+  LibraryCostRunner runner;
+  EXPECT_THROW(compare_builds(runner, {{"A", "/a.so"}, {"B", "/b.so"}}, {"churn-1t"}, 0, 2, 1.0, {}), Refusal);
+  EXPECT_TRUE(runner.order.empty());
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "heapline_bench/point.h"
+#include "heapline_bench/history/point.h"
 
 #include <gtest/gtest.h>
 
@@ -27,6 +27,10 @@ Point sample_point() {
   p.command = "malloc_churn 4 10000000 16 4096 512";
   p.machine = {"Some CPU", 2, "6.1.0", "2.36", "GNU 12.2.0", "ubuntu24 20261101"};
   p.fingerprint = p.machine.fingerprint();
+  p.scale = 0.25;
+  p.cpu = RunFigure{0.02, {0.01, 0.03}, 2.05, 2.0};
+  p.instructions = InstructionFigure{0.125, 1125, 1000};
+  p.library_report = {5.25, 128};
   return p;
 }
 
@@ -38,12 +42,45 @@ TEST(Point, RoundTripsEveryField) {
   EXPECT_EQ(back.with_runs[1].max_rss_kib, 5001);
   EXPECT_DOUBLE_EQ(back.interval.high, 0.039);
   EXPECT_EQ(back.fingerprint, original.machine.fingerprint());
+  EXPECT_DOUBLE_EQ(back.scale, 0.25);
+  EXPECT_DOUBLE_EQ(back.cpu->interval.high, 0.03);
+  EXPECT_EQ(back.instructions->with, 1125u);
+  EXPECT_EQ(*back.library_report.extra_peak_rss_kib, 128);
+}
+
+TEST(Point, CpuFigureIsTheRatioOfMedianUserPlusSystemTimes) {
+  const std::vector<RawRun> with = {{9, 1.0, 0.2, 0}, {9, 1.1, 0.2, 0}, {9, 1.2, 0.2, 0}};
+  const std::vector<RawRun> without = {{1, 0.9, 0.1, 0}, {1, 1.0, 0.1, 0}, {1, 1.1, 0.1, 0}};
+  const auto cpu = cpu_figure(with, without);
+  ASSERT_TRUE(cpu.has_value());
+  EXPECT_NEAR(cpu->overhead, 1.3 / 1.1 - 1, 1e-12) << "wall times play no part";
+  EXPECT_LE(cpu->interval.low, cpu->overhead);
+  EXPECT_GE(cpu->interval.high, cpu->overhead);
+  EXPECT_FALSE(cpu_figure({{1, 0, 0, 0}}, {{1, 0, 0, 0}}).has_value()) << "no CPU times, no figure";
+  EXPECT_EQ(extra_peak_rss_kib({{1, 0, 0, 300}}, {{1, 0, 0, 100}}), 200);
 }
 
 TEST(Point, PointWithoutScenarioBelongsToChurn4t) {
   auto p = point_from_json(nlohmann::json::parse(R"({"measured_at": "2025-01-01T00:00:00Z", "overhead": 4.09})"));
   EXPECT_EQ(p.scenario, "churn-4t");
   EXPECT_EQ(p.timing, "benchmark") << "points without a version predate 0.4.0: self-timed";
+}
+
+TEST(Point, OnlyChurn4tPointsBefore040WereSelfTimed) {
+  // The history's rule names churn-4t: another scenario's old point timed
+  // the whole command.
+  auto other = point_from_json(nlohmann::json::parse(
+      R"({"measured_at": "2025-01-01T00:00:00Z", "overhead": 0.2, "scenario": "resident-4t", "heapline_version": "0.3.0"})"));
+  EXPECT_EQ(other.timing, "command");
+  auto unversioned = point_from_json(nlohmann::json::parse(
+      R"({"measured_at": "2025-01-01T00:00:00Z", "overhead": 0.2, "scenario": "churn-1t"})"));
+  EXPECT_EQ(unversioned.timing, "command");
+  auto churn = point_from_json(nlohmann::json::parse(
+      R"({"measured_at": "2025-01-01T00:00:00Z", "overhead": 3.63, "scenario": "churn-4t", "heapline_version": "0.3.0"})"));
+  EXPECT_EQ(churn.timing, "benchmark");
+  EXPECT_EQ(default_timing("large-4t", "0.2.0"), "command");
+  EXPECT_EQ(default_timing("churn-4t", "0.4.0"), "command");
+  EXPECT_EQ(default_timing("churn-4t", ""), "benchmark");
 }
 
 TEST(Point, TimingDefaultsByVersion) {

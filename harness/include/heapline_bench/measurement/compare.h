@@ -1,0 +1,51 @@
+// The release comparison (docs/design.md, "The release comparison"): two or more
+// library builds measured on the same scenarios in rounds. Within a round
+// each scenario measures every build in turn, and the order of the builds
+// rotates from round to round, so no build always runs first (or last) on a
+// warming or drifting machine. Each figure is the median of its rounds.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <functional>
+
+#include "heapline_bench/measurement/machine.h"
+#include "heapline_bench/measurement/measurement.h"
+
+namespace heapline::bench {
+
+struct Build {
+  std::string label;  // the column heading: "0.3.0", "forwarding-only", ...
+  std::string path;   // the preload library
+};
+
+struct ComparisonCell {
+  std::vector<double> round_overheads;  // one per round, in round order
+  std::vector<Measurement> rounds;      // every run of every round
+  double overhead = 0;                  // median of round_overheads
+};
+
+struct Comparison {
+  std::vector<Build> builds;
+  std::vector<std::string> scenarios;
+  std::vector<std::vector<ComparisonCell>> cells;  // [scenario][build]
+  int rounds = 0;
+  int runs = 0;
+  double scale = 1.0;
+  Machine machine;
+  std::string measured_at;
+};
+
+// The order of the builds (indices) in round r: rotated by r.
+std::vector<std::size_t> round_order(std::size_t builds, int round);
+
+// One request per scenario, with its library left empty: compare() fills it
+// in for each build.
+using RequestForScenario = std::function<MeasurementRequest(const std::string& scenario)>;
+
+Comparison compare_builds(ProcessRunner& runner, const std::vector<Build>& builds,
+                          const std::vector<std::string>& scenarios, int rounds, int runs, double scale,
+                          const RequestForScenario& request_for, const ProgressCallback& progress = {});
+
+}  // namespace heapline::bench

@@ -1,0 +1,106 @@
+// The interleaved overhead measurement (docs/design.md, "The measurement"): N runs with the
+// library preloaded and N without, in pairs whose order alternates (ABBA...)
+// to cancel drift, after one untimed warm-up pair. The warm-up run with the
+// library also proves that the library is really loaded (ld.so's own trace).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "heapline_bench/measurement/process_runner.h"
+#include "heapline_bench/measurement/statistics.h"
+
+namespace heapline::bench {
+
+enum class Side { without_library, with_library };
+const char* side_name(Side side);
+
+struct PlannedRun {
+  int pair;  // -1 for the warm-up pair
+  Side side;
+  bool warmup() const { return pair < 0; }
+};
+
+// The order of runs: the warm-up pair, then `runs` pairs; even pairs run
+// without then with, odd pairs with then without.
+std::vector<PlannedRun> interleaved_plan(int runs);
+
+struct MeasurementRequest {
+  std::string scenario;
+  std::vector<std::string> command;        // argv[0] resolved by the caller or PATH
+  std::map<std::string, std::string> env;  // scenario environment, both sides
+  std::string library;                     // absolute path; empty: A/A, same command on both sides
+  // Preloaded after `library` on the side with it, and after `floor` on the
+  // side without: heapline in front of another allocator, measured against
+  // the forwarding-only library in front of the same allocator. Both empty
+  // for the five scenarios (the side without preloads nothing).
+  std::string preload_after;
+  std::string floor;
+  int runs = 10;
+  std::string working_directory;  // where the command runs; empty: here
+  std::string scratch_directory;  // ld.so traces and heapline's own output files
+};
+
+// What heapline's own report (HEAPLINE_OUT) says about one with-run, summed
+// over the processes of the run.
+struct LibraryRunReport {
+  std::uint64_t calls = 0;  // alloc + free + realloc
+  std::uint64_t publishes = 0;
+};
+
+struct Measurement {
+  MeasurementRequest request;
+  std::vector<RunResult> with_runs;  // in the order they ran
+  std::vector<LibraryRunReport> with_reports;  // one per with-run whose report was found
+  std::vector<RunResult> without_runs;
+  double median_with = 0;
+  double median_without = 0;
+  double overhead = 0;
+  Interval interval;
+  BootstrapOptions bootstrap;
+};
+
+// A measurement that cannot be trusted: the message says what happened and
+// what to fix. Nothing is recorded for it.
+class Refusal : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ProgressEvent {
+  const MeasurementRequest* request;
+  int index;  // 0-based position in the plan
+  int total;  // length of the plan
+  PlannedRun run;
+  double seconds_left;  // estimate from the runs so far; < 0 when unknown
+};
+using ProgressCallback = std::function<void(const ProgressEvent&)>;
+
+// Runs the plan and computes the figure. Throws Refusal for any invalid run
+// and Interrupted when the user stops it.
+Measurement measure(ProcessRunner& runner, const MeasurementRequest& request,
+                    const ProgressCallback& progress = {});
+
+// Sums the calls and publishes of heapline's reports (heapline.*.json) in
+// `directory`, and removes them, so the next run's reports stand alone.
+// nullopt when there is none (the library was not heapline, or wrote none).
+std::optional<LibraryRunReport> collect_library_reports(const std::string& directory);
+
+// True when ld.so's LD_DEBUG=files trace for `pid` under `prefix` shows
+// `library` being loaded.
+bool trace_shows_library_loaded(const std::string& prefix, int pid, const std::string& library);
+
+// Refuses a preload library that is missing, unreadable, or not a shared
+// object for this machine. Returns its absolute path.
+std::string checked_preload_library(const std::string& path);
+
+// Resolves a command's program like execvp would and makes a relative path
+// absolute; refuses a program that is not found or not executable.
+std::string resolved_program(const std::string& program);
+
+}  // namespace heapline::bench

@@ -1,0 +1,55 @@
+// Statistics of heapline-bench: small pure functions on arrays of run times.
+// Each names the method it implements, so a reader can check it against the
+// source.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace heapline::bench {
+
+// The median: the middle value of the sorted sample, or the mean of the two
+// middle values for an even count. Throws std::invalid_argument when empty.
+double median(std::span<const double> values);
+
+// The percentile q in [0, 1] of an already sorted sample, by linear
+// interpolation between closest ranks (Hyndman & Fan type 7, the default of
+// R and NumPy).
+double percentile_of_sorted(std::span<const double> sorted, double q);
+
+// heapline's overhead figure: median(with) / median(without) - 1.
+double overhead_ratio(std::span<const double> with, std::span<const double> without);
+
+struct Interval {
+  double low = 0;
+  double high = 0;
+};
+
+struct BootstrapOptions {
+  int resamples = 10000;
+  double confidence = 0.95;
+  std::uint64_t seed = 0x686561706c696e65ULL;  // "heapline": same input, same interval
+};
+
+// Percentile bootstrap (Efron & Tibshirani, "An Introduction to the
+// Bootstrap", ch. 13) of overhead_ratio: each resample draws, with
+// replacement, a sample of the same size from each group independently.
+// Deterministic for a given seed: the generator is SplitMix64 and the index
+// draw is a plain multiply-shift, so no library distribution is involved.
+Interval bootstrap_overhead_interval(std::span<const double> with, std::span<const double> without,
+                                     const BootstrapOptions& options = {});
+
+// The normal quantile, by bisection on std::erfc: Phi^-1(p) for p in (0, 1).
+double normal_quantile(double p);
+
+// The Student t quantile with `dof` degrees of freedom, from the normal one by
+// the Cornish-Fisher expansion (Abramowitz & Stegun 26.7.5, four terms);
+// within 1% of the exact value for dof >= 3 at the tails used here.
+double student_t_quantile(double p, double dof);
+
+// 1.4826 * median absolute deviation: a robust estimate of the standard
+// deviation (consistent for normal data), unmoved by a few outliers.
+double robust_sigma(std::span<const double> values);
+
+}  // namespace heapline::bench

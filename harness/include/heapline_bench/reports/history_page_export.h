@@ -1,0 +1,41 @@
+// The performance page's Markdown: the table of the last measured commits,
+// newest first, with verdict marks, the change points, and the plots' links.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "heapline_bench/history/history.h"
+#include "heapline_bench/measurement/catalogue.h"
+#include "heapline_bench/verdicts/change_points.h"
+#include "heapline_bench/verdicts/verdict.h"
+
+namespace heapline::bench {
+
+struct RenderOptions {
+  std::string out_dir;         // docs/_generated
+  std::string store_label;     // how the page names its source, e.g. "bench-data/points.jsonl"
+  int table_commits = 25;      // rows of the table
+  int plot_points = 500;       // the most recent points of each scenario in its plot
+  bool draw_plots = true;
+  VerdictRule rule;            // for the verdict marks of the table
+  std::vector<NoiseCalibration> calibrations;
+};
+
+// One row of the table: a measured commit and its newest point per scenario.
+struct HistoryRow {
+  std::string commit;       // may be empty (a local run outside git)
+  std::string range_first;  // the oldest commit the row stands for, if several
+  std::string measured_at;  // of the newest point of the row
+  std::vector<const HistoryEntry*> cells;  // one per scenario column; nullptr: not measured
+};
+
+// The rows of the page, newest first, at most `limit`. Points are grouped by
+// commit; a point without a commit is a row of its own.
+std::vector<HistoryRow> history_rows(const History& history, const std::vector<std::string>& scenarios, int limit);
+
+// The Markdown of the page (without writing anything).
+std::string history_page_markdown(const History& history, const Catalogue& catalogue, const RenderOptions& options,
+                                  const std::string& plot_note, const std::vector<HistoryChange>& changes = {});
+
+}  // namespace heapline::bench

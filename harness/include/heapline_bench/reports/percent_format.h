@@ -1,0 +1,23 @@
+// The one way heapline-bench writes a ratio as percent, so the summary, the
+// suite's table, the page, the verdicts and the release comparison agree to
+// the digit.
+#pragma once
+
+#include <string>
+
+#include "heapline_bench/measurement/statistics.h"
+
+namespace heapline::bench {
+
+// 0.0312 -> "+3.1" (signed) or "3.1" (unsigned): one decimal, no percent
+// sign. A rounded zero is never written "-0.0": that reads as a measurement.
+std::string format_percent(double ratio, bool sign = true);
+
+// "+3.1% [2.4, 3.9]": the figure and its interval, in percent.
+std::string format_overhead(double overhead, const Interval& interval);
+
+// The instruction figure: two decimals, as it repeats to far better than a
+// tenth of a point. "+14.14%".
+std::string format_instructions(double overhead);
+
+}  // namespace heapline::bench

@@ -1,0 +1,124 @@
+// The subcommands of heapline-bench. main.cpp parses the command line into
+// these option structs; each function runs one subcommand and returns the
+// process exit status.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace heapline::bench {
+
+// Exit statuses shared by every subcommand.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitRefused = 1;   // invalid measurement or input: nothing recorded
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitInterrupted = 130;
+
+struct Locations {
+  std::string catalogue;   // scenarios.json
+  std::string bin_dir;     // where malloc_churn and the libraries were built
+  std::string source_dir;  // the source tree ({source} in commands)
+};
+
+struct OverheadOptions {
+  Locations where;
+  std::string scenario;
+  std::string library;  // path, or "none" for A/A
+  std::string runs;     // validated here, for a message that says what to fix
+  std::vector<std::string> command;  // empty: the catalogue's
+  double scale = 1.0;
+  bool json = false;
+  bool instructions = false;  // also count instructions under callgrind
+};
+
+struct RenderCommandOptions {
+  Locations where;
+  std::string store;  // the store directory; default <source>/bench-data
+  std::string out;    // default <source>/docs/_generated
+  int rows = 25;
+  bool plots = true;
+};
+
+struct SuiteOptions {
+  Locations where;
+  std::string library;  // empty: libheapline.so next to heapline-bench
+  int runs = 10;
+  double scale = 1.0;
+  std::vector<std::string> only;
+  std::string commit;        // empty: the source tree's HEAD, if it is a git checkout
+  std::string commit_range;  // "FIRST..LAST" when the point stands for several commits
+  bool instructions = true;  // count instructions under callgrind, when valgrind is installed
+  RenderCommandOptions render;
+};
+
+struct ValidateOptions {
+  Locations where;
+  std::string store;
+};
+
+struct ImportOptions {
+  Locations where;
+  std::string store;
+  std::vector<std::string> files;
+};
+
+struct CompareOptions {
+  Locations where;
+  std::vector<std::string> libs;  // LABEL=PATH
+  bool floor = false;             // add the forwarding-only library
+  bool memusage = false;          // add glibc's libmemusage.so
+  int rounds = 3;
+  int runs = 10;
+  double scale = 1.0;
+  std::vector<std::string> only;
+  std::string json;  // default <source>/docs/release-comparison.json
+  std::string out;   // default <source>/docs/_generated
+};
+
+struct VerdictOptions {
+  int window = 20;
+  int min_history = 8;
+  double false_alarm_rate = 0.05;
+  double min_effect_points = 2.0;  // percentage points
+};
+
+struct CheckOptions {
+  Locations where;
+  std::string store;
+  VerdictOptions rule;
+  bool fail_on_regression = false;
+  bool github = false;  // annotations and the run summary of GitHub Actions
+};
+
+struct CalibrateOptions {
+  Locations where;
+  std::string store;
+  std::string library;  // default: libheapline.so next to heapline-bench
+  int runs = 10;
+  int repeats = 5;
+  double scale = 1.0;
+  std::vector<std::string> only;
+  VerdictOptions rule;
+};
+
+int run_overhead(const OverheadOptions& options);
+int run_check(const CheckOptions& options);
+
+struct VerdictRule;
+// The verdict rule from the command line; refuses impossible values.
+VerdictRule verdict_rule(const VerdictOptions& options, int scenarios);
+int run_calibrate(const CalibrateOptions& options);
+int run_compare(const CompareOptions& options);
+int run_suite(const SuiteOptions& options);
+int run_render(const RenderCommandOptions& options);
+int run_validate(const ValidateOptions& options);
+int run_import(const ImportOptions& options);
+
+// Where compare keeps its JSON (the docs' release comparison is made from
+// it): the option's, else <source>/docs/release-comparison.json.
+std::string comparison_json_path(const std::string& option, const Locations& where);
+
+// The store directory to use: the option's, else <source>/bench-data.
+std::string store_directory(const std::string& option, const Locations& where);
+
+}  // namespace heapline::bench

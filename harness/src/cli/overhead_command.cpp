@@ -1,0 +1,60 @@
+#include <unistd.h>
+
+#include <charconv>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "heapline_bench/measurement/catalogue.h"
+#include "heapline_bench/reports/summary_export.h"
+#include "heapline_bench/measurement/measurement.h"
+#include "heapline_bench/history/point.h"
+#include "progress.h"
+#include "request_builder.h"
+#include "scratch_directory.h"
+
+namespace heapline::bench {
+namespace {
+
+int parse_runs(const std::string& text) {
+  int runs = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), runs);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || runs < 1)
+    throw Refusal("RUNS must be a positive integer, got '" + text + "'.");
+  return runs;
+}
+
+}  // namespace
+
+int run_overhead(const OverheadOptions& options) {
+  // Parse and check everything before the first run: a refusal costs nothing.
+  const Catalogue catalogue = load_catalogue(options.where.catalogue);
+  const Scenario* scenario = find_scenario(catalogue, options.scenario);
+  const int runs = parse_runs(options.runs);
+
+  ScratchDirectory scratch;
+  MeasurementRequest request =
+      build_request(*scenario, options.where, options.library, runs, options.scale, options.command, scratch.path());
+
+  PosixProcessRunner runner;
+  ProgressLine progress;
+  const Measurement measurement = measure(runner, request, [&](const ProgressEvent& e) { progress.show(e); });
+  progress.clear();
+
+  Point point = point_from_measurement(measurement, library_label(request),
+                                       describe_command(*scenario, options.command, request.command), options.scale);
+  if (options.instructions) {
+    const std::string valgrind = find_valgrind();
+    if (valgrind.empty()) std::cerr << "heapline-bench: " << kNoValgrindNote << "\n";
+    if (auto counted = instruction_request(*scenario, options.where, request, options.scale, options.command, valgrind))
+      point.instructions = count_instructions(runner, *counted);
+  }
+  if (options.json) {
+    std::cout << to_json(point).dump(2) << std::endl;
+  } else {
+    std::cout << format_summary(measurement, point);
+  }
+  return kExitOk;
+}
+
+}  // namespace heapline::bench

@@ -1,0 +1,129 @@
+// render, validate and import: the subcommands that read or feed the store.
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <fstream>
+
+#include "commands.h"
+#include "heapline_bench/verdicts/calibration.h"
+#include "heapline_bench/measurement/catalogue.h"
+#include "heapline_bench/history/history.h"
+#include "heapline_bench/measurement/measurement.h"
+#include "heapline_bench/reports/atomic_file.h"
+#include "heapline_bench/reports/comparison_export.h"
+#include "heapline_bench/reports/render.h"
+#include "heapline_bench/history/store.h"
+
+namespace heapline::bench {
+namespace {
+
+// Two points are the same measurement when these agree; importing a file
+// twice therefore adds nothing the second time.
+std::string identity(const Point& p) {
+  std::ostringstream key;
+  key.precision(17);
+  key << p.scenario << '|' << p.commit << '|' << p.measured_at << '|' << p.overhead << '|' << p.fingerprint;
+  return key.str();
+}
+
+// The docs' release comparison section, from the JSON that compare wrote
+// (kept in the repository), or a paragraph that says how to make it.
+void render_release_comparison(const std::string& json_path, const std::string& out_dir) {
+  std::string markdown;
+  std::ifstream in(json_path);
+  if (!in) {
+    markdown = "No release comparison has been measured on this checkout yet: `tools/compare_releases.sh REF_A "
+               "REF_B` measures one and writes `docs/release-comparison.json`.\n";
+  } else {
+    try {
+      markdown = comparison_markdown_from_json(nlohmann::json::parse(in));
+    } catch (const std::exception& e) {
+      throw std::runtime_error(json_path + " is not a release comparison: " + e.what());
+    }
+  }
+  write_file_atomically(out_dir + "/release-comparison.md", markdown);
+}
+
+}  // namespace
+
+std::string store_directory(const std::string& option, const Locations& where) {
+  return option.empty() ? where.source_dir + "/bench-data" : option;
+}
+
+int run_render(const RenderCommandOptions& options) {
+  const Catalogue catalogue = load_catalogue(options.where.catalogue);
+  const Store store(store_directory(options.store, options.where));
+  const auto started = std::chrono::steady_clock::now();
+  RenderOptions render;
+  // The page shows the last plot_points points of each scenario at most: the
+  // newest lines cover them with room to spare, whatever the store's length.
+  const std::size_t lines_needed =
+      static_cast<std::size_t>(render.plot_points) * catalogue.scenarios.size() * 4;
+  const History history = read_history(store.points_path(), lines_needed);
+  render.out_dir = options.out.empty() ? options.where.source_dir + "/docs/_generated" : options.out;
+  // The page names its source relative to the checkout when it lies inside.
+  const auto relative = std::filesystem::absolute(store.points_path()).lexically_normal().lexically_relative(
+      std::filesystem::path(options.where.source_dir).lexically_normal());
+  render.store_label = !relative.empty() && *relative.begin() != ".." ? relative.string() : store.points_path();
+  render.table_commits = options.rows;
+  render.draw_plots = options.plots;
+  render.rule.scenarios = static_cast<int>(catalogue.scenarios.size());
+  std::vector<std::string> calibration_problems;
+  render.calibrations = read_calibrations(store.calibration_path(), calibration_problems);
+  const RenderResult result = render_history(history, catalogue, render);
+  render_release_comparison(comparison_json_path("", options.where), render.out_dir);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  for (const auto& problem : history.problems) std::cerr << "heapline-bench: warning: " << problem.describe() << "\n";
+  std::cerr << "render: the newest " << history.entries.size() << " point(s) of "
+            << history.entries.size() + history.skipped_lines << " line(s) in " << static_cast<long>(seconds * 1000 + 0.5)
+            << " ms\n";
+  std::cout << "page:  " << result.page << "\n";
+  if (!result.plots.empty()) std::cout << "plots: " << result.plots.front().substr(0, result.plots.front().rfind('/') + 1) << "\n";
+  if (!result.plot_note.empty()) std::cerr << "heapline-bench: " << result.plot_note << "\n";
+  return kExitOk;
+}
+
+int run_validate(const ValidateOptions& options) {
+  const Store store(store_directory(options.store, options.where));
+  const StoreContents contents = store.read();
+  for (const auto& problem : contents.problems) std::cerr << problem.describe() << "\n";
+  std::cout << store.points_path() << ": " << contents.points.size() << " valid point(s), "
+            << contents.problems.size() << " bad line(s)\n";
+  return contents.problems.empty() ? kExitOk : kExitRefused;
+}
+
+int run_import(const ImportOptions& options) {
+  const Store store(store_directory(options.store, options.where));
+  const StoreContents existing = store.read();
+  if (!existing.problems.empty())
+    throw Refusal("the store has unreadable lines (first: " + existing.problems.front().describe() +
+                  "); fix them before importing. Nothing was imported.");
+  std::set<std::string> known;
+  for (const auto& point : existing.points) known.insert(identity(point));
+
+  std::vector<Point> fresh;
+  for (const auto& file : options.files) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw Refusal("cannot read " + file + ". Nothing was imported.");
+    std::ostringstream text;
+    text << in.rdbuf();
+    const StoreContents incoming = read_points(text.str(), file, RawTimes::read);
+    if (!incoming.problems.empty()) {
+      std::string list;
+      for (const auto& problem : incoming.problems) list += "\n  " + problem.describe();
+      throw Refusal("cannot import " + file + ":" + list + "\nNothing was imported.");
+    }
+    for (const auto& point : incoming.points)
+      if (known.insert(identity(point)).second) fresh.push_back(point);
+  }
+  if (!fresh.empty()) store.append(fresh);
+  std::cout << "imported " << fresh.size() << " point(s) into " << store.points_path() << " ("
+            << existing.points.size() + fresh.size() << " in all)\n";
+  return kExitOk;
+}
+
+}  // namespace heapline::bench

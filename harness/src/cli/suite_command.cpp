@@ -1,0 +1,107 @@
+#include <chrono>
+#include <optional>
+#include <iostream>
+
+#include "commands.h"
+#include "heapline_bench/measurement/catalogue.h"
+#include "heapline_bench/reports/percent_format.h"
+#include "heapline_bench/reports/table_export.h"
+#include "heapline_bench/measurement/measurement.h"
+#include "heapline_bench/history/point.h"
+#include "heapline_bench/history/store.h"
+#include "progress.h"
+#include "request_builder.h"
+#include "scratch_directory.h"
+
+namespace heapline::bench {
+namespace {
+
+std::string git_head(const std::string& source_dir) {
+  const std::string command = "git -C '" + source_dir + "' rev-parse --verify -q HEAD 2>/dev/null";
+  std::string out;
+  if (FILE* pipe = popen(command.c_str(), "r")) {
+    char buffer[128];
+    while (fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
+    pclose(pipe);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+// "FIRST..LAST", checked before anything runs.
+std::optional<CommitRange> parse_commit_range(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  const auto dots = text.find("..");
+  if (dots == std::string::npos || dots == 0 || dots + 2 >= text.size())
+    throw Refusal("--commit-range must be FIRST..LAST, got '" + text + "'.");
+  return CommitRange{text.substr(0, dots), text.substr(dots + 2)};
+}
+
+}  // namespace
+
+int run_suite(const SuiteOptions& options) {
+  const Catalogue catalogue = load_catalogue(options.where.catalogue);
+  const std::vector<const Scenario*> selected = selected_scenarios(catalogue, options.only);
+  if (options.runs < 1) throw Refusal("--runs must be a positive integer.");
+  if (!(options.scale > 0)) throw Refusal("--scale must be a positive number.");
+  const std::string library =
+      checked_preload_library(options.library.empty() ? options.where.bin_dir + "/libheapline.so" : options.library);
+  std::string commit = options.commit;
+  const auto commit_range = parse_commit_range(options.commit_range);
+  if (commit_range) {
+    if (commit.empty()) commit = commit_range->last;
+    if (commit != commit_range->last)
+      throw Refusal("--commit-range must end at the measured commit (--commit " + commit + ").");
+  }
+  if (commit.empty()) commit = git_head(options.where.source_dir);
+  const Store store(store_directory(options.render.store, options.where));
+
+  const std::string valgrind = options.instructions ? find_valgrind() : std::string();
+  if (options.instructions && valgrind.empty()) std::cerr << "heapline-bench: " << kNoValgrindNote << "\n";
+
+  PosixProcessRunner runner;
+  std::vector<SuiteRow> rows;
+  bool any_failed = false;
+  const auto started = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < selected.size(); ++i) {
+    const Scenario& scenario = *selected[i];
+    SuiteRow row;
+    row.scenario = scenario.name;
+    row.command = scenario.display_command();
+    ProgressLine progress("[" + std::to_string(i + 1) + "/" + std::to_string(selected.size()) + "] ");
+    try {
+      ScratchDirectory scratch;
+      auto request = build_request(scenario, options.where, library, options.runs, options.scale, {}, scratch.path());
+      auto measurement = measure(runner, request, [&](const ProgressEvent& e) { progress.show(e); });
+      progress.clear();
+      row.command = describe_command(scenario, {}, request.command);
+      row.point = point_from_measurement(measurement, library, row.command, options.scale);
+      if (auto counted = instruction_request(scenario, options.where, request, options.scale, {}, valgrind))
+        row.point.instructions = count_instructions(runner, *counted);
+      row.point.commit = commit;
+      row.point.commit_range = commit_range;
+      store.append(row.point);  // at once: an interruption later keeps it
+      row.measured = true;
+      std::cerr << scenario.name << ": " << format_overhead(row.point.overhead, row.point.interval) << "\n";
+    } catch (const Refusal& refusal) {
+      // One failing scenario is reported; the others still run.
+      progress.clear();
+      any_failed = true;
+      row.failure = refusal.what();
+      std::cerr << scenario.name << ": FAILED\n" << refusal.what() << "\n";
+    }
+    rows.push_back(std::move(row));
+  }
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  std::cout << format_suite_table(rows, library, this_machine());
+  std::cerr << "suite: " << rows.size() << " scenario(s) in " << static_cast<long>(elapsed + 0.5) << " s"
+            << (any_failed ? ", some FAILED" : "") << "; points appended to " << store.points_path() << "\n";
+  RenderCommandOptions render = options.render;
+  render.where = options.where;
+  render.store = store.directory();
+  run_render(render);
+  return any_failed ? kExitRefused : kExitOk;
+}
+
+}  // namespace heapline::bench

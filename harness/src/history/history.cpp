@@ -1,0 +1,90 @@
+#include "heapline_bench/history/history.h"
+
+#include <map>
+
+#include "heapline_bench/measurement/statistics.h"
+
+namespace heapline::bench {
+
+const char* figure_name(Figure figure) {
+  switch (figure) {
+    case Figure::wall: return "wall";
+    case Figure::cpu: return "cpu";
+    case Figure::instructions: return "instructions";
+  }
+  return "?";
+}
+
+FigureValue HistoryEntry::figure(Figure which) const {
+  switch (which) {
+    case Figure::wall: return {true, overhead, low, high, true};
+    case Figure::cpu: return cpu;
+    case Figure::instructions: return instructions;
+  }
+  return {};
+}
+
+namespace {
+
+// Schema-1 points kept no cpu figure: the same ratio of medians, from their
+// raw runs, without an interval (see FigureValue::interval_known).
+FigureValue cpu_from_raw(const Point& p) {
+  std::vector<double> with, without;
+  for (const auto& r : p.with_runs) with.push_back(r.user_seconds + r.system_seconds);
+  for (const auto& r : p.without_runs) without.push_back(r.user_seconds + r.system_seconds);
+  if (with.empty() || without.empty()) return {};
+  for (double v : without)
+    if (!(v > 0)) return {};
+  const double ratio = overhead_ratio(with, without);
+  return {true, ratio, ratio, ratio, false};
+}
+
+}  // namespace
+
+HistoryEntry history_entry(const Point& p, int line) {
+  HistoryEntry e;
+  e.line = line;
+  e.scenario = p.scenario;
+  e.commit = p.commit;
+  if (p.commit_range) e.range_first = p.commit_range->first;
+  e.measured_at = p.measured_at;
+  e.timing = p.timing;
+  e.fingerprint = p.fingerprint;
+  e.scale = p.scale;
+  e.overhead = p.overhead;
+  e.low = p.interval.low;
+  e.high = p.interval.high;
+  if (p.cpu) e.cpu = {true, p.cpu->overhead, p.cpu->interval.low, p.cpu->interval.high, true};
+  else if (p.schema == 1) e.cpu = cpu_from_raw(p);
+  // Instruction counts are exact: the interval is the figure itself.
+  if (p.instructions) e.instructions = {true, p.instructions->overhead, p.instructions->overhead,
+                                        p.instructions->overhead, true};
+  e.publishes_per_1000_calls = p.library_report.publishes_per_1000_calls;
+  e.extra_peak_rss_kib = p.library_report.extra_peak_rss_kib;
+  return e;
+}
+
+History history_of(const PointsRead& read) {
+  History history;
+  history.problems = read.problems;
+  history.skipped_lines = read.skipped_lines;
+  std::map<std::string, int> machine_index;  // fingerprint -> index in history.machines
+  history.entries.reserve(read.points.size());
+  for (std::size_t i = 0; i < read.points.size(); ++i) {
+    const Point& p = read.points[i];
+    HistoryEntry entry = history_entry(p, read.lines[i]);
+    if (p.fingerprint != "unknown") {
+      auto [known, fresh] = machine_index.emplace(p.fingerprint, static_cast<int>(history.machines.size()));
+      if (fresh) history.machines.push_back(p.machine.describe());
+      entry.machine = known->second;
+    }
+    history.entries.push_back(std::move(entry));
+  }
+  return history;
+}
+
+History read_history(const std::string& path, std::size_t last_lines) {
+  return history_of(read_points_file(path, RawTimes::skip, last_lines));
+}
+
+}  // namespace heapline::bench

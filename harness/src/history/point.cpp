@@ -1,0 +1,159 @@
+#include "heapline_bench/history/point.h"
+
+#include <ctime>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include <cmath>
+
+#include "heapline_bench/history/point_reader.h"
+#include "heapline_bench/measurement/measurement.h"
+
+namespace heapline::bench {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+ordered_json raw_runs_to_json(const std::vector<RawRun>& runs) {
+  ordered_json out = ordered_json::array();
+  for (const auto& r : runs)
+    out.push_back({{"wall_s", r.wall_seconds}, {"user_s", r.user_seconds}, {"sys_s", r.system_seconds},
+                   {"max_rss_kib", r.max_rss_kib}});
+  return out;
+}
+
+RawRun raw_run(const RunResult& r) { return {r.wall_seconds, r.user_seconds, r.system_seconds, r.max_rss_kib}; }
+
+namespace {
+
+// "0.3.2" < "0.4.0"; anything unparsable counts as old.
+bool version_before(const std::string& version, int major, int minor) {
+  int got_major = 0, got_minor = 0;
+  if (std::sscanf(version.c_str(), "%d.%d", &got_major, &got_minor) != 2) return true;
+  return got_major < major || (got_major == major && got_minor < minor);
+}
+
+}  // namespace
+
+std::string default_timing(const std::string& scenario, const std::string& heapline_version) {
+  return scenario == kDefaultScenario && version_before(heapline_version, 0, 4) ? "benchmark" : "command";
+}
+
+std::string utc_now_iso8601() {
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+std::optional<RunFigure> cpu_figure(const std::vector<RawRun>& with, const std::vector<RawRun>& without) {
+  std::vector<double> with_cpu, without_cpu;
+  bool any = false;
+  for (const auto& r : with) with_cpu.push_back(r.user_seconds + r.system_seconds);
+  for (const auto& r : without) without_cpu.push_back(r.user_seconds + r.system_seconds);
+  for (double v : with_cpu) any |= v > 0;
+  if (with_cpu.empty() || without_cpu.empty() || !any) return std::nullopt;
+  for (double v : without_cpu)
+    if (!(v > 0)) return std::nullopt;  // a run without CPU time: nothing to divide by
+  RunFigure figure;
+  figure.median_with_seconds = median(with_cpu);
+  figure.median_without_seconds = median(without_cpu);
+  figure.overhead = overhead_ratio(with_cpu, without_cpu);
+  figure.interval = bootstrap_overhead_interval(with_cpu, without_cpu);
+  return figure;
+}
+
+std::optional<long> extra_peak_rss_kib(const std::vector<RawRun>& with, const std::vector<RawRun>& without) {
+  std::vector<double> with_rss, without_rss;
+  for (const auto& r : with) with_rss.push_back(static_cast<double>(r.max_rss_kib));
+  for (const auto& r : without) without_rss.push_back(static_cast<double>(r.max_rss_kib));
+  if (with_rss.empty() || without_rss.empty() || median(without_rss) <= 0) return std::nullopt;
+  return std::lround(median(with_rss) - median(without_rss));
+}
+
+Point point_from_measurement(const Measurement& m, const std::string& library_label,
+                             const std::string& command_text, double scale) {
+  Point point;
+  point.scenario = m.request.scenario;
+  point.measured_at = utc_now_iso8601();
+  point.overhead = m.overhead;
+  point.interval = m.interval;
+  point.confidence = m.bootstrap.confidence;
+  point.runs = m.request.runs;
+  point.median_with_seconds = m.median_with;
+  point.median_without_seconds = m.median_without;
+  for (const auto& r : m.with_runs) point.with_runs.push_back(raw_run(r));
+  for (const auto& r : m.without_runs) point.without_runs.push_back(raw_run(r));
+  point.scale = scale;
+  point.cpu = cpu_figure(point.with_runs, point.without_runs);
+  point.library_report.extra_peak_rss_kib = extra_peak_rss_kib(point.with_runs, point.without_runs);
+  if (!m.with_reports.empty()) {
+    std::vector<double> rates;
+    for (const auto& r : m.with_reports)
+      if (r.calls > 0) rates.push_back(1000.0 * static_cast<double>(r.publishes) / static_cast<double>(r.calls));
+    if (!rates.empty()) point.library_report.publishes_per_1000_calls = median(rates);
+  }
+  point.heapline_version = HEAPLINE_VERSION;
+  point.library = library_label;
+  point.command = command_text;
+  point.machine = this_machine();
+  point.fingerprint = point.machine.fingerprint();
+  return point;
+}
+
+ordered_json to_json(const Point& p) {
+  ordered_json out = {
+      {"schema", p.schema},
+      {"scenario", p.scenario},
+      {"commit", p.commit},
+      {"commit_range", p.commit_range
+                           ? ordered_json{{"first", p.commit_range->first}, {"last", p.commit_range->last}}
+                           : ordered_json(nullptr)},
+      {"measured_at", p.measured_at},
+      {"overhead", p.overhead},
+      {"interval", {p.interval.low, p.interval.high}},
+      {"confidence", p.confidence},
+      {"runs", p.runs},
+      {"scale", p.scale},
+      {"median_with_s", p.median_with_seconds},
+      {"median_without_s", p.median_without_seconds},
+      {"cpu", p.cpu ? ordered_json{{"overhead", p.cpu->overhead},
+                                   {"interval", {p.cpu->interval.low, p.cpu->interval.high}},
+                                   {"median_with_s", p.cpu->median_with_seconds},
+                                   {"median_without_s", p.cpu->median_without_seconds}}
+                    : ordered_json(nullptr)},
+      {"instructions", p.instructions ? ordered_json{{"overhead", p.instructions->overhead},
+                                                     {"with", p.instructions->with},
+                                                     {"without", p.instructions->without}}
+                                      : ordered_json(nullptr)},
+      {"library_report",
+       {{"publishes_per_1000_calls", p.library_report.publishes_per_1000_calls
+                                         ? ordered_json(*p.library_report.publishes_per_1000_calls)
+                                         : ordered_json(nullptr)},
+        {"extra_peak_rss_kib", p.library_report.extra_peak_rss_kib
+                                   ? ordered_json(*p.library_report.extra_peak_rss_kib)
+                                   : ordered_json(nullptr)}}},
+      {"timing", p.timing},
+      {"heapline_version", p.heapline_version},
+      {"library", p.library},
+      {"command", p.command},
+      {"machine",
+       {{"fingerprint", p.fingerprint},
+        {"cpu_model", p.machine.cpu_model},
+        {"cores", p.machine.cores},
+        {"kernel", p.machine.kernel},
+        {"glibc", p.machine.glibc},
+        {"compiler", p.machine.compiler},
+        {"runner_image", p.machine.runner_image}}},
+      // Raw times come last: readers that need only the figures (the page)
+      // stop before them.
+      {"raw", {{"with", raw_runs_to_json(p.with_runs)}, {"without", raw_runs_to_json(p.without_runs)}}},
+  };
+  return out;
+}
+
+Point point_from_json(const json& j) { return parse_point_line(j.dump()); }
+
+}  // namespace heapline::bench

@@ -1,0 +1,109 @@
+#include "heapline_bench/measurement/catalogue.h"
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+namespace heapline::bench {
+namespace {
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+}  // namespace
+
+std::string Scenario::display_command() const {
+  std::string out;
+  for (const auto& word : command) {
+    if (!out.empty()) out += ' ';
+    std::string shown = replaced(replaced(word, "{bin}/", ""), "{source}/", "");
+    if (shown.rfind("/usr/bin/", 0) == 0) shown = shown.substr(9);
+    out += shown;
+  }
+  return out;
+}
+
+const Scenario* Catalogue::find(const std::string& name) const {
+  for (const auto& scenario : scenarios)
+    if (scenario.name == name) return &scenario;
+  return nullptr;
+}
+
+std::vector<std::string> Catalogue::names() const {
+  std::vector<std::string> out;
+  for (const auto& scenario : scenarios) out.push_back(scenario.name);
+  return out;
+}
+
+Catalogue parse_catalogue(const std::string& json_text, const std::string& origin) {
+  auto fail = [&](const std::string& why) { return std::runtime_error("scenario catalogue " + origin + ": " + why); };
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(json_text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw fail(std::string("not valid JSON: ") + e.what());
+  }
+  if (!doc.is_object() || !doc.contains("scenarios") || !doc["scenarios"].is_array())
+    throw fail("expected an object with a \"scenarios\" array");
+  Catalogue catalogue;
+  for (const auto& entry : doc["scenarios"]) {
+    Scenario scenario;
+    try {
+      scenario.name = entry.at("name").get<std::string>();
+      scenario.command = entry.at("command").get<std::vector<std::string>>();
+      scenario.shows = entry.value("shows", "");
+      scenario.scale_arg = entry.value("scale_arg", -1);
+      if (entry.contains("instructions_command"))
+        scenario.instructions_command = entry["instructions_command"].get<std::vector<std::string>>();
+      scenario.allocator = entry.value("allocator", "");
+      if (entry.contains("env")) scenario.env = entry["env"].get<std::map<std::string, std::string>>();
+    } catch (const nlohmann::json::exception& e) {
+      throw fail("a scenario is malformed: " + std::string(e.what()));
+    }
+    if (scenario.name.empty() || scenario.command.empty()) throw fail("a scenario has no name or no command");
+    if (scenario.scale_arg >= static_cast<int>(scenario.command.size()) ||
+        (!scenario.instructions_command.empty() &&
+         scenario.scale_arg >= static_cast<int>(scenario.instructions_command.size())))
+      throw fail(scenario.name + ": scale_arg is past the end of the command");
+    if (catalogue.find(scenario.name) != nullptr) throw fail("scenario " + scenario.name + " is defined twice");
+    catalogue.scenarios.push_back(std::move(scenario));
+  }
+  if (catalogue.scenarios.empty()) throw fail("it defines no scenario");
+  return catalogue;
+}
+
+Catalogue load_catalogue(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) throw std::runtime_error("cannot read the scenario catalogue " + path);
+  std::ostringstream text;
+  text << file.rdbuf();
+  return parse_catalogue(text.str(), path);
+}
+
+std::vector<std::string> expand_command(const Scenario& scenario, const Placeholders& where, double scale) {
+  if (!(scale > 0) || !std::isfinite(scale)) throw std::invalid_argument("--scale must be a positive number");
+  std::vector<std::string> argv;
+  for (const auto& word : scenario.command)
+    argv.push_back(replaced(replaced(word, "{bin}", where.bin), "{source}", where.source));
+  if (scale != 1.0 && scenario.scale_arg >= 0) {
+    auto& count = argv[static_cast<std::size_t>(scenario.scale_arg)];
+    const double scaled = std::round(std::stod(count) * scale);
+    count = std::to_string(static_cast<long long>(scaled < 1 ? 1 : scaled));
+  }
+  return argv;
+}
+
+std::vector<std::string> expand_instructions_command(const Scenario& scenario, const Placeholders& where,
+                                                     double scale) {
+  if (scenario.instructions_command.empty()) return {};
+  Scenario reduced = scenario;
+  reduced.command = scenario.instructions_command;
+  return expand_command(reduced, where, scale);
+}
+
+}  // namespace heapline::bench

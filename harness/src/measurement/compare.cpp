@@ -1,0 +1,53 @@
+#include "heapline_bench/measurement/compare.h"
+
+#include <stdexcept>
+
+#include "heapline_bench/history/point.h"
+#include "heapline_bench/measurement/statistics.h"
+
+namespace heapline::bench {
+
+std::vector<std::size_t> round_order(std::size_t builds, int round) {
+  std::vector<std::size_t> order(builds);
+  for (std::size_t i = 0; i < builds; ++i) order[i] = (i + static_cast<std::size_t>(round)) % builds;
+  return order;
+}
+
+Comparison compare_builds(ProcessRunner& runner, const std::vector<Build>& builds,
+                          const std::vector<std::string>& scenarios, int rounds, int runs, double scale,
+                          const RequestForScenario& request_for, const ProgressCallback& progress) {
+  if (builds.size() < 2) throw Refusal("compare needs at least two builds (--lib LABEL=PATH twice).");
+  if (rounds < 1) throw Refusal("--rounds must be a positive integer.");
+  Comparison comparison;
+  comparison.builds = builds;
+  comparison.scenarios = scenarios;
+  comparison.rounds = rounds;
+  comparison.runs = runs;
+  comparison.scale = scale;
+  comparison.cells.assign(scenarios.size(), std::vector<ComparisonCell>(builds.size()));
+
+  // Every request is built (and so checked) before the first run.
+  std::vector<MeasurementRequest> requests;
+  for (const auto& scenario : scenarios) requests.push_back(request_for(scenario));
+
+  for (int round = 0; round < rounds; ++round) {
+    for (std::size_t s = 0; s < scenarios.size(); ++s) {
+      for (std::size_t b : round_order(builds.size(), round)) {
+        MeasurementRequest request = requests[s];
+        request.library = builds[b].path;
+        request.runs = runs;
+        Measurement measurement = measure(runner, request, progress);
+        auto& cell = comparison.cells[s][b];
+        cell.round_overheads.push_back(measurement.overhead);
+        cell.rounds.push_back(std::move(measurement));
+      }
+    }
+  }
+  for (auto& row : comparison.cells)
+    for (auto& cell : row) cell.overhead = median(cell.round_overheads);
+  comparison.machine = this_machine();
+  comparison.measured_at = utc_now_iso8601();
+  return comparison;
+}
+
+}  // namespace heapline::bench

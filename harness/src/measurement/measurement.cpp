@@ -1,0 +1,236 @@
+#include "heapline_bench/measurement/measurement.h"
+
+#include <elf.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace heapline::bench {
+namespace {
+
+std::string quoted_command(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& word : argv) {
+    if (!out.empty()) out += ' ';
+    out += word.find_first_of(" \t'\"") == std::string::npos ? word : "'" + word + "'";
+  }
+  return out;
+}
+
+std::string indented(const std::string& text) {
+  std::string out = "    ";
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out += "    ";
+  }
+  while (!out.empty() && (out.back() == ' ' || out.back() == '\n')) out.pop_back();
+  return out;
+}
+
+std::string describe_failure(const MeasurementRequest& request, const PlannedRun& run, int run_number,
+                             const RunResult& result) {
+  std::ostringstream out;
+  out << request.scenario << ": ";
+  if (run.warmup()) out << "the warm-up run ";
+  else out << "run " << run_number << " of " << request.runs << ' ';
+  out << (run.side == Side::with_library ? "with" : "without") << " the library ";
+  if (result.signal != 0) {
+    out << "was killed by signal " << result.signal << " (" << strsignal(result.signal) << ")";
+  } else {
+    out << "exited with status " << result.exit_status;
+  }
+  out << ".\n  command: " << quoted_command(request.command);
+  if (!result.stderr_tail.empty()) out << "\n  its stderr ended with:\n" << indented(result.stderr_tail);
+  out << "\n  Fix the command so that it exits 0 on its own; nothing was recorded.";
+  return out.str();
+}
+
+// ld.so says so first thing on stderr; a chatty program may push it out of
+// the tail, so both ends are looked at.
+bool refused_by_loader(const RunResult& result) {
+  constexpr const char* kMessage = "cannot be preloaded";
+  return result.stderr_head.find(kMessage) != std::string::npos ||
+         result.stderr_tail.find(kMessage) != std::string::npos;
+}
+
+}  // namespace
+
+const char* side_name(Side side) { return side == Side::with_library ? "with" : "without"; }
+
+std::vector<PlannedRun> interleaved_plan(int runs) {
+  if (runs < 1) throw std::invalid_argument("runs must be at least 1");
+  std::vector<PlannedRun> plan;
+  plan.reserve(2 * static_cast<std::size_t>(runs) + 2);
+  plan.push_back({-1, Side::without_library});
+  plan.push_back({-1, Side::with_library});
+  for (int pair = 0; pair < runs; ++pair) {
+    const bool with_first = pair % 2 == 1;
+    plan.push_back({pair, with_first ? Side::with_library : Side::without_library});
+    plan.push_back({pair, with_first ? Side::without_library : Side::with_library});
+  }
+  return plan;
+}
+
+std::optional<LibraryRunReport> collect_library_reports(const std::string& directory) {
+  std::optional<LibraryRunReport> total;
+  std::error_code ec;
+  for (const auto& file : std::filesystem::directory_iterator(directory, ec)) {
+    const std::string name = file.path().filename().string();
+    if (name.rfind("heapline.", 0) != 0 || name.size() < 5 || name.substr(name.size() - 5) != ".json") continue;
+    try {
+      std::ifstream in(file.path());
+      const auto report = nlohmann::json::parse(in);
+      const auto& calls = report.at("calls");
+      LibraryRunReport one{calls.at("alloc").get<std::uint64_t>() + calls.at("free").get<std::uint64_t>() +
+                               calls.at("realloc").get<std::uint64_t>(),
+                           report.at("publishes").get<std::uint64_t>()};
+      if (!total) total = LibraryRunReport{};
+      total->calls += one.calls;
+      total->publishes += one.publishes;
+    } catch (const std::exception&) {
+      // Not a report of this heapline (another library's file): not counted.
+    }
+    std::filesystem::remove(file.path(), ec);
+  }
+  return total;
+}
+
+bool trace_shows_library_loaded(const std::string& prefix, int pid, const std::string& library) {
+  std::ifstream trace(prefix + "." + std::to_string(pid));
+  const std::string needle = "file=" + library + " [0];  generating link map";
+  std::string line;
+  while (std::getline(trace, line))
+    if (line.find(needle) != std::string::npos) return true;
+  return false;
+}
+
+std::string checked_preload_library(const std::string& path) {
+  std::error_code ec;
+  auto absolute = std::filesystem::absolute(path, ec);
+  if (ec || !std::filesystem::exists(absolute, ec))
+    throw Refusal("library " + path + " does not exist. Build it (tools/build.sh) or pass the path of a shared object.");
+  if (!std::filesystem::is_regular_file(absolute, ec))
+    throw Refusal("library " + path + " is not a regular file.");
+  std::ifstream file(absolute, std::ios::binary);
+  Elf64_Ehdr header{};
+  if (!file.read(reinterpret_cast<char*>(&header), sizeof header))
+    throw Refusal("library " + path + " cannot be read, or is too short to be a shared object.");
+  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0)
+    throw Refusal("library " + path + " is not an ELF file, so ld.so cannot preload it.");
+#if defined(__x86_64__)
+  constexpr int kMachine = EM_X86_64;
+#elif defined(__aarch64__)
+  constexpr int kMachine = EM_AARCH64;
+#else
+  constexpr int kMachine = -1;
+#endif
+  if (header.e_ident[EI_CLASS] != ELFCLASS64 || (kMachine >= 0 && header.e_machine != kMachine))
+    throw Refusal("library " + path + " is built for another machine than this one.");
+  if (header.e_type != ET_DYN)
+    throw Refusal("library " + path + " is not a shared object (ELF type " + std::to_string(header.e_type) +
+                  "); LD_PRELOAD needs a .so.");
+  return absolute.lexically_normal().string();
+}
+
+std::string resolved_program(const std::string& program) {
+  if (program.empty()) throw Refusal("the command is empty.");
+  auto executable = [](const std::filesystem::path& candidate) {
+    std::error_code ec;
+    return std::filesystem::is_regular_file(candidate, ec) && access(candidate.c_str(), X_OK) == 0;
+  };
+  if (program.find('/') != std::string::npos) {
+    auto absolute = std::filesystem::absolute(program).lexically_normal();
+    if (!executable(absolute)) throw Refusal("command not found or not executable: " + program);
+    return absolute.string();
+  }
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    auto candidate = std::filesystem::path(dir.empty() ? "." : dir) / program;
+    if (executable(candidate)) return std::filesystem::absolute(candidate).lexically_normal().string();
+  }
+  throw Refusal("command not found: " + program + " (searched PATH)");
+}
+
+Measurement measure(ProcessRunner& runner, const MeasurementRequest& request, const ProgressCallback& progress) {
+  if (request.runs < 1) throw Refusal("RUNS must be a positive integer, got " + std::to_string(request.runs) + ".");
+  if (request.command.empty()) throw Refusal("no command to measure.");
+  const bool aa = request.library.empty();
+  const std::string trace_prefix = request.scratch_directory + "/ld-trace";
+
+  Measurement measurement;
+  measurement.request = request;
+  const auto plan = interleaved_plan(request.runs);
+  double timed_seconds = 0;
+  int timed_runs = 0;
+
+  for (std::size_t index = 0; index < plan.size(); ++index) {
+    const PlannedRun& run = plan[index];
+    if (progress) {
+      const int remaining = static_cast<int>(plan.size() - index);
+      const double left = timed_runs > 0 ? timed_seconds / timed_runs * remaining : -1;
+      progress({&request, static_cast<int>(index), static_cast<int>(plan.size()), run, left});
+    }
+    RunSpec spec;
+    spec.argv = request.command;
+    spec.env = request.env;
+    spec.working_directory = request.working_directory;
+    // heapline's own output files go to the scratch directory on both sides,
+    // so the environment differs between the sides by LD_PRELOAD alone.
+    spec.env["HEAPLINE_OUT"] = request.scratch_directory + "/heapline.%e.%p.json";
+    const bool with = run.side == Side::with_library && !aa;
+    const std::string& front = with ? request.library : request.floor;
+    if (!front.empty() || !request.preload_after.empty()) {
+      const auto inherited = spec.env.count("LD_PRELOAD") ? spec.env["LD_PRELOAD"]
+                             : std::getenv("LD_PRELOAD") ? std::string(std::getenv("LD_PRELOAD"))
+                                                         : std::string();
+      std::string preload;
+      for (const std::string* part : {&front, &request.preload_after, &inherited})
+        if (!part->empty()) preload += (preload.empty() ? "" : ":") + *part;
+      spec.env["LD_PRELOAD"] = preload;
+    }
+    if (with && run.warmup()) spec.ld_debug_output = trace_prefix;
+
+    RunResult result = runner.run(spec);
+    if (!result.started)
+      throw Refusal(request.scenario + ": cannot run " + quoted_command(request.command) + ": " + result.start_error +
+                    ". Check the command's path; nothing was recorded.");
+    if (with && refused_by_loader(result))
+      throw Refusal(request.scenario + ": ld.so refused to preload " + request.library + ":\n" +
+                    indented(result.stderr_head.substr(0, result.stderr_head.find('\n'))) + "\n  Nothing was recorded.");
+    if (!result.succeeded())
+      throw Refusal(describe_failure(request, run, run.pair + 1, result));
+    if (with && run.warmup() && !trace_shows_library_loaded(trace_prefix, result.pid, request.library))
+      throw Refusal(request.scenario + ": " + request.library + " was not loaded into " + request.command[0] +
+                    " (ld.so's trace does not show it). A statically linked program, or one that clears "
+                    "LD_PRELOAD, cannot be measured: its figure would read 0%. Nothing was recorded.");
+    // Each run's reports are read (with-runs) or cleared (the others) before
+    // the next run writes its own.
+    const auto report = request.scratch_directory.empty() ? std::nullopt
+                                                          : collect_library_reports(request.scratch_directory);
+    if (run.warmup()) continue;
+    if (with && report) measurement.with_reports.push_back(*report);
+    timed_seconds += result.wall_seconds;
+    ++timed_runs;
+    (run.side == Side::with_library ? measurement.with_runs : measurement.without_runs).push_back(result);
+  }
+
+  std::vector<double> with_times, without_times;
+  for (const auto& r : measurement.with_runs) with_times.push_back(r.wall_seconds);
+  for (const auto& r : measurement.without_runs) without_times.push_back(r.wall_seconds);
+  measurement.median_with = median(with_times);
+  measurement.median_without = median(without_times);
+  measurement.overhead = overhead_ratio(with_times, without_times);
+  measurement.interval = bootstrap_overhead_interval(with_times, without_times, measurement.bootstrap);
+  return measurement;
+}
+
+}  // namespace heapline::bench

@@ -1,0 +1,90 @@
+#include "heapline_bench/reports/comparison_export.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "heapline_bench/history/point.h"
+#include "heapline_bench/reports/percent_format.h"
+
+namespace heapline::bench {
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+ordered_json runs_json(const std::vector<RunResult>& runs) {
+  std::vector<RawRun> raw;
+  for (const auto& r : runs) raw.push_back(raw_run(r));
+  return raw_runs_to_json(raw);
+}
+
+}  // namespace
+
+ordered_json comparison_json(const Comparison& c) {
+  ordered_json out;
+  out["schema"] = "heapline-comparison/1";
+  out["measured_at"] = c.measured_at;
+  out["rounds"] = c.rounds;
+  out["runs"] = c.runs;
+  out["scale"] = c.scale;
+  out["machine"] = {{"description", c.machine.describe()}, {"cpu_model", c.machine.cpu_model},
+                    {"cores", c.machine.cores},           {"kernel", c.machine.kernel},
+                    {"glibc", c.machine.glibc},           {"compiler", c.machine.compiler},
+                    {"fingerprint", c.machine.fingerprint()}};
+  out["builds"] = ordered_json::array();
+  // The library's file name only: the JSON is committed to docs/, where the
+  // path of the machine that built each library means nothing to a reader.
+  for (const auto& b : c.builds)
+    out["builds"].push_back({{"label", b.label}, {"library", std::filesystem::path(b.path).filename().string()}});
+  out["scenarios"] = ordered_json::array();
+  for (std::size_t s = 0; s < c.scenarios.size(); ++s) {
+    ordered_json row = {{"name", c.scenarios[s]}, {"results", ordered_json::array()}};
+    for (std::size_t b = 0; b < c.builds.size(); ++b) {
+      const auto& cell = c.cells[s][b];
+      ordered_json rounds = ordered_json::array();
+      for (const auto& m : cell.rounds)
+        rounds.push_back({{"overhead", m.overhead},
+                          {"interval", {m.interval.low, m.interval.high}},
+                          {"median_with_s", m.median_with},
+                          {"median_without_s", m.median_without},
+                          {"with", runs_json(m.with_runs)},
+                          {"without", runs_json(m.without_runs)}});
+      row["results"].push_back({{"build", c.builds[b].label}, {"overhead", cell.overhead}, {"rounds", rounds}});
+    }
+    out["scenarios"].push_back(row);
+  }
+  return out;
+}
+
+std::string comparison_markdown_from_json(const json& j) {
+  std::ostringstream out;
+  const auto& builds = j.at("builds");
+  out << "| Scenario |";
+  for (const auto& b : builds) out << ' ' << b.at("label").get<std::string>() << " |";
+  out << "\n|---|";
+  for (std::size_t i = 0; i < builds.size(); ++i) out << "---:|";
+  out << "\n";
+  for (const auto& row : j.at("scenarios")) {
+    out << "| `" << row.at("name").get<std::string>() << "` |";
+    for (const auto& result : row.at("results")) out << ' ' << format_percent(result.at("overhead").get<double>()) + "%" << " |";
+    out << "\n";
+  }
+  const int rounds = j.at("rounds").get<int>();
+  out << "\nMeasured on " << j.at("machine").at("description").get<std::string>() << ", on "
+      << j.at("measured_at").get<std::string>().substr(0, 10) << ", with `heapline-bench compare`: "
+      << j.at("runs").get<int>() << " interleaved runs per side and point, each figure the median of " << rounds
+      << (rounds == 1 ? " round" : " rounds") << " that alternate the builds";
+  const double scale = j.value("scale", 1.0);
+  if (scale != 1.0) out << ", operation counts scaled by " << scale;
+  out << ".\n";
+  return out.str();
+}
+
+std::string comparison_markdown(const Comparison& comparison) {
+  return comparison_markdown_from_json(json::parse(comparison_json(comparison).dump()));
+}
+
+}  // namespace heapline::bench

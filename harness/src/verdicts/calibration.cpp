@@ -1,0 +1,57 @@
+#include "heapline_bench/verdicts/calibration.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <numbers>
+
+namespace heapline::bench {
+
+ScenarioCalibration summarise_calibration(std::string scenario, std::vector<double> aa, std::vector<double> repeated,
+                                          const VerdictRule& rule) {
+  ScenarioCalibration c;
+  c.scenario = std::move(scenario);
+  c.aa_overheads = std::move(aa);
+  c.repeated_overheads = std::move(repeated);
+  c.sigma = std::max({robust_sigma(c.aa_overheads), robust_sigma(c.repeated_overheads), rule.noise_floor});
+  const double n = rule.window;
+  const double spread = c.sigma * std::sqrt(1 + std::numbers::pi / (2 * n));
+  c.threshold = std::max(rule.min_effect, rule.quantile(rule.window) * spread);
+  // A change is found 80% of the time when it exceeds the threshold by the
+  // 80th percentile of the noise.
+  c.detectable = std::max(rule.min_effect, c.threshold + normal_quantile(0.8) * spread);
+  return c;
+}
+
+nlohmann::json calibration_to_json(const ScenarioCalibration& c, const std::string& fingerprint,
+                                   const std::string& machine, int runs, const std::string& measured_at) {
+  return {{"schema", 1},          {"scenario", c.scenario},     {"fingerprint", fingerprint},
+          {"machine", machine},   {"measured_at", measured_at}, {"runs", runs},
+          {"aa", c.aa_overheads}, {"repeated", c.repeated_overheads},
+          {"sigma", c.sigma},     {"threshold", c.threshold},   {"detectable", c.detectable}};
+}
+
+std::vector<NoiseCalibration> read_calibrations(const std::string& path, std::vector<std::string>& problems) {
+  std::map<std::pair<std::string, std::string>, NoiseCalibration> newest;
+  std::ifstream in(path);
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    try {
+      const auto j = nlohmann::json::parse(line);
+      NoiseCalibration c{j.at("scenario").get<std::string>(), j.at("fingerprint").get<std::string>(),
+                         j.at("sigma").get<double>()};
+      newest[{c.scenario, c.fingerprint}] = c;  // later lines are newer
+    } catch (const std::exception& e) {
+      problems.push_back(path + ":" + std::to_string(number) + ": " + e.what());
+    }
+  }
+  std::vector<NoiseCalibration> out;
+  for (auto& [key, c] : newest) out.push_back(c);
+  return out;
+}
+
+}  // namespace heapline::bench
