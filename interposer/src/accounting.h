@@ -4,12 +4,12 @@
 // its pending delta: the bytes it allocated minus the bytes it freed since it
 // last published. A call adds its block size to that delta with one
 // instruction; only when |delta| reaches the threshold does the thread publish
-// (accounting.cpp: one atomic add to the live counter, peak update, maybe a
+// (sampling.cpp: one atomic add to the live counter, peak update, maybe a
 // timeline sample). Everything that is not this add-and-compare lives out of
-// line in accounting.cpp, so the inlined part stays a handful of instructions.
+// line (sampling.cpp), so the inlined part stays a handful of instructions.
 //
 // The threshold is max(min_bytes, live / divisor) rounded down to a power of
-// two (see accounting.cpp), kept in a read-mostly cache line; with
+// two (threshold_policy.h), kept in a read-mostly cache line; with
 // HEAPLINE_PRECISION=exact it is 1, so every change publishes.
 #pragma once
 

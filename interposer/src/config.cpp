@@ -110,10 +110,12 @@ void load_config(Config& config, const char* (*lookup)(const char*)) {
   if (const char* mapped = lookup("HEAPLINE_MAPPED"); mapped != nullptr) {
     if (!parse_on_off(mapped, &config.mapped)) report_bad_value("HEAPLINE_MAPPED", mapped, "on or off", "on");
   }
+#if HEAPLINE_TEST_HOOKS  // only in the tests' build of the library, never in libheapline.so
   if (const char* kill = lookup("HEAPLINE_TEST_KILL_WRITER"); kill != nullptr) {
     if (std::strcmp(kill, "mid-write") == 0) config.kill_writer = KillWriter::kMidWrite;
     else if (std::strcmp(kill, "before-rename") == 0) config.kill_writer = KillWriter::kBeforeRename;
   }
+#endif
 }
 
 }  // namespace heapline

@@ -13,14 +13,15 @@ constexpr std::size_t kMaxPath = 4096;
 
 struct Precision {
   bool exact = false;
-  // Threshold = max(min_bytes, live / divisor), see accounting.cpp.
+  // Threshold = max(min_bytes, live / divisor), see threshold_policy.h.
   std::uint64_t min_bytes = 16 * 1024;
   std::uint64_t divisor = 64;
 };
 
-// Test-only: HEAPLINE_TEST_KILL_WRITER makes the writer SIGKILL its own
-// process at a chosen point, to prove a killed writer leaves no partial file
-// under the final name.
+// Test-only: in the tests' build of the library (HEAPLINE_TEST_HOOKS,
+// libheapline_test_hooks.so), HEAPLINE_TEST_KILL_WRITER makes the writer
+// SIGKILL its own process at a chosen point, to prove a killed writer leaves
+// no partial file under the final name. libheapline.so ignores the variable.
 enum class KillWriter { kNever, kMidWrite, kBeforeRename };
 
 struct Config {

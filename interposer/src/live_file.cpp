@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,8 +19,16 @@ constinit const char kZeros[16384] = {};
 }  // namespace
 
 LiveRegion* create_live_region(const char* path) {
-  int fd = ::open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  // O_EXCL: never a file someone else made (another process of the run, or
+  // another user in a shared directory, who could still write to it).
+  int fd = ::open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) return nullptr;
+  struct stat info;
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) || info.st_uid != ::geteuid() || info.st_nlink != 1) {
+    ::close(fd);
+    errno = EPERM;
+    return nullptr;
+  }
   std::size_t left = sizeof(LiveRegion);
   while (left > 0) {
     ssize_t written = ::write(fd, kZeros, left < sizeof kZeros ? left : sizeof kZeros);

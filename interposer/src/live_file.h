@@ -1,125 +1,17 @@
-// The live file: a fixed-size file mapped MAP_SHARED by libheapline.so at
-// load time, holding the heap line while the program runs. A process that is
-// killed (SIGKILL, the OOM killer, a crash, abort) leaves it on disk up to
-// its last sample; `heapline convert` turns it into heapline/1 JSON and
-// `heapline top PID` reads it while the process runs.
-//
-// Where: next to the report, `<report path>.live` (HEAPLINE_OUT=off: no
-// file). Removed by the process once its JSON report is written at a clean
-// exit; left behind when the process ends without running its exit handlers
-// (killed, `_exit`, exec without exit).
-//
-// Layout (version 1, native byte order, x86-64):
-//   LiveHeader     4096 + 8192 bytes: identity (written once, before the
-//                  magic is published), then the figures of the latest
-//                  sample under a seqlock (`seq` odd while updating)
-//   LiveMarker[kLiveMarkerCapacity]   64 bytes each; a marker is claimed
-//                  with fetch_add on `markers_claimed`, written, then
-//                  published by its own `ready` flag
-//   TimelineStorage   the samples (timeline.h: count published with release)
-//
-// Every field another process reads while this one writes is a lock-free
-// std::atomic, which is address-free, so it works across processes.
+// The live file, libheapline.so's side: creating and mapping it. Its layout
+// is public (include/heapline/live_format.h): the launcher reads it.
 #pragma once
 
-#include <atomic>
-#include <cstddef>
-#include <cstdint>
-
-#include "timeline.h"
+#include "heapline/live_format.h"
 
 namespace heapline {
 
-constexpr std::uint64_t kLiveMagic = 0x3156494c50414548ull;  // "HEAPLIV1" in memory order
-constexpr std::uint32_t kLiveVersion = 1;
-constexpr std::size_t kLiveMarkerCapacity = 256;
-constexpr std::size_t kLiveMarkerNameBytes = 48;  // 47 bytes and the NUL
-constexpr std::size_t kLiveExeBytes = 4096;
-
-enum LiveState : std::uint32_t {
-  kLiveRunning = 1,
-  kLiveExited = 2,  // the exit handlers ran and took the final sample
-};
-
-struct LiveMarker {
-  std::atomic<std::uint32_t> ready{0};
-  std::uint32_t reserved = 0;
-  std::atomic<std::uint64_t> t_ns{0};
-  char name[kLiveMarkerNameBytes] = {};
-};
-static_assert(sizeof(LiveMarker) == 64);
-
-struct LiveHeader {
-  // Identity: written once, then the magic is stored with release.
-  std::atomic<std::uint64_t> magic{0};
-  std::uint32_t version = 0;
-  std::uint32_t header_bytes = 0;
-  std::uint32_t marker_capacity = 0;
-  std::uint32_t sample_capacity = 0;
-  std::uint64_t file_bytes = 0;
-  std::int32_t pid = 0;
-  std::int32_t ppid = 0;
-  std::uint64_t start_unix_ns = 0;
-  std::uint32_t exact = 0;
-  std::uint32_t reserved0 = 0;
-  std::uint64_t min_threshold_bytes = 0;
-  std::uint64_t divisor = 0;
-  char allocator[32] = {};
-  char size_basis[32] = {};
-  char reserved1[3960] = {};
-  char exe[kLiveExeBytes] = {};
-
-  // The latest figures, under the seqlock `seq` (one writer: the thread
-  // holding the sampling flag).
-  std::atomic<std::uint64_t> seq{0};
-  std::atomic<std::int64_t> live{0};            // published live at the latest sample
-  std::atomic<std::int64_t> peak{0};
-  std::atomic<std::uint64_t> peak_time_ns{0};
-  std::atomic<std::uint64_t> last_sample_ns{0};  // time of the latest sample, since start
-  std::atomic<std::uint64_t> max_threads{0};
-  std::atomic<std::uint64_t> max_threshold_bytes{0};
-  std::atomic<std::uint64_t> calls[3] = {};      // alloc, free, realloc (as of the latest sample)
-  std::atomic<std::uint64_t> publishes{0};
-  std::atomic<std::uint32_t> state{0};           // LiveState
-  std::atomic<std::uint32_t> markers_claimed{0};  // may pass the capacity: the rest were dropped
-  char reserved2[4096 - 11 * 8 - 8] = {};
-};
-static_assert(sizeof(LiveHeader) == 3 * 4096);
-
-struct LiveRegion {
-  LiveHeader header;
-  LiveMarker markers[kLiveMarkerCapacity];
-  TimelineStorage timeline;
-};
-
-// The figures under the seqlock, copied consistently (or, after
-// `attempts` tries on a writer that died mid-update, as they are).
-struct LiveFigures {
-  std::int64_t live, peak;
-  std::uint64_t peak_time_ns, last_sample_ns, max_threads, max_threshold_bytes, calls[3], publishes;
-};
-
-inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
-  LiveFigures f{};
-  for (int attempt = 0;; ++attempt) {
-    std::uint64_t seq = h.seq.load(std::memory_order_acquire);
-    f.live = h.live.load(std::memory_order_relaxed);
-    f.peak = h.peak.load(std::memory_order_relaxed);
-    f.peak_time_ns = h.peak_time_ns.load(std::memory_order_relaxed);
-    f.last_sample_ns = h.last_sample_ns.load(std::memory_order_relaxed);
-    f.max_threads = h.max_threads.load(std::memory_order_relaxed);
-    f.max_threshold_bytes = h.max_threshold_bytes.load(std::memory_order_relaxed);
-    for (int i = 0; i < 3; ++i) f.calls[i] = h.calls[i].load(std::memory_order_relaxed);
-    f.publishes = h.publishes.load(std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if ((seq % 2 == 0 && h.seq.load(std::memory_order_relaxed) == seq) || attempt >= attempts) return f;
-  }
-}
-
-// libheapline.so side (live_file.cpp): creates the file at `path`, sized and
-// with its blocks allocated (so a full disk cannot turn a later store into
-// SIGBUS), and maps it. Returns nullptr with errno set on failure. Makes no
-// allocation: safe inside the first malloc call.
+// Creates the file at `path` exclusively (EEXIST when anything is there
+// already), checks that it is ours, gives it its size with its blocks
+// allocated (so a full disk cannot turn a later store into SIGBUS), and maps
+// it. Returns nullptr with errno set on failure. Makes no allocation: safe
+// inside the first malloc call. Nothing the library relies on is read back
+// from the mapping: the authoritative counts stay in private memory.
 LiveRegion* create_live_region(const char* path);
 void release_live_region(LiveRegion* region);
 

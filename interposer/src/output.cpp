@@ -1,6 +1,8 @@
 #include "output.h"
 
 #include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -73,7 +75,7 @@ bool format_output_path(const char* path_template, const char* base_dir, int pid
   return true;
 }
 
-void write_report_json(TextSink& sink, const Report& r, const Timeline& timeline) {
+void write_report_json(TextSink& sink, const Report& r) {
   sink.append("{\"format\":\"heapline/1\",\"pid\":");
   sink.append_signed(r.pid);
   sink.append(",\"ppid\":");
@@ -135,6 +137,10 @@ void write_report_json(TextSink& sink, const Report& r, const Timeline& timeline
   sink.append_unsigned(r.publishes);
   sink.append(",\"interval_ns\":");
   sink.append_unsigned(r.interval_ns);
+  if (r.allocations_seen >= 0) {
+    sink.append(",\"allocations_seen\":");
+    sink.append(r.allocations_seen != 0 ? "true" : "false");
+  }
   sink.append(",\"ended\":");
   sink.append_json_string(r.ended != nullptr ? r.ended : "exit");
   if (r.ended != nullptr && std::strcmp(r.ended, "exit") != 0) {
@@ -162,8 +168,8 @@ void write_report_json(TextSink& sink, const Report& r, const Timeline& timeline
     sink.append(']');
   }
   sink.append("],\n\"samples\":[");
-  for (std::size_t i = 0; i < timeline.size(); ++i) {
-    const Sample& s = timeline[i];
+  for (std::size_t i = 0; r.samples != nullptr && i < r.sample_count; ++i) {
+    const Sample& s = r.samples[i];
     sink.append(i == 0 ? "\n[" : ",\n[");
     sink.append_unsigned(s.t_ns);
     sink.append(',');
@@ -192,14 +198,37 @@ bool flush_to_file(void* context, const char* data, std::size_t size) {
     target->error = errno;
     return false;
   }
+#if HEAPLINE_TEST_HOOKS
   // Test hook: die with part of the file on disk under the temporary name.
   if (target->kill == KillWriter::kMidWrite) ::kill(::getpid(), SIGKILL);
+#endif
   return true;
 }
 
 }  // namespace
 
-int write_report_file(const char* final_path, const Report& report, const Timeline& timeline, KillWriter kill) {
+int check_report_path(const char* path) {
+  int saved_errno = errno;
+  struct stat info;
+  int result = 0;
+  if (::lstat(path, &info) != 0) {
+    if (errno != ENOENT) result = errno;
+  } else if (!S_ISREG(info.st_mode)) {
+    result = kReportPathNotRegular;
+  }
+  errno = saved_errno;
+  return result;
+}
+
+const char* report_error_text(int error) {
+  if (error == kReportPathNotRegular) return "not a regular file (heapline replaces only regular files)";
+  const char* reason = strerrordesc_np(error);  // static, unlike strerror's buffer
+  return reason != nullptr ? reason : "unknown error";
+}
+
+int write_report_file(const char* final_path, const Report& report, KillWriter kill) {
+  // rename() would put a regular file in place of a device or a FIFO.
+  if (int refused = check_report_path(final_path); refused != 0) return refused;
   int saved_errno = errno;
   static char temp_path[kMaxPath + 32];  // static: see the exit path's note on stacks
   TextSink temp(temp_path, sizeof temp_path);
@@ -221,16 +250,22 @@ int write_report_file(const char* final_path, const Report& report, const Timeli
     FileTarget target{fd, kill, false, 0};
     char buffer[4096];
     TextSink sink(buffer, sizeof buffer, flush_to_file, &target);
-    write_report_json(sink, report, timeline);
+    write_report_json(sink, report);
     sink.drain();
     if (target.failed) result = target.error != 0 ? target.error : EIO;
     if (::close(fd) != 0 && result == 0) result = errno;
+#if HEAPLINE_TEST_HOOKS
     if (result == 0 && kill == KillWriter::kBeforeRename) ::kill(::getpid(), SIGKILL);
+#endif
     if (result == 0 && ::rename(temp_path, final_path) != 0) result = errno;
     if (result != 0) ::unlink(temp_path);
   }
   errno = saved_errno;
   return result;
+}
+
+int write_report_file(const char* final_path, const Report& report) {
+  return write_report_file(final_path, report, KillWriter::kNever);
 }
 
 }  // namespace heapline

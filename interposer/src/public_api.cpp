@@ -1,9 +1,70 @@
-// The public API's exported symbols (include/heapline.h wraps them so that a
-// program runs unchanged without libheapline.so). Versioned names: a later
-// incompatible change adds heapline_v2_* beside these.
+// The public API (include/heapline.h): its exported symbols and what they
+// do. Versioned names: a later incompatible change adds heapline_v2_* beside
+// these. Off the hot path; each does nothing or returns 0 before the
+// process's lazy init.
+#include <errno.h>
+
 #include <cstdint>
 
-#include "accounting.h"
+#include "process_state.h"
+
+namespace heapline::accounting {
+
+namespace {
+
+bool ready_for_api() { return g_process.init_state.load(std::memory_order_acquire) == kDone; }
+
+}  // namespace
+
+void api_mark(const char* name) {
+  if (!ready_for_api()) return;
+  int saved_errno = errno;
+  const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
+  LiveRegion& region = *g_region;
+  const std::uint32_t index = g_process.markers_claimed.fetch_add(1, std::memory_order_relaxed);
+  region.header.markers_claimed.fetch_add(1, std::memory_order_relaxed);
+  if (index < kLiveMarkerCapacity) {
+    LiveMarker& marker = region.markers[index];
+    marker.t_ns.store(since_start(now), std::memory_order_relaxed);
+    copy_text(marker.name, sizeof marker.name, name != nullptr ? name : "");
+    marker.ready.store(1, std::memory_order_release);
+  }
+  // The heap at the marker: publish the caller's pending bytes and sample now
+  // (unless another thread is sampling at this very moment).
+  Slot* slot = t_slot;
+  if (slot != &g_no_slot) {
+    std::int64_t pending = slot->own_pending();
+    if (pending != 0) {
+      take_pending(*slot, pending);
+      count_call(slot->publishes);
+      publish_value(pending);
+    }
+  }
+  try_sample(now, true);
+  errno = saved_errno;
+}
+
+std::int64_t api_live_bytes() {
+  if (!ready_for_api()) return 0;
+  const std::int64_t live = exact_live();
+  raise_peaks(live, clock_ns(CLOCK_MONOTONIC));
+  return live;
+}
+
+std::int64_t api_peak_bytes() {
+  if (!ready_for_api()) return 0;
+  raise_peaks(exact_live(), clock_ns(CLOCK_MONOTONIC));
+  return g_published.phase_peak.load(std::memory_order_relaxed);
+}
+
+void api_reset_peak() {
+  if (!ready_for_api()) return;
+  const std::int64_t live = exact_live();
+  g_published.phase_peak.store(live, std::memory_order_relaxed);
+  raise_peaks(live, clock_ns(CLOCK_MONOTONIC));  // the run's peak keeps every value seen
+}
+
+}  // namespace heapline::accounting
 
 #define HEAPLINE_EXPORT extern "C" __attribute__((visibility("default")))
 

@@ -11,6 +11,44 @@
 
 namespace heapline {
 
+// The length of the well-formed UTF-8 sequence at `c` (RFC 3629: no overlong
+// forms, no surrogates, nothing above U+10FFFF), 0 when there is none. The
+// text is NUL-terminated, so reading stops at its end.
+inline std::size_t utf8_sequence_length(const unsigned char* c) {
+  if (c[0] < 0x80) return 1;
+  std::size_t length;
+  unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
+  if (c[0] >= 0xC2 && c[0] <= 0xDF) {
+    length = 2;
+  } else if (c[0] >= 0xE0 && c[0] <= 0xEF) {
+    length = 3;
+    if (c[0] == 0xE0) low = 0xA0;
+    if (c[0] == 0xED) high = 0x9F;
+  } else if (c[0] >= 0xF0 && c[0] <= 0xF4) {
+    length = 4;
+    if (c[0] == 0xF0) low = 0x90;
+    if (c[0] == 0xF4) high = 0x8F;
+  } else {
+    return 0;
+  }
+  if (c[1] < low || c[1] > high) return 0;
+  for (std::size_t i = 2; i < length; ++i) {
+    if ((c[i] & 0xC0) != 0x80) return 0;
+  }
+  return length;
+}
+
+// Copies at most capacity - 1 bytes of `text` and a NUL into `out`, never
+// cutting a UTF-8 character in two.
+inline void copy_utf8_prefix(char* out, std::size_t capacity, const char* text) {
+  std::size_t i = 0;
+  for (; text != nullptr && text[i] != 0 && i + 1 < capacity; ++i) out[i] = text[i];
+  if (text != nullptr && text[i] != 0) {  // cut: back off to a character's first byte
+    while (i > 0 && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) --i;
+  }
+  out[i] = 0;
+}
+
 class TextSink {
  public:
   using Flush = bool (*)(void* context, const char* data, std::size_t size);
@@ -57,10 +95,21 @@ class TextSink {
     }
   }
   // A JSON string literal, quotes included; control characters escaped.
+  // A JSON string. Bytes that are not UTF-8 (an executable path is any
+  // bytes; a name cut by a killed writer) become U+FFFD, one per byte, so the
+  // file is always valid JSON.
   void append_json_string(const char* text) {
     append('"');
     for (const unsigned char* c = reinterpret_cast<const unsigned char*>(text); *c != 0; ++c) {
-      if (*c == '"' || *c == '\\') {
+      if (*c >= 0x80) {
+        const std::size_t length = utf8_sequence_length(c);
+        if (length == 0) {
+          append("\\ufffd");
+        } else {
+          append(reinterpret_cast<const char*>(c), length);
+          c += length - 1;
+        }
+      } else if (*c == '"' || *c == '\\') {
         append('\\');
         append(static_cast<char>(*c));
       } else if (*c < 0x20) {

@@ -5,6 +5,8 @@
 namespace heapline {
 
 void Timeline::reset(std::uint64_t interval_ns) {
+  count_ = 0;
+  interval_ns_ = interval_ns;
   storage_->count.store(0, std::memory_order_release);
   storage_->interval_ns.store(interval_ns, std::memory_order_relaxed);
   // A fresh storage (a fork child's new file, or the fallback) has no merge
@@ -14,18 +16,15 @@ void Timeline::reset(std::uint64_t interval_ns) {
 }
 
 void Timeline::append(const Sample& sample) {
-  std::uint64_t n = storage_->count.load(std::memory_order_relaxed);
-  if (n >= kCapacity) {
-    merge_pairs();
-    n = storage_->count.load(std::memory_order_relaxed);
-  }
-  storage_->samples[n] = sample;
-  storage_->count.store(n + 1, std::memory_order_release);  // publish after the sample is whole
+  if (count_ >= kCapacity) merge_pairs();
+  storage_->samples[count_] = sample;
+  ++count_;
+  storage_->count.store(count_, std::memory_order_release);  // publish after the sample is whole
 }
 
 void Timeline::merge_pairs() {
   TimelineStorage& s = *storage_;
-  const std::size_t size = s.count.load(std::memory_order_relaxed);
+  const std::size_t size = count_;
   const std::uint64_t seq = s.merge_seq.load(std::memory_order_relaxed);
   s.merge_from.store(size, std::memory_order_relaxed);
   s.merge_done.store(0, std::memory_order_relaxed);
@@ -46,12 +45,14 @@ void Timeline::merge_pairs() {
   // Half as many samples now span the same time: sample half as often. An
   // interval of 0 ("sample at every publish") becomes the average spacing of
   // what is kept, so even that setting settles to a bounded rate.
-  std::uint64_t interval = s.interval_ns.load(std::memory_order_relaxed);
+  std::uint64_t interval = interval_ns_;
   if (interval > 0) {
     interval *= 2;
   } else if (merged > 1) {
     interval = (s.samples[merged - 1].t_ns - s.samples[0].t_ns) / (merged - 1);
   }
+  interval_ns_ = interval;
+  count_ = merged;
   s.interval_ns.store(interval, std::memory_order_relaxed);
   s.count.store(merged, std::memory_order_relaxed);
   s.merge_seq.store(seq + 2, std::memory_order_release);
@@ -59,9 +60,11 @@ void Timeline::merge_pairs() {
 
 namespace {
 
+// Every index comes from a file another process wrote (or anyone crafted):
+// clamped so that neither the source nor `out` is ever overrun.
 std::size_t copy_samples(const TimelineStorage& s, Sample* out, std::size_t from, std::size_t to, std::size_t at) {
   if (to > kTimelineCapacity) to = kTimelineCapacity;
-  for (std::size_t i = from; i < to; ++i) {
+  for (std::size_t i = from; i < to && at < kTimelineCapacity; ++i) {
     Sample sample = s.samples[i];
     // Only a process killed while writing one sample can leave this.
     if (sample.max_live < sample.live) sample.max_live = sample.live;
@@ -82,8 +85,10 @@ std::size_t read_timeline(const TimelineStorage& s, Sample* out, bool still_writ
       }
       // The writer died mid-merge (or never finishes): merged prefix, then
       // the originals it had not reached.
-      std::size_t done = s.merge_done.load(std::memory_order_acquire);
       std::size_t from = s.merge_from.load(std::memory_order_relaxed);
+      if (from > kTimelineCapacity) from = kTimelineCapacity;
+      std::size_t done = s.merge_done.load(std::memory_order_acquire);
+      if (done > (from + 1) / 2) done = (from + 1) / 2;  // a merge writes at most half
       std::size_t n = copy_samples(s, out, 0, done, 0);
       return copy_samples(s, out, 2 * done, from, n);
     }

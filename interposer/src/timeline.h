@@ -6,9 +6,10 @@
 // resolution is lost, the true maximum never is.
 //
 // The samples live in a TimelineStorage the caller provides: in libheapline.so
-// that is the file-backed shared mapping of live_file.h, read while it is
+// that is the file-backed shared mapping of the live file, read while it is
 // written by `heapline top` and after a kill by `heapline convert`. So the
-// storage is laid out for a reader in another process:
+// storage (include/heapline/live_format.h) is laid out for a reader in
+// another process:
 //  - a sample is written first, then `count` is published with a release
 //    store: a reader that loads `count` with acquire never sees a torn sample;
 //  - a merge rewrites the array in place, so it is bracketed by `merge_seq`
@@ -17,7 +18,9 @@
 //    merged[0, merge_done) followed by the untouched originals
 //    [2 × merge_done, merge_from): read_timeline() rebuilds exactly that.
 //
-// Not thread-safe for writers: accounting.cpp lets one thread at a time in
+// The storage's `count` and `interval_ns` are written, never read back.
+//
+// Not thread-safe for writers: sampling.cpp lets one thread at a time in
 // (a try-acquired flag; a thread that finds it taken skips the sample).
 #pragma once
 
@@ -25,27 +28,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "heapline/live_format.h"
+
 namespace heapline {
-
-struct Sample {
-  std::uint64_t t_ns;
-  std::int64_t live;
-  std::int64_t max_live;
-};
-
-constexpr std::size_t kTimelineCapacity = 4096;
-
-struct TimelineStorage {
-  std::atomic<std::uint64_t> count{0};        // samples [0, count) are complete
-  std::atomic<std::uint64_t> interval_ns{0};  // the interval in force (doubles at each merge)
-  std::atomic<std::uint64_t> merge_seq{0};    // odd while a merge rewrites samples
-  std::atomic<std::uint64_t> merge_from{0};   // count before the merge in progress
-  std::atomic<std::uint64_t> merge_done{0};   // merged samples written so far
-  std::uint64_t reserved[3] = {};
-  Sample samples[kTimelineCapacity] = {};
-};
-static_assert(sizeof(Sample) == 24);
-static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "the mapped file needs address-free atomics");
 
 class Timeline {
  public:
@@ -61,20 +46,19 @@ class Timeline {
   // interval_ns() (it doubles at each merge).
   void append(const Sample& sample);
 
-  std::size_t size() const { return storage_->count.load(std::memory_order_relaxed); }
+  std::size_t size() const { return count_; }
   const Sample& operator[](std::size_t i) const { return storage_->samples[i]; }
-  std::uint64_t interval_ns() const { return storage_->interval_ns.load(std::memory_order_relaxed); }
+  std::uint64_t interval_ns() const { return interval_ns_; }
 
  private:
   void merge_pairs();
 
   TimelineStorage* storage_;
+  // The authoritative count and interval, in private memory: the storage's
+  // copies are for readers, and a writer never trusts what another process
+  // could have changed in a shared mapping (every index stays in bounds).
+  std::size_t count_ = 0;
+  std::uint64_t interval_ns_ = 0;
 };
-
-// A consistent copy of a storage written by another process (running, or
-// killed at any instruction). `out` must hold kCapacity samples; returns how
-// many were copied. `still_writing` says whether to wait for a merge in
-// progress to finish (a live process) or to rebuild it (a dead one).
-std::size_t read_timeline(const TimelineStorage& storage, Sample* out, bool still_writing);
 
 }  // namespace heapline

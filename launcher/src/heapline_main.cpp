@@ -13,6 +13,8 @@
 // problems after the command ran (no report, no gnuplot) are reported but
 // never change the exit status.
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -40,6 +42,37 @@ using namespace heapline::launcher;
 namespace {
 
 constexpr int kUsageError = 2;
+
+// The heapline/1 report at `path` when it is process `pid`'s.
+std::optional<nlohmann::json> report_of(const std::string& path, pid_t pid) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  nlohmann::json report = nlohmann::json::parse(in, nullptr, false);
+  if (report.is_discarded() || !report.is_object() || !report.contains("pid") || report["pid"] != pid) {
+    return std::nullopt;
+  }
+  return report;
+}
+
+// Why the command (pid) left no report at `path`: each case its own true
+// message.
+std::string why_no_report(const std::string& path, pid_t pid) {
+  const fs::path file = fs::absolute(path);
+  const fs::path dir = file.parent_path();
+  if (std::ifstream in{file}) {
+    nlohmann::json found = nlohmann::json::parse(in, nullptr, false);
+    if (found.is_discarded() || !found.is_object() || !found.contains("pid")) {
+      return file.string() + " is not a valid heapline/1 report";
+    }
+    return file.string() + " is from an earlier run (pid " + found["pid"].dump() + "), not from this command (pid " +
+           std::to_string(pid) + ")";
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    return "cannot write in " + dir.string() + " (" + std::strerror(errno) + ")";
+  }
+  if (fs::exists(file) && !fs::is_regular_file(file)) return file.string() + " is not a regular file";
+  return "the library was not loaded (a statically linked program, or one that removes LD_PRELOAD)";
+}
 
 // Runs one (sub)command's option parsing. Returns the exit status when there
 // is nothing more to do: the help was printed, or the options were wrong.
@@ -159,7 +192,8 @@ int main(int argc, char** argv) {
   app.footer(
       "usage: heapline [OPTIONS] [--] CMD [ARGS...]\n\n"
       "The report (heapline/1 JSON) is written by the command's process itself at exit;\n"
-      "processes it starts write their own, with their pid inserted before the extension.\n"
+      "processes it starts write their own, with their pid inserted before the extension\n"
+      "(as does the command when a running process holds the name).\n"
       "Settings for the library: HEAPLINE_PRECISION (exact | MIN_BYTES[,DIVISOR]),\n"
       "HEAPLINE_INTERVAL_MS (sampling interval, default 10).");
   app.add_option("--out", options.out,
@@ -214,22 +248,28 @@ int main(int argc, char** argv) {
   ChildResult child = run_command(options.command, [&](pid_t pid) {
     // Runs in the child before exec: its own pid names the root report.
     prepend_preload(*library);
-    setenv("HEAPLINE_OUT", root_output_path(options.out, options.command.front(), pid).c_str(), 1);
+    setenv("HEAPLINE_OUT", as_template(root_output_path(options.out, options.command.front(), pid)).c_str(), 1);
     setenv("HEAPLINE_ROOT_PID", std::to_string(pid).c_str(), 1);
     if (options.per_process_summary) setenv("HEAPLINE_SUMMARY", "1", 1);
   });
   if (!child.started) return child.exit_status;
 
-  const std::string report_path = root_output_path(options.out, options.command.front(), child.pid);
+  // The command's report is at the name it claimed: the plain one, or with
+  // its pid inserted when that was taken (see the library's README). Only a
+  // file that says it comes from the command's pid is its report.
+  const std::string plain_path = root_output_path(options.out, options.command.front(), child.pid);
+  const std::string names[] = {plain_path, pid_inserted_path(plain_path, child.pid)};
   // A command that ended without its exit handlers (killed, a crash, _exit)
   // wrote no report but left its live file: convert it in its place.
-  const std::string live_path = report_path + ".live";
-  if (!fs::exists(report_path) && fs::exists(live_path)) {
+  for (const std::string& name : names) {
+    const std::string live_path = name + ".live";
+    if (!fs::exists(live_path) || report_of(name, child.pid)) continue;
     try {
       LiveFile file(live_path);
+      if (file.region().header.pid != child.pid) continue;  // another process's
       LiveSnapshot snapshot = take_snapshot(file, false);
       const int signal_number = child.exit_status > 128 ? child.exit_status - 128 : 0;
-      write_converted_report(file, snapshot, report_path, snapshot.exited ? "exit" : "without-exit", signal_number);
+      write_converted_report(file, snapshot, name, snapshot.exited ? "exit" : "without-exit", signal_number);
       fs::remove(live_path);
       if (!options.quiet) {
         std::cerr << "heapline: the command ended without exit"
@@ -240,12 +280,17 @@ int main(int argc, char** argv) {
       std::cerr << "heapline: cannot convert " << live_path << ": " << error.what() << "\n";
     }
   }
+  std::string report_path;
   nlohmann::json report;
-  try {
-    report = nlohmann::json::parse(std::ifstream(report_path));
-  } catch (const std::exception&) {
-    std::cerr << "heapline: no report at " << report_path
-              << " (the command ended without running its exit handlers and left no live file)\n";
+  for (const std::string& name : names) {
+    if (auto found = report_of(name, child.pid)) {
+      report_path = name;
+      report = std::move(*found);
+      break;
+    }
+  }
+  if (report_path.empty()) {
+    std::cerr << "heapline: no report from the command: " << why_no_report(plain_path, child.pid) << "\n";
     return child.exit_status;
   }
   if (!options.quiet) std::cerr << summarize(report, report_path);

@@ -14,7 +14,8 @@
 #include <memory>
 #include <stdexcept>
 
-#include "output.h"
+#include <heapline/report_format.h>
+
 #include "report_summary.h"
 
 namespace heapline::launcher {
@@ -62,11 +63,42 @@ namespace {
 
 std::string bounded(const char* text, std::size_t capacity) { return std::string(text, strnlen(text, capacity)); }
 
+// What no writer ever leaves, however it died: such a file was corrupted or
+// crafted, and a report made from it would be a lie. Empty when plausible.
+std::string structural_problem(const LiveRegion& region) {
+  const LiveHeader& h = region.header;
+  const TimelineStorage& t = region.timeline;
+  const std::uint32_t state = h.state.load(std::memory_order_acquire);
+  if (state != kLiveRunning && state != kLiveExited) return "unknown state " + std::to_string(state);
+  const std::uint64_t count = t.count.load(std::memory_order_acquire);
+  if (count > kTimelineCapacity) return "sample count " + std::to_string(count) + " beyond the capacity";
+  if (t.merge_seq.load(std::memory_order_acquire) % 2 != 0) {
+    const std::uint64_t from = t.merge_from.load(std::memory_order_relaxed);
+    const std::uint64_t done = t.merge_done.load(std::memory_order_relaxed);
+    if (from > kTimelineCapacity || done > (from + 1) / 2) {
+      return "impossible merge in progress (" + std::to_string(done) + " of " + std::to_string(from) + ")";
+    }
+  }
+  return "";
+}
+
+std::string samples_problem(const std::vector<Sample>& samples, bool still_writing) {
+  // The writer takes its first sample while it creates the file.
+  if (samples.empty() && !still_writing) return "no samples";
+  for (std::size_t i = 1; i < samples.size(); ++i) {
+    if (samples[i].t_ns < samples[i - 1].t_ns) return "sample " + std::to_string(i) + " goes back in time";
+  }
+  return "";
+}
+
 }  // namespace
 
 LiveSnapshot take_snapshot(const LiveFile& file, bool still_writing) {
   const LiveRegion& region = file.region();
   const LiveHeader& h = region.header;
+  if (std::string problem = structural_problem(region); !problem.empty()) {
+    throw std::runtime_error(file.path().string() + " is corrupt: " + problem);
+  }
   LiveSnapshot s;
   s.pid = h.pid;
   s.ppid = h.ppid;
@@ -87,6 +119,9 @@ LiveSnapshot take_snapshot(const LiveFile& file, bool still_writing) {
   }
   s.samples.resize(kTimelineCapacity);
   s.samples.resize(read_timeline(region.timeline, s.samples.data(), still_writing));
+  if (std::string problem = samples_problem(s.samples, still_writing); !problem.empty()) {
+    throw std::runtime_error(file.path().string() + " is corrupt: " + problem);
+  }
   s.interval_ns = region.timeline.interval_ns.load(std::memory_order_relaxed);
   return s;
 }
@@ -133,12 +168,6 @@ fs::path default_converted_path(const fs::path& live_path) {
 
 void write_converted_report(const LiveFile& file, const LiveSnapshot& s, const fs::path& out, const std::string& ended,
                             int signal) {
-  auto storage = std::make_unique<TimelineStorage>();
-  Timeline timeline(storage.get());
-  timeline.reset(s.interval_ns);
-  for (const Sample& sample : s.samples) timeline.append(sample);
-  storage->interval_ns.store(s.interval_ns);
-
   const std::uint64_t last_t = s.samples.empty() ? s.figures.last_sample_ns : s.samples.back().t_ns;
   const std::int64_t last_live = s.samples.empty() ? s.figures.live : s.samples.back().live;
   std::int64_t peak = s.figures.peak;
@@ -173,13 +202,15 @@ void write_converted_report(const LiveFile& file, const LiveSnapshot& s, const f
   report.realloc_calls = s.figures.calls[2];
   report.publishes = s.figures.publishes;
   report.interval_ns = s.interval_ns;
+  report.samples = s.samples.data();
+  report.sample_count = s.samples.size();
   report.markers = file.region().markers;
   report.marker_slots = file.region().header.markers_claimed.load(std::memory_order_acquire);
   report.ended = ended.c_str();
   report.last_sample_ns = last_t;
   report.signal = signal;
-  int error = write_report_file(out.c_str(), report, timeline, KillWriter::kNever);
-  if (error != 0) throw std::runtime_error("cannot write " + out.string() + ": " + std::strerror(error));
+  int error = write_report_file(out.c_str(), report);
+  if (error != 0) throw std::runtime_error("cannot write " + out.string() + ": " + report_error_text(error));
 }
 
 std::string render_top(const LiveSnapshot& s, bool running, std::size_t width) {

@@ -1,4 +1,4 @@
-// Reading a live file (interposer/src/live_file.h) from outside the process
+// Reading a live file (heapline/live_format.h) from outside the process
 // that writes it: `heapline convert` (a file left by a process that ended
 // without its exit handlers) and `heapline top` (a running process).
 #pragma once
@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "live_file.h"
+#include <heapline/live_format.h>
 
 namespace heapline::launcher {
 
@@ -49,7 +49,9 @@ struct LiveSnapshot {
 };
 
 // `still_writing`: the process may be running (wait out a merge in progress
-// rather than rebuild it).
+// rather than rebuild it). Throws std::runtime_error ("FILE is corrupt: ...")
+// for what no writer leaves, however it died: every index read from the file
+// is also clamped, so a crafted file can make it refuse, never crash.
 LiveSnapshot take_snapshot(const LiveFile& file, bool still_writing);
 
 // The live file of a running process, found among its mappings

@@ -32,4 +32,20 @@ std::string root_output_path(const std::string& out_template, const std::string&
   return path;
 }
 
+std::string as_template(const std::string& path) {
+  std::string out;
+  for (char c : path) {
+    out += c;
+    if (c == '%') out += '%';
+  }
+  return out;
+}
+
+std::string pid_inserted_path(const std::string& path, pid_t pid) {
+  const std::size_t name = path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1;
+  std::size_t dot = path.rfind('.');
+  if (dot == std::string::npos || dot <= name) dot = path.size();
+  return path.substr(0, dot) + "." + std::to_string(pid) + path.substr(dot);
+}
+
 }  // namespace heapline::launcher

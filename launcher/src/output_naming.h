@@ -13,4 +13,12 @@ namespace heapline::launcher {
 // %% expanded; without --out, heapline.<command>.<pid>.json.
 std::string root_output_path(const std::string& out_template, const std::string& command, pid_t pid);
 
+// A path as a HEAPLINE_OUT template that expands to exactly that path: each
+// % doubled, since the library expands the template once more.
+std::string as_template(const std::string& path);
+
+// The library's name for a process that found `path` taken: ".<pid>" before
+// the file name's extension (a leading dot is not one), or at its end.
+std::string pid_inserted_path(const std::string& path, pid_t pid);
+
 }  // namespace heapline::launcher

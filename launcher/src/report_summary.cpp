@@ -45,6 +45,9 @@ std::string summarize(const nlohmann::json& report, const std::string& report_pa
   }
   text += ", " + std::to_string(report.at("samples").size()) + " samples over " +
           human_seconds(report.at("duration_ns").get<std::int64_t>()) + "\n";
+  if (report.value("allocations_seen", true) == false) {
+    text += "heapline: the program's malloc is not libheapline's: these figures miss its allocations\n";
+  }
   if (report.value("ended", std::string("exit")) != "exit") {
     text += "heapline: ended without exit";
     if (report.contains("signal")) text += " (signal " + std::to_string(report.at("signal").get<int>()) + ")";

@@ -3,6 +3,7 @@
 // exec, a foreign allocator, long runs, killed writers, bad settings and real
 // programs. Each test works in its own temporary directory.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,6 +29,7 @@ using nlohmann::json;
 namespace {
 
 const std::string kLib = HEAPLINE_LIB;
+const std::string kTestHooksLib = HEAPLINE_TEST_HOOKS_LIB;
 const std::string kNullLib = HEAPLINE_NULL_LIB;
 const std::string kPatterns = ALLOC_PATTERNS;
 const std::string kCorners = API_CORNERS;
@@ -334,7 +336,8 @@ TEST_F(Interposer, WriterKilledMidWriteLeavesNoFileUnderTheFinalName) {
   RunResult result = run_traced({kPatterns, "long", "chunk", "20000"}, "killed.json",
                                 {{"HEAPLINE_PRECISION", "exact"},
                                  {"HEAPLINE_INTERVAL_MS", "0"},
-                                 {"HEAPLINE_TEST_KILL_WRITER", "mid-write"}});
+                                 {"HEAPLINE_TEST_KILL_WRITER", "mid-write"}},
+                                kTestHooksLib);
   EXPECT_EQ(result.signal, SIGKILL);
   EXPECT_FALSE(fs::exists(dir_ / "killed.json"));
   auto temps = files_matching(dir_, R"(killed\.json\.\d+\.tmp)");
@@ -345,10 +348,18 @@ TEST_F(Interposer, WriterKilledMidWriteLeavesNoFileUnderTheFinalName) {
 
 TEST_F(Interposer, WriterKilledBeforeRenameLeavesNoFileUnderTheFinalName) {
   RunResult result = run_traced({kPatterns, "single", "chunk", "100", "0"}, "killed.json",
-                                {{"HEAPLINE_TEST_KILL_WRITER", "before-rename"}});
+                                {{"HEAPLINE_TEST_KILL_WRITER", "before-rename"}}, kTestHooksLib);
   EXPECT_EQ(result.signal, SIGKILL);
   EXPECT_FALSE(fs::exists(dir_ / "killed.json"));
   EXPECT_EQ(files_matching(dir_, R"(killed\.json\.\d+\.tmp)").size(), 1u);
+}
+
+TEST_F(Interposer, ShippedLibraryIgnoresTheTestHooks) {
+  RunResult result = run_traced({kPatterns, "single", "chunk", "100", "0"}, "kept.json",
+                                {{"HEAPLINE_TEST_KILL_WRITER", "before-rename"}});
+  EXPECT_EQ(result.signal, 0);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(fs::exists(dir_ / "kept.json"));
 }
 
 TEST_F(Interposer, OutputOffWritesNothingAndSummaryIsOneStderrLine) {
@@ -515,6 +526,92 @@ TEST_F(Interposer, UncreatableLiveFileFallsBackToMemoryWithOneLine) {
       result.err, std::regex(R"(heapline: cannot create .*/missing/x\.json\.live: No such file or directory; the heap line is kept in memory only \(lost if the process is killed\)\n)"
                              R"(heapline: cannot write .*/missing/x\.json: No such file or directory\n)")))
       << result.err;
+}
+
+// --- what a user's files and processes can throw at it ---------------------
+
+TEST_F(Interposer, ReportPathThatIsNotARegularFileIsNeverReplaced) {
+  // A FIFO stands for any device (/dev/null as root): rename() would put a
+  // regular file in its place.
+  const fs::path fifo = dir_ / "out.fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  RunResult result = run_traced({kPatterns, "single", "chunk", "100", "0"}, "unused", {{"HEAPLINE_OUT", fifo.string()}});
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  EXPECT_FALSE(fs::exists(dir_ / "out.fifo.live"));
+  EXPECT_TRUE(std::regex_match(
+      result.err, std::regex(R"(heapline: cannot write .*/out\.fifo: not a regular file \(heapline replaces only regular files\)\n)")))
+      << result.err;
+}
+
+TEST_F(Interposer, RunningProcessesNeverShareAReportName) {
+  // Without the launcher every process of a shell's run is a root; the
+  // shell, started first, keeps the plain name while its children run.
+  const std::string child = kPatterns + " single chunk 100 0";
+  RunResult result =
+      run_traced({"/bin/bash", "-c", child + "; " + child + "; true"}, "shared.json");
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  json shell = read_json(dir_ / "shared.json");
+  EXPECT_EQ(fs::path(shell["exe"].get<std::string>()).filename(), "bash");
+  auto children = files_matching(dir_, R"(shared\.\d+\.json)");
+  ASSERT_EQ(children.size(), 2u);
+  for (const auto& file : children) {
+    json r = read_json(file);
+    EXPECT_EQ(heapline_format_problem(r), "");
+    EXPECT_EQ(r["exe"], fs::canonical(kPatterns).string());
+    EXPECT_EQ(file.filename(), "shared." + std::to_string(r["pid"].get<int>()) + ".json");
+  }
+  EXPECT_TRUE(files_matching(dir_, R"(.*\.live)").empty());
+}
+
+TEST_F(Interposer, ALiveFileSomeoneElseMadeIsNeverOpened) {
+  // Pre-created under the name the process would take: with an absurd
+  // sample count, as a hostile user of a shared directory would leave it.
+  const fs::path planted = dir_ / "victim.json.live";
+  {
+    std::string junk(200 * 1024, '\xff');
+    std::ofstream(planted, std::ios::binary) << junk;
+  }
+  RunResult result = run_traced({kPatterns, "single", "chunk", "100", "0"}, "victim.json");
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.signal, 0);
+  EXPECT_EQ(fs::file_size(planted), 200u * 1024);
+  EXPECT_EQ(heapline::test::read_file(planted), std::string(200 * 1024, '\xff'));
+  EXPECT_FALSE(fs::exists(dir_ / "victim.json"));
+  EXPECT_EQ(files_matching(dir_, R"(victim\.\d+\.json)").size(), 1u);
+}
+
+TEST_F(Interposer, AnExecutablePathThatIsNotUtf8StillGivesValidJson) {
+  const fs::path odd = dir_ / "bin\xff\xfe";
+  fs::create_directory(odd);
+  fs::copy_file(kPatterns, odd / "patterns");
+  fs::permissions(odd / "patterns", fs::perms::owner_all);
+  json r = traced_report({(odd / "patterns").string(), "single", "chunk", "100", "0"}, "odd.json");
+  EXPECT_EQ(heapline_format_problem(r), "");
+  EXPECT_NE(r["exe"].get<std::string>().find("bin\xef\xbf\xbd\xef\xbf\xbd/patterns"), std::string::npos) << r["exe"];
+}
+
+TEST_F(Interposer, LoadedWithDlopenItSaysItSeesNoAllocations) {
+  // The program's malloc stays glibc's: without a word, the report would
+  // show a heap of almost nothing.
+  RunOptions options;
+  options.env = {{"LD_PRELOAD", std::nullopt},
+                 {"HEAPLINE_OUT", (dir_ / "dlopen.json").string()},
+                 {"HEAPLINE_ROOT_PID", std::nullopt}};
+  options.cwd = dir_;
+  RunResult result =
+      run({"/usr/bin/python3", "-c", "import ctypes; ctypes.CDLL('" + kLib + "'); x = [bytes(1000) for _ in range(9000)]"},
+          options);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.err.find("heapline: the program's malloc is not libheapline's (it comes from "), std::string::npos)
+      << result.err;
+  json r = read_json(dir_ / "dlopen.json");
+  EXPECT_EQ(r["allocations_seen"], false);
+}
+
+TEST_F(Interposer, PreloadedFirstItSaysItSeesTheAllocations) {
+  json r = traced_report({kPatterns, "single", "chunk", "100", "0"}, "seen.json");
+  EXPECT_EQ(r["allocations_seen"], true);
 }
 
 // --- real programs --------------------------------------------------------

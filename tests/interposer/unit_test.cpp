@@ -131,12 +131,10 @@ TEST(Timeline, ZeroIntervalSettlesToTheAverageSpacing) {
 }
 
 TEST(Json, ReportParsesAndCarriesEveryField) {
-  static TimelineStorage storage;
-  Timeline timeline(&storage);
-  timeline.reset(10);
-  timeline.append(Sample{0, 0, 0});
-  timeline.append(Sample{10, 100, 150});
+  const Sample samples[] = {{0, 0, 0}, {10, 100, 150}};
   Report report{};
+  report.samples = samples;
+  report.sample_count = 2;
   report.pid = 7;
   report.ppid = 1;
   report.exe = "/bin/odd \"name\"\n";
@@ -152,7 +150,7 @@ TEST(Json, ReportParsesAndCarriesEveryField) {
     static_cast<std::string*>(context)->append(data, size);
     return true;
   }, &text);
-  write_report_json(sink, report, timeline);
+  write_report_json(sink, report);
   sink.drain();
   auto json = nlohmann::json::parse(text);
   EXPECT_EQ(json["format"], "heapline/1");
@@ -177,6 +175,35 @@ TEST(Text, HumanBytes) {
   EXPECT_EQ(bytes(1536), "1.5 KiB");
   EXPECT_EQ(bytes(5 * 1024 * 1024 + 100), "5.0 MiB");
   EXPECT_EQ(bytes(-2048), "-2.0 KiB");
+}
+
+std::string json_string(const char* text) {
+  char buffer[256];
+  TextSink sink(buffer, sizeof buffer);
+  sink.append_json_string(text);
+  return sink.c_str();
+}
+
+TEST(Text, JsonStringsAreValidUtf8WhateverTheBytes) {
+  EXPECT_EQ(json_string("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
+  EXPECT_EQ(json_string("/tmp/\xff\xfe/x"), "\"/tmp/\\ufffd\\ufffd/x\"");
+  EXPECT_EQ(json_string("cut \xe2\x82"), "\"cut \\ufffd\\ufffd\"");      // a truncated character
+  EXPECT_EQ(json_string("\xc0\xaf"), "\"\\ufffd\\ufffd\"");               // overlong '/'
+  EXPECT_EQ(json_string("\xed\xa0\x80"), "\"\\ufffd\\ufffd\\ufffd\"");  // a surrogate
+  EXPECT_EQ(json_string("\xf4\x90\x80\x80"), "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");  // above U+10FFFF
+  for (const char* text : {"/tmp/\xff\xfe/x", "cut \xe2\x82", "\xed\xa0\x80"}) {
+    EXPECT_TRUE(nlohmann::json::accept(json_string(text))) << text;
+  }
+}
+
+TEST(Text, CopiesCutAtACharacterBoundary) {
+  char out[6];
+  copy_utf8_prefix(out, sizeof out, "ab\xe2\x82\xac\xe2\x82\xac");  // "ab€€": room for 5 bytes
+  EXPECT_STREQ(out, "ab\xe2\x82\xac");
+  copy_utf8_prefix(out, sizeof out, "abcd\xc3\xa9");  // é would straddle the end
+  EXPECT_STREQ(out, "abcd");
+  copy_utf8_prefix(out, sizeof out, "abc");
+  EXPECT_STREQ(out, "abc");
 }
 
 TEST(Text, FixedBufferTruncates) {

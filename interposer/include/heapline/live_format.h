@@ -1,0 +1,151 @@
+// The live file's layout: what libheapline.so maps MAP_SHARED while a
+// program runs, and what `heapline top` and `heapline convert` read from
+// another process, running or killed at any instruction.
+//
+// Where: next to the report, `<report path>.live` (HEAPLINE_OUT=off: no
+// file). Removed by the process once its JSON report is written at a clean
+// exit; left behind when the process ends without running its exit handlers
+// (killed, `_exit`, exec without exit).
+//
+// Layout (version 1, native byte order, x86-64):
+//   LiveHeader     4096 + 8192 bytes: identity (written once, before the
+//                  magic is published), then the figures of the latest
+//                  sample under a seqlock (`seq` odd while updating)
+//   LiveMarker[kLiveMarkerCapacity]   64 bytes each; a marker is claimed
+//                  with fetch_add on `markers_claimed`, written, then
+//                  published by its own `ready` flag
+//   TimelineStorage   the samples: a sample is written first, then `count`
+//                  is published with a release store, so a reader that loads
+//                  `count` with acquire never sees a torn sample. A merge
+//                  (the buffer is full: neighbouring samples merge pairwise)
+//                  rewrites the array in place, bracketed by `merge_seq` (odd
+//                  while merging) and publishing its progress in
+//                  `merge_done`; a process killed mid-merge leaves
+//                  merged[0, merge_done) then the untouched originals
+//                  [2 × merge_done, merge_from), which read_timeline rebuilds.
+//
+// Every field another process reads while this one writes is a lock-free
+// std::atomic, which is address-free, so it works across processes.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace heapline {
+
+// [t_ns since start, live bytes, the largest live value published since the
+// previous sample].
+struct Sample {
+  std::uint64_t t_ns;
+  std::int64_t live;
+  std::int64_t max_live;
+};
+
+constexpr std::size_t kTimelineCapacity = 4096;
+
+struct TimelineStorage {
+  std::atomic<std::uint64_t> count{0};        // samples [0, count) are complete
+  std::atomic<std::uint64_t> interval_ns{0};  // the interval in force (doubles at each merge)
+  std::atomic<std::uint64_t> merge_seq{0};    // odd while a merge rewrites samples
+  std::atomic<std::uint64_t> merge_from{0};   // count before the merge in progress
+  std::atomic<std::uint64_t> merge_done{0};   // merged samples written so far
+  std::uint64_t reserved[3] = {};
+  Sample samples[kTimelineCapacity] = {};
+};
+static_assert(sizeof(Sample) == 24);
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "the mapped file needs address-free atomics");
+
+// A consistent copy of a storage written by another process (running, or
+// killed at any instruction). `out` must hold kTimelineCapacity samples;
+// returns how many were copied. `still_writing` says whether to wait for a
+// merge in progress to finish (a live process) or to rebuild it (a dead one).
+std::size_t read_timeline(const TimelineStorage& storage, Sample* out, bool still_writing);
+
+constexpr std::uint64_t kLiveMagic = 0x3156494c50414548ull;  // "HEAPLIV1" in memory order
+constexpr std::uint32_t kLiveVersion = 1;
+constexpr std::size_t kLiveMarkerCapacity = 256;
+constexpr std::size_t kLiveMarkerNameBytes = 48;  // 47 bytes and the NUL
+constexpr std::size_t kLiveExeBytes = 4096;
+
+enum LiveState : std::uint32_t {
+  kLiveRunning = 1,
+  kLiveExited = 2,  // the exit handlers ran and took the final sample
+};
+
+struct LiveMarker {
+  std::atomic<std::uint32_t> ready{0};
+  std::uint32_t reserved = 0;
+  std::atomic<std::uint64_t> t_ns{0};
+  char name[kLiveMarkerNameBytes] = {};
+};
+static_assert(sizeof(LiveMarker) == 64);
+
+struct LiveHeader {
+  // Identity: written once, then the magic is stored with release.
+  std::atomic<std::uint64_t> magic{0};
+  std::uint32_t version = 0;
+  std::uint32_t header_bytes = 0;
+  std::uint32_t marker_capacity = 0;
+  std::uint32_t sample_capacity = 0;
+  std::uint64_t file_bytes = 0;
+  std::int32_t pid = 0;
+  std::int32_t ppid = 0;
+  std::uint64_t start_unix_ns = 0;
+  std::uint32_t exact = 0;
+  std::uint32_t reserved0 = 0;
+  std::uint64_t min_threshold_bytes = 0;
+  std::uint64_t divisor = 0;
+  char allocator[32] = {};
+  char size_basis[32] = {};
+  char reserved1[3960] = {};
+  char exe[kLiveExeBytes] = {};
+
+  // The latest figures, under the seqlock `seq` (one writer: the thread
+  // holding the sampling flag).
+  std::atomic<std::uint64_t> seq{0};
+  std::atomic<std::int64_t> live{0};            // published live at the latest sample
+  std::atomic<std::int64_t> peak{0};
+  std::atomic<std::uint64_t> peak_time_ns{0};
+  std::atomic<std::uint64_t> last_sample_ns{0};  // time of the latest sample, since start
+  std::atomic<std::uint64_t> max_threads{0};
+  std::atomic<std::uint64_t> max_threshold_bytes{0};
+  std::atomic<std::uint64_t> calls[3] = {};      // alloc, free, realloc (as of the latest sample)
+  std::atomic<std::uint64_t> publishes{0};
+  std::atomic<std::uint32_t> state{0};           // LiveState
+  std::atomic<std::uint32_t> markers_claimed{0};  // may pass the capacity: the rest were dropped
+  char reserved2[4096 - 11 * 8 - 8] = {};
+};
+static_assert(sizeof(LiveHeader) == 3 * 4096);
+
+struct LiveRegion {
+  LiveHeader header;
+  LiveMarker markers[kLiveMarkerCapacity];
+  TimelineStorage timeline;
+};
+
+// The figures under the seqlock, copied consistently (or, after
+// `attempts` tries on a writer that died mid-update, as they are).
+struct LiveFigures {
+  std::int64_t live, peak;
+  std::uint64_t peak_time_ns, last_sample_ns, max_threads, max_threshold_bytes, calls[3], publishes;
+};
+
+inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
+  LiveFigures f{};
+  for (int attempt = 0;; ++attempt) {
+    std::uint64_t seq = h.seq.load(std::memory_order_acquire);
+    f.live = h.live.load(std::memory_order_relaxed);
+    f.peak = h.peak.load(std::memory_order_relaxed);
+    f.peak_time_ns = h.peak_time_ns.load(std::memory_order_relaxed);
+    f.last_sample_ns = h.last_sample_ns.load(std::memory_order_relaxed);
+    f.max_threads = h.max_threads.load(std::memory_order_relaxed);
+    f.max_threshold_bytes = h.max_threshold_bytes.load(std::memory_order_relaxed);
+    for (int i = 0; i < 3; ++i) f.calls[i] = h.calls[i].load(std::memory_order_relaxed);
+    f.publishes = h.publishes.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if ((seq % 2 == 0 && h.seq.load(std::memory_order_relaxed) == seq) || attempt >= attempts) return f;
+  }
+}
+
+}  // namespace heapline

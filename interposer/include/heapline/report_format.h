@@ -1,0 +1,84 @@
+// The heapline/1 report: one JSON object per process, written by
+// libheapline.so at exit and by `heapline convert` from a live file. The
+// writer makes no allocation (numbers by hand into a fixed buffer, streamed
+// with write(2)) and goes through a temporary name in the destination
+// directory renamed into place, so a reader never sees half a file under the
+// final name.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "heapline/live_format.h"
+
+namespace heapline {
+
+struct Report {
+  int pid;
+  int ppid;
+  const char* exe;
+  std::uint64_t start_unix_ns;
+  std::uint64_t duration_ns;
+  const char* allocator;
+  const char* size_basis;
+  bool exact;
+  std::uint64_t bound_bytes;
+  std::uint64_t min_threshold_bytes;
+  std::uint64_t divisor;
+  std::uint64_t max_threshold_bytes;
+  std::uint64_t max_threads;
+  std::int64_t peak_bytes;
+  std::uint64_t peak_time_ns;
+  std::int64_t final_bytes;
+  // Mapped memory (the interposer's mapped_memory.h) and heap + mapped
+  // ("total").
+  bool mapped_enabled = false;
+  std::int64_t mapped_peak_bytes = 0;
+  std::uint64_t mapped_peak_time_ns = 0;
+  std::int64_t mapped_final_bytes = 0;
+  std::uint64_t mapped_changes = 0;
+  std::uint64_t mapped_untracked = 0;
+  std::int64_t total_peak_bytes = 0;
+  std::uint64_t total_peak_time_ns = 0;
+  std::uint64_t alloc_calls;
+  std::uint64_t free_calls;
+  std::uint64_t realloc_calls;
+  std::uint64_t publishes;
+  std::uint64_t interval_ns;
+  // The timeline: `sample_count` samples in time order.
+  const Sample* samples = nullptr;
+  std::size_t sample_count = 0;
+  // Markers: the first min(marker_slots, kLiveMarkerCapacity) of `markers`,
+  // those whose ready flag is set.
+  const LiveMarker* markers = nullptr;
+  std::uint32_t marker_slots = 0;
+  // "exit" (written by the process at exit) or "without-exit" (converted
+  // from the live file of a process that did not run its exit handlers);
+  // for the latter, the time of its last sample and, when known, the signal.
+  // Whether the program's malloc is libheapline's own: false when the
+  // library was loaded with dlopen, preloaded after another allocator, or the
+  // program defines malloc (the figures then miss the program's
+  // allocations); -1 when not known (converted from a live file).
+  int allocations_seen = -1;
+  const char* ended = "exit";
+  std::uint64_t last_sample_ns = 0;
+  int signal = 0;
+};
+
+// Writes `report` as heapline/1 JSON at final_path through a temporary name.
+// Returns 0 or the errno of the step that failed, or kReportPathNotRegular
+// when final_path exists and is not a regular file: only a regular file (or
+// a missing path) is ever replaced, never a device, a FIFO, a directory or a
+// symbolic link. errno itself is left as it was.
+int write_report_file(const char* final_path, const Report& report);
+
+constexpr int kReportPathNotRegular = -1;
+
+// Whether `path` may receive a report: missing, or a regular file. Returns 0
+// or kReportPathNotRegular (or the errno of lstat).
+int check_report_path(const char* path);
+
+// The reason for a write_report_file result, for a message: a static string.
+const char* report_error_text(int error);
+
+}  // namespace heapline

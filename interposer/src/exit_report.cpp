@@ -1,0 +1,223 @@
+// The report at process exit: exact final figures, the last sample, the
+// heapline/1 file (report_format.h), and the one-line summary on stderr
+// (HEAPLINE_SUMMARY=1).
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cstdint>
+
+#include "mapped_memory.h"
+#include "output.h"
+#include "process_state.h"
+
+namespace heapline::accounting {
+
+namespace {
+
+char g_exe[kMaxPath];
+char g_path[kMaxPath];
+
+// The first definition of malloc in the dynamic linker's load order (the
+// program, then its preloads and libraries, then what dlopen added): what
+// the program's calls are bound to, and the object defining it.
+// A non-PIE program that takes malloc's address has an undefined malloc
+// with a value (a canonical PLT entry): not a definition, skipped.
+struct FirstMalloc {
+  const char* object = nullptr;
+  void* address = nullptr;
+};
+
+int find_first_malloc(dl_phdr_info* info, std::size_t, void* data) {
+  auto* first = static_cast<FirstMalloc*>(data);
+  void* handle = dlopen(info->dlpi_name[0] != 0 ? info->dlpi_name : nullptr, RTLD_LAZY | RTLD_NOLOAD);
+  if (handle == nullptr) return 0;
+  void* found = info->dlpi_name[0] != 0 ? dlsym(handle, "malloc") : dlsym(RTLD_DEFAULT, "malloc");
+  dlclose(handle);
+  Dl_info where{};
+  void* entry = nullptr;
+  if (found == nullptr || dladdr1(found, &where, &entry, RTLD_DL_SYMENT) == 0 || entry == nullptr) return 0;
+  const auto* symbol = static_cast<const ElfW(Sym)*>(entry);
+  if (symbol->st_shndx == SHN_UNDEF) return 0;
+  // Only a definition in this very object counts now (dlsym also searched
+  // its dependencies): its mapping starts at its lowest loaded segment.
+  std::uintptr_t lowest = UINTPTR_MAX;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    if (info->dlpi_phdr[i].p_type == PT_LOAD && info->dlpi_phdr[i].p_vaddr < lowest) lowest = info->dlpi_phdr[i].p_vaddr;
+  }
+  const std::uintptr_t base = (info->dlpi_addr + lowest) & ~std::uintptr_t{0xfff};
+  if (reinterpret_cast<std::uintptr_t>(where.dli_fbase) != base) return 0;
+  const char* name = where.dli_fname != nullptr ? where.dli_fname : "";
+  first->object = name[0] != 0 ? name : "the program";
+  first->address = found;
+  return 1;
+}
+
+// Whether the malloc the program calls is this library's. `culprit` gets
+// the object whose malloc it is otherwise. True when it cannot tell (the
+// accounting linked into a test program rather than a shared object).
+bool program_malloc_is_ours(const char** culprit) {
+  Dl_info ours{};
+  if (dladdr(reinterpret_cast<void*>(&program_malloc_is_ours), &ours) == 0 || ours.dli_fname == nullptr) return true;
+  void* self = dlopen(ours.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (self == nullptr) return true;
+  void* own = dlsym(self, "malloc");
+  dlclose(self);
+  FirstMalloc first;
+  dl_iterate_phdr(find_first_malloc, &first);
+  if (own == nullptr || first.address == nullptr || first.address == own) return true;
+  *culprit = first.object;
+  return false;
+}
+
+void print_summary(const Report& report, std::size_t samples, const char* path, int write_error) {
+  char* line = g_line;
+  TextSink text(line, sizeof g_line);
+  text.append("heapline: peak ");
+  text.append_bytes(report.peak_bytes);
+  text.append(" at ");
+  text.append_seconds(report.peak_time_ns);
+  text.append(" s, final ");
+  text.append_bytes(report.final_bytes);
+  text.append(", precision ");
+  if (report.exact) {
+    text.append("exact");
+  } else {
+    text.append("+/-");
+    text.append_bytes(static_cast<std::int64_t>(report.bound_bytes));
+  }
+  text.append(", ");
+  text.append_unsigned(samples);
+  text.append(" samples, ");
+  if (path == nullptr) {
+    text.append("no output (HEAPLINE_OUT=off)");
+  } else if (write_error != 0) {
+    text.append("output not written");
+  } else {
+    text.append("output ");
+    text.append(path);
+  }
+  text.append('\n');
+  write_stderr(line, text.size());
+}
+
+}  // namespace
+
+void write_report_at_exit() {
+  if (g_process.init_state.load(std::memory_order_acquire) != kDone) return;
+  if (g_process.finished.exchange(true)) return;
+  int saved_errno = errno;
+
+  // Exact figures: the published value plus every registered thread's
+  // pending delta, so an idle thread never hides bytes.
+  const std::int64_t published = g_published.live.load(std::memory_order_relaxed);
+  const RegistryTotals totals = registry_totals();
+  const std::int64_t final_bytes = published + totals.pending;
+  const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
+  raise_peaks(final_bytes, now);
+  const mapped::Figures mapped_figures = mapped::figures();
+  raise_total_peak(final_bytes + mapped_figures.live, now);
+
+  // The final sample. Another thread may be appending one right now (exit()
+  // does not stop threads); wait for it a little, never forever.
+  const bool locked = lock_sampling();
+  if (locked) take_sample(now, final_bytes);
+  g_region->header.state.store(kLiveExited, std::memory_order_release);
+
+  const Config& config = g_process.config;
+  const NextAllocator& next = next_allocator();
+  char* exe = g_exe;
+  ssize_t exe_length = readlink("/proc/self/exe", exe, sizeof g_exe - 1);
+  exe[exe_length > 0 ? exe_length : 0] = 0;
+  const std::uint64_t max_threads = g_process.max_registered.load(std::memory_order_relaxed);
+  const std::uint64_t max_threshold = static_cast<std::uint64_t>(g_process.max_threshold.load(std::memory_order_relaxed));
+  Report report{};
+  report.pid = getpid();
+  report.ppid = getppid();
+  report.exe = exe;
+  report.start_unix_ns = g_process.start_unix_ns;
+  report.duration_ns = since_start(now);
+  report.allocator = next.name;
+  report.size_basis = next.size_basis;
+  report.exact = config.precision.exact;
+  report.bound_bytes = config.precision.exact ? 0 : max_threads * max_threshold;
+  report.min_threshold_bytes = config.precision.exact ? 1 : config.precision.min_bytes;
+  report.divisor = config.precision.exact ? 0 : config.precision.divisor;
+  report.max_threshold_bytes = config.precision.exact ? 1 : max_threshold;
+  report.max_threads = max_threads;
+  report.peak_bytes = g_published.peak.load(std::memory_order_relaxed);
+  report.peak_time_ns = g_published.peak_time_ns.load(std::memory_order_relaxed);
+  report.final_bytes = final_bytes;
+  report.mapped_enabled = mapped::enabled();
+  report.mapped_peak_bytes = mapped_figures.peak;
+  report.mapped_peak_time_ns = since_start(mapped_figures.peak_time_ns);
+  report.mapped_final_bytes = mapped_figures.live;
+  report.mapped_changes = mapped_figures.changes;
+  report.mapped_untracked = mapped_figures.untracked;
+  // The peak of the sum: raised while something was mapped, else the heap's.
+  report.total_peak_bytes = g_published.total_peak.load(std::memory_order_relaxed);
+  report.total_peak_time_ns = g_published.total_peak_time_ns.load(std::memory_order_relaxed);
+  if (report.peak_bytes > report.total_peak_bytes) {
+    report.total_peak_bytes = report.peak_bytes;
+    report.total_peak_time_ns = report.peak_time_ns;
+  }
+  report.alloc_calls = totals.calls[kAllocCall];
+  report.free_calls = totals.calls[kFreeCall];
+  report.realloc_calls = totals.calls[kReallocCall];
+  report.publishes = totals.publishes;
+  report.interval_ns = g_timeline.interval_ns();
+  report.samples = g_timeline.storage()->samples;
+  report.sample_count = g_timeline.size();
+  report.markers = g_region->markers;
+  report.marker_slots = g_process.markers_claimed.load(std::memory_order_acquire);
+  report.ended = "exit";
+  const char* culprit = nullptr;
+  report.allocations_seen = program_malloc_is_ours(&culprit) ? 1 : 0;
+  if (report.allocations_seen == 0) {
+    char* line = g_line;
+    TextSink text(line, sizeof g_line);
+    text.append("heapline: the program's malloc is not libheapline's (it comes from ");
+    text.append(culprit);
+    text.append(": heapline loaded with dlopen, preloaded after another allocator, or the program's own malloc); "
+                "the figures miss the program's allocations\n");
+    write_stderr(line, text.size());
+  }
+
+  char* path = g_path;
+  const char* written_path = nullptr;
+  int error = 0;
+  if (!config.output_off) {
+    if (g_process.report_path[0] != 0) {
+      copy_text(path, sizeof g_path, g_process.report_path);  // claimed with the live file
+      error = write_report_file(path, report, config.kill_writer);
+    } else if (!format_output_path(config.out_template, g_process.base_dir, report.pid,
+                                   program_invocation_short_name, !is_root_process(), path, sizeof g_path)) {
+      error = ENAMETOOLONG;
+    } else {
+      error = write_report_file(path, report, config.kill_writer);
+    }
+    written_path = path;
+    // The report is on disk: the live file has served its purpose. (Still
+    // mapped: later destructors may allocate and sample into it, harmlessly.)
+    if (error == 0 && g_process.live_path[0] != 0) unlink(g_process.live_path);
+    if (error != 0) {
+      char* line = g_line;
+      TextSink text(line, sizeof g_line);
+      append_failure(text, "write", path, error);
+      if (g_process.live_path[0] != 0) {
+        text.append("; the heap line stays in ");
+        text.append(g_process.live_path);
+      }
+      text.append('\n');
+      write_stderr(line, text.size());
+    }
+  }
+  if (locked) g_sampling.busy.store(false, std::memory_order_release);
+  if (config.summary) print_summary(report, g_timeline.size(), written_path, error);
+  errno = saved_errno;
+}
+
+}  // namespace heapline::accounting

@@ -1,0 +1,198 @@
+// The state the accounting's slow paths share (one file each: the thread
+// registry, sampling and publishing, the live file's header, fork, the exit
+// report, the public API; accounting.cpp defines this state and runs the lazy
+// process init). The hot path itself is accounting.h.
+//
+// Precision contract. The true live heap is
+//     published live + the sum of every registered thread's pending delta
+// (a thread without a slot publishes every change, so it has nothing
+// pending; a thread that exits publishes its delta first). After each call a
+// thread's |pending| is below its slot's copy of the threshold, and that copy
+// is a value the global threshold once had, so never above the largest
+// threshold ever used (max_threshold). At most
+// max_threads threads are registered at once, hence at any moment
+//     |published live − true live| < max_threads × max_threshold
+// which is the bound_bytes written to the output. The published peak is the
+// largest published live value, so it is within the same bound of the true
+// peak; final_bytes is exact (published live plus every pending delta), and
+// the peak is raised to it if needed.
+//
+// Peaks. g_published.peak is the run's peak (the report's peak_bytes);
+// phase_peak is the same figure but reset by heapline_reset_peak(). Both are
+// raised to every exact live value anyone computes (the API reads and the
+// exit), so a reported peak is never below a value that was seen, even when
+// the batched publishing had not yet carried threads' pending bytes.
+#pragma once
+
+#include <pthread.h>
+#include <time.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "accounting.h"
+#include "config.h"
+#include "live_file.h"
+#include "text.h"
+#include "threshold_policy.h"
+#include "timeline.h"
+
+namespace heapline::accounting {
+
+// What a thread is doing with the registry.
+enum ThreadMode : unsigned char {
+  kUnregistered = 0,  // no call seen yet (or init was busy in another thread)
+  kRegistering,       // inside its first call: nested calls publish exactly
+  kRegistered,        // owns t_slot
+  kNoSlot,            // the registry was full: publishes every change
+  kExited,            // past its exit flush: publishes every change
+};
+extern __thread unsigned char t_mode __attribute__((tls_model("initial-exec")));
+
+constexpr std::size_t kSlotCount = 1024;
+extern Slot g_slots[kSlotCount];
+
+// Written by every publish: kept off the lines the hot path reads.
+struct alignas(128) Published {
+  std::atomic<std::int64_t> live{0};
+  std::atomic<std::int64_t> peak{0};
+  std::atomic<std::int64_t> phase_peak{0};
+  std::atomic<std::int64_t> interval_max{0};
+  std::atomic<std::uint64_t> peak_time_ns{0};
+  // Heap plus mapped memory (mapped_memory.h): its own peak, raised at every
+  // heap publish and every mapped change, so it is the peak of the sum and
+  // not the sum of two peaks that may be far apart in time.
+  std::atomic<std::int64_t> total_peak{0};
+  std::atomic<std::uint64_t> total_peak_time_ns{0};
+};
+extern Published g_published;
+
+// Read by every publish, written once per sample.
+struct alignas(128) Sampling {
+  std::atomic<std::uint64_t> next_sample_ns{0};
+  std::atomic<bool> busy{false};
+};
+extern Sampling g_sampling;
+
+enum InitState : int { kNotStarted = 0, kInProgress, kDone };
+
+// Everything else: set up once, or changed rarely.
+struct alignas(128) Process {
+  std::atomic<int> init_state{kNotStarted};
+  std::atomic<std::uint32_t> registered{0};
+  std::atomic<std::uint32_t> max_registered{0};
+  std::atomic<std::uint32_t> slots_used{0};  // slots [0, slots_used) were ever claimed
+  std::atomic<std::int64_t> max_threshold{16 * 1024};
+  // Calls and publishes of threads that exited, or never had a slot.
+  std::atomic<std::uint64_t> folded_calls[kCallKinds] = {};
+  std::atomic<std::uint64_t> folded_publishes{0};
+  std::atomic<std::uint64_t> start_mono_ns{0};
+  std::uint64_t start_unix_ns = 0;
+  bool fork_child = false;
+  int root_pid = 0;  // HEAPLINE_ROOT_PID, set by the launcher; 0 when unset
+  std::atomic<bool> finished{false};
+  pthread_key_t exit_key{};
+  Config config;
+  char base_dir[kMaxPath] = {};
+  char live_path[kMaxPath] = {};    // empty: no live file (static fallback)
+  char report_path[kMaxPath] = {};  // the name claimed with the live file; empty: none claimed
+  // Markers claimed (the live file's copy is for readers only).
+  std::atomic<std::uint32_t> markers_claimed{0};
+};
+extern Process g_process;
+
+// This process's threshold for a published live value (threshold_policy.h).
+inline std::int64_t policy_threshold(std::int64_t live) { return threshold_for(live, g_process.config.precision); }
+
+// The live file's mapping, or g_static_region when it could not be made.
+extern LiveRegion g_static_region;
+extern LiveRegion* g_region;
+extern Timeline g_timeline;
+
+// Messages and the exit path keep their buffers in static memory: exit() may
+// run on a thread with a small stack, and only one thread ever gets that far
+// (g_process.finished); init and fork are single-threaded.
+extern char g_line[kMaxPath + 256];
+
+inline std::uint64_t clock_ns(clockid_t clock) {
+  timespec now;
+  clock_gettime(clock, &now);
+  return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(now.tv_nsec);
+}
+
+inline std::uint64_t since_start(std::uint64_t now) {
+  std::uint64_t start = g_process.start_mono_ns.load(std::memory_order_relaxed);
+  return now > start ? now - start : 0;
+}
+
+inline void raise_to(std::atomic<std::int64_t>& target, std::int64_t value, bool* raised = nullptr) {
+  std::int64_t current = target.load(std::memory_order_relaxed);
+  while (value > current) {
+    if (target.compare_exchange_weak(current, value, std::memory_order_relaxed)) {
+      if (raised) *raised = true;
+      return;
+    }
+  }
+}
+
+// A live value that was seen: neither peak may stay below it.
+inline void raise_peaks(std::int64_t live, std::uint64_t now) {
+  bool new_peak = false;
+  raise_to(g_published.peak, live, &new_peak);
+  if (new_peak) g_published.peak_time_ns.store(since_start(now), std::memory_order_relaxed);
+  raise_to(g_published.phase_peak, live);
+}
+
+inline void raise_total_peak(std::int64_t total, std::uint64_t now) {
+  bool new_peak = false;
+  raise_to(g_published.total_peak, total, &new_peak);
+  if (new_peak) g_published.total_peak_time_ns.store(since_start(now), std::memory_order_relaxed);
+}
+
+// "heapline: cannot VERB PATH: REASON" into `text`, without malloc.
+void append_failure(TextSink& text, const char* verb, const char* path, int error);
+void copy_text(char* out, std::size_t capacity, const char* text);
+
+// accounting.cpp: the lazy process init. Returns false when another thread
+// is doing it.
+bool ensure_process_init();
+
+// thread_registry.cpp
+Slot* claim_slot();
+void flush_exiting_thread(void* slot);
+void unregistered_change(std::int64_t bytes, CallKind kind);
+// Published live plus every registered thread's pending delta.
+std::int64_t exact_live();
+// Calls and publishes summed over exited threads and live slots, and the
+// live slots' pending bytes.
+struct RegistryTotals {
+  std::uint64_t calls[kCallKinds];
+  std::uint64_t publishes;
+  std::int64_t pending;
+};
+RegistryTotals registry_totals();
+
+// sampling.cpp: publishing and the timeline. take_sample and
+// publish_figures need g_sampling.busy held.
+void publish_value(std::int64_t delta);
+void publish_exactly(std::int64_t bytes, CallKind kind);
+void take_sample(std::uint64_t now, std::int64_t live);
+void try_sample(std::uint64_t now, bool force = false);
+// Takes g_sampling.busy, waiting a little (never forever) for a thread that
+// holds it; false when it stayed busy.
+bool lock_sampling();
+
+// live_header.cpp
+bool is_root_process();
+void open_live_file();
+
+// fork_child.cpp
+void after_fork_in_child();
+
+// exit_report.cpp: the exact figures, the last sample and the report, once
+// (g_process.finished), when the library's destructor runs.
+void write_report_at_exit();
+
+}  // namespace heapline::accounting
+

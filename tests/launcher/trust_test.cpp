@@ -1,0 +1,175 @@
+// The launcher facing what it finds on disk: report paths that are not
+// regular files, live files that are corrupt or crafted, reports left by an
+// earlier run.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include <heapline/live_format.h>
+
+#include "output_naming.h"
+#include "process_runner.h"
+#include "report_summary.h"
+
+namespace fs = std::filesystem;
+using heapline::test::read_file;
+using heapline::test::run;
+using heapline::test::RunOptions;
+using heapline::test::RunResult;
+
+namespace {
+
+const std::string kLauncher = HEAPLINE_LAUNCHER;
+const std::string kLib = HEAPLINE_LIB;
+const std::string kProbe = PHASE_PROBE;
+const std::string kStatic = STATIC_PROGRAM;
+
+class Trust : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = heapline::test::make_temp_dir("trust"); }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+  // The launcher (or, with `preload`, any command under the library).
+  RunResult launch(std::vector<std::string> args, bool preload = false, const std::string& out = "") {
+    if (!preload) args.insert(args.begin(), kLauncher);
+    RunOptions options;
+    options.cwd = dir_;
+    options.env = {{"LD_PRELOAD", preload ? std::optional<std::string>(kLib) : std::nullopt},
+                   {"HEAPLINE_OUT", out.empty() ? std::nullopt : std::optional<std::string>((dir_ / out).string())},
+                   {"HEAPLINE_ROOT_PID", std::nullopt},
+                   {"HEAPLINE_LIB", kLib}};
+    return run(args, options);
+  }
+  // A live file left by an aborted process: NAME.live.
+  fs::path aborted_live_file(const std::string& name) {
+    RunResult aborted = launch({kProbe, "abort", "30"}, true, name);
+    EXPECT_EQ(aborted.signal, SIGABRT);
+    fs::path live = dir_ / (name + ".live");
+    EXPECT_TRUE(fs::exists(live));
+    return live;
+  }
+  fs::path dir_;
+};
+
+TEST_F(Trust, ConvertNeverReplacesWhatIsNotARegularFile) {
+  const fs::path live = aborted_live_file("a.json");
+  const fs::path fifo = dir_ / "out.fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  RunResult r = launch({"convert", live.string(), "-o", fifo.string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  EXPECT_NE(r.err.find("cannot write " + fifo.string() + ": not a regular file"), std::string::npos) << r.err;
+}
+
+// Random corruption anywhere in a real live file: convert writes a valid
+// report or refuses with a message; it never dies of a signal.
+TEST_F(Trust, ConvertSurvivesRandomlyCorruptedLiveFiles) {
+  const std::string original = read_file(aborted_live_file("a.json"));
+  ASSERT_EQ(original.size(), sizeof(heapline::LiveRegion));
+  std::mt19937_64 random(12);  // fixed seed: the same files every run
+  // Where corruption hurts most: the figures, the marker count, the
+  // timeline's counters; then anywhere.
+  const std::size_t hot[] = {offsetof(heapline::LiveHeader, seq), offsetof(heapline::LiveHeader, markers_claimed),
+                             offsetof(heapline::LiveRegion, timeline)};
+  int refused = 0;
+  for (int round = 0; round < 60; ++round) {
+    std::string bytes = original;
+    const int flips = 1 + static_cast<int>(random() % 8);
+    for (int i = 0; i < flips; ++i) {
+      std::size_t at = round % 2 == 0 ? hot[random() % 3] + random() % 64 : random() % bytes.size();
+      bytes[at] = static_cast<char>(random());
+    }
+    const fs::path file = dir_ / ("corrupt" + std::to_string(round) + ".live");
+    std::ofstream(file, std::ios::binary) << bytes;
+    const fs::path out = dir_ / ("corrupt" + std::to_string(round) + ".json");
+    RunResult r = launch({"convert", file.string(), "-o", out.string()});
+    ASSERT_EQ(r.signal, 0) << "round " << round << ": " << r.err;
+    if (r.exit_code == 0) {
+      EXPECT_EQ(heapline::test::heapline_format_problem(heapline::test::read_json(out)), "") << "round " << round;
+    } else {
+      EXPECT_EQ(r.exit_code, 1) << r.err;
+      EXPECT_NE(r.err.find("heapline convert: "), std::string::npos) << r.err;
+      ++refused;
+    }
+  }
+  EXPECT_GT(refused, 0);  // some corruptions are detected, not papered over
+}
+
+TEST_F(Trust, ConvertRefusesAnImpossibleMergeInProgress) {
+  std::string bytes = read_file(aborted_live_file("a.json"));
+  auto* timeline = reinterpret_cast<heapline::TimelineStorage*>(bytes.data() + offsetof(heapline::LiveRegion, timeline));
+  timeline->merge_seq.store(1);
+  timeline->merge_from.store(~0ull / 2);
+  timeline->merge_done.store(~0ull / 2 + 12345);
+  const fs::path file = dir_ / "merge.live";
+  std::ofstream(file, std::ios::binary) << bytes;
+  RunResult r = launch({"convert", file.string(), "-o", (dir_ / "merge.json").string()});
+  EXPECT_EQ(r.signal, 0);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("is corrupt"), std::string::npos) << r.err;
+}
+
+TEST_F(Trust, AReportOfAnEarlierRunIsNeverSummarised) {
+  RunResult first = launch({"--out", "run.json", kProbe, "api"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  ASSERT_TRUE(fs::exists(dir_ / "run.json"));
+  // The next command leaves no report (LD_PRELOAD cannot reach a static
+  // program): the earlier report must not pass for its own.
+  RunResult second = launch({"--out", "run.json", kStatic});
+  EXPECT_EQ(second.exit_code, 0);
+  EXPECT_EQ(second.err.find("heapline: peak"), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find("is from an earlier run (pid "), std::string::npos) << second.err;
+}
+
+TEST_F(Trust, AStaticProgramIsSaidNotToHaveLoadedTheLibrary) {
+  RunResult r = launch({"--out", "static.json", kStatic});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.err.find("heapline: no report from the command: the library was not loaded"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("exit handlers"), std::string::npos) << r.err;
+}
+
+TEST_F(Trust, AnUnwritableReportDirectoryIsSaidSo) {
+  RunResult r = launch({"--out", "missing/x.json", kProbe, "api"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.err.find("heapline: no report from the command: cannot write in " + (dir_ / "missing").string()),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("exit handlers"), std::string::npos) << r.err;
+}
+
+TEST_F(Trust, PercentSignsInOutAreExpandedOnce) {
+  RunResult r = launch({"--out", "x%%p.json", kProbe, "api"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "x%p.json"));
+  EXPECT_NE(r.err.find("heapline: peak"), std::string::npos) << r.err;
+}
+
+TEST(OutputNaming, TemplatesAndPidInsertionMatchTheLibrary) {
+  using heapline::launcher::as_template;
+  using heapline::launcher::pid_inserted_path;
+  EXPECT_EQ(as_template("x%p.json"), "x%%p.json");
+  EXPECT_EQ(as_template("/a/b.json"), "/a/b.json");
+  EXPECT_EQ(pid_inserted_path("/d.x/run.json", 7), "/d.x/run.7.json");
+  EXPECT_EQ(pid_inserted_path("/d.x/run", 7), "/d.x/run.7");
+  EXPECT_EQ(pid_inserted_path(".hidden", 7), ".hidden.7");
+  EXPECT_EQ(pid_inserted_path("a.tar.json", 7), "a.tar.7.json");
+}
+
+TEST(Summary, SaysWhenTheProgramsAllocationsWereNotSeen) {
+  auto report = nlohmann::json::parse(R"({"format":"heapline/1","peak_bytes":0,"peak_time_ns":0,"final_bytes":0,
+    "precision":{"mode":"exact","bound_bytes":0,"min_threshold_bytes":1,"divisor":0,"max_threads":1},
+    "samples":[[0,0,0]],"duration_ns":1,"allocations_seen":false})");
+  const std::string text = heapline::launcher::summarize(report, "r.json");
+  EXPECT_NE(text.find("the program's malloc is not libheapline's"), std::string::npos) << text;
+  report["allocations_seen"] = true;
+  EXPECT_EQ(heapline::launcher::summarize(report, "r.json").find("not libheapline's"), std::string::npos);
+}
+
+}  // namespace
