@@ -46,7 +46,11 @@ template <bool kAccounted>
 void forward_free(void* p) {
   if constexpr (kAccounted) {
     if (p == nullptr) return;
-    accounting::record(-chunk_bytes(p), accounting::kFreeCall);
+    const std::int64_t bytes = chunk_bytes(p);
+    accounting::Slot* slot = accounting::t_slot;
+    if (accounting::remove_crosses_threshold(slot, bytes, accounting::kFreeCall)) {
+      accounting::publish(slot, -bytes, accounting::kFreeCall);
+    }
   }
   __libc_free(p);
 }

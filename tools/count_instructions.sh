@@ -4,8 +4,8 @@
 # libmemusage.so. Instruction counts repeat exactly run to run whatever else
 # the machine does, so they complement the timed figures on a noisy machine
 # (they do not see contention: libmemusage's real cost is its shared
-# counters). The operation counts are reduced, since valgrind runs ~50x
-# slower. Prints a Markdown table. Needs valgrind.
+# counters). The operation counts are the catalogue's reduced ones, since
+# valgrind runs ~50x slower. Prints a Markdown table. Needs valgrind.
 set -euo pipefail
 source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=${HEAPLINE_BUILD_DIR:-$source_dir/build/release}/bin
@@ -22,17 +22,24 @@ count() {  # LIBRARY COMMAND... -> instructions
     sed -n 's/.*Collected : //p' | tail -n 1
 }
 
-declare -A commands=(
-  [churn-1t]="$bin/malloc_churn 1 500000"
-  [churn-4t]="$bin/malloc_churn 4 250000"
-  [resident-4t]="$bin/malloc_churn 4 250000 16 4096 64"
-  [large-4t]="$bin/malloc_churn 4 25000 65536 1048576"
-  [python]="/usr/bin/python3 $source_dir/bench/python_churn.py 20"
-)
+# The reduced commands are the catalogue's instructions_command, the same
+# ones heapline-bench suite counts for each point's instruction figure.
+catalogue=$source_dir/scenarios/scenarios.json
+reduced() {  # SCENARIO -> the reduced command, one word a line
+  python3 - "$catalogue" "$1" "$bin" "$source_dir" <<'PY'
+import json, sys
+catalogue, name, bin_dir, source = sys.argv[1:]
+for scenario in json.load(open(catalogue))["scenarios"]:
+    if scenario["name"] == name:
+        for word in scenario["instructions_command"]:
+            print(word.replace("{bin}", bin_dir).replace("{source}", source))
+PY
+}
+scenarios=$(python3 -c 'import json, sys; print(" ".join(s["name"] for s in json.load(open(sys.argv[1]))["scenarios"]))' "$catalogue")
 echo "| scenario (reduced) | no preload | forwarding only | heapline (vs floor) | libmemusage.so |"
 echo "|---|---:|---:|---:|---:|"
-for scenario in churn-1t churn-4t resident-4t large-4t python; do
-  read -r -a command <<<"${commands[$scenario]}"
+for scenario in $scenarios; do
+  mapfile -t command < <(reduced "$scenario")
   none=$(count "" "${command[@]}")
   floor=$(count "$bin/libheapline_null.so" "${command[@]}")
   heapline=$(count "$bin/libheapline.so" "${command[@]}")

@@ -164,26 +164,26 @@ inline void Slot::set_threshold(std::int64_t threshold) {
 #endif
 }
 
-// The hot path: counts the call, adds its bytes, compares. True when the
-// slot must publish: the caller then calls publish(t_slot, bytes, kind),
-// from a cold function of its own so that this stays free of spills.
-inline bool add_crosses_threshold(std::int64_t bytes, CallKind kind) {
-  Slot* slot = t_slot;
+// The hot path: counts the call in `slot` (t_slot, read by the caller),
+// adds its bytes, compares. True when the slot must publish: the caller then
+// calls publish(slot, bytes, kind), from a cold function of its own so that
+// this stays free of spills.
+inline bool add_crosses_threshold(Slot* slot, std::int64_t bytes, CallKind kind) {
   count_call(slot->calls[kind]);
   add_in_place(slot->biased, bytes);
   return __builtin_expect(static_cast<std::uint64_t>(slot->biased.load(std::memory_order_relaxed)) >= slot->span, 0);
 }
 
 // The same for bytes that go.
-inline bool remove_crosses_threshold(std::int64_t bytes, CallKind kind) {
-  Slot* slot = t_slot;
+inline bool remove_crosses_threshold(Slot* slot, std::int64_t bytes, CallKind kind) {
   count_call(slot->calls[kind]);
   subtract_in_place(slot->biased, bytes);
   return __builtin_expect(static_cast<std::uint64_t>(slot->biased.load(std::memory_order_relaxed)) >= slot->span, 0);
 }
 
 inline void record(std::int64_t bytes, CallKind kind) {
-  if (add_crosses_threshold(bytes, kind)) publish(t_slot, bytes, kind);
+  Slot* slot = t_slot;
+  if (add_crosses_threshold(slot, bytes, kind)) publish(slot, bytes, kind);
 }
 
 // The public API (include/heapline.h, exported by public_api.cpp). Out of
@@ -193,5 +193,9 @@ void api_mark(const char* name);
 std::int64_t api_live_bytes();
 std::int64_t api_peak_bytes();
 void api_reset_peak();
+
+// Called by mapped_memory.cpp after each change of the mapped bytes (now
+// `mapped_live`): keeps the peak of heap + mapped.
+void mapped_changed(std::int64_t mapped_live);
 
 }  // namespace heapline::accounting

@@ -38,16 +38,15 @@
 
 #if HEAPLINE_COUNTING
 #include "accounting.h"
-namespace heapline::accounting {
-inline void publish_own(std::int64_t bytes, CallKind kind) { publish(t_slot, bytes, kind); }
-}  // namespace heapline::accounting
 #else
 namespace heapline::accounting {
 enum CallKind : unsigned { kAllocCall, kFreeCall, kReallocCall };
-inline bool add_crosses_threshold(std::int64_t, CallKind) { return false; }
-inline bool remove_crosses_threshold(std::int64_t, CallKind) { return false; }
+struct Slot;
+inline Slot* const t_slot = nullptr;
+inline bool add_crosses_threshold(Slot*, std::int64_t, CallKind) { return false; }
+inline bool remove_crosses_threshold(Slot*, std::int64_t, CallKind) { return false; }
 inline void record(std::int64_t, CallKind) {}
-inline void publish_own(std::int64_t, CallKind) {}
+inline void publish(Slot*, std::int64_t, CallKind) {}
 }  // namespace heapline::accounting
 #endif
 
@@ -78,13 +77,15 @@ inline std::int64_t chunk_bytes(const void* p) { return static_cast<std::int64_t
 // A block is counted out before glibc takes it, so that free() ends in a
 // tail call; the figures are the same.
 
-[[gnu::noinline, gnu::cold]] void* publish_after_malloc(void* p, std::int64_t bytes) {
-  accounting::publish_own(bytes, kAllocCall);
+using accounting::Slot;
+
+[[gnu::noinline, gnu::cold]] void* publish_after_malloc(void* p, Slot* slot, std::int64_t bytes) {
+  accounting::publish(slot, bytes, kAllocCall);
   return p;
 }
 
-[[gnu::noinline, gnu::cold]] void publish_then_free(void* p, std::int64_t bytes) {
-  accounting::publish_own(bytes, kFreeCall);
+[[gnu::noinline, gnu::cold]] void publish_then_free(void* p, Slot* slot, std::int64_t bytes) {
+  accounting::publish(slot, bytes, kFreeCall);
   __libc_free(p);
 }
 
@@ -105,14 +106,16 @@ std::uintptr_t g_inline_from = UINTPTR_MAX;
   void* p = g_malloc_target(size);
   if (__builtin_expect(reinterpret_cast<std::uintptr_t>(p) < g_inline_from, 0)) return p;
   const std::int64_t bytes = chunk_bytes(p);
-  if (accounting::add_crosses_threshold(bytes, kAllocCall)) return publish_after_malloc(p, bytes);
+  Slot* slot = accounting::t_slot;
+  if (accounting::add_crosses_threshold(slot, bytes, kAllocCall)) return publish_after_malloc(p, slot, bytes);
   return p;
 }
 
 [[gnu::always_inline]] inline void glibc_path_free(void* p) noexcept {
   if (__builtin_expect(reinterpret_cast<std::uintptr_t>(p) < g_inline_from, 0)) return free_off_the_glibc_path(p);
   const std::int64_t bytes = chunk_bytes(p);
-  if (accounting::remove_crosses_threshold(bytes, kFreeCall)) return publish_then_free(p, -bytes);
+  Slot* slot = accounting::t_slot;
+  if (accounting::remove_crosses_threshold(slot, bytes, kFreeCall)) return publish_then_free(p, slot, -bytes);
   __libc_free(p);
 }
 
@@ -320,7 +323,7 @@ void resolving_free(void* p) noexcept {
 }
 void* resolving_calloc(std::size_t count, std::size_t size) noexcept {
   if (bind_entries()) return g_entry.calloc(count, size);
-  void* p = __libc_calloc(count, size);  // overflow → NULL and ENOMEM, from glibc
+  void* p = __libc_calloc(count, size);  // as glibc_calloc, uncounted
   return p != nullptr ? remember_early_block(p, count * size) : nullptr;
 }
 void* resolving_realloc(void* p, std::size_t size) noexcept {

@@ -1,6 +1,7 @@
 #include "next_allocator.h"
 
 #include <dlfcn.h>
+#include <gnu/libc-version.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -87,6 +88,16 @@ int posix_memalign_on_libc(void** out, std::size_t alignment, std::size_t size) 
   if (p == nullptr) return ENOMEM;
   *out = p;
   return 0;
+}
+
+// Whether __libc_malloc bound to glibc's (in the object of a function only
+// glibc has) rather than to a foreign allocator's alias: tcmalloc and
+// mimalloc export __libc_malloc and its siblings themselves, and heapline's
+// references to those names then bind to theirs.
+bool libc_aliases_are_glibcs() {
+  Dl_info alias, libc;
+  return dladdr(reinterpret_cast<void*>(&__libc_malloc), &alias) != 0 &&
+         dladdr(reinterpret_cast<void*>(&gnu_get_libc_version), &libc) != 0 && alias.dli_fbase == libc.dli_fbase;
 }
 
 template <typename Fn>
@@ -184,8 +195,14 @@ Resolution resolve_allocator() {
   t_resolving = true;
   const int saved_errno = errno;
   void* next_malloc = dlsym(RTLD_NEXT, "malloc");
-  const bool foreign = next_malloc != nullptr && next_malloc != reinterpret_cast<void*>(&__libc_malloc) &&
-                       find_foreign(next_malloc);
+  // The allocator after heapline is glibc's only when its malloc is glibc's
+  // __libc_malloc; a foreign allocator that exports that name too (tcmalloc,
+  // mimalloc) is foreign all the same, or the glibc path would call it and
+  // read a chunk header its blocks do not have.
+  const bool foreign =
+      next_malloc != nullptr &&
+      (next_malloc != reinterpret_cast<void*>(&__libc_malloc) || !libc_aliases_are_glibcs()) &&
+      find_foreign(next_malloc);
   g_chosen.store(foreign ? &kForeign : &kGlibc, std::memory_order_release);
   errno = saved_errno;
   t_resolving = false;

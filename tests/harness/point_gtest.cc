@@ -27,6 +27,10 @@ Point sample_point() {
   p.command = "malloc_churn 4 10000000 16 4096 512";
   p.machine = {"Some CPU", 2, "6.1.0", "2.36", "GNU 12.2.0", "ubuntu24 20261101"};
   p.fingerprint = p.machine.fingerprint();
+  p.scale = 0.25;
+  p.cpu = RunFigure{0.02, {0.01, 0.03}, 2.05, 2.0};
+  p.instructions = InstructionFigure{0.125, 1125, 1000};
+  p.library_report = {5.25, 128};
   return p;
 }
 
@@ -38,6 +42,22 @@ TEST(Point, RoundTripsEveryField) {
   EXPECT_EQ(back.with_runs[1].max_rss_kib, 5001);
   EXPECT_DOUBLE_EQ(back.interval.high, 0.039);
   EXPECT_EQ(back.fingerprint, original.machine.fingerprint());
+  EXPECT_DOUBLE_EQ(back.scale, 0.25);
+  EXPECT_DOUBLE_EQ(back.cpu->interval.high, 0.03);
+  EXPECT_EQ(back.instructions->with, 1125u);
+  EXPECT_EQ(*back.library_report.extra_peak_rss_kib, 128);
+}
+
+TEST(Point, CpuFigureIsTheRatioOfMedianUserPlusSystemTimes) {
+  const std::vector<RawRun> with = {{9, 1.0, 0.2, 0}, {9, 1.1, 0.2, 0}, {9, 1.2, 0.2, 0}};
+  const std::vector<RawRun> without = {{1, 0.9, 0.1, 0}, {1, 1.0, 0.1, 0}, {1, 1.1, 0.1, 0}};
+  const auto cpu = cpu_figure(with, without);
+  ASSERT_TRUE(cpu.has_value());
+  EXPECT_NEAR(cpu->overhead, 1.3 / 1.1 - 1, 1e-12) << "wall times play no part";
+  EXPECT_LE(cpu->interval.low, cpu->overhead);
+  EXPECT_GE(cpu->interval.high, cpu->overhead);
+  EXPECT_FALSE(cpu_figure({{1, 0, 0, 0}}, {{1, 0, 0, 0}}).has_value()) << "no CPU times, no figure";
+  EXPECT_EQ(extra_peak_rss_kib({{1, 0, 0, 300}}, {{1, 0, 0, 100}}), 200);
 }
 
 TEST(Point, PointWithoutScenarioBelongsToChurn4t) {

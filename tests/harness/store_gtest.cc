@@ -168,7 +168,7 @@ TEST(History, ReadsLegacyPointsWithTheUsersRules) {
   EXPECT_EQ(history.entries[1].timing, "command");
   EXPECT_DOUBLE_EQ(history.entries[1].high, 1.9);
   // The full reader applies the same rules.
-  auto full = parse_points(text, "legacy");
+  auto full = read_points(text, "legacy", RawTimes::read);
   ASSERT_EQ(full.points.size(), 2u);
   EXPECT_EQ(full.points[0].scenario, history.entries[0].scenario);
   EXPECT_EQ(full.points[0].timing, history.entries[0].timing);

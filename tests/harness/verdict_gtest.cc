@@ -121,6 +121,22 @@ TEST(Verdicts, TheMinimumEffectAloneHoldsBackAClearSmallStep) {
   EXPECT_EQ(newest_verdict(h, rule), Verdict::regression);
 }
 
+// A change beyond the threshold is reported only when the point's own
+// interval clears the baseline too: a wide interval that reaches back to it
+// is not evidence of a change, in either direction.
+TEST(Verdicts, AWideIntervalThatReachesTheBaselineIsNotAChange) {
+  auto up = noisy_history(15, 0.03, 0.001, 5);
+  up.entries.push_back(point("churn-4t", 0.07, 0.045));  // low 0.025: below the baseline
+  EXPECT_EQ(newest_verdict(up), Verdict::unchanged);
+  up.entries.back() = point("churn-4t", 0.07, 0.01);
+  EXPECT_EQ(newest_verdict(up), Verdict::regression);
+  auto down = noisy_history(15, 0.10, 0.001, 5);
+  down.entries.push_back(point("churn-4t", 0.06, 0.045));  // high 0.105: above the baseline
+  EXPECT_EQ(newest_verdict(down), Verdict::unchanged);
+  down.entries.back() = point("churn-4t", 0.06, 0.01);
+  EXPECT_EQ(newest_verdict(down), Verdict::improvement);
+}
+
 TEST(Verdicts, ASingleOutlierInTheHistoryDoesNotMoveTheBaseline) {
   auto h = noisy_history(12, 0.03, 0.003, 6);
   h.entries[8] = point("churn-4t", 0.90, 0.05);

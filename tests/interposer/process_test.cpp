@@ -18,6 +18,7 @@
 namespace fs = std::filesystem;
 using heapline::test::files_matching;
 using heapline::test::heapline_format_problem;
+using heapline::test::parse_keys;
 using heapline::test::read_json;
 using heapline::test::run;
 using heapline::test::RunOptions;
@@ -407,15 +408,6 @@ TEST_F(Interposer, BadSettingsGiveOneClearLineAndTheDefault) {
 }
 
 // --- heapline.h, markers, the live file -----------------------------------
-
-std::map<std::string, std::int64_t> parse_keys(const std::string& out) {
-  std::map<std::string, std::int64_t> values;
-  std::regex pair(R"((\w+)=(-?\d+))");
-  for (auto it = std::sregex_iterator(out.begin(), out.end(), pair); it != std::sregex_iterator(); ++it) {
-    values[(*it)[1]] = std::stoll((*it)[2]);
-  }
-  return values;
-}
 
 TEST_F(Interposer, ApiDoesNothingWithoutTheLibrary) {
   for (const std::string& program : {kPhaseProbe, kPhaseProbeNoPie}) {

@@ -48,6 +48,12 @@ TEST(Summary, HumanBytesChangesUnitAtExactlyOneKibi) {
   EXPECT_EQ(human_bytes(1LL << 20), "1.0 MiB");
 }
 
+TEST(Summary, HumanSecondsFromNanoseconds) {
+  using heapline::launcher::human_seconds;
+  EXPECT_EQ(human_seconds(1'500'000'000), "1.500 s");
+  EXPECT_EQ(human_seconds(2'000'000), "0.002 s");
+}
+
 TEST(Plot, FormatFromExtension) {
   using heapline::launcher::plot_format_for;
   using heapline::launcher::PlotFormat;

@@ -77,6 +77,8 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
   overhead_cmd->add_option("COMMAND", overhead.command, "Command to run (after --); default: the catalogue's");
   overhead_cmd->add_option("--scale", overhead.scale, "Multiply the catalogue command's operation count");
   overhead_cmd->add_flag("--json", overhead.json, "Print the point as JSON instead of the summary");
+  overhead_cmd->add_flag("--instructions", overhead.instructions,
+                         "Also count instructions under callgrind (the catalogue's reduced command)");
 
   auto* suite_cmd = app.add_subcommand("suite", "Measure every catalogue scenario with the library");
   suite_cmd->add_option("--lib", suite.library, "Preload library (default: libheapline.so next to heapline-bench)");
@@ -86,6 +88,8 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
   suite_cmd->add_option("--commit", suite.commit, "The commit measured (default: the source tree's HEAD)");
   suite_cmd->add_option("--commit-range", suite.commit_range,
                         "FIRST..LAST: the commits this point stands for when pushes were skipped");
+  suite_cmd->add_flag("!--no-instructions", suite.instructions,
+                      "Do not count instructions under callgrind (counted by default when valgrind is installed)");
   add_render_options(*suite_cmd, suite.render);
 
   auto* compare_cmd = app.add_subcommand(

@@ -28,6 +28,7 @@ struct OverheadOptions {
   std::vector<std::string> command;  // empty: the catalogue's
   double scale = 1.0;
   bool json = false;
+  bool instructions = false;  // also count instructions under callgrind
 };
 
 struct RenderCommandOptions {
@@ -46,6 +47,7 @@ struct SuiteOptions {
   std::vector<std::string> only;
   std::string commit;        // empty: the source tree's HEAD, if it is a git checkout
   std::string commit_range;  // "FIRST..LAST" when the point stands for several commits
+  bool instructions = true;  // count instructions under callgrind, when valgrind is installed
   RenderCommandOptions render;
 };
 

@@ -41,8 +41,14 @@ int run_overhead(const OverheadOptions& options) {
   const Measurement measurement = measure(runner, request, [&](const ProgressEvent& e) { progress.show(e); });
   progress.clear();
 
-  const Point point = point_from_measurement(measurement, library_label(request),
-                                             describe_command(*scenario, options.command, request.command));
+  Point point = point_from_measurement(measurement, library_label(request),
+                                       describe_command(*scenario, options.command, request.command), options.scale);
+  if (options.instructions) {
+    const std::string valgrind = find_valgrind();
+    if (valgrind.empty()) std::cerr << "heapline-bench: " << kNoValgrindNote << "\n";
+    if (auto counted = instruction_request(*scenario, options.where, request, options.scale, options.command, valgrind))
+      point.instructions = count_instructions(runner, *counted);
+  }
   if (options.json) {
     std::cout << to_json(point).dump(2) << std::endl;
   } else {

@@ -32,11 +32,31 @@ MeasurementRequest build_request(const Scenario& scenario, const Locations& wher
     if (!(scale > 0)) throw Refusal("--scale must be a positive number.");
     request.command = expand_command(scenario, {where.bin_dir, where.source_dir}, scale);
     request.env = scenario.env;
+    if (!scenario.allocator.empty()) {
+      request.preload_after = checked_preload_library(scenario.allocator);
+      request.floor = checked_preload_library(where.bin_dir + "/libheapline_null.so");
+    }
   } else {
     request.command = explicit_command;
   }
   request.command[0] = resolved_program(request.command[0]);
   if (library != "none") request.library = checked_preload_library(library);
+  return request;
+}
+
+std::optional<InstructionRequest> instruction_request(const Scenario& scenario, const Locations& where,
+                                                      const MeasurementRequest& measured, double scale,
+                                                      const std::vector<std::string>& explicit_command,
+                                                      const std::string& valgrind) {
+  if (valgrind.empty() || measured.library.empty() || !explicit_command.empty() ||
+      scenario.instructions_command.empty())
+    return std::nullopt;
+  InstructionRequest request;
+  request.valgrind = valgrind;
+  request.command = expand_instructions_command(scenario, {where.bin_dir, where.source_dir}, scale);
+  request.command[0] = resolved_program(request.command[0]);
+  request.env = measured.env;
+  request.library = measured.library;
   return request;
 }
 

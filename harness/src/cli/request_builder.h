@@ -6,7 +6,10 @@
 #include <vector>
 
 #include "commands.h"
+#include <optional>
+
 #include "heapline_bench/measurement/catalogue.h"
+#include "heapline_bench/measurement/instructions.h"
 #include "heapline_bench/measurement/measurement.h"
 
 namespace heapline::bench {
@@ -23,6 +26,18 @@ std::vector<const Scenario*> selected_scenarios(const Catalogue& catalogue, cons
 MeasurementRequest build_request(const Scenario& scenario, const Locations& where, const std::string& library,
                                  int runs, double scale, const std::vector<std::string>& explicit_command,
                                  const std::string& scratch_directory);
+
+// The instruction figure's request: the catalogue's reduced command, scaled.
+// nullopt when it cannot be counted: no valgrind (`valgrind` empty), an A/A
+// run, an explicit command, or a scenario without a reduced command.
+std::optional<InstructionRequest> instruction_request(const Scenario& scenario, const Locations& where,
+                                                      const MeasurementRequest& measured, double scale,
+                                                      const std::vector<std::string>& explicit_command,
+                                                      const std::string& valgrind);
+
+// The line said once per run when valgrind is missing.
+inline constexpr const char* kNoValgrindNote =
+    "valgrind is not installed: the points have no instruction figure (tools/setup.sh installs it)";
 
 // What a point records as its library: the path, or "none" for A/A.
 std::string library_label(const MeasurementRequest& request);

@@ -135,7 +135,7 @@ int run_import(const ImportOptions& options) {
     if (!in) throw Refusal("cannot read " + file + ". Nothing was imported.");
     std::ostringstream text;
     text << in.rdbuf();
-    const StoreContents incoming = parse_points(text.str(), file);
+    const StoreContents incoming = read_points(text.str(), file, RawTimes::read);
     if (!incoming.problems.empty()) {
       std::string list;
       for (const auto& problem : incoming.problems) list += "\n  " + problem.describe();

@@ -56,6 +56,9 @@ int run_suite(const SuiteOptions& options) {
   if (commit.empty()) commit = git_head(options.where.source_dir);
   const Store store(store_directory(options.render.store, options.where));
 
+  const std::string valgrind = options.instructions ? find_valgrind() : std::string();
+  if (options.instructions && valgrind.empty()) std::cerr << "heapline-bench: " << kNoValgrindNote << "\n";
+
   PosixProcessRunner runner;
   std::vector<SuiteRow> rows;
   bool any_failed = false;
@@ -72,7 +75,9 @@ int run_suite(const SuiteOptions& options) {
       auto measurement = measure(runner, request, [&](const ProgressEvent& e) { progress.show(e); });
       progress.clear();
       row.command = describe_command(scenario, {}, request.command);
-      row.point = point_from_measurement(measurement, library, row.command);
+      row.point = point_from_measurement(measurement, library, row.command, options.scale);
+      if (auto counted = instruction_request(scenario, options.where, request, options.scale, {}, valgrind))
+        row.point.instructions = count_instructions(runner, *counted);
       row.point.commit = commit;
       row.point.commit_range = commit_range;
       store.append(row.point);  // at once: an interruption later keeps it

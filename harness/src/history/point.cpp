@@ -4,6 +4,9 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include <cmath>
+
+#include "heapline_bench/history/point_reader.h"
 #include "heapline_bench/measurement/measurement.h"
 
 namespace heapline::bench {
@@ -22,20 +25,6 @@ ordered_json raw_runs_to_json(const std::vector<RawRun>& runs) {
 RawRun raw_run(const RunResult& r) { return {r.wall_seconds, r.user_seconds, r.system_seconds, r.max_rss_kib}; }
 
 namespace {
-
-std::vector<RawRun> raw_from_json(const json& array) {
-  std::vector<RawRun> out;
-  for (const auto& r : array) {
-    if (r.is_number()) {  // the oldest stores kept wall times only
-      out.push_back({r.get<double>(), 0, 0, 0});
-      continue;
-    }
-    out.push_back({r.at("wall_s").get<double>(), r.value("user_s", 0.0), r.value("sys_s", 0.0),
-                   r.value("max_rss_kib", 0L)});
-  }
-  return out;
-}
-
 
 // "0.3.2" < "0.4.0"; anything unparsable counts as old.
 bool version_before(const std::string& version, int major, int minor) {
@@ -59,8 +48,33 @@ std::string utc_now_iso8601() {
   return text;
 }
 
+std::optional<RunFigure> cpu_figure(const std::vector<RawRun>& with, const std::vector<RawRun>& without) {
+  std::vector<double> with_cpu, without_cpu;
+  bool any = false;
+  for (const auto& r : with) with_cpu.push_back(r.user_seconds + r.system_seconds);
+  for (const auto& r : without) without_cpu.push_back(r.user_seconds + r.system_seconds);
+  for (double v : with_cpu) any |= v > 0;
+  if (with_cpu.empty() || without_cpu.empty() || !any) return std::nullopt;
+  for (double v : without_cpu)
+    if (!(v > 0)) return std::nullopt;  // a run without CPU time: nothing to divide by
+  RunFigure figure;
+  figure.median_with_seconds = median(with_cpu);
+  figure.median_without_seconds = median(without_cpu);
+  figure.overhead = overhead_ratio(with_cpu, without_cpu);
+  figure.interval = bootstrap_overhead_interval(with_cpu, without_cpu);
+  return figure;
+}
+
+std::optional<long> extra_peak_rss_kib(const std::vector<RawRun>& with, const std::vector<RawRun>& without) {
+  std::vector<double> with_rss, without_rss;
+  for (const auto& r : with) with_rss.push_back(static_cast<double>(r.max_rss_kib));
+  for (const auto& r : without) without_rss.push_back(static_cast<double>(r.max_rss_kib));
+  if (with_rss.empty() || without_rss.empty() || median(without_rss) <= 0) return std::nullopt;
+  return std::lround(median(with_rss) - median(without_rss));
+}
+
 Point point_from_measurement(const Measurement& m, const std::string& library_label,
-                             const std::string& command_text) {
+                             const std::string& command_text, double scale) {
   Point point;
   point.scenario = m.request.scenario;
   point.measured_at = utc_now_iso8601();
@@ -72,6 +86,15 @@ Point point_from_measurement(const Measurement& m, const std::string& library_la
   point.median_without_seconds = m.median_without;
   for (const auto& r : m.with_runs) point.with_runs.push_back(raw_run(r));
   for (const auto& r : m.without_runs) point.without_runs.push_back(raw_run(r));
+  point.scale = scale;
+  point.cpu = cpu_figure(point.with_runs, point.without_runs);
+  point.library_report.extra_peak_rss_kib = extra_peak_rss_kib(point.with_runs, point.without_runs);
+  if (!m.with_reports.empty()) {
+    std::vector<double> rates;
+    for (const auto& r : m.with_reports)
+      if (r.calls > 0) rates.push_back(1000.0 * static_cast<double>(r.publishes) / static_cast<double>(r.calls));
+    if (!rates.empty()) point.library_report.publishes_per_1000_calls = median(rates);
+  }
   point.heapline_version = HEAPLINE_VERSION;
   point.library = library_label;
   point.command = command_text;
@@ -93,8 +116,25 @@ ordered_json to_json(const Point& p) {
       {"interval", {p.interval.low, p.interval.high}},
       {"confidence", p.confidence},
       {"runs", p.runs},
+      {"scale", p.scale},
       {"median_with_s", p.median_with_seconds},
       {"median_without_s", p.median_without_seconds},
+      {"cpu", p.cpu ? ordered_json{{"overhead", p.cpu->overhead},
+                                   {"interval", {p.cpu->interval.low, p.cpu->interval.high}},
+                                   {"median_with_s", p.cpu->median_with_seconds},
+                                   {"median_without_s", p.cpu->median_without_seconds}}
+                    : ordered_json(nullptr)},
+      {"instructions", p.instructions ? ordered_json{{"overhead", p.instructions->overhead},
+                                                     {"with", p.instructions->with},
+                                                     {"without", p.instructions->without}}
+                                      : ordered_json(nullptr)},
+      {"library_report",
+       {{"publishes_per_1000_calls", p.library_report.publishes_per_1000_calls
+                                         ? ordered_json(*p.library_report.publishes_per_1000_calls)
+                                         : ordered_json(nullptr)},
+        {"extra_peak_rss_kib", p.library_report.extra_peak_rss_kib
+                                   ? ordered_json(*p.library_report.extra_peak_rss_kib)
+                                   : ordered_json(nullptr)}}},
       {"timing", p.timing},
       {"heapline_version", p.heapline_version},
       {"library", p.library},
@@ -114,62 +154,6 @@ ordered_json to_json(const Point& p) {
   return out;
 }
 
-Point point_from_json(const json& j) {
-  if (!j.is_object()) throw std::runtime_error("a point must be a JSON object");
-  Point p;
-  try {
-    p.schema = j.value("schema", kPointSchema);
-    if (p.schema > kPointSchema)
-      throw std::runtime_error("schema " + std::to_string(p.schema) + " is newer than this heapline-bench (" +
-                               std::to_string(kPointSchema) + ")");
-    p.scenario = j.contains("scenario") && !j["scenario"].is_null() ? j["scenario"].get<std::string>()
-                                                                     : kDefaultScenario;
-    p.commit = j.value("commit", "");
-    if (j.contains("commit_range") && j["commit_range"].is_object())
-      p.commit_range = CommitRange{j["commit_range"].at("first").get<std::string>(),
-                                   j["commit_range"].at("last").get<std::string>()};
-    p.measured_at = j.at("measured_at").get<std::string>();
-    p.overhead = j.at("overhead").get<double>();
-    if (j.contains("interval")) {
-      const auto& interval = j["interval"];
-      p.interval = {interval.at(0).get<double>(), interval.at(1).get<double>()};
-    } else {
-      p.interval = {p.overhead, p.overhead};  // old points without one: a zero-width interval
-    }
-    p.confidence = j.value("confidence", 0.95);
-    p.runs = j.value("runs", 0);
-    p.median_with_seconds = j.value("median_with_s", 0.0);
-    p.median_without_seconds = j.value("median_without_s", 0.0);
-    if (j.contains("raw")) {
-      p.with_runs = raw_from_json(j["raw"].at("with"));
-      p.without_runs = raw_from_json(j["raw"].at("without"));
-    }
-    p.heapline_version = j.value("heapline_version", "");
-    if (j.contains("timing")) {
-      p.timing = j["timing"].get<std::string>();
-      if (p.timing != "command" && p.timing != "benchmark")
-        throw std::runtime_error("timing must be \"command\" or \"benchmark\", got \"" + p.timing + "\"");
-    } else {
-      p.timing = default_timing(p.scenario, p.heapline_version);
-    }
-    p.library = j.value("library", "");
-    p.command = j.value("command", "");
-    if (j.contains("machine")) {
-      const auto& m = j["machine"];
-      p.machine.cpu_model = m.value("cpu_model", "");
-      p.machine.cores = m.value("cores", 0);
-      p.machine.kernel = m.value("kernel", "");
-      p.machine.glibc = m.value("glibc", "");
-      p.machine.compiler = m.value("compiler", "");
-      p.machine.runner_image = m.value("runner_image", "");
-      p.fingerprint = m.value("fingerprint", p.machine.fingerprint());
-    } else {
-      p.fingerprint = "unknown";
-    }
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(std::string("malformed point: ") + e.what());
-  }
-  return p;
-}
+Point point_from_json(const json& j) { return parse_point_line(j.dump()); }
 
 }  // namespace heapline::bench

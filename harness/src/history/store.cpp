@@ -89,45 +89,6 @@ void Store::append_lines(const std::string& path, std::string lines) const {
   file.write_all_once(lines);
 }
 
-StoreContents parse_points(const std::string& text, const std::string& file_name) {
-  StoreContents contents;
-  std::size_t start = 0;
-  int line_number = 0;
-  while (start < text.size()) {
-    ++line_number;
-    std::size_t end = text.find('\n', start);
-    const bool torn = end == std::string::npos;
-    if (torn) end = text.size();
-    std::string_view line(text.data() + start, end - start);
-    start = end + 1;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    if (torn) {
-      contents.problems.push_back({file_name, line_number,
-                                   "the last line is incomplete (no newline): an append was interrupted; "
-                                   "the line is kept as it is and later points start on a new line"});
-      continue;
-    }
-    try {
-      contents.points.push_back(point_from_json(nlohmann::json::parse(line)));
-      contents.lines.push_back(line_number);
-    } catch (const nlohmann::json::parse_error& e) {
-      contents.problems.push_back({file_name, line_number, std::string("not valid JSON: ") + e.what()});
-    } catch (const std::exception& e) {
-      contents.problems.push_back({file_name, line_number, e.what()});
-    }
-  }
-  return contents;
-}
-
-StoreContents Store::read() const {
-  std::ifstream file(points_path(), std::ios::binary);
-  if (!file) {
-    if (std::filesystem::exists(points_path())) throw store_error("read", points_path());
-    return {};
-  }
-  std::ostringstream text;
-  text << file.rdbuf();
-  return parse_points(text.str(), points_path());
-}
+StoreContents Store::read() const { return read_points_file(points_path(), RawTimes::read); }
 
 }  // namespace heapline::bench

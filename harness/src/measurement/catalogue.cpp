@@ -58,12 +58,17 @@ Catalogue parse_catalogue(const std::string& json_text, const std::string& origi
       scenario.command = entry.at("command").get<std::vector<std::string>>();
       scenario.shows = entry.value("shows", "");
       scenario.scale_arg = entry.value("scale_arg", -1);
+      if (entry.contains("instructions_command"))
+        scenario.instructions_command = entry["instructions_command"].get<std::vector<std::string>>();
+      scenario.allocator = entry.value("allocator", "");
       if (entry.contains("env")) scenario.env = entry["env"].get<std::map<std::string, std::string>>();
     } catch (const nlohmann::json::exception& e) {
       throw fail("a scenario is malformed: " + std::string(e.what()));
     }
     if (scenario.name.empty() || scenario.command.empty()) throw fail("a scenario has no name or no command");
-    if (scenario.scale_arg >= static_cast<int>(scenario.command.size()))
+    if (scenario.scale_arg >= static_cast<int>(scenario.command.size()) ||
+        (!scenario.instructions_command.empty() &&
+         scenario.scale_arg >= static_cast<int>(scenario.instructions_command.size())))
       throw fail(scenario.name + ": scale_arg is past the end of the command");
     if (catalogue.find(scenario.name) != nullptr) throw fail("scenario " + scenario.name + " is defined twice");
     catalogue.scenarios.push_back(std::move(scenario));
@@ -91,6 +96,14 @@ std::vector<std::string> expand_command(const Scenario& scenario, const Placehol
     count = std::to_string(static_cast<long long>(scaled < 1 ? 1 : scaled));
   }
   return argv;
+}
+
+std::vector<std::string> expand_instructions_command(const Scenario& scenario, const Placeholders& where,
+                                                     double scale) {
+  if (scenario.instructions_command.empty()) return {};
+  Scenario reduced = scenario;
+  reduced.command = scenario.instructions_command;
+  return expand_command(reduced, where, scale);
 }
 
 }  // namespace heapline::bench

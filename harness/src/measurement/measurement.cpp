@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace heapline::bench {
@@ -75,6 +76,30 @@ std::vector<PlannedRun> interleaved_plan(int runs) {
     plan.push_back({pair, with_first ? Side::without_library : Side::with_library});
   }
   return plan;
+}
+
+std::optional<LibraryRunReport> collect_library_reports(const std::string& directory) {
+  std::optional<LibraryRunReport> total;
+  std::error_code ec;
+  for (const auto& file : std::filesystem::directory_iterator(directory, ec)) {
+    const std::string name = file.path().filename().string();
+    if (name.rfind("heapline.", 0) != 0 || name.size() < 5 || name.substr(name.size() - 5) != ".json") continue;
+    try {
+      std::ifstream in(file.path());
+      const auto report = nlohmann::json::parse(in);
+      const auto& calls = report.at("calls");
+      LibraryRunReport one{calls.at("alloc").get<std::uint64_t>() + calls.at("free").get<std::uint64_t>() +
+                               calls.at("realloc").get<std::uint64_t>(),
+                           report.at("publishes").get<std::uint64_t>()};
+      if (!total) total = LibraryRunReport{};
+      total->calls += one.calls;
+      total->publishes += one.publishes;
+    } catch (const std::exception&) {
+      // Not a report of this heapline (another library's file): not counted.
+    }
+    std::filesystem::remove(file.path(), ec);
+  }
+  return total;
 }
 
 bool trace_shows_library_loaded(const std::string& prefix, int pid, const std::string& library) {
@@ -162,13 +187,17 @@ Measurement measure(ProcessRunner& runner, const MeasurementRequest& request, co
     // so the environment differs between the sides by LD_PRELOAD alone.
     spec.env["HEAPLINE_OUT"] = request.scratch_directory + "/heapline.%e.%p.json";
     const bool with = run.side == Side::with_library && !aa;
-    if (with) {
+    const std::string& front = with ? request.library : request.floor;
+    if (!front.empty() || !request.preload_after.empty()) {
       const auto inherited = spec.env.count("LD_PRELOAD") ? spec.env["LD_PRELOAD"]
                              : std::getenv("LD_PRELOAD") ? std::string(std::getenv("LD_PRELOAD"))
                                                          : std::string();
-      spec.env["LD_PRELOAD"] = inherited.empty() ? request.library : request.library + ":" + inherited;
-      if (run.warmup()) spec.ld_debug_output = trace_prefix;
+      std::string preload;
+      for (const std::string* part : {&front, &request.preload_after, &inherited})
+        if (!part->empty()) preload += (preload.empty() ? "" : ":") + *part;
+      spec.env["LD_PRELOAD"] = preload;
     }
+    if (with && run.warmup()) spec.ld_debug_output = trace_prefix;
 
     RunResult result = runner.run(spec);
     if (!result.started)
@@ -183,7 +212,12 @@ Measurement measure(ProcessRunner& runner, const MeasurementRequest& request, co
       throw Refusal(request.scenario + ": " + request.library + " was not loaded into " + request.command[0] +
                     " (ld.so's trace does not show it). A statically linked program, or one that clears "
                     "LD_PRELOAD, cannot be measured: its figure would read 0%. Nothing was recorded.");
+    // Each run's reports are read (with-runs) or cleared (the others) before
+    // the next run writes its own.
+    const auto report = request.scratch_directory.empty() ? std::nullopt
+                                                          : collect_library_reports(request.scratch_directory);
     if (run.warmup()) continue;
+    if (with && report) measurement.with_reports.push_back(*report);
     timed_seconds += result.wall_seconds;
     ++timed_runs;
     (run.side == Side::with_library ? measurement.with_runs : measurement.without_runs).push_back(result);

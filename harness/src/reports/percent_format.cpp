@@ -17,4 +17,11 @@ std::string format_overhead(double overhead, const Interval& interval) {
          format_percent(interval.high, false) + "]";
 }
 
+std::string format_instructions(double overhead) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%+.2f%%", overhead * 100);
+  std::string out = text;
+  return out == "-0.00%" ? "+0.00%" : out;
+}
+
 }  // namespace heapline::bench

@@ -39,6 +39,22 @@ std::string format_summary(const Measurement& m, const Point& point) {
       << seconds(with_hi) << ")\n";
   out << "  without   median " << seconds(m.median_without) << "  (range " << seconds(without_lo) << " .. "
       << seconds(without_hi) << ")\n";
+  if (point.cpu)
+    out << "  cpu       " << format_overhead(point.cpu->overhead, point.cpu->interval) << "  (user+sys CPU time, median "
+        << seconds(point.cpu->median_with_seconds) << " with, " << seconds(point.cpu->median_without_seconds)
+        << " without)\n";
+  if (point.instructions)
+    out << "  instructions " << format_instructions(point.instructions->overhead) << "  (callgrind, reduced command: "
+        << point.instructions->with << " with, " << point.instructions->without << " without)\n";
+  if (point.library_report.publishes_per_1000_calls) {
+    char rate[32];
+    std::snprintf(rate, sizeof rate, "%.2f", *point.library_report.publishes_per_1000_calls);
+    out << "  heapline  " << rate << " publishes per 1000 calls";
+    if (point.library_report.extra_peak_rss_kib)
+      out << ", " << (*point.library_report.extra_peak_rss_kib >= 0 ? "+" : "") << *point.library_report.extra_peak_rss_kib
+          << " KiB peak RSS";
+    out << "\n";
+  }
   out << "  library   " << point.library << "\n";
   out << "  command   " << point.command << "\n";
   out << "  machine   " << point.machine.describe() << "\n";

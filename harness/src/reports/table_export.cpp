@@ -9,18 +9,27 @@ namespace heapline::bench {
 
 std::string format_suite_table(const std::vector<SuiteRow>& rows, const std::string& library,
                                const Machine& machine) {
-  std::vector<std::vector<std::string>> cells = {{"Scenario", "Overhead [95% CI]", "Median without", "Command"}};
+  std::vector<std::vector<std::string>> cells = {
+      {"Scenario", "Wall [95% CI]", "CPU [95% CI]", "Instructions", "Publishes / 1000 calls", "Median without",
+       "Command"}};
   for (const auto& row : rows) {
-    std::string figure = row.measured ? format_overhead(row.point.overhead, row.point.interval) : "failed";
-    std::string baseline = "-";
-    if (row.measured) {
-      std::ostringstream s;
-      s.precision(3);
-      s << std::fixed << row.point.median_without_seconds << " s";
-      baseline = s.str();
+    if (!row.measured) {
+      cells.push_back({"`" + row.scenario + "`", "failed", "-", "-", "-", "-", "`" + row.command + "`"});
+      continue;
     }
-    cells.push_back({"`" + row.scenario + "`", figure, baseline, "`" + row.command + "`"});
+    const Point& p = row.point;
+    std::ostringstream baseline, publishes;
+    baseline.precision(3);
+    baseline << std::fixed << p.median_without_seconds << " s";
+    publishes.precision(2);
+    if (p.library_report.publishes_per_1000_calls) publishes << std::fixed << *p.library_report.publishes_per_1000_calls;
+    else publishes << "-";
+    cells.push_back({"`" + row.scenario + "`", format_overhead(p.overhead, p.interval),
+                     p.cpu ? format_overhead(p.cpu->overhead, p.cpu->interval) : "-",
+                     p.instructions ? format_instructions(p.instructions->overhead) : "-", publishes.str(),
+                     baseline.str(), "`" + row.command + "`"});
   }
+  auto right_aligned = [](std::size_t column) { return column >= 1 && column <= 5; };
   std::vector<std::size_t> widths(cells[0].size(), 0);
   for (const auto& line : cells)
     for (std::size_t i = 0; i < line.size(); ++i) widths[i] = std::max(widths[i], line[i].size());
@@ -30,15 +39,14 @@ std::string format_suite_table(const std::vector<SuiteRow>& rows, const std::str
     out << '|';
     for (std::size_t i = 0; i < line.size(); ++i) {
       const std::string pad(widths[i] - line[i].size(), ' ');
-      out << ' ' << (i == 1 || i == 2 ? pad + line[i] : line[i] + pad) << " |";
+      out << ' ' << (right_aligned(i) ? pad + line[i] : line[i] + pad) << " |";
     }
     out << '\n';
   };
   emit(cells[0]);
   out << '|';
   for (std::size_t i = 0; i < widths.size(); ++i) {
-    const bool right_aligned = i == 1 || i == 2;
-    out << ' ' << std::string(widths[i] - (right_aligned ? 1 : 0), '-') << (right_aligned ? ":" : "") << " |";
+    out << ' ' << std::string(widths[i] - (right_aligned(i) ? 1 : 0), '-') << (right_aligned(i) ? ":" : "") << " |";
   }
   out << '\n';
   for (std::size_t i = 1; i < cells.size(); ++i) emit(cells[i]);

@@ -1,16 +1,30 @@
-// The history as the page needs it: the few fields of each point that the
-// table and the plots show, read fast. A store of 100 000 points is ~200 MB
-// of JSON (raw times included); simdjson's On-Demand parser reads only the
-// fields asked for, so rendering stays well under a second. Full points
-// (raw times and all) are read by store.h.
+// The history as the page and the verdicts need it: the figures of each point
+// (no raw times), read through the one schema reader (point_reader.h).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "heapline_bench/history/store.h"
+#include "heapline_bench/history/point_reader.h"
 
 namespace heapline::bench {
+
+// The three figures of a point (point.h says what each measures).
+enum class Figure { wall, cpu, instructions };
+inline constexpr Figure kFigures[] = {Figure::wall, Figure::cpu, Figure::instructions};
+const char* figure_name(Figure figure);  // "wall", "cpu", "instructions"
+
+struct FigureValue {
+  bool present = false;
+  double overhead = 0;
+  double low = 0;  // the 95% interval, when interval_known
+  double high = 0;
+  // false for the cpu figure of schema-1 points, computed on read from their
+  // raw runs as the ratio of medians: a bootstrap of every old point would
+  // cost seconds on each read of a long store.
+  bool interval_known = true;
+};
 
 struct HistoryEntry {
   int line = 0;
@@ -21,22 +35,36 @@ struct HistoryEntry {
   std::string timing;
   std::string fingerprint;
   int machine = -1;  // index into History::machines; -1 when the point has none
-  double overhead = 0;
+  double scale = 1.0;
+  double overhead = 0;  // the wall figure, the headline
   double low = 0;
   double high = 0;
+  FigureValue cpu;
+  FigureValue instructions;
+  std::optional<double> publishes_per_1000_calls;
+  std::optional<long> extra_peak_rss_kib;
+
+  FigureValue figure(Figure which) const;
 };
 
 struct History {
-  std::vector<HistoryEntry> entries;  // file order, oldest first
+  std::vector<HistoryEntry> entries;  // oldest first
   std::vector<std::string> machines;  // Machine::describe() of each fingerprint seen
   std::vector<StoreProblem> problems;
   std::size_t skipped_lines = 0;  // older lines not read (read_history's last_lines)
 };
+
+// The entry of a point (figures only; the machine's description goes to
+// `machines`, indexed by fingerprint in `machine_index`).
+HistoryEntry history_entry(const Point& point, int line);
 
 // Reads points.jsonl at `path`, or only its last `last_lines` lines (0: all):
 // the page needs the recent history, and reading from the end keeps render
 // time flat as the store grows. A missing file is an empty history. Lines
 // that are not points are reported in `problems` with their line number.
 History read_history(const std::string& path, std::size_t last_lines = 0);
+
+// The history of points already read (tests, and stores read whole).
+History history_of(const PointsRead& read);
 
 }  // namespace heapline::bench

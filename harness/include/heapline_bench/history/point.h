@@ -1,13 +1,24 @@
-// A point: one measured overhead figure of one scenario, with everything
-// needed to trust it later (raw times, interval, machine, commit). The store
+// A point: the measured overhead of one scenario, with everything needed to
+// trust it later (raw times, intervals, machine, commit, scale). The store
 // keeps one point per line; this header is its schema.
+//
+// Three figures per point, each the overhead of the library on the same
+// scenario: `wall` (the headline: median wall time with / without - 1, the
+// user's definition), `cpu` (the same rule on user+sys CPU time of the same
+// runs: on a machine with fewer cores than threads, the wall clock mostly
+// measures the scheduler, CPU time still counts what heapline costs) and
+// `instructions` (the scenario's reduced command under callgrind, with and
+// without the library: repeats to a few parts per million). Schema 1 had the
+// wall figure only; its cpu figure is computed from its raw runs on read.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "heapline_bench/measurement/instructions.h"
 #include "heapline_bench/measurement/machine.h"
 #include "heapline_bench/measurement/statistics.h"
 
@@ -16,7 +27,7 @@ namespace heapline::bench {
 struct Measurement;
 struct RunResult;
 
-inline constexpr int kPointSchema = 1;
+inline constexpr int kPointSchema = 2;
 inline constexpr const char* kDefaultScenario = "churn-4t";  // points older than scenarios
 
 struct RawRun {
@@ -31,16 +42,36 @@ struct CommitRange {
   std::string last;   // the measured commit
 };
 
+// A figure computed from the runs: the ratio of medians and its bootstrap
+// interval.
+struct RunFigure {
+  double overhead = 0;
+  Interval interval;
+  double median_with_seconds = 0;
+  double median_without_seconds = 0;
+};
+
+// What heapline's own report says about the with-runs, and what its
+// bookkeeping costs in memory.
+struct LibraryReport {
+  std::optional<double> publishes_per_1000_calls;  // median over the with-runs
+  std::optional<long> extra_peak_rss_kib;          // median peak RSS with - without
+};
+
 struct Point {
   int schema = kPointSchema;
   std::string scenario;
   std::string commit;                       // the measured commit; empty when unknown
   std::optional<CommitRange> commit_range;  // when skipped pushes are folded into this point
   std::string measured_at;                  // ISO 8601, UTC
-  double overhead = 0;
+  double overhead = 0;  // the wall figure, the headline
   Interval interval;
   double confidence = 0.95;
   int runs = 0;
+  double scale = 1.0;  // the --scale of the operation counts
+  std::optional<RunFigure> cpu;                   // absent: no CPU times were recorded
+  std::optional<InstructionFigure> instructions;  // absent: not counted (no valgrind, or older points)
+  LibraryReport library_report;
   double median_with_seconds = 0;
   double median_without_seconds = 0;
   std::vector<RawRun> with_runs;
@@ -55,16 +86,22 @@ struct Point {
 
 // A point from a fresh measurement: the machine is this one, the time now.
 Point point_from_measurement(const Measurement& measurement, const std::string& library_label,
-                             const std::string& command_text);
+                             const std::string& command_text, double scale = 1.0);
+
+// The cpu figure of raw runs (user + sys seconds), as a measurement computes
+// it; absent when the runs hold no CPU times (the oldest stores).
+std::optional<RunFigure> cpu_figure(const std::vector<RawRun>& with, const std::vector<RawRun>& without);
+
+// The median peak RSS with the library minus without; absent without RSS.
+std::optional<long> extra_peak_rss_kib(const std::vector<RawRun>& with, const std::vector<RawRun>& without);
 
 nlohmann::ordered_json to_json(const Point& point);
 
 // The raw times of runs, as points (and the release comparison) keep them.
 RawRun raw_run(const RunResult& result);
 nlohmann::ordered_json raw_runs_to_json(const std::vector<RawRun>& runs);
-// Throws std::runtime_error saying which field is missing or of the wrong
-// type. Applies the history's rules: no scenario means churn-4t; no timing
-// means "benchmark" (self-timed) for churn-4t points before 0.4.0.
+// Reads a point with the one schema reader (point_reader.h). Throws
+// std::runtime_error saying which field is missing or of the wrong type.
 Point point_from_json(const nlohmann::json& json);
 
 std::string utc_now_iso8601();

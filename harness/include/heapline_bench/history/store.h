@@ -9,21 +9,13 @@
 #include <vector>
 
 #include "heapline_bench/history/point.h"
+#include "heapline_bench/history/point_reader.h"
 
 namespace heapline::bench {
 
-struct StoreProblem {
-  std::string file;
-  int line = 0;  // 1-based
-  std::string reason;
-  std::string describe() const { return file + ":" + std::to_string(line) + ": " + reason; }
-};
-
-struct StoreContents {
-  std::vector<Point> points;  // in file order (oldest first)
-  std::vector<int> lines;     // the line number of each point
-  std::vector<StoreProblem> problems;
-};
+// What a read of the store gives: the points, their line numbers, and the
+// lines that are not points (point_reader.h).
+using StoreContents = PointsRead;
 
 class Store {
  public:
@@ -49,8 +41,5 @@ class Store {
  private:
   std::string directory_;
 };
-
-// Parses store text (for tests and for importing other files).
-StoreContents parse_points(const std::string& text, const std::string& file_name);
 
 }  // namespace heapline::bench

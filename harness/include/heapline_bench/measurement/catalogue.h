@@ -14,6 +14,14 @@ struct Scenario {
   std::map<std::string, std::string> env;
   int scale_arg = -1;  // index of the operation count that --scale multiplies
   std::string shows;   // what the scenario shows, for the docs
+  // The same work at a fixed reduced operation count, for the instruction
+  // figure: callgrind runs ~50x slower. Empty: no instruction figure.
+  std::vector<std::string> instructions_command;
+  // An allocator preloaded after the measured library on both sides; the
+  // side without heapline then preloads the forwarding-only library before
+  // it, so the figure is heapline's cost over that allocator's own floor
+  // (scenarios/allocators.json). Empty: the program's own allocator.
+  std::string allocator;
 
   // The command as a user would type it: placeholders dropped.
   std::string display_command() const;
@@ -37,5 +45,11 @@ struct Placeholders {
 // The argv to run: placeholders replaced, the operation count scaled (at
 // least 1). Throws std::invalid_argument for a non-positive scale.
 std::vector<std::string> expand_command(const Scenario& scenario, const Placeholders& where, double scale = 1.0);
+
+// The instructions_command, expanded and scaled the same way (a point records
+// its scale, and points are compared only at the same scale). Empty when the
+// scenario has none.
+std::vector<std::string> expand_instructions_command(const Scenario& scenario, const Placeholders& where,
+                                                     double scale = 1.0);
 
 }  // namespace heapline::bench

@@ -4,8 +4,10 @@
 // library also proves that the library is really loaded (ld.so's own trace).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -33,14 +35,28 @@ struct MeasurementRequest {
   std::vector<std::string> command;        // argv[0] resolved by the caller or PATH
   std::map<std::string, std::string> env;  // scenario environment, both sides
   std::string library;                     // absolute path; empty: A/A, same command on both sides
+  // Preloaded after `library` on the side with it, and after `floor` on the
+  // side without: heapline in front of another allocator, measured against
+  // the forwarding-only library in front of the same allocator. Both empty
+  // for the five scenarios (the side without preloads nothing).
+  std::string preload_after;
+  std::string floor;
   int runs = 10;
   std::string working_directory;  // where the command runs; empty: here
   std::string scratch_directory;  // ld.so traces and heapline's own output files
 };
 
+// What heapline's own report (HEAPLINE_OUT) says about one with-run, summed
+// over the processes of the run.
+struct LibraryRunReport {
+  std::uint64_t calls = 0;  // alloc + free + realloc
+  std::uint64_t publishes = 0;
+};
+
 struct Measurement {
   MeasurementRequest request;
   std::vector<RunResult> with_runs;  // in the order they ran
+  std::vector<LibraryRunReport> with_reports;  // one per with-run whose report was found
   std::vector<RunResult> without_runs;
   double median_with = 0;
   double median_without = 0;
@@ -69,6 +85,11 @@ using ProgressCallback = std::function<void(const ProgressEvent&)>;
 // and Interrupted when the user stops it.
 Measurement measure(ProcessRunner& runner, const MeasurementRequest& request,
                     const ProgressCallback& progress = {});
+
+// Sums the calls and publishes of heapline's reports (heapline.*.json) in
+// `directory`, and removes them, so the next run's reports stand alone.
+// nullopt when there is none (the library was not heapline, or wrote none).
+std::optional<LibraryRunReport> collect_library_reports(const std::string& directory);
 
 // True when ld.so's LD_DEBUG=files trace for `pid` under `prefix` shows
 // `library` being loaded.

@@ -16,4 +16,8 @@ std::string format_percent(double ratio, bool sign = true);
 // "+3.1% [2.4, 3.9]": the figure and its interval, in percent.
 std::string format_overhead(double overhead, const Interval& interval);
 
+// The instruction figure: two decimals, as it repeats to far better than a
+// tenth of a point. "+14.14%".
+std::string format_instructions(double overhead);
+
 }  // namespace heapline::bench

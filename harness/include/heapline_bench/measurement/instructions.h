@@ -1,0 +1,43 @@
+// The instruction figure: the scenario's reduced command (the catalogue's
+// "instructions_command") under valgrind's callgrind, once without and once
+// with the library. Callgrind counts the instructions the program executes,
+// whatever else the machine does, so the figure repeats to a few parts per
+// million for one thread; with several threads, valgrind serialises them and
+// where a thread is switched out moves when it publishes, so a few parts in
+// ten thousand still vary.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "heapline_bench/measurement/process_runner.h"
+
+namespace heapline::bench {
+
+struct InstructionFigure {
+  double overhead = 0;  // with / without - 1
+  std::uint64_t with = 0;
+  std::uint64_t without = 0;
+};
+
+struct InstructionRequest {
+  std::string valgrind;                    // the program; see find_valgrind()
+  std::vector<std::string> command;        // the reduced command, resolved
+  std::map<std::string, std::string> env;  // the scenario's environment
+  std::string library;                     // preloaded on the with side
+};
+
+// valgrind's path, or empty when it is not installed.
+std::string find_valgrind();
+
+// The count callgrind prints last on stderr ("==pid== Collected : N").
+std::optional<std::uint64_t> collected_instructions(const std::string& callgrind_stderr);
+
+// Runs the command under callgrind without, then with, the library. Throws
+// Refusal (measurement.h) when a run fails or prints no count.
+InstructionFigure count_instructions(ProcessRunner& runner, const InstructionRequest& request);
+
+}  // namespace heapline::bench

@@ -1,0 +1,57 @@
+// The one reader of the point schema: what it accepts and refuses, the same
+// for every command, and how older points are read.
+#include "heapline_bench/history/point_reader.h"
+
+#include <gtest/gtest.h>
+
+#include "heapline_bench/history/history.h"
+
+namespace heapline::bench {
+namespace {
+
+constexpr const char* kSchema1 =
+    R"({"schema":1,"scenario":"churn-4t","commit":"abc","measured_at":"2026-01-01T00:00:00Z","overhead":0.05,)"
+    R"("interval":[0.01,0.09],"runs":3,"timing":"command","heapline_version":"0.4.0",)"
+    R"("raw":{"with":[{"wall_s":1.0,"user_s":1.0,"sys_s":0.1,"max_rss_kib":10},)"
+    R"({"wall_s":1.0,"user_s":1.2,"sys_s":0.1,"max_rss_kib":10},{"wall_s":1.0,"user_s":1.1,"sys_s":0.1,"max_rss_kib":10}],)"
+    R"("without":[{"wall_s":1.0,"user_s":1.0,"sys_s":0.0,"max_rss_kib":9},{"wall_s":1.0,"user_s":1.0,"sys_s":0.0,"max_rss_kib":9},)"
+    R"({"wall_s":1.0,"user_s":1.0,"sys_s":0.0,"max_rss_kib":9}]}})";
+
+TEST(PointReader, SchemaOnePointsGetTheirCpuFigureFromTheirRawRuns) {
+  const auto read = read_points(std::string(kSchema1) + "\n", "old", RawTimes::skip);
+  ASSERT_TRUE(read.problems.empty()) << read.problems.front().describe();
+  const History history = history_of(read);
+  ASSERT_EQ(history.entries.size(), 1u);
+  const FigureValue cpu = history.entries[0].cpu;
+  ASSERT_TRUE(cpu.present);
+  EXPECT_NEAR(cpu.overhead, 0.2, 1e-12) << "median user+sys 1.2 with, 1.0 without";
+  EXPECT_FALSE(cpu.interval_known);
+  EXPECT_FALSE(history.entries[0].instructions.present) << "schema 1 had no instruction figure";
+  EXPECT_DOUBLE_EQ(history.entries[0].scale, 1.0);
+}
+
+TEST(PointReader, ReadsTheNewFiguresOfSchemaTwo) {
+  const std::string line =
+      R"({"schema":2,"scenario":"churn-1t","measured_at":"2026-01-01T00:00:00Z","overhead":0.05,"interval":[0.01,0.09],)"
+      R"("scale":0.5,"cpu":{"overhead":0.03,"interval":[0.02,0.04]},"instructions":{"overhead":0.12,"with":112,"without":100},)"
+      R"("library_report":{"publishes_per_1000_calls":5.5,"extra_peak_rss_kib":64}})";
+  const History history = history_of(read_points(line + "\n", "new", RawTimes::skip));
+  ASSERT_EQ(history.entries.size(), 1u);
+  const auto& e = history.entries[0];
+  EXPECT_DOUBLE_EQ(e.scale, 0.5);
+  EXPECT_DOUBLE_EQ(e.cpu.overhead, 0.03);
+  EXPECT_DOUBLE_EQ(e.cpu.high, 0.04);
+  EXPECT_TRUE(e.instructions.present);
+  EXPECT_DOUBLE_EQ(e.instructions.overhead, 0.12);
+  EXPECT_DOUBLE_EQ(*e.publishes_per_1000_calls, 5.5);
+  EXPECT_EQ(*e.extra_peak_rss_kib, 64);
+}
+
+TEST(PointReader, AFutureSchemaIsRefusedNotGuessed) {
+  const auto read = read_points(R"({"schema":3,"measured_at":"x","overhead":0})" "\n", "f", RawTimes::read);
+  ASSERT_EQ(read.problems.size(), 1u);
+  EXPECT_NE(read.problems[0].reason.find("newer"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace heapline::bench
