@@ -7,7 +7,8 @@
 #  - the version the README states is the one CMake builds, which
 #    heapline-bench reports and records in every point;
 #  - docs/release-comparison.json names no path of the machine that measured
-#    it.
+#    it;
+#  - nothing cites DESIGN.md, a file outside the repository.
 set -euo pipefail
 source_dir=$1 bench=$2
 fail() { printf 'FAIL: %s\n' "$*" >&2; exit 1; }
@@ -35,6 +36,13 @@ paths = [s for s in strings(json.load(open(sys.argv[1], encoding="utf-8"))) if s
 if paths:
     sys.exit(f"FAIL: {sys.argv[1]} names paths of the machine that measured it: {paths}")
 PY
+
+# Code and docs cite the project's own design document (docs/design.md),
+# never a file outside the repository.
+if cited=$(grep -rnI --exclude-dir=build --exclude-dir=.git --exclude-dir=node_modules --exclude-dir=_build \
+  -e 'DESIGN\.md' "$source_dir" | grep -v '^[^:]*/tests/docs/readme_examples_test\.sh:'); then
+  fail "files cite DESIGN.md, which is not in the repository:"$'\n'"$cited"
+fi
 
 # The refs of the examples. A clone without history (actions/checkout's
 # default depth) cannot resolve older commits: skip that part there.

@@ -51,13 +51,14 @@ struct AllOptions {
   RenderCommandOptions render;
   ValidateOptions validate;
   ImportOptions import;
+  ExportOptions export_;
 };
 
 }  // namespace
 
 std::optional<int> parse_command_line(int argc, char** argv, std::function<int()>& subcommand) {
   auto all = std::make_shared<AllOptions>();
-  auto& [where, overhead, suite, compare, check, calibrate, render, validate, import] = *all;
+  auto& [where, overhead, suite, compare, check, calibrate, render, validate, import, export_] = *all;
   CLI::App app{"heapline-bench: the overhead-regression service of heapline"};
   app.require_subcommand(1);
   app.set_version_flag("--version", HEAPLINE_VERSION);
@@ -129,13 +130,21 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
   import_cmd->add_option("--store", import.store, "Store directory (default: <source>/bench-data)");
   import_cmd->add_option("FILE", import.files, "points.jsonl files of the older store")->required()->check(CLI::ExistingFile);
 
+  auto* export_cmd = app.add_subcommand("export", "Write the history as CSV or as github-action-benchmark's JSON");
+  export_cmd->add_option("--store", export_.store, "Store directory (default: <source>/bench-data)");
+  export_cmd->add_option("--format", export_.format, "csv (every point) or github-action-benchmark (one commit)")
+      ->check(CLI::IsMember({"csv", "github-action-benchmark"}))
+      ->capture_default_str();
+  export_cmd->add_option("--commit", export_.commit, "github-action-benchmark: the commit (default: the newest point's)");
+  export_cmd->add_option("--out", export_.out, "File to write (default: standard output)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int status = app.exit(e);
     return status == 0 ? kExitOk : kExitUsage;
   }
-  overhead.where = suite.where = render.where = validate.where = import.where = compare.where = where;
+  overhead.where = suite.where = render.where = validate.where = import.where = compare.where = export_.where = where;
   check.where = calibrate.where = where;
   const std::pair<CLI::App*, std::function<int()>> table[] = {
       {check_cmd, [all] { return run_check(all->check); }},
@@ -146,6 +155,7 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
       {render_cmd, [all] { return run_render(all->render); }},
       {validate_cmd, [all] { return run_validate(all->validate); }},
       {import_cmd, [all] { return run_import(all->import); }},
+      {export_cmd, [all] { return run_export(all->export_); }},
   };
   for (const auto& [command, run] : table) {
     if (command->parsed()) {

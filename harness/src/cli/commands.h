@@ -56,6 +56,14 @@ struct ValidateOptions {
   std::string store;
 };
 
+struct ExportOptions {
+  Locations where;
+  std::string store;
+  std::string format = "csv";  // csv | github-action-benchmark
+  std::string commit;          // github-action-benchmark: the points of this commit (default: the newest)
+  std::string out;             // empty: standard output
+};
+
 struct ImportOptions {
   Locations where;
   std::string store;
@@ -112,6 +120,7 @@ int run_compare(const CompareOptions& options);
 int run_suite(const SuiteOptions& options);
 int run_render(const RenderCommandOptions& options);
 int run_validate(const ValidateOptions& options);
+int run_export(const ExportOptions& options);
 int run_import(const ImportOptions& options);
 
 // Where compare keeps its JSON (the docs' release comparison is made from

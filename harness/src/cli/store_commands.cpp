@@ -14,6 +14,7 @@
 #include "heapline_bench/measurement/measurement.h"
 #include "heapline_bench/reports/atomic_file.h"
 #include "heapline_bench/reports/comparison_export.h"
+#include "heapline_bench/reports/points_export.h"
 #include "heapline_bench/reports/render.h"
 #include "heapline_bench/history/store.h"
 
@@ -94,6 +95,29 @@ int run_validate(const ValidateOptions& options) {
   std::cout << store.points_path() << ": " << contents.points.size() << " valid point(s), "
             << contents.problems.size() << " bad line(s)\n";
   return contents.problems.empty() ? kExitOk : kExitRefused;
+}
+
+int run_export(const ExportOptions& options) {
+  const Store store(store_directory(options.store, options.where));
+  const StoreContents contents = store.read();
+  // Exporting part of the history silently would mislead the dashboard.
+  if (!contents.problems.empty())
+    throw Refusal("the store has unreadable lines (first: " + contents.problems.front().describe() +
+                  "); fix them before exporting. Nothing was exported.");
+  std::string text;
+  try {
+    text = options.format == "csv" ? points_csv(contents.points)
+                                   : points_benchmark_action_json(contents.points, options.commit);
+  } catch (const std::runtime_error& e) {
+    throw Refusal(std::string(e.what()) + ". Nothing was exported.");
+  }
+  if (options.out.empty()) {
+    std::cout << text;
+  } else {
+    write_file_atomically(options.out, text);
+    std::cerr << "export: " << contents.points.size() << " point(s) read, " << options.out << " written\n";
+  }
+  return kExitOk;
 }
 
 int run_import(const ImportOptions& options) {

@@ -106,8 +106,8 @@ Point point_from_json(const nlohmann::json& json);
 
 std::string utc_now_iso8601();
 
-// The history's rule for points without a "timing" (design.md, "The history
-// store"): points of churn-4t measured before 0.4.0 (or of no known version)
+// The history's rule for points without a "timing" (docs/design.md, "The
+// history store"): points of churn-4t measured before 0.4.0 (or of no known version)
 // were timed by the benchmark itself; every other point times the command.
 std::string default_timing(const std::string& scenario, const std::string& heapline_version);
 
