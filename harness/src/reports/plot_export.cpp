@@ -1,6 +1,7 @@
 #include "plot_export.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -32,6 +33,21 @@ PlotOutcome draw_history_plots(const History& history, const std::vector<std::st
     return outcome;
   }
   std::filesystem::create_directories(plot_dir);
+  // gnuplot reads its data and writes its SVGs in a directory of this
+  // render's own; the files are renamed into plot_dir once drawn, so
+  // concurrent renders into one directory never read or write each other's.
+  std::string work = plot_dir + "/.render-XXXXXX";
+  if (mkdtemp(work.data()) == nullptr) {
+    outcome.note = "The plots were not drawn: cannot create a directory in " + plot_dir + ".";
+    return outcome;
+  }
+  struct RemoveWork {
+    std::string path;
+    ~RemoveWork() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  } remove_work{work};
 
   std::map<std::string, std::vector<const HistoryEntry*>> by_scenario;
   for (const auto& entry : history.entries) by_scenario[entry.scenario].push_back(&entry);
@@ -44,7 +60,7 @@ PlotOutcome draw_history_plots(const History& history, const std::vector<std::st
   for (const auto& name : scenarios) {
     auto& entries = by_scenario[name];
     const std::size_t first = entries.size() > static_cast<std::size_t>(max_points) ? entries.size() - max_points : 0;
-    const std::string data = plot_dir + "/" + name + ".dat";
+    const std::string data = work + "/" + name + ".dat";
     {
       std::ofstream out(data);
       out << "# index overhead% low% high% machine timing\n";
@@ -56,7 +72,7 @@ PlotOutcome draw_history_plots(const History& history, const std::vector<std::st
             << colour->second << ' ' << (e.timing == "benchmark" ? 1 : 0) << '\n';
       }
     }
-    const std::string svg = plot_dir + "/" + name + ".svg";
+    const std::string svg = work + "/" + name + ".svg";
     script << "set output " << gnuplot_quoted(svg) << "\nset title " << gnuplot_quoted(name + ": overhead of heapline")
            << "\n";
     const std::size_t shown = entries.size() - first;
@@ -81,9 +97,9 @@ PlotOutcome draw_history_plots(const History& history, const std::vector<std::st
              << " using 1:3:4 with filledcurves lc rgb '#6baed6' title '95% interval', '' using 1:2:5 with "
                 "linespoints lc variable pt 7 ps 0.5 title 'overhead (colour: machine)'\n";
     }
-    outcome.plots.push_back(svg);
+    outcome.plots.push_back(plot_dir + "/" + name + ".svg");
   }
-  const std::string script_path = plot_dir + "/history.gp";
+  const std::string script_path = work + "/history.gp";
   std::ofstream(script_path) << script.str();
 
   PosixProcessRunner runner;
@@ -95,7 +111,11 @@ PlotOutcome draw_history_plots(const History& history, const std::vector<std::st
     outcome.note = "The plots were not drawn: gnuplot failed (" +
                    (result.started ? "status " + std::to_string(result.exit_status) : result.start_error) +
                    "): " + result.stderr_tail;
+    return outcome;
   }
+  std::error_code ec;
+  for (const auto& file : std::filesystem::directory_iterator(work, ec))
+    std::filesystem::rename(file.path(), plot_dir + "/" + file.path().filename().string(), ec);
   return outcome;
 }
 
