@@ -1,4 +1,8 @@
 #include "heapline_bench/reports/render.h"
+#include "heapline_bench/reports/atomic_file.h"
+
+#include <atomic>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -215,6 +219,36 @@ TEST_F(RenderFiles, SinglePointStoreDrawsToo) {
   EXPECT_EQ(result.plot_note, "");
   ASSERT_EQ(result.plots.size(), 2u);
   for (const auto& plot : result.plots) EXPECT_GT(std::filesystem::file_size(plot), 1000u) << plot;
+}
+
+// Renders into one directory at the same time: each write has a temporary
+// file of its own, so none renames away another's.
+TEST(AtomicFile, ConcurrentWritersOfOneFileAllSucceed) {
+  const auto dir = std::filesystem::temp_directory_path() / ("heapline-atomic-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  const std::string path = (dir / "performance.md").string();
+  std::atomic<int> failures{0};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 4; ++w)
+    writers.emplace_back([&, w] {
+      for (int i = 0; i < 50; ++i) {
+        try {
+          write_file_atomically(path, std::string(4096, static_cast<char>('a' + w)));
+        } catch (const std::exception&) {
+          ++failures;
+        }
+      }
+    });
+  for (auto& t : writers) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  std::ifstream in(path);
+  const std::string text{std::istreambuf_iterator<char>(in), {}};
+  EXPECT_EQ(text.size(), 4096u);
+  EXPECT_EQ(text.find_first_not_of(text[0]), std::string::npos) << "one writer's whole text";
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& f : std::filesystem::directory_iterator(dir)) ++files;
+  EXPECT_EQ(files, 1u) << "no temporary file left behind";
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

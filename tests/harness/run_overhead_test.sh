@@ -15,7 +15,7 @@ grep -qE '^  overhead  [+-][0-9]+\.[0-9]% \[-?[0-9]+\.[0-9], -?[0-9]+\.[0-9]\]' 
 grep -q "libheapline_null.so" <<<"$summary"
 
 json=$("$run" --json churn-4t "$null" 4 -- "$churn" 4 5000)
-/usr/bin/python3 - "$json" <<'PY'
+/usr/bin/python3 - "$json" "$(git -C "$source_dir" rev-parse --verify -q HEAD || true)" <<'PY'
 import json, sys
 point = json.loads(sys.argv[1])
 assert point["scenario"] == "churn-4t", point["scenario"]
@@ -27,6 +27,8 @@ assert low <= point["overhead"] <= high, (low, point["overhead"], high)
 assert point["timing"] == "command"
 assert point["library"].endswith("libheapline_null.so")
 assert point["machine"]["fingerprint"]
+commit = sys.argv[2]
+assert point["commit"] == commit, (point["commit"], commit)
 PY
 
 # A/A: the same command on both sides, no library.

@@ -35,3 +35,11 @@ grep -q "bad.jsonl:1: " "$work/err"
 grep -q "could not be read" "$work/gen/performance.md"
 grep -q "warning: .*points.jsonl:5" "$work/err"
 echo "store from the command line: ok"
+
+# The same point twice: validate names the duplicate and fails.
+mkdir -p "$work/dup"
+head -n 1 "$work/store/points.jsonl" >"$work/dup/points.jsonl"
+head -n 1 "$work/store/points.jsonl" >>"$work/dup/points.jsonl"
+if "$bench" validate --store "$work/dup" >"$work/out" 2>"$work/err"; then echo "a duplicate passed validate"; exit 1; fi
+grep -q "points.jsonl:2: the same point as line 1" "$work/err"
+grep -q "1 duplicate(s)" "$work/out"

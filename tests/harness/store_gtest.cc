@@ -1,4 +1,5 @@
 #include "heapline_bench/history/store.h"
+#include "heapline_bench/verdicts/verdict.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -172,6 +173,81 @@ TEST(History, ReadsLegacyPointsWithTheUsersRules) {
   ASSERT_EQ(full.points.size(), 2u);
   EXPECT_EQ(full.points[0].scenario, history.entries[0].scenario);
   EXPECT_EQ(full.points[0].timing, history.entries[0].timing);
+}
+
+// check and the page judge the newest point by when it was measured: a point
+// of 2020 imported (appended) after a regression does not hide it.
+TEST_F(StoreTest, AnImportedOlderPointNeverBecomesTheNewest) {
+  Store store(dir.string());
+  std::vector<Point> points;
+  for (int i = 0; i < 13; ++i) {
+    Point p = make_point("churn-4t", "c" + std::to_string(i), i < 12 ? 0.05 + 0.001 * (i % 3) : 0.50);
+    char at[32];
+    std::snprintf(at, sizeof at, "2026-11-30T00:00:%02dZ", i);
+    p.measured_at = at;
+    points.push_back(p);
+  }
+  store.append(points);
+  Point old = make_point("churn-4t", "ancient", 0.05);
+  old.measured_at = "2020-01-01T00:00:00Z";
+  store.append(old);
+  const History history = read_history(store.points_path());
+  const auto verdicts = judge_newest(history, {"churn-4t"}, VerdictRule{});
+  ASSERT_EQ(verdicts.size(), 1u);
+  EXPECT_EQ(verdicts[0].point->commit, "c12");
+  EXPECT_EQ(verdicts[0].verdict, Verdict::regression);
+  EXPECT_EQ(history.entries.front().commit, "ancient") << "oldest by its measurement time";
+}
+
+TEST_F(StoreTest, ConcurrentImportsOfTheSamePointsAddThemOnce) {
+  Store store(dir.string());
+  std::vector<Point> points;
+  for (int i = 0; i < 200; ++i) points.push_back(make_point("churn-1t", "p" + std::to_string(i), 0.001 * i));
+  std::vector<pid_t> children;
+  for (int w = 0; w < 3; ++w) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      store.append_new(points);
+      _exit(0);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  EXPECT_EQ(store.read().points.size(), 200u);
+  EXPECT_EQ(store.append_new(points), 0u);
+}
+
+// validate (Store::read), render and check (read_history) read the same
+// points from the same lines.
+TEST_F(StoreTest, EveryCommandAgreesOnWhatAValidPointIs) {
+  std::filesystem::create_directories(dir);
+  const std::string good = to_json(make_point("churn-1t", "a", 0.01)).dump();
+  std::ofstream(dir / "points.jsonl")
+      << "\xEF\xBB\xBF" << good << "\n"                                                        // a BOM: read
+      << R"({"measured_at":"2026-01-01T00:00:00Z","overhead":0.1,"interval":[0.0,0.1,0.2]})" "\n"  // 3 bounds
+      << R"({"schema":"abc","measured_at":"2026-01-01T00:00:00Z","overhead":0.1})" "\n"
+      << good << "\n";
+  Store store(dir.string());
+  const StoreContents all = store.read();
+  const History history = read_history(store.points_path());
+  EXPECT_EQ(all.points.size(), 2u);
+  EXPECT_EQ(history.entries.size(), 2u);
+  ASSERT_EQ(all.problems.size(), 2u);
+  ASSERT_EQ(history.problems.size(), 2u);
+  EXPECT_EQ(all.problems[0].line, 2);
+  EXPECT_EQ(history.problems[1].line, 3);
+}
+
+TEST_F(StoreTest, AStoreThatCannotBeAppendedToIsFoundBeforeAnythingIsMeasured) {
+  std::filesystem::create_directories(dir);
+  std::filesystem::create_directories(dir / "points.jsonl");  // a directory in the file's place
+  EXPECT_THROW(Store(dir.string()).check_appendable(), std::runtime_error);
+  EXPECT_NO_THROW(Store((dir / "fresh").string()).check_appendable());
 }
 
 }  // namespace

@@ -47,4 +47,13 @@ if "$bench" suite --store "$work/store" --only churn-1t --commit-range nonsense 
   echo "a bad --commit-range was accepted"; exit 1
 fi
 [[ $(count) -eq 7 ]]
+# A store that cannot be appended to is refused before the first run: no
+# scenario is measured for nothing.
+mkdir -p "$work/blocked/points.jsonl"
+if "$bench" suite --store "$work/blocked" --out "$work/gen3" --scale 0.0005 --runs 2 >"$work/out" 2>"$work/err"; then
+  echo "suite into a store that cannot be appended to succeeded"; exit 1
+fi
+grep -q "Nothing was measured" "$work/err"
+if grep -q "^churn-1t:" "$work/err"; then echo "a scenario was measured for a store that cannot take it"; exit 1; fi
+
 echo "suite end to end: ok"

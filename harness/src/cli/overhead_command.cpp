@@ -43,6 +43,7 @@ int run_overhead(const OverheadOptions& options) {
 
   Point point = point_from_measurement(measurement, library_label(request),
                                        describe_command(*scenario, options.command, request.command), options.scale);
+  point.commit = git_head(options.where.source_dir);
   if (options.instructions) {
     const std::string valgrind = find_valgrind();
     if (valgrind.empty()) std::cerr << "heapline-bench: " << kNoValgrindNote << "\n";

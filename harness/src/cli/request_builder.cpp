@@ -1,5 +1,6 @@
 #include "request_builder.h"
 
+#include <cstdio>
 #include <sstream>
 
 namespace heapline::bench {
@@ -58,6 +59,18 @@ std::optional<InstructionRequest> instruction_request(const Scenario& scenario, 
   request.env = measured.env;
   request.library = measured.library;
   return request;
+}
+
+std::string git_head(const std::string& source_dir) {
+  const std::string command = "git -C '" + source_dir + "' rev-parse --verify -q HEAD 2>/dev/null";
+  std::string out;
+  if (FILE* pipe = popen(command.c_str(), "r")) {
+    char buffer[128];
+    while (fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
+    pclose(pipe);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
 }
 
 std::string library_label(const MeasurementRequest& request) {

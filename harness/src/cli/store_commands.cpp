@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <set>
+#include <map>
 #include <sstream>
 #include <fstream>
 
@@ -20,15 +20,6 @@
 
 namespace heapline::bench {
 namespace {
-
-// Two points are the same measurement when these agree; importing a file
-// twice therefore adds nothing the second time.
-std::string identity(const Point& p) {
-  std::ostringstream key;
-  key.precision(17);
-  key << p.scenario << '|' << p.commit << '|' << p.measured_at << '|' << p.overhead << '|' << p.fingerprint;
-  return key.str();
-}
 
 // The docs' release comparison section, from the JSON that compare wrote
 // (kept in the repository), or a paragraph that says how to make it.
@@ -90,11 +81,25 @@ int run_render(const RenderCommandOptions& options) {
 
 int run_validate(const ValidateOptions& options) {
   const Store store(store_directory(options.store, options.where));
+  // A mistyped --store is not an empty, valid store.
+  std::error_code ec;
+  if (!std::filesystem::is_directory(store.directory(), ec))
+    throw Refusal("no store directory at " + store.directory() + ".");
   const StoreContents contents = store.read();
   for (const auto& problem : contents.problems) std::cerr << problem.describe() << "\n";
+  // The same measurement stored twice would count twice in every verdict.
+  std::map<std::string, int> first_line;
+  std::size_t duplicates = 0;
+  for (std::size_t i = 0; i < contents.points.size(); ++i) {
+    auto [known, fresh] = first_line.emplace(point_identity(contents.points[i]), contents.lines[i]);
+    if (fresh) continue;
+    ++duplicates;
+    std::cerr << store.points_path() << ":" << contents.lines[i] << ": the same point as line " << known->second
+              << " (a duplicate)\n";
+  }
   std::cout << store.points_path() << ": " << contents.points.size() << " valid point(s), "
-            << contents.problems.size() << " bad line(s)\n";
-  return contents.problems.empty() ? kExitOk : kExitRefused;
+            << contents.problems.size() << " bad line(s), " << duplicates << " duplicate(s)\n";
+  return contents.problems.empty() && duplicates == 0 ? kExitOk : kExitRefused;
 }
 
 int run_export(const ExportOptions& options) {
@@ -122,14 +127,7 @@ int run_export(const ExportOptions& options) {
 
 int run_import(const ImportOptions& options) {
   const Store store(store_directory(options.store, options.where));
-  const StoreContents existing = store.read();
-  if (!existing.problems.empty())
-    throw Refusal("the store has unreadable lines (first: " + existing.problems.front().describe() +
-                  "); fix them before importing. Nothing was imported.");
-  std::set<std::string> known;
-  for (const auto& point : existing.points) known.insert(identity(point));
-
-  std::vector<Point> fresh;
+  std::vector<Point> incoming_points;
   for (const auto& file : options.files) {
     std::ifstream in(file, std::ios::binary);
     if (!in) throw Refusal("cannot read " + file + ". Nothing was imported.");
@@ -141,12 +139,17 @@ int run_import(const ImportOptions& options) {
       for (const auto& problem : incoming.problems) list += "\n  " + problem.describe();
       throw Refusal("cannot import " + file + ":" + list + "\nNothing was imported.");
     }
-    for (const auto& point : incoming.points)
-      if (known.insert(identity(point)).second) fresh.push_back(point);
+    incoming_points.insert(incoming_points.end(), incoming.points.begin(), incoming.points.end());
   }
-  if (!fresh.empty()) store.append(fresh);
-  std::cout << "imported " << fresh.size() << " point(s) into " << store.points_path() << " ("
-            << existing.points.size() + fresh.size() << " in all)\n";
+  // The store is read for de-duplication under the append's lock: three
+  // concurrent imports of the same file add its points once.
+  std::size_t added = 0;
+  try {
+    added = store.append_new(incoming_points);
+  } catch (const std::runtime_error& e) {
+    throw Refusal(std::string(e.what()) + ". Nothing was imported.");
+  }
+  std::cout << "imported " << added << " point(s) into " << store.points_path() << "\n";
   return kExitOk;
 }
 

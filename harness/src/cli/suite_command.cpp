@@ -16,18 +16,6 @@
 namespace heapline::bench {
 namespace {
 
-std::string git_head(const std::string& source_dir) {
-  const std::string command = "git -C '" + source_dir + "' rev-parse --verify -q HEAD 2>/dev/null";
-  std::string out;
-  if (FILE* pipe = popen(command.c_str(), "r")) {
-    char buffer[128];
-    while (fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
-    pclose(pipe);
-  }
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out;
-}
-
 // "FIRST..LAST", checked before anything runs.
 std::optional<CommitRange> parse_commit_range(const std::string& text) {
   if (text.empty()) return std::nullopt;
@@ -55,6 +43,13 @@ int run_suite(const SuiteOptions& options) {
   }
   if (commit.empty()) commit = git_head(options.where.source_dir);
   const Store store(store_directory(options.render.store, options.where));
+  // A store that cannot take the points would lose every measurement made
+  // for it: find out before the first run.
+  try {
+    store.check_appendable();
+  } catch (const std::runtime_error& e) {
+    throw Refusal(std::string(e.what()) + ". Nothing was measured.");
+  }
 
   const std::string valgrind = options.instructions ? find_valgrind() : std::string();
   if (options.instructions && valgrind.empty()) std::cerr << "heapline-bench: " << kNoValgrindNote << "\n";

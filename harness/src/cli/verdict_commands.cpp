@@ -48,6 +48,8 @@ VerdictRule verdict_rule(const VerdictOptions& options, int scenarios) {
   rule.scenarios = scenarios;
   if (rule.window < 2 || rule.min_history < 2 || rule.min_history > rule.window)
     throw Refusal("--window and --min-history must be at least 2, and --min-history at most --window.");
+  if (!(options.min_effect_points >= 0 && options.min_effect_points <= 100))
+    throw Refusal("--min-effect must be a number of percentage points between 0 and 100.");
   if (!(rule.false_alarm_rate > 0 && rule.false_alarm_rate < 1))
     throw Refusal("--false-alarm-rate must be between 0 and 1.");
   return rule;

@@ -1,5 +1,6 @@
 #include "heapline_bench/history/history.h"
 
+#include <algorithm>
 #include <map>
 
 #include "heapline_bench/measurement/statistics.h"
@@ -80,6 +81,11 @@ History history_of(const PointsRead& read) {
     }
     history.entries.push_back(std::move(entry));
   }
+  // Time is when a point was measured, not where its line sits: an import of
+  // older points appends them, and must not make them the newest. ISO 8601
+  // UTC times sort as text; points of the same time keep their file order.
+  std::stable_sort(history.entries.begin(), history.entries.end(),
+                   [](const HistoryEntry& a, const HistoryEntry& b) { return a.measured_at < b.measured_at; });
   return history;
 }
 

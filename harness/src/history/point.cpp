@@ -1,5 +1,6 @@
 #include "heapline_bench/history/point.h"
 
+#include <cstdio>
 #include <ctime>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -37,6 +38,12 @@ bool version_before(const std::string& version, int major, int minor) {
 
 std::string default_timing(const std::string& scenario, const std::string& heapline_version) {
   return scenario == kDefaultScenario && version_before(heapline_version, 0, 4) ? "benchmark" : "command";
+}
+
+std::string point_identity(const Point& p) {
+  char overhead[40];
+  std::snprintf(overhead, sizeof overhead, "%.17g", p.overhead);
+  return p.scenario + '|' + p.commit + '|' + p.measured_at + '|' + overhead + '|' + p.fingerprint;
 }
 
 std::string utc_now_iso8601() {

@@ -166,8 +166,9 @@ Point point_from(object o, RawTimes raw) {
     p.library_report.publishes_per_1000_calls = optional_number(r, "publishes_per_1000_calls");
     if (auto rss = optional_integer(r, "extra_peak_rss_kib")) p.library_report.extra_peak_rss_kib = *rss;
   }
+  const auto timing = optional_string(o, "timing");
   p.heapline_version = optional_string(o, "heapline_version").value_or("");
-  if (auto timing = optional_string(o, "timing")) {
+  if (timing) {
     p.timing = *timing;
     if (p.timing != "command" && p.timing != "benchmark")
       throw std::runtime_error("timing must be \"command\" or \"benchmark\", got \"" + p.timing + "\"");

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -41,6 +42,21 @@ class LockedAppendFile {
     if (fstat(fd_, &st) != 0 || st.st_size == 0) return false;
     char last = '\n';
     return pread(fd_, &last, 1, st.st_size - 1) == 1 && last != '\n';
+  }
+
+  // The whole file, read under the lock.
+  std::string contents() const {
+    std::string text;
+    char buffer[1 << 16];
+    off_t at = 0;
+    for (;;) {
+      const ssize_t got = pread(fd_, buffer, sizeof buffer, at);
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) throw store_error("read", path_);
+      if (got == 0) return text;
+      text.append(buffer, static_cast<std::size_t>(got));
+      at += got;
+    }
   }
 
   void write_all_once(const std::string& bytes) {
@@ -78,10 +94,50 @@ void Store::append(const std::vector<Point>& points) const {
 
 std::string Store::calibration_path() const { return directory_ + "/calibration.jsonl"; }
 
-void Store::append_lines(const std::string& path, std::string lines) const {
+namespace {
+
+void create_store_directory(const std::string& directory) {
   std::error_code ec;
-  std::filesystem::create_directories(directory_, ec);
-  if (ec) throw std::runtime_error("cannot create the store directory " + directory_ + ": " + ec.message());
+  std::filesystem::create_directories(directory, ec);
+  if (ec) throw std::runtime_error("cannot create the store directory " + directory + ": " + ec.message());
+}
+
+}  // namespace
+
+void Store::check_appendable() const {
+  create_store_directory(directory_);
+  // Opening for append is the test: permissions, a read-only file system, a
+  // directory in the file's place. Nothing is written.
+  const int fd = open(points_path().c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw store_error("append to", points_path());
+  close(fd);
+  if (access(directory_.c_str(), W_OK) != 0) throw store_error("write into", directory_);
+}
+
+std::size_t Store::append_new(const std::vector<Point>& points) const {
+  create_store_directory(directory_);
+  LockedAppendFile file(points_path());
+  const StoreContents existing = read_points(file.contents(), points_path(), RawTimes::skip);
+  if (!existing.problems.empty())
+    throw std::runtime_error("the store has unreadable lines (first: " + existing.problems.front().describe() +
+                             "); fix them first");
+  std::set<std::string> known;
+  for (const auto& point : existing.points) known.insert(point_identity(point));
+  std::string lines;
+  std::size_t added = 0;
+  for (const auto& point : points) {
+    if (!known.insert(point_identity(point)).second) continue;
+    lines += to_json(point).dump() + "\n";
+    ++added;
+  }
+  if (added == 0) return 0;
+  if (file.ends_mid_line()) lines.insert(lines.begin(), '\n');
+  file.write_all_once(lines);
+  return added;
+}
+
+void Store::append_lines(const std::string& path, std::string lines) const {
+  create_store_directory(directory_);
   LockedAppendFile file(path);
   // Never glue a point to a torn line: start a new one, and leave the torn
   // line as it is for readers to report.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -58,6 +59,21 @@ PlotOutcome draw_history_plots(const History& history, const std::vector<std::st
     return outcome;
   }
   std::filesystem::create_directories(plot_dir);
+  // gnuplot reads its data and writes its SVGs in a directory of this
+  // render's own; the files are renamed into plot_dir once drawn, so
+  // concurrent renders into one directory never read or write each other's.
+  std::string work = plot_dir + "/.render-XXXXXX";
+  if (mkdtemp(work.data()) == nullptr) {
+    outcome.note = "The plots were not drawn: cannot create a directory in " + plot_dir + ".";
+    return outcome;
+  }
+  struct RemoveWork {
+    std::string path;
+    ~RemoveWork() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  } remove_work{work};
 
   std::map<std::string, std::vector<const HistoryEntry*>> by_scenario;
   for (const auto& entry : history.entries) by_scenario[entry.scenario].push_back(&entry);
@@ -83,7 +99,7 @@ PlotOutcome draw_history_plots(const History& history, const std::vector<std::st
     std::vector<int> machines;
     for (const auto* e : entries)
       if (std::find(machines.begin(), machines.end(), e->machine) == machines.end()) machines.push_back(e->machine);
-    const std::string data = plot_dir + "/" + name + ".dat";
+    const std::string data = work + "/" + name + ".dat";
     {
       std::ofstream out(data);
       out << "# x overhead% low% high% commit: one block per machine\n";
@@ -97,14 +113,15 @@ PlotOutcome draw_history_plots(const History& history, const std::vector<std::st
         out << "\n\n";
       }
     }
-    const std::string svg = plot_dir + "/" + name + ".svg";
+    const std::string svg = work + "/" + name + ".svg";
+    const std::string published_svg = plot_dir + "/" + name + ".svg";
     script << "set output " << gnuplot_quoted(svg) << "\nset title "
            << gnuplot_quoted(name + ": overhead of heapline (wall clock)") << "\nunset arrow\nunset label\n";
     if (entries.empty()) {
       script << "unset xtics\nunset ytics\nset xrange [0:1]\nset yrange [-1:1]\n"
                 "set label 1 'no point yet' at 0.5,0 center\nplot NaN notitle\nunset label 1\n"
                 "set autoscale\nset ytics nomirror\n";
-      outcome.plots.push_back(svg);
+      outcome.plots.push_back(published_svg);
       continue;
     }
     // Integer positions only, each labelled with its commit; with many
@@ -142,9 +159,9 @@ PlotOutcome draw_history_plots(const History& history, const std::vector<std::st
     }
     if (any_change) script << ", NaN with lines dt 2 lw 1.5 lc rgb '#d62728' title 'change point'";
     script << "\n";
-    outcome.plots.push_back(svg);
+    outcome.plots.push_back(published_svg);
   }
-  const std::string script_path = plot_dir + "/history.gp";
+  const std::string script_path = work + "/history.gp";
   std::ofstream(script_path) << script.str();
 
   PosixProcessRunner runner;
@@ -156,7 +173,11 @@ PlotOutcome draw_history_plots(const History& history, const std::vector<std::st
     outcome.note = "The plots were not drawn: gnuplot failed (" +
                    (result.started ? "status " + std::to_string(result.exit_status) : result.start_error) +
                    "): " + result.stderr_tail;
+    return outcome;
   }
+  std::error_code ec;
+  for (const auto& file : std::filesystem::directory_iterator(work, ec))
+    std::filesystem::rename(file.path(), plot_dir + "/" + file.path().filename().string(), ec);
   return outcome;
 }
 

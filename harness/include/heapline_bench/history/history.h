@@ -48,7 +48,7 @@ struct HistoryEntry {
 };
 
 struct History {
-  std::vector<HistoryEntry> entries;  // oldest first
+  std::vector<HistoryEntry> entries;  // oldest first, by measured_at (file order within the same second)
   std::vector<std::string> machines;  // Machine::describe() of each fingerprint seen
   std::vector<StoreProblem> problems;
   std::size_t skipped_lines = 0;  // older lines not read (read_history's last_lines)

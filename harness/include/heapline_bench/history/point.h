@@ -106,6 +106,11 @@ Point point_from_json(const nlohmann::json& json);
 
 std::string utc_now_iso8601();
 
+// Two points are the same measurement when scenario, commit, measured_at,
+// wall figure and machine agree: an import adds a point once, and validate
+// reports a point stored twice.
+std::string point_identity(const Point& point);
+
 // The history's rule for points without a "timing" (docs/design.md, "The
 // history store"): points of churn-4t measured before 0.4.0 (or of no known version)
 // were timed by the benchmark itself; every other point times the command.

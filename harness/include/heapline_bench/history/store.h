@@ -29,6 +29,16 @@ class Store {
   void append(const Point& point) const;
   void append(const std::vector<Point>& points) const;
 
+  // Appends the points that the store does not hold yet (point_identity),
+  // reading the store under the same lock as the append, so concurrent
+  // imports of the same points add them once. Returns how many were added.
+  // Throws when the store has unreadable lines: nothing is appended then.
+  std::size_t append_new(const std::vector<Point>& points) const;
+
+  // Refuses (std::runtime_error with the path and the reason) a store that
+  // cannot be appended to, before anything is measured for it.
+  void check_appendable() const;
+
   // Noise calibrations (`calibrate`) live beside the points, with the same
   // append rules: one JSON object per line.
   std::string calibration_path() const;
