@@ -5,12 +5,12 @@
 // preloaded run cannot hold both variants in one process, so the comparison
 // would mix two processes' noise; here both variants run in the same process,
 // interleaved by Google Benchmark, on the same allocator. Each benchmark
-// performs exactly what the override layer (alloc_override.cpp) does per
-// call:
-//   BM_ForwardOnly  next.malloc / next.free through the NextAllocator table:
-//                   what libheapline_null.so costs beyond glibc's own work;
-//   BM_Accounted    the same plus accounting::allocated / size_of / freed:
-//                   what libheapline.so costs.
+// performs exactly what the override layer's glibc path (glibc_malloc and
+// glibc_free in alloc_override.cpp) does per call:
+//   BM_ForwardOnly  __libc_malloc / __libc_free, direct calls: what
+//                   libheapline_null.so reaches after its one jump;
+//   BM_Accounted    the same plus the chunk-header read and
+//                   accounting::record: what libheapline.so adds.
 // The workload is malloc_churn's: each thread keeps 64 blocks and replaces
 // them in turn with a pseudo-random size in [16, 4096] (or 64 KiB–1 MiB for
 // the large variant), so the pending delta wanders and publishes happen at
@@ -27,8 +27,33 @@
 
 namespace {
 
-using heapline::next_allocator;
+using heapline::glibc_chunk_size;
 namespace accounting = heapline::accounting;
+
+std::int64_t chunk_bytes(const void* p) { return static_cast<std::int64_t>(glibc_chunk_size(p)); }
+
+// glibc_malloc and glibc_free of alloc_override.cpp.
+template <bool kAccounted>
+void* forward_malloc(std::size_t size) {
+  void* p = __libc_malloc(size);
+  if constexpr (kAccounted) {
+    if (__builtin_expect(p != nullptr, 1)) accounting::record(chunk_bytes(p), accounting::kAllocCall);
+  }
+  return p;
+}
+
+template <bool kAccounted>
+void forward_free(void* p) {
+  if constexpr (kAccounted) {
+    if (p == nullptr) return;
+    const std::int64_t bytes = chunk_bytes(p);
+    accounting::Slot* slot = accounting::t_slot;
+    if (accounting::remove_crosses_threshold(slot, bytes, accounting::kFreeCall)) {
+      accounting::publish(slot, -bytes, accounting::kFreeCall);
+    }
+  }
+  __libc_free(p);
+}
 
 constexpr int kBlocks = 64;
 
@@ -36,40 +61,20 @@ using heapline::SplitMix64;
 
 template <bool kAccounted>
 void churn(benchmark::State& state, std::size_t min_size, std::size_t max_size) {
-  const auto& next = next_allocator();
   SplitMix64 rng{0x686561706c696e65ULL + static_cast<std::uint64_t>(state.thread_index())};
   const std::size_t span = max_size - min_size + 1;
   void* blocks[kBlocks];
-  for (auto& block : blocks) {
-    block = next.malloc(min_size + rng.next() % span);
-    if constexpr (kAccounted) accounting::allocated(next, block);
-  }
+  for (auto& block : blocks) block = forward_malloc<kAccounted>(min_size + rng.next() % span);
   std::size_t slot = 0;
   for (auto _ : state) {
-    void* old = blocks[slot];
-    if constexpr (kAccounted) {
-      std::size_t bytes = accounting::size_of(next, old);
-      next.free(old);
-      accounting::freed(bytes);
-    } else {
-      next.free(old);
-    }
-    void* fresh = next.malloc(min_size + rng.next() % span);
-    if constexpr (kAccounted) accounting::allocated(next, fresh);
+    forward_free<kAccounted>(blocks[slot]);
+    void* fresh = forward_malloc<kAccounted>(min_size + rng.next() % span);
     benchmark::DoNotOptimize(fresh);
     blocks[slot] = fresh;
     slot = (slot + 1) % kBlocks;
   }
-  for (void* block : blocks) {
-    if constexpr (kAccounted) {
-      std::size_t bytes = accounting::size_of(next, block);
-      next.free(block);
-      accounting::freed(bytes);
-    } else {
-      next.free(block);
-    }
-  }
-  state.SetItemsProcessed(state.iterations());
+  for (void* block : blocks) forward_free<kAccounted>(block);
+  state.SetItemsProcessed(2 * state.iterations());  // calls: a free and a malloc per iteration
 }
 
 void BM_ForwardOnly(benchmark::State& state) { churn<false>(state, 16, 4096); }

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # compare_releases.sh REF_A REF_B [REF...] [-- COMPARE_OPTIONS...]
 #
+# A ref may be given as LABEL=REF ("base=origin/main"): LABEL then heads its
+# column instead of the ref itself.
 # Builds libheapline.so at each git ref, in worktrees under
 # build/compare/ (the checkout itself is never touched), builds the scenario
 # programs and heapline-bench once from the current tree, and runs
@@ -16,8 +18,15 @@ build_dir=${HEAPLINE_BUILD_DIR:-$source_dir/build/release}
 repo=${HEAPLINE_COMPARE_REPO:-$source_dir}
 compare_dir=${HEAPLINE_COMPARE_DIR:-$source_dir/build/compare}
 
-refs=()
-while (($# > 0)) && [[ "$1" != "--" ]]; do refs+=("$1"); shift; done
+refs=() labels=()
+while (($# > 0)) && [[ "$1" != "--" ]]; do
+  if [[ "$1" == ?*=?* ]]; then
+    labels+=("${1%%=*}") refs+=("${1#*=}")
+  else
+    labels+=("$1") refs+=("$1")
+  fi
+  shift
+done
 [[ "${1:-}" == "--" ]] && shift
 if ((${#refs[@]} < 2)); then
   echo "usage: tools/compare_releases.sh REF_A REF_B [REF...] [-- COMPARE_OPTIONS...]" >&2
@@ -59,7 +68,7 @@ for i in "${!refs[@]}"; do
   fi
   lib=$(find "$libdir" -name libheapline.so -type f | head -n 1)
   [[ -n "$lib" ]] || { echo "compare_releases: no libheapline.so was built at '$ref'" >&2; exit 1; }
-  lib_args+=(--lib "$ref=$lib")
+  lib_args+=(--lib "${labels[$i]}=$lib")
 done
 
 exec "$build_dir/bin/heapline-bench" compare "${lib_args[@]}" "$@"

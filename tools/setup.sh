@@ -13,7 +13,7 @@ build_packages=(
 )
 test_packages=(
   python3-sphinx python3-myst-parser
-  libjemalloc2 shellcheck
+  libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 shellcheck
   python3-yaml nodejs
 )
 

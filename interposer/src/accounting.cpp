@@ -43,6 +43,7 @@
 
 #include "config.h"
 #include "live_file.h"
+#include "mapped_memory.h"
 #include "output.h"
 #include "text.h"
 #include "timeline.h"
@@ -87,6 +88,11 @@ struct alignas(128) Published {
   std::atomic<std::int64_t> phase_peak{0};
   std::atomic<std::int64_t> interval_max{0};
   std::atomic<std::uint64_t> peak_time_ns{0};
+  // Heap plus mapped memory (mapped_memory.h): its own peak, raised at every
+  // heap publish and every mapped change, so it is the peak of the sum and
+  // not the sum of two peaks that may be far apart in time.
+  std::atomic<std::int64_t> total_peak{0};
+  std::atomic<std::uint64_t> total_peak_time_ns{0};
 };
 constinit Published g_published;
 
@@ -161,6 +167,12 @@ void raise_peaks(std::int64_t live, std::uint64_t now) {
   raise_to(g_published.phase_peak, live);
 }
 
+void raise_total_peak(std::int64_t total, std::uint64_t now) {
+  bool new_peak = false;
+  raise_to(g_published.total_peak, total, &new_peak);
+  if (new_peak) g_published.total_peak_time_ns.store(since_start(now), std::memory_order_relaxed);
+}
+
 // max(min_bytes, live / divisor), rounded down to a power of two so that it
 // changes only when the heap doubles or halves: the policy line stays
 // read-mostly even while live moves on every publish.
@@ -231,6 +243,9 @@ void publish_value(std::int64_t delta) {
   const std::int64_t live = g_published.live.fetch_add(delta, std::memory_order_relaxed) + delta;
   const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
   raise_peaks(live, now);
+  // While nothing is mapped the sum is the heap, whose peak is kept anyway:
+  // total_peak() takes the larger of the two, so this costs one load here.
+  if (const std::int64_t mapped_live = mapped::live_bytes(); mapped_live != 0) raise_total_peak(live + mapped_live, now);
   raise_to(g_published.interval_max, live);
   const std::int64_t threshold = threshold_for(live);
   if (threshold != g_policy.threshold.load(std::memory_order_relaxed)) {
@@ -261,8 +276,8 @@ void flush_exiting_thread(void* value) {
                                            std::memory_order_relaxed);
     slot->calls[kind].store(0, std::memory_order_relaxed);
   }
-  std::int64_t pending = slot->pending.load(std::memory_order_relaxed);
-  slot->pending.store(0, std::memory_order_relaxed);
+  std::int64_t pending = slot->own_pending();
+  slot->clear_pending();
   std::uint64_t publishes = slot->publishes.load(std::memory_order_relaxed) + (pending != 0 ? 1 : 0);
   slot->publishes.store(0, std::memory_order_relaxed);
   g_process.folded_publishes.fetch_add(publishes, std::memory_order_relaxed);
@@ -288,8 +303,7 @@ Slot* claim_slot() {
       while (index + 1 > used && !g_process.slots_used.compare_exchange_weak(used, static_cast<std::uint32_t>(index + 1),
                                                                            std::memory_order_relaxed)) {
       }
-      slot.pending.store(0, std::memory_order_relaxed);
-      slot.set_threshold(g_policy.threshold.load(std::memory_order_relaxed));
+      slot.reset(g_policy.threshold.load(std::memory_order_relaxed));
       std::uint32_t now_registered = g_process.registered.fetch_add(1, std::memory_order_relaxed) + 1;
       std::uint32_t most = g_process.max_registered.load(std::memory_order_relaxed);
       while (now_registered > most &&
@@ -392,6 +406,7 @@ bool ensure_process_init() {
   std::int64_t threshold = threshold_for(g_published.live.load(std::memory_order_relaxed));
   g_policy.threshold.store(threshold, std::memory_order_relaxed);
   g_process.max_threshold.store(threshold, std::memory_order_relaxed);
+  mapped::configure(g_process.config.mapped);
   pthread_key_create(&g_process.exit_key, flush_exiting_thread);
   pthread_atfork(nullptr, nullptr, after_fork_in_child);
   // Threads without a slot publish (and may sample) while this runs: keep
@@ -416,9 +431,9 @@ void after_fork_in_child() {
   // all pending deltas.
   std::int64_t inherited = g_published.live.load(std::memory_order_relaxed);
   for (Slot& slot : g_slots) {
-    if (slot.in_use.load(std::memory_order_relaxed) != 0) inherited += slot.pending.load(std::memory_order_relaxed);
+    if (slot.in_use.load(std::memory_order_relaxed) != 0) inherited += slot.pending_bytes();
     if (&slot != t_slot) slot.in_use.store(0, std::memory_order_relaxed);
-    slot.pending.store(0, std::memory_order_relaxed);
+    slot.clear_pending();
     slot.publishes.store(0, std::memory_order_relaxed);
     for (auto& calls : slot.calls) calls.store(0, std::memory_order_relaxed);
   }
@@ -432,6 +447,9 @@ void after_fork_in_child() {
   g_published.phase_peak.store(inherited, std::memory_order_relaxed);
   g_published.interval_max.store(inherited, std::memory_order_relaxed);
   g_published.peak_time_ns.store(0, std::memory_order_relaxed);
+  mapped::after_fork_in_child();
+  g_published.total_peak.store(inherited + mapped::live_bytes(), std::memory_order_relaxed);
+  g_published.total_peak_time_ns.store(0, std::memory_order_relaxed);
   std::int64_t threshold = threshold_for(inherited);
   g_policy.threshold.store(threshold, std::memory_order_relaxed);
   g_process.max_threshold.store(threshold, std::memory_order_relaxed);
@@ -500,12 +518,14 @@ __attribute__((destructor)) void write_report_at_exit() {
   std::uint64_t publishes = g_process.folded_publishes.load(std::memory_order_relaxed);
   for (Slot& slot : g_slots) {
     if (slot.in_use.load(std::memory_order_acquire) == 0) continue;
-    final_bytes += slot.pending.load(std::memory_order_relaxed);
+    final_bytes += slot.pending_bytes();
     publishes += slot.publishes.load(std::memory_order_relaxed);
     for (unsigned kind = 0; kind < kCallKinds; ++kind) calls[kind] += slot.calls[kind].load(std::memory_order_relaxed);
   }
   const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
   raise_peaks(final_bytes, now);
+  const mapped::Figures mapped_figures = mapped::figures();
+  raise_total_peak(final_bytes + mapped_figures.live, now);
 
   // The final sample. Another thread may be appending one right now (exit()
   // does not stop threads); wait for it a little, never forever.
@@ -541,6 +561,19 @@ __attribute__((destructor)) void write_report_at_exit() {
   report.peak_bytes = g_published.peak.load(std::memory_order_relaxed);
   report.peak_time_ns = g_published.peak_time_ns.load(std::memory_order_relaxed);
   report.final_bytes = final_bytes;
+  report.mapped_enabled = mapped::enabled();
+  report.mapped_peak_bytes = mapped_figures.peak;
+  report.mapped_peak_time_ns = since_start(mapped_figures.peak_time_ns);
+  report.mapped_final_bytes = mapped_figures.live;
+  report.mapped_changes = mapped_figures.changes;
+  report.mapped_untracked = mapped_figures.untracked;
+  // The peak of the sum: raised while something was mapped, else the heap's.
+  report.total_peak_bytes = g_published.total_peak.load(std::memory_order_relaxed);
+  report.total_peak_time_ns = g_published.total_peak_time_ns.load(std::memory_order_relaxed);
+  if (report.peak_bytes > report.total_peak_bytes) {
+    report.total_peak_bytes = report.peak_bytes;
+    report.total_peak_time_ns = report.peak_time_ns;
+  }
   report.alloc_calls = calls[kAllocCall];
   report.free_calls = calls[kFreeCall];
   report.realloc_calls = calls[kReallocCall];
@@ -584,7 +617,8 @@ __attribute__((destructor)) void write_report_at_exit() {
 
 // The first call of a thread registers it; calls of threads without a slot
 // publish exactly.
-void unregistered_change(std::int64_t bytes, CallKind kind) {
+// Out of line: publish() then saves no registers for it on its own path.
+[[gnu::noinline]] void unregistered_change(std::int64_t bytes, CallKind kind) {
   if (t_mode == kUnregistered) {
     t_mode = kRegistering;
     if (ensure_process_init()) {
@@ -616,7 +650,7 @@ std::int64_t exact_live() {
   const std::uint32_t used = g_process.slots_used.load(std::memory_order_acquire);
   for (std::uint32_t i = 0; i < used && i < kSlotCount; ++i) {
     const Slot& slot = g_slots[i];
-    if (slot.in_use.load(std::memory_order_acquire) != 0) live += slot.pending.load(std::memory_order_relaxed);
+    if (slot.in_use.load(std::memory_order_acquire) != 0) live += slot.pending_bytes();
   }
   return live;
 }
@@ -641,10 +675,10 @@ void api_mark(const char* name) {
   // (unless another thread is sampling at this very moment).
   Slot* slot = t_slot;
   if (slot != &g_no_slot) {
-    std::int64_t pending = slot->pending.load(std::memory_order_relaxed);
+    std::int64_t pending = slot->own_pending();
     if (pending != 0) {
-      slot->pending.store(0, std::memory_order_relaxed);
-      slot->publishes.store(slot->publishes.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      take_pending(*slot, pending);
+      count_call(slot->publishes);
       publish_value(pending);
     }
   }
@@ -672,13 +706,20 @@ void api_reset_peak() {
   raise_peaks(live, clock_ns(CLOCK_MONOTONIC));  // the run's peak keeps every value seen
 }
 
-void publish(Slot* slot, std::int64_t delta, CallKind kind) {
+void mapped_changed(std::int64_t mapped_live) {
+  // The clock is read only for a new peak: most mapping calls make none.
+  const std::int64_t total = g_published.live.load(std::memory_order_relaxed) + mapped_live;
+  if (total > g_published.total_peak.load(std::memory_order_relaxed)) raise_total_peak(total, clock_ns(CLOCK_MONOTONIC));
+}
+
+void publish(Slot* slot, std::int64_t bytes, CallKind kind) {
   if (slot == &g_no_slot) {
-    unregistered_change(delta, kind);  // g_no_slot's pending stays 0: delta is this call's bytes
+    unregistered_change(bytes, kind);
     return;
   }
-  slot->pending.store(0, std::memory_order_relaxed);
-  slot->publishes.store(slot->publishes.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  const std::int64_t delta = slot->own_pending();
+  take_pending(*slot, delta);  // a signal handler's bytes meanwhile stay pending
+  count_call(slot->publishes);
   publish_value(delta);
   slot->set_threshold(g_policy.threshold.load(std::memory_order_relaxed));
 }

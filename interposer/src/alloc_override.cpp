@@ -6,8 +6,32 @@
 //  - libheapline.so      (HEAPLINE_COUNTING=1): the accounting of accounting.h;
 //  - libheapline_null.so (HEAPLINE_COUNTING=0): forwarding only, the floor
 //    any interposer pays, kept as the reference the benchmarks compare with.
+//
+// How an exported function reaches its allocator. Each one is a single
+// indirect jump through its entry in g_entry: the same one instruction as a
+// call from a shared object to glibc's malloc through the GOT, and like the
+// GOT it is bound once. Until the first call of the process every entry
+// holds a resolving_* function, which decides (dlsym, next_allocator.cpp)
+// between glibc and a foreign allocator and fills every entry: with glibc_*,
+// which call __libc_malloc and the others directly and read glibc's chunk
+// header (libheapline_null.so: __libc_* themselves), or with foreign_*.
+// libheapline.so's malloc() and free(), the calls that matter, go further
+// and skip the jump too (glibc_path_malloc/glibc_path_free below). So the
+// glibc path has no test of any kind for the choice, no table walk and no
+// bootstrap-block check: blocks handed out while dlsym runs come from glibc
+// (next_allocator.h), only a foreign free() has to look for them.
+//
+// Not GNU ifunc: libc.so's own calls to malloc bind to heapline's symbol
+// while libc.so is relocated, before libheapline.so is, and ld.so then warns
+// "Relink `libc.so.6' with `libheapline.so' for IFUNC symbol `malloc'" in
+// every program; and the choice needs dlsym, which cannot run inside an
+// ifunc resolver. A cold branch on a read-mostly flag costs two instructions
+// per call (compare, jump) where the entry costs none beyond the jump that
+// any forwarder pays, and the inline malloc()/free() fold the choice into
+// the NULL test they make anyway.
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 
 #include "next_allocator.h"
@@ -16,61 +40,326 @@
 #include "accounting.h"
 #else
 namespace heapline::accounting {
-inline void allocated(const NextAllocator&, void*) {}
-inline std::size_t size_of(const NextAllocator&, void*) { return 0; }
-inline void freed(std::size_t) {}
-inline void reallocated(std::size_t, const NextAllocator&, void*) {}
+enum CallKind : unsigned { kAllocCall, kFreeCall, kReallocCall };
+struct Slot;
+inline Slot* const t_slot = nullptr;
+inline bool add_crosses_threshold(Slot*, std::int64_t, CallKind) { return false; }
+inline bool remove_crosses_threshold(Slot*, std::int64_t, CallKind) { return false; }
+inline void record(std::int64_t, CallKind) {}
+inline void publish(Slot*, std::int64_t, CallKind) {}
 }  // namespace heapline::accounting
 #endif
 
-using heapline::is_bootstrap_block;
-using heapline::next_allocator;
-namespace accounting = heapline::accounting;
+namespace {
 
-#define HEAPLINE_EXPORT extern "C" __attribute__((visibility("default")))
+using namespace heapline;
+using accounting::kAllocCall;
+using accounting::kFreeCall;
+using accounting::kReallocCall;
+using accounting::record;
+constexpr bool kCounting = HEAPLINE_COUNTING;
 
-HEAPLINE_EXPORT void* malloc(std::size_t size) noexcept {
-  const auto& next = next_allocator();
-  void* p = next.malloc(size);
-  if (p != nullptr) accounting::allocated(next, p);
+struct Entries {
+  void* (*malloc)(std::size_t);
+  void (*free)(void*);
+  void* (*calloc)(std::size_t, std::size_t);
+  void* (*realloc)(void*, std::size_t);
+  int (*posix_memalign)(void**, std::size_t, std::size_t);
+  void* (*aligned_alloc)(std::size_t, std::size_t);
+  void* (*memalign)(std::size_t, std::size_t);
+  void* (*valloc)(std::size_t);
+  void* (*pvalloc)(std::size_t);
+};
+
+inline std::int64_t chunk_bytes(const void* p) { return static_cast<std::int64_t>(glibc_chunk_size(p)); }
+
+// --- glibc: direct calls, the chunk header read inline ----------------------
+// A block is counted out before glibc takes it, so that free() ends in a
+// tail call; the figures are the same.
+
+using accounting::Slot;
+
+[[gnu::noinline, gnu::cold]] void* publish_after_malloc(void* p, Slot* slot, std::int64_t bytes) {
+  accounting::publish(slot, bytes, kAllocCall);
   return p;
 }
 
-HEAPLINE_EXPORT void free(void* p) noexcept {
-  if (p == nullptr || is_bootstrap_block(p)) return;  // glibc: free(NULL) does nothing
-  const auto& next = next_allocator();
-  std::size_t bytes = accounting::size_of(next, p);  // read before the block goes
-  next.free(p);
-  accounting::freed(bytes);
+[[gnu::noinline, gnu::cold]] void publish_then_free(void* p, Slot* slot, std::int64_t bytes) {
+  accounting::publish(slot, bytes, kFreeCall);
+  __libc_free(p);
 }
 
-HEAPLINE_EXPORT void* calloc(std::size_t count, std::size_t size) noexcept {
-  const auto& next = next_allocator();
-  void* p = next.calloc(count, size);  // overflow → NULL and ENOMEM, from glibc
-  if (p != nullptr) accounting::allocated(next, p);
+// libheapline.so's malloc() and free() skip even the entry jump (see the
+// exported functions at the end): malloc() calls g_malloc_target, free()
+// calls glibc directly, and both count inline every block at or above
+// g_inline_from. That is 1 (NULL excepted) once glibc is chosen; until then,
+// and with a foreign allocator, it is the top address, so every block takes
+// the cold path, where the entry table decides (foreign_* count for
+// themselves). This one compare replaces the NULL test that the glibc path
+// needs anyway, so the choice costs it nothing.
+void* resolving_malloc_target(std::size_t size) noexcept;
+void* (*g_malloc_target)(std::size_t) = resolving_malloc_target;
+std::uintptr_t g_inline_from = UINTPTR_MAX;
+[[gnu::noinline, gnu::cold, maybe_unused]] void free_off_the_glibc_path(void* p) noexcept;
+
+[[gnu::always_inline]] inline void* glibc_path_malloc(std::size_t size) noexcept {
+  void* p = g_malloc_target(size);
+  if (__builtin_expect(reinterpret_cast<std::uintptr_t>(p) < g_inline_from, 0)) return p;
+  const std::int64_t bytes = chunk_bytes(p);
+  Slot* slot = accounting::t_slot;
+  if (accounting::add_crosses_threshold(slot, bytes, kAllocCall)) return publish_after_malloc(p, slot, bytes);
   return p;
 }
 
-HEAPLINE_EXPORT void* realloc(void* p, std::size_t size) noexcept {
-  if (is_bootstrap_block(p)) {
-    // A block from the bootstrap arena moves to the real allocator.
-    void* fresh = malloc(size);
-    if (fresh != nullptr) {
-      std::size_t old = heapline::bootstrap_block_size(p);
-      std::memcpy(fresh, p, old < size ? old : size);
-    }
-    return fresh;
-  }
-  const auto& next = next_allocator();
-  std::size_t old_bytes = p != nullptr ? accounting::size_of(next, p) : 0;
-  void* q = next.realloc(p, size);
+[[gnu::always_inline]] inline void glibc_path_free(void* p) noexcept {
+  if (__builtin_expect(reinterpret_cast<std::uintptr_t>(p) < g_inline_from, 0)) return free_off_the_glibc_path(p);
+  const std::int64_t bytes = chunk_bytes(p);
+  Slot* slot = accounting::t_slot;
+  if (accounting::remove_crosses_threshold(slot, bytes, kFreeCall)) return publish_then_free(p, slot, -bytes);
+  __libc_free(p);
+}
+
+// The same, as entries (free() reaches glibc_free through the cold path
+// while glibc is being chosen).
+void* glibc_malloc(std::size_t size) noexcept { return glibc_path_malloc(size); }
+void glibc_free(void* p) noexcept { glibc_path_free(p); }
+
+void* glibc_calloc(std::size_t count, std::size_t size) noexcept {
+  void* p = __libc_calloc(count, size);  // overflow → NULL and ENOMEM, from glibc
+  if (p != nullptr) record(chunk_bytes(p), kAllocCall);
+  return p;
+}
+
+void* glibc_realloc(void* p, std::size_t size) noexcept {
+  const std::int64_t old_bytes = p != nullptr ? chunk_bytes(p) : 0;  // read before the block goes
+  void* q = __libc_realloc(p, size);
   if (q != nullptr) {
-    accounting::reallocated(old_bytes, next, q);
+    record(chunk_bytes(q) - old_bytes, kReallocCall);
   } else if (p != nullptr && size == 0) {
-    accounting::freed(old_bytes);  // glibc: realloc(p, 0) frees p and returns NULL
+    record(-old_bytes, kFreeCall);  // glibc: realloc(p, 0) frees p and returns NULL
   }  // any other NULL is a failure: p is untouched
   return q;
 }
+
+int glibc_posix_memalign(void** out, std::size_t alignment, std::size_t size) noexcept {
+  const int error = g_glibc_posix_memalign(out, alignment, size);  // EINVAL, ENOMEM; errno untouched
+  if (error == 0 && *out != nullptr) record(chunk_bytes(*out), kAllocCall);
+  return error;
+}
+
+void* glibc_aligned_alloc(std::size_t alignment, std::size_t size) noexcept {
+  void* p = g_glibc_aligned_alloc(alignment, size);
+  if (p != nullptr) record(chunk_bytes(p), kAllocCall);
+  return p;
+}
+
+void* glibc_memalign(std::size_t alignment, std::size_t size) noexcept {
+  void* p = __libc_memalign(alignment, size);
+  if (p != nullptr) record(chunk_bytes(p), kAllocCall);
+  return p;
+}
+
+template <void* (*kAllocate)(std::size_t)>
+void* glibc_paged(std::size_t size) noexcept {  // valloc, pvalloc
+  void* p = kAllocate(size);
+  if (p != nullptr) record(chunk_bytes(p), kAllocCall);
+  return p;
+}
+
+Entries glibc_entries() {
+  if constexpr (kCounting) {
+    return {glibc_malloc,         glibc_free,
+            glibc_calloc,         glibc_realloc,
+            glibc_posix_memalign, glibc_aligned_alloc,
+            glibc_memalign, glibc_paged<__libc_valloc>,
+            glibc_paged<__libc_pvalloc>};
+  } else {
+    return {__libc_malloc,          __libc_free,           __libc_calloc,  __libc_realloc, g_glibc_posix_memalign,
+            g_glibc_aligned_alloc, __libc_memalign, __libc_valloc, __libc_pvalloc};
+  }
+}
+
+// --- foreign: through the table, its malloc_usable_size called --------------
+
+inline std::int64_t usable_bytes(void* p) {
+  if constexpr (kCounting) return static_cast<std::int64_t>(g_foreign.usable_size(p));
+  return 0;
+}
+
+inline void* counted_foreign(void* p) {
+  if (p != nullptr && kCounting) record(usable_bytes(p), kAllocCall);
+  return p;
+}
+
+void* foreign_malloc(std::size_t size) noexcept { return counted_foreign(g_foreign.malloc(size)); }
+
+void foreign_free(void* p) noexcept {
+  if (p == nullptr) return;
+  std::size_t early_size;
+  if (__builtin_expect(have_early_blocks(), 0) && take_early_block(p, &early_size)) {
+    __libc_free(p);  // a glibc block from the resolution, never counted
+    return;
+  }
+  if constexpr (kCounting) record(-usable_bytes(p), kFreeCall);
+  g_foreign.free(p);
+}
+
+void* foreign_calloc(std::size_t count, std::size_t size) noexcept {
+  return counted_foreign(g_foreign.calloc(count, size));
+}
+
+void* foreign_realloc(void* p, std::size_t size) noexcept {
+  std::size_t early_size;
+  if (p != nullptr && __builtin_expect(have_early_blocks(), 0) && take_early_block(p, &early_size)) {
+    // A glibc block from the resolution moves to the foreign allocator
+    // (realloc(p, 0) frees it, as glibc's realloc would).
+    void* fresh = size != 0 ? g_foreign.malloc(size) : nullptr;
+    if (fresh == nullptr && size != 0) {
+      remember_early_block(p, early_size);  // failed: p stays, still a glibc block
+      return nullptr;
+    }
+    if (fresh != nullptr) {
+      std::memcpy(fresh, p, early_size < size ? early_size : size);
+      if constexpr (kCounting) record(usable_bytes(fresh), kReallocCall);
+    }
+    __libc_free(p);
+    return fresh;
+  }
+  const std::int64_t old_bytes = p != nullptr ? usable_bytes(p) : 0;
+  void* q = g_foreign.realloc(p, size);
+  if (q != nullptr) {
+    if constexpr (kCounting) record(usable_bytes(q) - old_bytes, kReallocCall);
+  } else if (p != nullptr && size == 0) {
+    if constexpr (kCounting) record(-old_bytes, kFreeCall);
+  }
+  return q;
+}
+
+int foreign_posix_memalign(void** out, std::size_t alignment, std::size_t size) noexcept {
+  const int error = g_foreign.posix_memalign(out, alignment, size);
+  if (error == 0) counted_foreign(*out);
+  return error;
+}
+
+void* foreign_aligned_alloc(std::size_t alignment, std::size_t size) noexcept {
+  return counted_foreign(g_foreign.aligned_alloc(alignment, size));
+}
+void* foreign_memalign(std::size_t alignment, std::size_t size) noexcept {
+  return counted_foreign(g_foreign.memalign(alignment, size));
+}
+void* foreign_valloc(std::size_t size) noexcept { return counted_foreign(g_foreign.valloc(size)); }
+void* foreign_pvalloc(std::size_t size) noexcept { return counted_foreign(g_foreign.pvalloc(size)); }
+
+constexpr Entries kForeignEntries = {foreign_malloc,         foreign_free,          foreign_calloc,
+                                     foreign_realloc,        foreign_posix_memalign, foreign_aligned_alloc,
+                                     foreign_memalign,       foreign_valloc,        foreign_pvalloc};
+
+// --- resolution --------------------------------------------------------------
+
+void* resolving_malloc(std::size_t size) noexcept;
+void resolving_free(void* p) noexcept;
+void* resolving_calloc(std::size_t count, std::size_t size) noexcept;
+void* resolving_realloc(void* p, std::size_t size) noexcept;
+int resolving_posix_memalign(void** out, std::size_t alignment, std::size_t size) noexcept;
+void* resolving_aligned_alloc(std::size_t alignment, std::size_t size) noexcept;
+void* resolving_memalign(std::size_t alignment, std::size_t size) noexcept;
+void* resolving_valloc(std::size_t size) noexcept;
+void* resolving_pvalloc(std::size_t size) noexcept;
+
+// Read by every exported call with a plain load (the jump); written only
+// while resolving, with the same values by every thread that does.
+Entries g_entry = {resolving_malloc,         resolving_free,          resolving_calloc,
+                   resolving_realloc,        resolving_posix_memalign, resolving_aligned_alloc,
+                   resolving_memalign,       resolving_valloc,        resolving_pvalloc};
+
+void free_off_the_glibc_path(void* p) noexcept {
+  if (p != nullptr) g_entry.free(p);  // glibc: free(NULL) does nothing
+}
+
+template <typename Fn>
+void bind(Fn& entry, Fn target) {
+  __atomic_store_n(&entry, target, __ATOMIC_RELEASE);
+}
+
+// Fills g_entry; false when this thread is inside its own resolution (the
+// caller then serves the call from glibc as an early block).
+bool bind_entries() {
+  const Resolution resolution = resolve_allocator();
+  if (resolution == Resolution::kNested) return false;
+  const Entries chosen = resolution == Resolution::kGlibc ? glibc_entries() : kForeignEntries;
+  bind(g_entry.malloc, chosen.malloc);
+  bind(g_entry.free, chosen.free);
+  bind(g_entry.calloc, chosen.calloc);
+  bind(g_entry.realloc, chosen.realloc);
+  bind(g_entry.posix_memalign, chosen.posix_memalign);
+  bind(g_entry.aligned_alloc, chosen.aligned_alloc);
+  bind(g_entry.memalign, chosen.memalign);
+  bind(g_entry.valloc, chosen.valloc);
+  bind(g_entry.pvalloc, chosen.pvalloc);
+  // The limit before the target: x86 keeps stores in order, so a thread that
+  // calls the new target then reads the new limit.
+  if (resolution == Resolution::kGlibc) bind(g_inline_from, std::uintptr_t{1});
+  bind(g_malloc_target, resolution == Resolution::kGlibc ? __libc_malloc : foreign_malloc);
+  // With glibc, the blocks dlsym took meanwhile are ordinary glibc blocks
+  // that glibc_free() will count out: count them in.
+  if (kCounting && resolution == Resolution::kGlibc) {
+    adopt_own_early_blocks([](void* p) { record(chunk_bytes(p), kAllocCall); });
+  }
+  return true;
+}
+
+void* resolving_malloc(std::size_t size) noexcept {
+  return bind_entries() ? g_entry.malloc(size) : remember_early_block(__libc_malloc(size), size);
+}
+void* resolving_malloc_target(std::size_t size) noexcept {
+  return bind_entries() ? g_malloc_target(size) : remember_early_block(__libc_malloc(size), size);
+}
+void resolving_free(void* p) noexcept {
+  if (bind_entries()) {
+    g_entry.free(p);
+  } else {
+    early_free(p);
+  }
+}
+void* resolving_calloc(std::size_t count, std::size_t size) noexcept {
+  if (bind_entries()) return g_entry.calloc(count, size);
+  void* p = __libc_calloc(count, size);  // as glibc_calloc, uncounted
+  return p != nullptr ? remember_early_block(p, count * size) : nullptr;
+}
+void* resolving_realloc(void* p, std::size_t size) noexcept {
+  return bind_entries() ? g_entry.realloc(p, size) : early_realloc(p, size);
+}
+int resolving_posix_memalign(void** out, std::size_t alignment, std::size_t size) noexcept {
+  return bind_entries() ? g_entry.posix_memalign(out, alignment, size) : early_posix_memalign(out, alignment, size);
+}
+void* resolving_aligned_alloc(std::size_t alignment, std::size_t size) noexcept {
+  return bind_entries() ? g_entry.aligned_alloc(alignment, size)
+                        : remember_early_block(__libc_memalign(alignment, size), size);
+}
+void* resolving_memalign(std::size_t alignment, std::size_t size) noexcept {
+  return bind_entries() ? g_entry.memalign(alignment, size)
+                        : remember_early_block(__libc_memalign(alignment, size), size);
+}
+void* resolving_valloc(std::size_t size) noexcept {
+  return bind_entries() ? g_entry.valloc(size) : remember_early_block(__libc_valloc(size), size);
+}
+void* resolving_pvalloc(std::size_t size) noexcept {
+  return bind_entries() ? g_entry.pvalloc(size) : remember_early_block(__libc_pvalloc(size), size);
+}
+
+}  // namespace
+
+#define HEAPLINE_EXPORT extern "C" __attribute__((visibility("default")))
+
+#if HEAPLINE_COUNTING
+HEAPLINE_EXPORT void* malloc(std::size_t size) noexcept { return glibc_path_malloc(size); }
+HEAPLINE_EXPORT void free(void* p) noexcept { glibc_path_free(p); }
+#else
+HEAPLINE_EXPORT void* malloc(std::size_t size) noexcept { return g_entry.malloc(size); }
+HEAPLINE_EXPORT void free(void* p) noexcept { g_entry.free(p); }
+#endif
+HEAPLINE_EXPORT void* calloc(std::size_t count, std::size_t size) noexcept { return g_entry.calloc(count, size); }
+HEAPLINE_EXPORT void* realloc(void* p, std::size_t size) noexcept { return g_entry.realloc(p, size); }
 
 HEAPLINE_EXPORT void* reallocarray(void* p, std::size_t count, std::size_t size) noexcept {
   // glibc's reallocarray is this check followed by a call to realloc through
@@ -80,40 +369,17 @@ HEAPLINE_EXPORT void* reallocarray(void* p, std::size_t count, std::size_t size)
     errno = ENOMEM;
     return nullptr;
   }
-  return realloc(p, bytes);
+  return g_entry.realloc(p, bytes);
 }
 
 HEAPLINE_EXPORT int posix_memalign(void** out, std::size_t alignment, std::size_t size) noexcept {
-  const auto& next = next_allocator();
-  int error = next.posix_memalign(out, alignment, size);  // EINVAL, ENOMEM; errno untouched
-  if (error == 0 && *out != nullptr) accounting::allocated(next, *out);
-  return error;
+  return g_entry.posix_memalign(out, alignment, size);
 }
-
 HEAPLINE_EXPORT void* aligned_alloc(std::size_t alignment, std::size_t size) noexcept {
-  const auto& next = next_allocator();
-  void* p = next.aligned_alloc(alignment, size);
-  if (p != nullptr) accounting::allocated(next, p);
-  return p;
+  return g_entry.aligned_alloc(alignment, size);
 }
-
 HEAPLINE_EXPORT void* memalign(std::size_t alignment, std::size_t size) noexcept {
-  const auto& next = next_allocator();
-  void* p = next.memalign(alignment, size);
-  if (p != nullptr) accounting::allocated(next, p);
-  return p;
+  return g_entry.memalign(alignment, size);
 }
-
-HEAPLINE_EXPORT void* valloc(std::size_t size) noexcept {
-  const auto& next = next_allocator();
-  void* p = next.valloc(size);
-  if (p != nullptr) accounting::allocated(next, p);
-  return p;
-}
-
-HEAPLINE_EXPORT void* pvalloc(std::size_t size) noexcept {
-  const auto& next = next_allocator();
-  void* p = next.pvalloc(size);
-  if (p != nullptr) accounting::allocated(next, p);
-  return p;
-}
+HEAPLINE_EXPORT void* valloc(std::size_t size) noexcept { return g_entry.valloc(size); }
+HEAPLINE_EXPORT void* pvalloc(std::size_t size) noexcept { return g_entry.pvalloc(size); }

@@ -74,6 +74,13 @@ bool parse_switch(const char* text, bool* out) {
   return true;
 }
 
+bool parse_on_off(const char* text, bool* out) {
+  if (std::strcmp(text, "on") == 0) *out = true;
+  else if (std::strcmp(text, "off") == 0) *out = false;
+  else return parse_switch(text, out);
+  return true;
+}
+
 void load_config(Config& config, const char* (*lookup)(const char*)) {
   if (const char* out = lookup("HEAPLINE_OUT"); out != nullptr && *out != 0) {
     if (std::strcmp(out, "off") == 0) {
@@ -99,6 +106,9 @@ void load_config(Config& config, const char* (*lookup)(const char*)) {
   }
   if (const char* summary = lookup("HEAPLINE_SUMMARY"); summary != nullptr) {
     if (!parse_switch(summary, &config.summary)) report_bad_value("HEAPLINE_SUMMARY", summary, "0 or 1", "0");
+  }
+  if (const char* mapped = lookup("HEAPLINE_MAPPED"); mapped != nullptr) {
+    if (!parse_on_off(mapped, &config.mapped)) report_bad_value("HEAPLINE_MAPPED", mapped, "on or off", "on");
   }
   if (const char* kill = lookup("HEAPLINE_TEST_KILL_WRITER"); kill != nullptr) {
     if (std::strcmp(kill, "mid-write") == 0) config.kill_writer = KillWriter::kMidWrite;

@@ -29,6 +29,8 @@ struct Config {
   std::uint64_t interval_ns = 10'000'000;
   Precision precision;
   bool summary = false;
+  // Mapped memory (mapped_memory.h): HEAPLINE_MAPPED=on|off.
+  bool mapped = true;
   KillWriter kill_writer = KillWriter::kNever;
 };
 
@@ -41,6 +43,8 @@ bool parse_interval_ms(const char* text, std::uint64_t* out_ms);
 bool parse_precision(const char* text, Precision* out);
 // "0" or "1".
 bool parse_switch(const char* text, bool* out);
+// "on" or "off" (also "1" or "0").
+bool parse_on_off(const char* text, bool* out);
 
 // Reads the environment through `lookup` (getenv in production) and reports
 // each bad value on stderr.

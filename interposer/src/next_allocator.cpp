@@ -1,89 +1,68 @@
 #include "next_allocator.h"
 
 #include <dlfcn.h>
+#include <gnu/libc-version.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <cerrno>
 
 #include <atomic>
 #include <cstdint>
-#include <cstring>
-
-extern "C" {
-// glibc exports its allocator under these names as well; calling them never
-// re-enters heapline, so resolving needs no dlsym in the common case.
-void* __libc_malloc(std::size_t);
-void __libc_free(void*);
-void* __libc_calloc(std::size_t, std::size_t);
-void* __libc_realloc(void*, std::size_t);
-void* __libc_memalign(std::size_t, std::size_t);
-void* __libc_valloc(std::size_t);
-void* __libc_pvalloc(std::size_t);
-}
 
 namespace heapline {
+
+ForeignAllocator g_foreign = {};
+
+namespace {
+int posix_memalign_first(void** out, std::size_t alignment, std::size_t size);
+void* aligned_alloc_first(std::size_t alignment, std::size_t size);
+}  // namespace
+
+// Looked up at their first call: most programs never make one, and each
+// dlsym costs tens of thousands of instructions at start-up.
+int (*g_glibc_posix_memalign)(void**, std::size_t, std::size_t) = posix_memalign_first;
+void* (*g_glibc_aligned_alloc)(std::size_t, std::size_t) = aligned_alloc_first;
+
 namespace {
 
-// glibc does not export __libc_posix_memalign/__libc_aligned_alloc; their
-// addresses are taken with dlsym once, after which the table is constant.
-NextAllocator g_glibc = {
-    __libc_malloc, __libc_free, __libc_calloc, __libc_realloc, __libc_memalign,
-    __libc_valloc, __libc_pvalloc, nullptr, nullptr, glibc_chunk_size, true, "glibc", "glibc-chunk-size"};
-NextAllocator g_foreign = {};
-
-// --- bootstrap arena ------------------------------------------------------
-constexpr std::size_t kArenaSize = 64 * 1024;
-constexpr std::size_t kArenaHeader = 16;  // keeps the block size, 16-aligned
-alignas(64) unsigned char g_arena[kArenaSize];
-std::atomic<std::size_t> g_arena_used{0};
+constexpr NextAllocator kGlibc = {"glibc", "glibc-chunk-size"};
+constexpr NextAllocator kForeign = {"foreign", "usable-size"};
+std::atomic<const NextAllocator*> g_chosen{nullptr};
 
 thread_local bool t_resolving __attribute__((tls_model("initial-exec"))) = false;
 
-void* bootstrap_alloc(std::size_t size, std::size_t alignment) {
-  if (alignment < kArenaHeader) alignment = kArenaHeader;
-  if (size > kArenaSize || alignment > kArenaSize) return nullptr;
-  std::size_t used = g_arena_used.load(std::memory_order_relaxed);
-  for (;;) {
-    std::size_t start = (used + kArenaHeader + alignment - 1) & ~(alignment - 1);
-    std::size_t end = start + ((size + kArenaHeader - 1) & ~(kArenaHeader - 1));
-    if (end > kArenaSize) return nullptr;
-    if (g_arena_used.compare_exchange_weak(used, end, std::memory_order_relaxed)) {
-      std::memcpy(g_arena + start - sizeof(std::size_t), &size, sizeof size);
-      return g_arena + start;  // the arena is zero-filled and never reused
+// --- early blocks -----------------------------------------------------------
+// dlsym allocates only on its error path (the dlerror message), so a handful
+// of slots is plenty; a nested call that finds none free fails with ENOMEM,
+// which dlsym treats like any failed allocation.
+struct EarlyBlock {
+  std::atomic<void*> block{nullptr};
+  std::size_t size = 0;
+  const void* owner = nullptr;  // the resolving thread (its t_resolving)
+};
+constexpr std::size_t kEarlyCapacity = 64;
+EarlyBlock g_early[kEarlyCapacity];
+std::atomic<std::size_t> g_early_count{0};  // blocks remembered now
+
+const void* this_thread() { return &t_resolving; }
+
+void* remember(void* p, std::size_t size) {
+  if (p == nullptr) return nullptr;
+  for (EarlyBlock& early : g_early) {
+    void* empty = nullptr;
+    if (early.block.load(std::memory_order_relaxed) == nullptr &&
+        early.block.compare_exchange_strong(empty, p, std::memory_order_acq_rel)) {
+      early.size = size;
+      early.owner = this_thread();
+      g_early_count.fetch_add(1, std::memory_order_release);
+      return p;
     }
   }
+  __libc_free(p);
+  errno = ENOMEM;
+  return nullptr;
 }
-
-// The bootstrap table: what a thread gets while it is itself resolving.
-void* bootstrap_malloc(std::size_t size) { return bootstrap_alloc(size, kArenaHeader); }
-void bootstrap_free(void*) {}
-void* bootstrap_calloc(std::size_t count, std::size_t size) {
-  std::size_t bytes;
-  if (__builtin_mul_overflow(count, size, &bytes)) return nullptr;
-  return bootstrap_alloc(bytes, kArenaHeader);
-}
-void* bootstrap_realloc(void* p, std::size_t size) {
-  void* fresh = bootstrap_alloc(size, kArenaHeader);
-  if (fresh != nullptr && p != nullptr) {
-    std::size_t old = bootstrap_block_size(p);
-    std::memcpy(fresh, p, old < size ? old : size);
-  }
-  return fresh;
-}
-void* bootstrap_memalign(std::size_t alignment, std::size_t size) { return bootstrap_alloc(size, alignment); }
-void* bootstrap_valloc(std::size_t size) { return bootstrap_alloc(size, 4096); }
-int bootstrap_posix_memalign(void** out, std::size_t alignment, std::size_t size) {
-  void* p = bootstrap_alloc(size, alignment);
-  if (p == nullptr) return 12;  // ENOMEM
-  *out = p;
-  return 0;
-}
-std::size_t bootstrap_uncounted(void*) { return 0; }
-
-const NextAllocator g_bootstrap = {
-    bootstrap_malloc, bootstrap_free, bootstrap_calloc, bootstrap_realloc, bootstrap_memalign,
-    bootstrap_valloc, bootstrap_valloc, bootstrap_posix_memalign, bootstrap_memalign,
-    bootstrap_uncounted, false, "bootstrap", "none"};
 
 // valloc and pvalloc for a foreign allocator that lacks them (jemalloc has no
 // pvalloc): glibc's versions would hand out glibc blocks that the foreign
@@ -102,93 +81,195 @@ void* foreign_pvalloc(std::size_t size) {
   return g_foreign.memalign(page, rounded == 0 ? page : rounded);
 }
 
+// glibc's posix_memalign, on __libc_memalign: its checks and its errors.
+int posix_memalign_on_libc(void** out, std::size_t alignment, std::size_t size) {
+  if (alignment == 0 || alignment % sizeof(void*) != 0 || (alignment & (alignment - 1)) != 0) return EINVAL;
+  void* p = __libc_memalign(alignment, size);
+  if (p == nullptr) return ENOMEM;
+  *out = p;
+  return 0;
+}
+
+// Whether __libc_malloc bound to glibc's (in the object of a function only
+// glibc has) rather than to a foreign allocator's alias: tcmalloc and
+// mimalloc export __libc_malloc and its siblings themselves, and heapline's
+// references to those names then bind to theirs.
+bool libc_aliases_are_glibcs() {
+  Dl_info alias, libc;
+  return dladdr(reinterpret_cast<void*>(&__libc_malloc), &alias) != 0 &&
+         dladdr(reinterpret_cast<void*>(&gnu_get_libc_version), &libc) != 0 && alias.dli_fbase == libc.dli_fbase;
+}
+
 template <typename Fn>
 Fn lookup_next(const char* name) {
   return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
 }
 
+// Fills g_foreign when the malloc after heapline is not glibc's and comes
+// with the entry points heapline needs; false otherwise (glibc then serves).
+bool find_foreign(void* next_malloc) {
+  ForeignAllocator foreign{};
+  foreign.malloc = reinterpret_cast<decltype(foreign.malloc)>(next_malloc);
+  foreign.free = lookup_next<decltype(foreign.free)>("free");
+  foreign.calloc = lookup_next<decltype(foreign.calloc)>("calloc");
+  foreign.realloc = lookup_next<decltype(foreign.realloc)>("realloc");
+  foreign.memalign = lookup_next<decltype(foreign.memalign)>("memalign");
+  foreign.valloc = lookup_next<decltype(foreign.valloc)>("valloc");
+  foreign.pvalloc = lookup_next<decltype(foreign.pvalloc)>("pvalloc");
+  foreign.posix_memalign = lookup_next<decltype(foreign.posix_memalign)>("posix_memalign");
+  foreign.aligned_alloc = lookup_next<decltype(foreign.aligned_alloc)>("aligned_alloc");
+  foreign.usable_size = lookup_next<decltype(foreign.usable_size)>("malloc_usable_size");
+  // An allocator that lacks one of these cannot be watched: glibc serves.
+  if (!foreign.free || !foreign.calloc || !foreign.realloc || !foreign.usable_size) return false;
+  // RTLD_NEXT finds glibc's entry for a function the foreign allocator
+  // lacks (jemalloc has no pvalloc); a glibc block would then reach the
+  // foreign free(). Only entries from the allocator's own object count.
+  Dl_info malloc_info;
+  if (dladdr(next_malloc, &malloc_info) != 0) {
+    auto same_object = [&](auto function) {
+      Dl_info info;
+      return function != nullptr && dladdr(reinterpret_cast<void*>(function), &info) != 0 &&
+             info.dli_fbase == malloc_info.dli_fbase;
+    };
+    if (!same_object(foreign.memalign)) foreign.memalign = nullptr;
+    if (!same_object(foreign.valloc)) foreign.valloc = nullptr;
+    if (!same_object(foreign.pvalloc)) foreign.pvalloc = nullptr;
+  }
+  // The missing entry points fall back to what the program would have
+  // reached without heapline (glibc's), or are built on the foreign memalign.
+  if (!foreign.memalign) foreign.memalign = __libc_memalign;
+  if (!foreign.valloc) foreign.valloc = foreign_valloc;
+  if (!foreign.pvalloc) foreign.pvalloc = foreign_pvalloc;
+  if (!foreign.posix_memalign) foreign.posix_memalign = g_glibc_posix_memalign;
+  if (!foreign.aligned_alloc) foreign.aligned_alloc = g_glibc_aligned_alloc;
+  g_foreign = foreign;
+  return true;
+}
+
+// glibc's own posix_memalign and aligned_alloc (RTLD_NEXT could find another
+// library's, whose blocks glibc's free cannot take); built on __libc_memalign
+// if they cannot be found.
+void find_glibc_aligned_entries() {
+  Dl_info libc_info;
+  if (dladdr(reinterpret_cast<void*>(&__libc_malloc), &libc_info) == 0) libc_info.dli_fbase = nullptr;
+  auto from_libc = [&](auto function) {
+    Dl_info info;
+    return function != nullptr && dladdr(reinterpret_cast<void*>(function), &info) != 0 &&
+           info.dli_fbase == libc_info.dli_fbase;
+  };
+  auto pm = lookup_next<decltype(g_glibc_posix_memalign)>("posix_memalign");
+  auto aa = lookup_next<decltype(g_glibc_aligned_alloc)>("aligned_alloc");
+  __atomic_store_n(&g_glibc_posix_memalign, from_libc(pm) ? pm : posix_memalign_on_libc, __ATOMIC_RELEASE);
+  __atomic_store_n(&g_glibc_aligned_alloc, from_libc(aa) ? aa : __libc_memalign, __ATOMIC_RELEASE);
+}
+
+int posix_memalign_first(void** out, std::size_t alignment, std::size_t size) {
+  find_glibc_aligned_entries();
+  return g_glibc_posix_memalign(out, alignment, size);
+}
+
+void* aligned_alloc_first(std::size_t alignment, std::size_t size) {
+  find_glibc_aligned_entries();
+  return g_glibc_aligned_alloc(alignment, size);
+}
+
 }  // namespace
 
-namespace detail {
-const NextAllocator* g_next = nullptr;
-
-const NextAllocator* resolve_next_allocator() {
-  // dlsym may allocate: a call that comes back here from inside it is served
-  // by the bootstrap arena. Several threads resolving at once is harmless:
-  // each computes the same table and stores the same pointer.
-  if (t_resolving) return &g_bootstrap;
+Resolution resolve_allocator() {
+  if (const NextAllocator* chosen = g_chosen.load(std::memory_order_acquire)) {
+    return chosen == &kGlibc ? Resolution::kGlibc : Resolution::kForeign;
+  }
+  if (t_resolving) return Resolution::kNested;
+  // One thread resolves while the others wait for its answer (dlsym takes
+  // microseconds): its early blocks are then the only ones. A thread that
+  // waited too long resolves for itself; the answer is the same.
+  static std::atomic<bool> busy{false};
+  if (busy.exchange(true, std::memory_order_acquire)) {
+    for (int attempt = 0; attempt < 10000; ++attempt) {
+      if (const NextAllocator* chosen = g_chosen.load(std::memory_order_acquire)) {
+        return chosen == &kGlibc ? Resolution::kGlibc : Resolution::kForeign;
+      }
+      sched_yield();
+    }
+  }
   t_resolving = true;
+  const int saved_errno = errno;
   void* next_malloc = dlsym(RTLD_NEXT, "malloc");
-  const NextAllocator* chosen = &g_glibc;
-  if (next_malloc != nullptr && next_malloc != reinterpret_cast<void*>(&__libc_malloc)) {
-    NextAllocator foreign{};
-    foreign.malloc = reinterpret_cast<decltype(foreign.malloc)>(next_malloc);
-    foreign.free = lookup_next<decltype(foreign.free)>("free");
-    foreign.calloc = lookup_next<decltype(foreign.calloc)>("calloc");
-    foreign.realloc = lookup_next<decltype(foreign.realloc)>("realloc");
-    foreign.memalign = lookup_next<decltype(foreign.memalign)>("memalign");
-    foreign.valloc = lookup_next<decltype(foreign.valloc)>("valloc");
-    foreign.pvalloc = lookup_next<decltype(foreign.pvalloc)>("pvalloc");
-    foreign.posix_memalign = lookup_next<decltype(foreign.posix_memalign)>("posix_memalign");
-    foreign.aligned_alloc = lookup_next<decltype(foreign.aligned_alloc)>("aligned_alloc");
-    foreign.block_size = lookup_next<decltype(foreign.block_size)>("malloc_usable_size");
-    // RTLD_NEXT finds glibc's entry for a function the foreign allocator
-    // lacks (jemalloc has no pvalloc); a glibc block would then reach the
-    // foreign free(). Only entries from the allocator's own object count.
-    Dl_info malloc_info;
-    if (dladdr(next_malloc, &malloc_info) != 0) {
-      auto same_object = [&](auto function) {
-        Dl_info info;
-        return function != nullptr && dladdr(reinterpret_cast<void*>(function), &info) != 0 &&
-               info.dli_fbase == malloc_info.dli_fbase;
-      };
-      if (!same_object(foreign.memalign)) foreign.memalign = nullptr;
-      if (!same_object(foreign.valloc)) foreign.valloc = nullptr;
-      if (!same_object(foreign.pvalloc)) foreign.pvalloc = nullptr;
-    }
-    foreign.reads_glibc_chunk_header = false;
-    foreign.name = "foreign";
-    foreign.size_basis = "usable-size";
-    // An allocator that lacks one of these still works for the others; the
-    // missing entry points fall back to what the program would have reached
-    // without heapline (glibc's).
-    if (!foreign.free || !foreign.calloc || !foreign.realloc || !foreign.block_size) {
-      chosen = &g_glibc;
-    } else {
-      if (!foreign.memalign) foreign.memalign = g_glibc.memalign;
-      if (!foreign.valloc) foreign.valloc = foreign_valloc;
-      if (!foreign.pvalloc) foreign.pvalloc = foreign_pvalloc;
-      g_foreign = foreign;
-      chosen = &g_foreign;
-    }
-  }
-  if (chosen == &g_glibc || !g_foreign.posix_memalign || !g_foreign.aligned_alloc) {
-    auto pm = lookup_next<decltype(g_glibc.posix_memalign)>("posix_memalign");
-    auto aa = lookup_next<decltype(g_glibc.aligned_alloc)>("aligned_alloc");
-    if (chosen == &g_glibc) {
-      g_glibc.posix_memalign = pm;
-      g_glibc.aligned_alloc = aa;
-    } else {
-      if (!g_foreign.posix_memalign) g_foreign.posix_memalign = pm;
-      if (!g_foreign.aligned_alloc) g_foreign.aligned_alloc = aa;
-    }
-  }
-  __atomic_store_n(&g_next, chosen, __ATOMIC_RELEASE);
+  // The allocator after heapline is glibc's only when its malloc is glibc's
+  // __libc_malloc; a foreign allocator that exports that name too (tcmalloc,
+  // mimalloc) is foreign all the same, or the glibc path would call it and
+  // read a chunk header its blocks do not have.
+  const bool foreign =
+      next_malloc != nullptr &&
+      (next_malloc != reinterpret_cast<void*>(&__libc_malloc) || !libc_aliases_are_glibcs()) &&
+      find_foreign(next_malloc);
+  g_chosen.store(foreign ? &kForeign : &kGlibc, std::memory_order_release);
+  errno = saved_errno;
   t_resolving = false;
-  return chosen;
-}
-}  // namespace detail
-
-bool is_bootstrap_block(const void* p) {
-  auto address = reinterpret_cast<std::uintptr_t>(p);
-  auto begin = reinterpret_cast<std::uintptr_t>(g_arena);
-  return address >= begin && address < begin + kArenaSize;
+  return foreign ? Resolution::kForeign : Resolution::kGlibc;
 }
 
-std::size_t bootstrap_block_size(const void* p) {
+const NextAllocator& next_allocator() {
+  const NextAllocator* chosen = g_chosen.load(std::memory_order_acquire);
+  if (chosen == nullptr) {
+    chosen = resolve_allocator() == Resolution::kForeign ? &kForeign : &kGlibc;
+  }
+  return *chosen;
+}
+
+// --- early blocks -----------------------------------------------------------
+
+void* remember_early_block(void* p, std::size_t size) { return remember(p, size); }
+
+int early_posix_memalign(void** out, std::size_t alignment, std::size_t size) {
+  void* p = nullptr;
+  const int error = posix_memalign_on_libc(&p, alignment, size);
+  if (error == 0 && remember(p, size) == nullptr) return ENOMEM;
+  if (error == 0) *out = p;
+  return error;
+}
+
+void early_free(void* p) {
   std::size_t size;
-  std::memcpy(&size, static_cast<const unsigned char*>(p) - sizeof(std::size_t), sizeof size);
-  return size;
+  take_early_block(p, &size);
+  __libc_free(p);
+}
+
+void* early_realloc(void* p, std::size_t size) {
+  std::size_t old_size;
+  const bool early = p != nullptr && take_early_block(p, &old_size);
+  void* q = __libc_realloc(p, size);
+  if (q != nullptr) return remember(q, size);
+  if (early && size != 0) remember(p, old_size);  // failed: p is untouched
+  return nullptr;
+}
+
+bool have_early_blocks() { return g_early_count.load(std::memory_order_acquire) != 0; }
+
+bool take_early_block(void* p, std::size_t* size) {
+  if (p == nullptr) return false;
+  for (EarlyBlock& early : g_early) {
+    void* expected = p;
+    if (early.block.load(std::memory_order_relaxed) == p &&
+        early.block.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel)) {
+      *size = early.size;
+      g_early_count.fetch_sub(1, std::memory_order_release);
+      return true;
+    }
+  }
+  return false;
+}
+
+void adopt_own_early_blocks(void (*adopt)(void*)) {
+  if (!have_early_blocks()) return;
+  for (EarlyBlock& early : g_early) {
+    void* p = early.block.load(std::memory_order_acquire);
+    if (p == nullptr || early.owner != this_thread()) continue;
+    if (early.block.compare_exchange_strong(p, nullptr, std::memory_order_acq_rel)) {
+      g_early_count.fetch_sub(1, std::memory_order_release);
+      adopt(p);
+    }
+  }
 }
 
 }  // namespace heapline

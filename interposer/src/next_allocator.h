@@ -3,21 +3,52 @@
 // after heapline in the symbol search order. heapline never replaces the
 // program's allocator; it only watches the calls on their way through.
 //
+// How the override layer (alloc_override.cpp) reaches it:
+//  - glibc (almost always): each entry point calls glibc's __libc_malloc
+//    family directly. Nothing is looked up per call.
+//  - foreign: through the ForeignAllocator table below, found once with
+//    dlsym(RTLD_NEXT). The foreign path already pays a call per block to
+//    malloc_usable_size, so its table and checks cost it little.
+// Which of the two serves the process is decided once, by resolve_allocator(),
+// at the first allocation call of the process (see alloc_override.cpp for how
+// that costs the glibc path nothing afterwards).
+//
 // Contract shared by every file of the interposer:
 //  - nothing here allocates, throws, locks or changes errno on success paths;
-//  - next_allocator() is valid from the very first call in the process, even
-//    before constructors run: it resolves itself on first use;
-//  - allocations made while the resolution itself runs (dlsym may allocate)
-//    are served by a bootstrap table backed by a small static arena;
-//    is_bootstrap_block() recognises those blocks so that free() and
-//    realloc() never hand them to the real allocator.
+//  - dlsym may allocate while resolve_allocator() runs: those nested calls are
+//    served by glibc and their blocks remembered as "early blocks", so that a
+//    foreign free() or realloc() never receives a glibc block (the glibc path
+//    never needs to look: its blocks are all glibc's).
 #pragma once
 
 #include <cstddef>
 
+extern "C" {
+// glibc exports its allocator under these names as well; calling them never
+// re-enters heapline.
+void* __libc_malloc(std::size_t);
+void __libc_free(void*);
+void* __libc_calloc(std::size_t, std::size_t);
+void* __libc_realloc(void*, std::size_t);
+void* __libc_memalign(std::size_t, std::size_t);
+void* __libc_valloc(std::size_t);
+void* __libc_pvalloc(std::size_t);
+}
+
 namespace heapline {
 
+// The allocator as named in the output: "glibc" or "foreign", with the size
+// basis ("glibc-chunk-size" or "usable-size").
 struct NextAllocator {
+  const char* name;
+  const char* size_basis;
+};
+// Resolves on first use; never on the hot path.
+const NextAllocator& next_allocator();
+
+// A foreign allocator's entry points, every one filled (missing ones are
+// built on the others, see next_allocator.cpp).
+struct ForeignAllocator {
   void* (*malloc)(std::size_t);
   void (*free)(void*);
   void* (*calloc)(std::size_t, std::size_t);
@@ -28,37 +59,47 @@ struct NextAllocator {
   int (*posix_memalign)(void**, std::size_t, std::size_t);
   void* (*aligned_alloc)(std::size_t, std::size_t);
   // Size counted for a block: identical at allocation and at free.
-  std::size_t (*block_size)(void*);
-  // True when block_size is glibc_chunk_size: the accounting then reads the
-  // chunk header inline instead of making an indirect call.
-  bool reads_glibc_chunk_header;
-  // "glibc" or "foreign": written to the output so users know what was
-  // watched, and with which size basis ("glibc-chunk-size" or "usable-size").
-  const char* name;
-  const char* size_basis;
+  std::size_t (*usable_size)(void*);
 };
+// Valid once resolve_allocator() has returned kForeign.
+extern ForeignAllocator g_foreign;
 
-namespace detail {
-extern const NextAllocator* g_next;
-const NextAllocator* resolve_next_allocator();
-}  // namespace detail
+// glibc exports no __libc_ name for these two; their addresses are taken
+// with dlsym once, by resolve_allocator().
+extern int (*g_glibc_posix_memalign)(void**, std::size_t, std::size_t);
+extern void* (*g_glibc_aligned_alloc)(std::size_t, std::size_t);
 
-inline const NextAllocator& next_allocator() {
-  const NextAllocator* next = detail::g_next;
-  if (__builtin_expect(next == nullptr, 0)) next = detail::resolve_next_allocator();
-  return *next;
-}
+enum class Resolution { kNested, kGlibc, kForeign };
+
+// Decides which allocator serves the process. kNested when called from
+// inside its own dlsym on this thread: the caller then serves the call with
+// the early_* functions below. Several threads may resolve at once; they
+// reach the same answer.
+Resolution resolve_allocator();
 
 // glibc's chunk header: the word before the user pointer holds the chunk size
 // with three flag bits. It is the same at allocation and at free, and reading
 // it costs one load (malloc_usable_size costs a call and a branch or two).
-inline std::size_t glibc_chunk_size(void* p) {
+inline std::size_t glibc_chunk_size(const void* p) {
   constexpr std::size_t kFlagBits = 7;
-  return static_cast<std::size_t*>(p)[-1] & ~kFlagBits;
+  return static_cast<const std::size_t*>(p)[-1] & ~kFlagBits;
 }
 
-bool is_bootstrap_block(const void* p);
-// Bytes requested for a bootstrap block (for realloc's copy).
-std::size_t bootstrap_block_size(const void* p);
+// --- early blocks: glibc blocks handed out while resolving ----------------
+// Remembers p (a glibc block of `size` requested bytes) and returns it;
+// returns NULL with ENOMEM, p freed, when there is no room left.
+void* remember_early_block(void* p, std::size_t size);
+int early_posix_memalign(void** out, std::size_t alignment, std::size_t size);
+void early_free(void* p);  // any glibc block (nested frees only see those)
+void* early_realloc(void* p, std::size_t size);
+// Whether any early block is still remembered (the foreign path's cheap test
+// before it looks one up).
+bool have_early_blocks();
+// Forgets p if it is an early block; *size gets its requested size.
+bool take_early_block(void* p, std::size_t* size);
+// With glibc chosen, the early blocks this thread made are ordinary glibc
+// blocks: hands each still allocated to `adopt` (to be counted) and forgets
+// it.
+void adopt_own_early_blocks(void (*adopt)(void*));
 
 }  // namespace heapline

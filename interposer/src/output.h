@@ -31,6 +31,15 @@ struct Report {
   std::int64_t peak_bytes;
   std::uint64_t peak_time_ns;
   std::int64_t final_bytes;
+  // Mapped memory (mapped_memory.h) and heap + mapped ("total").
+  bool mapped_enabled = false;
+  std::int64_t mapped_peak_bytes = 0;
+  std::uint64_t mapped_peak_time_ns = 0;
+  std::int64_t mapped_final_bytes = 0;
+  std::uint64_t mapped_changes = 0;
+  std::uint64_t mapped_untracked = 0;
+  std::int64_t total_peak_bytes = 0;
+  std::uint64_t total_peak_time_ns = 0;
   std::uint64_t alloc_calls;
   std::uint64_t free_calls;
   std::uint64_t realloc_calls;

@@ -4,8 +4,9 @@
 # The performance workflow's scripts as GitHub Actions runs them (CI=true,
 # GITHUB_SHA, GITHUB_REF, GITHUB_EVENT_NAME, GITHUB_EVENT_BEFORE) against a
 # local bare repository, with the fake heapline-bench: the points carry the
-# right commit and commit range, runs off main are refused, and the artifact
-# and verdict steps work.
+# right commit and commit range, runs off main are refused, the hand-off from
+# the measuring job to the publishing one loses and doubles nothing, and the
+# verdict step works.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -160,11 +161,7 @@ artifact_and_verdicts() {
   in_run run "$ci/checkout_store.sh"
   in_run run "$ci/run_suite.sh" --only churn-1t,churn-4t,python
   in_run run "$ci/publish_points.sh"
-  in_run run "$ci/render_page.sh"
-  local artifact=$scratch/run/build/performance-history
-  assert_eq "$(cat "$artifact/page/performance.md")" "3 point(s)" "the rendered page"
-  cmp -s "$artifact/points.jsonl" "$scratch/run/bench-data/points.jsonl" || fail "the artifact's points are not the store's"
-  assert_eq "$(wc -l <"$artifact/run-points.jsonl")" 3 "the run's own points in the artifact"
+  assert_eq "$(wc -l <"$scratch/run/build/ci/run-points.jsonl")" 3 "the run's own points, handed over"
 
   # No check subcommand yet: the step passes and says so.
   assert_contains "$(in_run run "$ci/check_regressions.sh" 2>&1)" "no check subcommand yet" "the verdict step"
@@ -181,6 +178,61 @@ STUB
   log=$(in_run run env HEAPLINE_BENCH="$scratch/bench-with-check" "$ci/check_regressions.sh" 2>&1) || status=$?
   assert_eq "$status" 3 "the verdict step's status with a check subcommand"
   assert_contains "$log" "check check --store $scratch/run/bench-data" "the check command"
+}
+
+# The workflow's jobs: measure in a checkout that cannot reach the remote
+# (no token), hand the new points over as a file, publish them from a fresh
+# checkout where no heapline-bench exists, while another run publishes too.
+split_jobs() {
+  make_remote
+  clone first
+  in_run first "$ci/checkout_store.sh"
+  in_run first "$ci/run_suite.sh"
+  in_run first "$ci/publish_points.sh"
+  local sha env handoff before_ids log
+  sha=$(push_commits 1)
+  env=(CI=true GITHUB_ACTIONS=true GITHUB_REF=refs/heads/main GITHUB_EVENT_NAME=workflow_dispatch "GITHUB_SHA=$sha")
+
+  clone measure
+  git -C "$scratch/measure" checkout --quiet --detach "$sha"
+  git -C "$scratch/measure" remote set-url origin "$scratch/unreachable.git"
+  log=$(in_run measure env "${env[@]}" HEAPLINE_STORE_OFFLINE=1 "$ci/checkout_store.sh" 2>&1)
+  assert_contains "$log" "offline: taking origin's bench-data as last fetched" "the offline checkout"
+  in_run measure env "${env[@]}" HEAPLINE_STORE_OFFLINE=1 "$ci/run_suite.sh"
+  handoff=$scratch/measure/build/ci/run-points.jsonl
+  assert_eq "$(wc -l <"$handoff")" 2 "the points handed over"
+
+  # Another run publishes before this one does.
+  clone other
+  in_run other "$ci/checkout_store.sh"
+  in_run other "$ci/run_suite.sh"
+  in_run other "$ci/publish_points.sh"
+  before_ids=$(remote_points | run_ids /dev/stdin | sort)
+
+  for attempt in publish publish-again; do
+    clone "$attempt"
+    in_run "$attempt" env "${env[@]}" HEAPLINE_BENCH="$scratch/no-heapline-bench" HEAPLINE_NEW_POINTS="$handoff" \
+      "$ci/checkout_store.sh"
+    in_run "$attempt" env "${env[@]}" HEAPLINE_BENCH="$scratch/no-heapline-bench" HEAPLINE_NEW_POINTS="$handoff" \
+      "$ci/publish_points.sh"
+  done
+  assert_eq "$(remote_points | wc -l)" 6 "points on the remote after two runs and a rerun of the publish"
+  assert_eq "$(remote_points | run_ids /dev/stdin | sort)" "$(sort <(printf '%s\n' "$before_ids") <(run_ids "$handoff"))" \
+    "the remote's points: the earlier ones and the handed-over ones, each once"
+  [[ "$(remote_points | head -n 4 | run_ids /dev/stdin | sort)" == "$before_ids" ]] ||
+    fail "the earlier points were rewritten"
+
+  # A malformed hand-off is refused by the structural check; nothing is pushed.
+  printf '%s\n' '{"scenario": "churn-1t", "overhead": 0.1}' >"$scratch/bad-points.jsonl"
+  clone publish-bad
+  local tip status=0
+  tip=$(remote_tip)
+  in_run publish-bad env "${env[@]}" "$ci/checkout_store.sh"
+  log=$(in_run publish-bad env "${env[@]}" HEAPLINE_BENCH="$scratch/no-heapline-bench" \
+    HEAPLINE_NEW_POINTS="$scratch/bad-points.jsonl" "$ci/publish_points.sh" 2>&1) || status=$?
+  assert_eq "$status" 1 "the publish of a malformed point"
+  assert_contains "$log" "points.jsonl:7: no measured_at string" "the structural check's report"
+  assert_eq "$(remote_tip)" "$tip" "the remote after a refused publish"
 }
 
 "$case_name"

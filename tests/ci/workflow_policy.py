@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""workflow_policy.py SOURCE_DIR [CI.yml PERFORMANCE.yml]
+"""workflow_policy.py SOURCE_DIR [CI.yml PERFORMANCE.yml PULL_REQUEST.yml]
 
-The security and behaviour rules of heapline's two workflows, which a schema
-or a linter does not know: least privilege, no expression expanded into a
-script, pinned actions, no secrets, and the performance workflow's trigger,
-concurrency and main-only guard. Prints one line per broken rule and exits 1
+The security and behaviour rules of heapline's three workflows, which a
+schema or a linter does not know: least privilege (a write permission only in
+the job that needs it, and no build, install or container there), no token
+kept in a checkout where code is built and run, containers and actions pinned
+by digest, no expression expanded into a script, no secrets; the performance
+workflow's trigger, concurrency, main-only guard and its four jobs (measure,
+publish, site, deploy) with the hand-off between them; the pull-request
+workflow's single read-only job. Prints one line per broken rule and exits 1
 when there is any.
 """
 import os
@@ -68,10 +72,6 @@ def ci_rules(path, workflow):
     check("push" in on and "pull_request" in on, path, "must run on push and pull_request")
     for job_name, job in workflow["jobs"].items():
         check("write" not in str(job.get("permissions", "")), path, f"job {job_name} must not write")
-    for job_name, step in steps(workflow):
-        if str(step.get("uses", "")).startswith("actions/checkout@"):
-            check((step.get("with") or {}).get("persist-credentials") is False, path,
-                  f"job {job_name}: checkout must not keep the token (persist-credentials: false)")
     scripts = "\n".join(str(step.get("run", "")) for _, step in steps(workflow))
     for command in ("tools/setup.sh --test", "tools/test.sh", "python3 -m sphinx -W -b html docs docs/_build/html"):
         check(command in scripts, path, f"no step runs `{command}`")
@@ -81,6 +81,46 @@ def ci_rules(path, workflow):
           "the docs are built before `heapline-bench render` writes docs/_generated")
 
 
+def job_permissions(job):
+    return job.get("permissions") or {}
+
+
+def writes(job):
+    return any(value == "write" for value in job_permissions(job).values())
+
+
+def uses_of(job):
+    return [str(step.get("uses", "")) for step in job.get("steps") or []]
+
+
+def runs_of(job):
+    return "\n".join(str(step.get("run", "")) for step in job.get("steps") or [])
+
+
+PINNED_CONTAINER = re.compile(r"debian:12@sha256:[0-9a-f]{64}")
+
+
+def job_rules(path, workflow):
+    """Every workflow: containers pinned by digest, and no token left in a
+    checkout of a job that cannot write (where the build and the measured
+    programs run), nor any build or package install in a job that can."""
+    for job_name, job in (workflow.get("jobs") or {}).items():
+        container = job.get("container")
+        if container is not None:
+            image = container.get("image") if isinstance(container, dict) else container
+            check(PINNED_CONTAINER.fullmatch(str(image)) is not None, path,
+                  f"job {job_name}: container `{image}` is not debian:12 pinned by digest (@sha256:...)")
+        for step in job.get("steps") or []:
+            if str(step.get("uses", "")).startswith("actions/checkout@") and not writes(job):
+                check((step.get("with") or {}).get("persist-credentials") is False, path,
+                      f"job {job_name}: checkout must not keep the token (persist-credentials: false)")
+        if writes(job):
+            check(container is None, path, f"job {job_name} can write: it must not run in a container it pulls")
+            for command in ("tools/setup.sh", "tools/build.sh", "cmake", "apt-get", "npm", "pip"):
+                check(command not in runs_of(job), path,
+                      f"job {job_name} can write: it must not install or build anything (runs `{command}`)")
+
+
 def performance_rules(path, workflow):
     on = triggers(workflow)
     check(set(on) == {"push", "workflow_dispatch"}, path,
@@ -88,39 +128,100 @@ def performance_rules(path, workflow):
     check((on.get("push") or {}).get("branches") == ["main"], path, "push must be limited to branches: [main]")
     check(workflow.get("concurrency") == {"group": "performance-history", "cancel-in-progress": False}, path,
           "concurrency must be the one group performance-history, without cancel-in-progress")
-    writers = []
-    for job_name, job in workflow["jobs"].items():
-        permissions = job.get("permissions") or {}
-        if "write" in str(permissions):
-            writers.append(job_name)
-            check(permissions == {"contents": "write"}, path,
-                  f"job {job_name} may write contents and nothing else, not {permissions}")
-        check(job.get("if") == "github.ref == 'refs/heads/main'", path,
-              f"job {job_name} must be skipped off main (if: github.ref == 'refs/heads/main')")
-    scripts = [str(step.get("run", "")) for _, step in steps(workflow)]
-    pushers = [job for job, step in steps(workflow) if "publish_points.sh" in str(step.get("run", ""))]
-    check(writers == sorted(set(pushers)) and writers, path,
-          f"exactly the job that publishes may write: writers {writers}, publishers {pushers}")
-    for script in ("tools/ci/checkout_store.sh", "tools/ci/run_suite.sh", "tools/ci/publish_points.sh",
-                   "tools/ci/render_page.sh", "tools/ci/check_regressions.sh", "tools/build.sh"):
-        check(any(script in s for s in scripts), path, f"no step runs {script}")
+    jobs = workflow.get("jobs") or {}
+    check(set(jobs) == {"measure", "publish", "site", "deploy"}, path,
+          f"the jobs must be measure, publish, site and deploy, not {sorted(jobs)}")
+    if set(jobs) != {"measure", "publish", "site", "deploy"}:
+        return
+    for job_name, job in jobs.items():
+        check("github.ref == 'refs/heads/main'" in str(job.get("if", "")), path,
+              f"job {job_name} must be skipped off main (its if: must test github.ref == 'refs/heads/main')")
+    expected = {
+        "measure": {"contents": "read"},
+        "publish": {"contents": "write"},
+        "site": {"contents": "read"},
+        "deploy": {"pages": "write", "id-token": "write"},
+    }
+    for job_name, permissions in expected.items():
+        check(job_permissions(jobs[job_name]) == permissions, path,
+              f"job {job_name}'s permissions must be exactly {permissions}, not {job_permissions(jobs[job_name])}")
+    needs = {name: job.get("needs") for name, job in jobs.items()}
+    check(needs == {"measure": None, "publish": "measure", "site": "publish", "deploy": "site"}, path,
+          f"the jobs must run measure -> publish -> site -> deploy, not {needs}")
+
+    measure, publish, site, deploy = (jobs[name] for name in ("measure", "publish", "site", "deploy"))
+    for script in ("tools/ci/checkout_store.sh", "tools/ci/run_suite.sh", "tools/ci/check_regressions.sh",
+                   "tools/build.sh", "heapline-bench validate"):
+        check(script in runs_of(measure), path, f"job measure does not run {script}")
+    check("publish_points.sh" not in runs_of(measure), path, "job measure must not publish (it cannot write)")
+    check((measure.get("env") or {}).get("HEAPLINE_STORE_OFFLINE") == "1", path,
+          "job measure must read the store offline (HEAPLINE_STORE_OFFLINE: \"1\"): it has no token to fetch with")
+    check(any(u.startswith("actions/upload-artifact@") for u in uses_of(measure)), path,
+          "job measure does not hand the new points over (actions/upload-artifact)")
+    check("steps.upload.outputs.artifact-id" in str((measure.get("outputs") or {}).get("points", "")), path,
+          "job measure must output the uploaded artifact's id as `points`")
+
+    check(any(u.startswith("actions/download-artifact@") for u in uses_of(publish)), path,
+          "job publish does not take the new points (actions/download-artifact)")
+    check("tools/ci/publish_points.sh" in runs_of(publish), path, "job publish does not run tools/ci/publish_points.sh")
+    check("needs.measure.outputs.points" in str(publish.get("if", "")), path,
+          "job publish must run only when points were handed over (needs.measure.outputs.points)")
+    check((publish.get("env") or {}).get("HEAPLINE_NEW_POINTS"), path, "job publish must set HEAPLINE_NEW_POINTS")
+    check(set(runs_of(publish).split()) <= {"tools/ci/checkout_store.sh", "tools/ci/publish_points.sh"}, path,
+          "job publish may run tools/ci/checkout_store.sh and tools/ci/publish_points.sh only")
+
+    for script in ("tools/ci/checkout_store.sh", "tools/ci/build_site.sh"):
+        check(script in runs_of(site), path, f"job site does not run {script}")
+    check((site.get("env") or {}).get("HEAPLINE_STORE_OFFLINE") == "1", path, "job site must read the store offline")
+    check(any(u.startswith("actions/upload-pages-artifact@") for u in uses_of(site)), path,
+          "job site does not upload the site (actions/upload-pages-artifact)")
+
+    deploy_uses = uses_of(deploy)
+    check(len(deploy_uses) == 1 and deploy_uses[0].startswith("actions/deploy-pages@") and not runs_of(deploy).strip(),
+          path, "job deploy must run actions/deploy-pages and nothing else")
+    check((deploy.get("environment") or {}).get("name") == "github-pages", path,
+          "job deploy must deploy to the github-pages environment")
     checkouts = [step for _, step in steps(workflow) if str(step.get("uses", "")).startswith("actions/checkout@")]
     check(checkouts and all((s.get("with") or {}).get("fetch-depth") == 0 for s in checkouts), path,
-          "main must be checked out with fetch-depth: 0 (the commit range needs the history)")
-    check(any(str(step.get("uses", "")).startswith("actions/upload-artifact@") for _, step in steps(workflow)), path,
-          "the page and the points are not uploaded")
+          "main must be checked out with fetch-depth: 0 (the commit range and the bench-data branch need it)")
+
+
+def pull_request_rules(path, workflow):
+    on = triggers(workflow)
+    check(set(on) == {"pull_request"}, path, f"must run on pull_request only, not {sorted(on)}")
+    jobs = workflow.get("jobs") or {}
+    check(len(jobs) == 1, path, f"must compare in one job, not {sorted(jobs)}")
+    for job_name, job in jobs.items():
+        check(job_permissions(job) in ({}, {"contents": "read"}), path,
+              f"job {job_name} must hold a read-only token, not {job_permissions(job)}")
+        check("tools/ci/compare_pull_request.sh \"$HEAPLINE_BASE_SHA\"" in runs_of(job), path,
+              f"job {job_name} does not run tools/ci/compare_pull_request.sh \"$HEAPLINE_BASE_SHA\"")
+        check((job.get("env") or {}).get("HEAPLINE_BASE_SHA") == "${{ github.event.pull_request.base.sha }}", path,
+              f"job {job_name} must pass the base's commit as HEAPLINE_BASE_SHA")
+        checkouts = [s for s in job.get("steps") or [] if str(s.get("uses", "")).startswith("actions/checkout@")]
+        check(checkouts and all((s.get("with") or {}).get("fetch-depth") == 0 for s in checkouts), path,
+              f"job {job_name} must check out with fetch-depth: 0 (the base's commit must be there)")
+        # Whatever its permissions: the pull request's code runs here.
+        check(all((s.get("with") or {}).get("persist-credentials") is False for s in checkouts), path,
+              f"job {job_name}: checkout must not keep the token (persist-credentials: false)")
 
 
 def main():
     source_dir = sys.argv[1]
     workflows = os.path.join(source_dir, ".github", "workflows")
-    ci_path = sys.argv[2] if len(sys.argv) > 2 else os.path.join(workflows, "ci.yml")
-    performance_path = sys.argv[3] if len(sys.argv) > 3 else os.path.join(workflows, "performance.yml")
-    for path, rules in ((ci_path, ci_rules), (performance_path, performance_rules)):
+    defaults = ("ci.yml", "performance.yml", "pull-request.yml")
+    paths = [sys.argv[2 + i] if len(sys.argv) > 2 + i else os.path.join(workflows, name)
+             for i, name in enumerate(defaults)]
+    known = {os.path.join(workflows, name) for name in defaults}
+    for name in sorted(os.listdir(workflows)):
+        full = os.path.join(workflows, name)
+        check(full in known, full, "a workflow these rules do not cover: add its rules to workflow_policy.py")
+    for path, rules in zip(paths, (ci_rules, performance_rules, pull_request_rules)):
         with open(path, encoding="utf-8") as f:
             text = f.read()
         workflow = yaml.safe_load(text)
         common_rules(path, text, workflow, source_dir)
+        job_rules(path, workflow)
         rules(path, workflow)
     for problem in problems:
         print(problem)

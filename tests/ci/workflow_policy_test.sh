@@ -2,7 +2,11 @@
 # workflow_policy_test.sh: the workflows keep heapline's rules
 # (workflow_policy.py), and the checker does catch a workflow that breaks
 # them: event text in a script, write access for all, an unpinned action, a
-# pull_request trigger on the performance workflow.
+# pull_request trigger on the performance workflow; a token kept in the
+# measuring job's checkout, Pages rights outside the deploy job, a build in a
+# job that can write, an unpinned container, a deploy job that runs more than
+# the deployment; and a pull-request workflow on pull_request_target, with a
+# write token or a checkout that keeps it.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -39,4 +43,43 @@ assert_contains "$report" "\`actions/upload-artifact@v4\` is not pinned" "the re
 assert_contains "$report" "must run on push to main and workflow_dispatch only" "the report"
 assert_contains "$(event_text_in_run "$bad")" "run: tools/ci/run_suite.sh \"\${{ github.event.head_commit.message }}\"" \
   "the grep for event text in run: blocks"
+
+# The jobs of the performance workflow.
+bad=$scratch/performance-jobs.yml
+python3 - "$workflows/performance.yml" "$bad" <<'PY'
+import sys
+import yaml
+workflow = yaml.safe_load(open(sys.argv[1]))
+jobs = workflow["jobs"]
+for step in jobs["measure"]["steps"]:
+    if step.get("uses", "").startswith("actions/checkout@"):
+        step["with"]["persist-credentials"] = True
+jobs["site"]["permissions"]["pages"] = "write"
+jobs["publish"]["steps"].insert(0, {"name": "Build", "run": "tools/build.sh"})
+jobs["site"]["container"] = "debian:12"
+jobs["deploy"]["steps"].insert(0, {"name": "Look around", "run": "ls"})
+yaml.safe_dump(workflow, open(sys.argv[2], "w"), sort_keys=False)
+PY
+status=0
+report=$("$python" "$policy" "$source_dir" "$workflows/ci.yml" "$bad") || status=$?
+assert_eq "$status" 1 "the checker's status on bad jobs"
+assert_contains "$report" "job measure: checkout must not keep the token (persist-credentials: false)" "the report"
+assert_contains "$report" "job site's permissions must be exactly {'contents': 'read'}" "the report"
+assert_contains "$report" "job publish can write: it must not install or build anything (runs \`tools/build.sh\`)" "the report"
+assert_contains "$report" "job site: container \`debian:12\` is not debian:12 pinned by digest" "the report"
+assert_contains "$report" "job deploy must run actions/deploy-pages and nothing else" "the report"
+
+# The pull-request workflow.
+bad=$scratch/pull-request.yml
+sed -e 's|^  pull_request:|  pull_request_target:|' \
+  -e 's|^      contents: read|      contents: write|' \
+  -e 's|persist-credentials: false|persist-credentials: true|' \
+  "$workflows/pull-request.yml" >"$bad"
+status=0
+report=$("$python" "$policy" "$source_dir" "$workflows/ci.yml" "$workflows/performance.yml" "$bad") || status=$?
+assert_eq "$status" 1 "the checker's status on a bad pull-request workflow"
+assert_contains "$report" "runs on pull_request_target" "the report"
+assert_contains "$report" "must run on pull_request only" "the report"
+assert_contains "$report" "job compare must hold a read-only token" "the report"
+assert_contains "$report" "job compare: checkout must not keep the token" "the report"
 echo "workflow policy test: ok"

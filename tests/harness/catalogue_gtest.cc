@@ -43,6 +43,20 @@ TEST(Catalogue, EveryScenarioHasAReducedCommandForTheInstructionFigureScaledLike
   EXPECT_TRUE(expand_instructions_command(none, where).empty());
 }
 
+TEST(Catalogue, TheAllocatorEntriesAreApartFromTheFive) {
+  auto catalogue = load_catalogue(HEAPLINE_SOURCE_DIR "/scenarios/allocators.json");
+  EXPECT_EQ(catalogue.names(), (std::vector<std::string>{"churn-1t-jemalloc", "churn-4t-jemalloc", "churn-1t-tcmalloc",
+                                                          "churn-4t-tcmalloc", "churn-1t-mimalloc", "churn-4t-mimalloc"}));
+  for (const auto& scenario : catalogue.scenarios) {
+    EXPECT_NE(scenario.allocator.find(scenario.name.substr(9)), std::string::npos) << scenario.name;
+    EXPECT_FALSE(scenario.shows.empty()) << scenario.name;
+  }
+  EXPECT_EQ(catalogue.find("churn-4t-mimalloc")->display_command(), "malloc_churn 4 10000000");
+  // The five name no allocator: the program's own (glibc's) serves them.
+  for (const auto& scenario : load_catalogue(HEAPLINE_SOURCE_DIR "/scenarios/scenarios.json").scenarios)
+    EXPECT_EQ(scenario.allocator, "") << scenario.name;
+}
+
 TEST(Catalogue, ScenarioEnvironmentIsRead) {
   auto catalogue = load_catalogue(HEAPLINE_SOURCE_DIR "/scenarios/scenarios.json");
   EXPECT_EQ(catalogue.find("python")->env.at("PYTHONHASHSEED"), "0");

@@ -100,5 +100,11 @@ TEST(CompareBuilds, NeedsTwoBuilds) {
   EXPECT_THROW(compare_builds(runner, {{"A", "/a.so"}}, {"churn-1t"}, 3, 2, 1.0, {}), Refusal);
 }
 
+TEST(CompareBuilds, NeedsAtLeastOneRoundAndRunsNothingWithout) {
+  LibraryCostRunner runner;
+  EXPECT_THROW(compare_builds(runner, {{"A", "/a.so"}, {"B", "/b.so"}}, {"churn-1t"}, 0, 2, 1.0, {}), Refusal);
+  EXPECT_TRUE(runner.order.empty());
+}
+
 }  // namespace
 }  // namespace heapline::bench

@@ -23,6 +23,8 @@ grep -q "median of 2 rounds" "$work/generated/release-comparison.md"
 import json, sys
 data = json.load(open(sys.argv[1]))
 assert [b["label"] for b in data["builds"]] == ["HEAD~1", "HEAD", "forwarding only"], data["builds"]
+# The file names of the libraries, never the paths of this machine.
+assert [b["library"] for b in data["builds"]] == ["libheapline.so", "libheapline.so", "libheapline_null.so"], data["builds"]
 result = data["scenarios"][0]["results"][0]
 assert len(result["rounds"]) == 2 and len(result["rounds"][0]["with"]) == 2, result
 PY

@@ -10,7 +10,8 @@ trap 'rm -rf "$work"' EXIT
 "$bench" overhead churn-1t none 3 -- sh -c "echo \$\$ >> '$work/pids'; sleep 60" \
   >"$work/out" 2>"$work/err" &
 bench_pid=$!
-for _ in $(seq 100); do [[ -s "$work/pids" ]] && break; sleep 0.05; done
+# (Up to a minute: a loaded machine may take long to start it.)
+for _ in $(seq 1200); do [[ -s "$work/pids" ]] && break; sleep 0.05; done
 [[ -s "$work/pids" ]] || { echo "the command never started"; cat "$work/err"; exit 1; }
 
 kill -INT "$bench_pid"

@@ -35,7 +35,14 @@ class FakeRunner : public ProcessRunner {
     result.wall_seconds = (with ? with_seconds : without_seconds) + 0.001 * static_cast<double>(seen.size() % 3);
     if (!spec.ld_debug_output.empty() && loader_traces_library) {
       std::ofstream trace(spec.ld_debug_output + "." + std::to_string(result.pid));
-      trace << "      " << result.pid << ":\tfile=" << spec.env.at("LD_PRELOAD") << " [0];  generating link map\n";
+      // One line per preloaded object, as ld.so writes them.
+      std::string preload = spec.env.at("LD_PRELOAD");
+      for (std::size_t from = 0, to; from <= preload.size(); from = to + 1) {
+        to = preload.find(':', from);
+        if (to == std::string::npos) to = preload.size();
+        trace << "      " << result.pid << ":\tfile=" << preload.substr(from, to - from)
+              << " [0];  generating link map\n";
+      }
     }
     if (tweak) tweak(result, spec, static_cast<int>(seen.size()));
     return result;
@@ -101,6 +108,20 @@ TEST_F(MeasureTest, RunsThePlanInOrderAndPreloadsOnlyTheWithSide) {
   // Only the warm-up run with the library is traced by ld.so.
   EXPECT_FALSE(runner.seen[1].ld_debug_output.empty());
   for (std::size_t i = 2; i < plan.size(); ++i) EXPECT_TRUE(runner.seen[i].ld_debug_output.empty());
+}
+
+TEST_F(MeasureTest, AnAllocatorGoesAfterHeaplineAndAfterTheFloorOnTheOtherSide) {
+  request.preload_after = "/usr/lib/libjemalloc.so.2";
+  request.floor = "/opt/libheapline_null.so";
+  measure(runner, request);
+  const auto plan = interleaved_plan(request.runs);
+  ASSERT_EQ(runner.seen.size(), plan.size());
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    EXPECT_EQ(runner.seen[i].env.at("LD_PRELOAD"), plan[i].side == Side::with_library
+                                                       ? "/opt/libheapline.so:/usr/lib/libjemalloc.so.2"
+                                                       : "/opt/libheapline_null.so:/usr/lib/libjemalloc.so.2")
+        << "run " << i;
+  }
 }
 
 TEST_F(MeasureTest, WarmUpRunsAreNotCounted) {

@@ -66,6 +66,23 @@ TEST(Point, PointWithoutScenarioBelongsToChurn4t) {
   EXPECT_EQ(p.timing, "benchmark") << "points without a version predate 0.4.0: self-timed";
 }
 
+TEST(Point, OnlyChurn4tPointsBefore040WereSelfTimed) {
+  // The history's rule names churn-4t: another scenario's old point timed
+  // the whole command.
+  auto other = point_from_json(nlohmann::json::parse(
+      R"({"measured_at": "2025-01-01T00:00:00Z", "overhead": 0.2, "scenario": "resident-4t", "heapline_version": "0.3.0"})"));
+  EXPECT_EQ(other.timing, "command");
+  auto unversioned = point_from_json(nlohmann::json::parse(
+      R"({"measured_at": "2025-01-01T00:00:00Z", "overhead": 0.2, "scenario": "churn-1t"})"));
+  EXPECT_EQ(unversioned.timing, "command");
+  auto churn = point_from_json(nlohmann::json::parse(
+      R"({"measured_at": "2025-01-01T00:00:00Z", "overhead": 3.63, "scenario": "churn-4t", "heapline_version": "0.3.0"})"));
+  EXPECT_EQ(churn.timing, "benchmark");
+  EXPECT_EQ(default_timing("large-4t", "0.2.0"), "command");
+  EXPECT_EQ(default_timing("churn-4t", "0.4.0"), "command");
+  EXPECT_EQ(default_timing("churn-4t", ""), "benchmark");
+}
+
 TEST(Point, TimingDefaultsByVersion) {
   auto old = point_from_json(nlohmann::json::parse(
       R"({"measured_at": "2025-01-01T00:00:00Z", "overhead": 3.63, "heapline_version": "0.3.0"})"));

@@ -106,6 +106,37 @@ TEST(Verdicts, ChangesBelowTheMinimumEffectAreNotReported) {
   EXPECT_EQ(newest_verdict(h), Verdict::unchanged) << "1.5 points is below the 2-point minimum";
 }
 
+// With the noise floor out of the way, the minimum effect alone decides: a
+// clear 1.5-point step on a very quiet history is reported only once the
+// minimum is below it.
+TEST(Verdicts, TheMinimumEffectAloneHoldsBackAClearSmallStep) {
+  auto h = noisy_history(15, 0.03, 0.0001, 5);
+  h.entries.push_back(point("churn-4t", 0.045, 0.001));
+  VerdictRule rule;
+  rule.noise_floor = 0.0001;
+  auto held = judge_point(h, h.entries.size() - 1, rule);
+  EXPECT_EQ(held.verdict, Verdict::unchanged);
+  EXPECT_DOUBLE_EQ(held.threshold, rule.min_effect);
+  rule.min_effect = 0.01;
+  EXPECT_EQ(newest_verdict(h, rule), Verdict::regression);
+}
+
+// A change beyond the threshold is reported only when the point's own
+// interval clears the baseline too: a wide interval that reaches back to it
+// is not evidence of a change, in either direction.
+TEST(Verdicts, AWideIntervalThatReachesTheBaselineIsNotAChange) {
+  auto up = noisy_history(15, 0.03, 0.001, 5);
+  up.entries.push_back(point("churn-4t", 0.07, 0.045));  // low 0.025: below the baseline
+  EXPECT_EQ(newest_verdict(up), Verdict::unchanged);
+  up.entries.back() = point("churn-4t", 0.07, 0.01);
+  EXPECT_EQ(newest_verdict(up), Verdict::regression);
+  auto down = noisy_history(15, 0.10, 0.001, 5);
+  down.entries.push_back(point("churn-4t", 0.06, 0.045));  // high 0.105: above the baseline
+  EXPECT_EQ(newest_verdict(down), Verdict::unchanged);
+  down.entries.back() = point("churn-4t", 0.06, 0.01);
+  EXPECT_EQ(newest_verdict(down), Verdict::improvement);
+}
+
 TEST(Verdicts, ASingleOutlierInTheHistoryDoesNotMoveTheBaseline) {
   auto h = noisy_history(12, 0.03, 0.003, 6);
   h.entries[8] = point("churn-4t", 0.90, 0.05);

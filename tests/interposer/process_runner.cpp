@@ -25,6 +25,30 @@ std::string read_file(const fs::path& path) {
 
 nlohmann::json read_json(const fs::path& path) { return nlohmann::json::parse(read_file(path)); }
 
+RunOptions preload_options(const std::string& preload, const fs::path& dir, const std::string& report_name,
+                           std::map<std::string, std::optional<std::string>> env) {
+  RunOptions options;
+  options.env = std::move(env);
+  if (preload.empty()) {
+    options.env["LD_PRELOAD"] = std::nullopt;
+  } else {
+    options.env["LD_PRELOAD"] = preload;
+  }
+  options.env["HEAPLINE_OUT"] = (dir / report_name).string();
+  options.env.emplace("HEAPLINE_ROOT_PID", std::nullopt);
+  options.cwd = dir;
+  return options;
+}
+
+std::map<std::string, std::int64_t> parse_keys(const std::string& out) {
+  std::map<std::string, std::int64_t> values;
+  std::regex pair(R"((\w+)=(-?\d+))");
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), pair); it != std::sregex_iterator(); ++it) {
+    values[(*it)[1]] = std::stoll((*it)[2]);
+  }
+  return values;
+}
+
 fs::path make_temp_dir(const std::string& label) {
   fs::path base = fs::temp_directory_path() / "heapline-tests";
   fs::create_directories(base);

@@ -51,6 +51,15 @@ nlohmann::json read_json(const std::filesystem::path& path);
 // Every file in dir whose name matches the ECMAScript regex.
 std::vector<std::filesystem::path> files_matching(const std::filesystem::path& dir, const std::string& regex);
 
+// Options for a run with LD_PRELOAD=preload (empty: none) in `dir`, writing
+// its report to dir/report_name, as the root of its run; `env` on top.
+RunOptions preload_options(const std::string& preload, const std::filesystem::path& dir,
+                           const std::string& report_name,
+                           std::map<std::string, std::optional<std::string>> env = {});
+
+// Every "key=INTEGER" in a program's output.
+std::map<std::string, std::int64_t> parse_keys(const std::string& out);
+
 // Checks the heapline/1 structure; returns an empty string or what is wrong.
 std::string heapline_format_problem(const nlohmann::json& report);
 

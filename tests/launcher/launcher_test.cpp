@@ -40,6 +40,20 @@ TEST(Summary, HumanUnits) {
   EXPECT_EQ(human_bytes(3LL << 30), "3.0 GiB");
 }
 
+TEST(Summary, HumanBytesChangesUnitAtExactlyOneKibi) {
+  using heapline::launcher::human_bytes;
+  EXPECT_EQ(human_bytes(1023), "1023 B");
+  EXPECT_EQ(human_bytes(1024), "1.0 KiB");
+  EXPECT_EQ(human_bytes(-1024), "-1.0 KiB");
+  EXPECT_EQ(human_bytes(1LL << 20), "1.0 MiB");
+}
+
+TEST(Summary, HumanSecondsFromNanoseconds) {
+  using heapline::launcher::human_seconds;
+  EXPECT_EQ(human_seconds(1'500'000'000), "1.500 s");
+  EXPECT_EQ(human_seconds(2'000'000), "0.002 s");
+}
+
 TEST(Plot, FormatFromExtension) {
   using heapline::launcher::plot_format_for;
   using heapline::launcher::PlotFormat;

@@ -1,14 +1,15 @@
 // The live file from outside: a process killed (SIGKILL, abort, an
 // allocation failure under a memory limit) leaves a file that
 // `heapline convert` turns into a heapline/1 report whose last sample is
-// within one sampling interval of the end; the launcher does it on its own;
-// `heapline top --once` reads a running process.
+// within one sampling interval of its last allocation; the launcher does it
+// on its own; `heapline top --once` reads a running process.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <time.h>
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -33,10 +34,31 @@ const std::string kLauncher = HEAPLINE_LAUNCHER;
 const std::string kLib = HEAPLINE_LIB;
 const std::string kProbe = PHASE_PROBE;
 
-std::int64_t unix_now_ns() {
+std::int64_t monotonic_now_ns() {
   timespec now;
-  clock_gettime(CLOCK_REALTIME, &now);
+  clock_gettime(CLOCK_MONOTONIC, &now);
   return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
+
+// phase_probe's stamps (see its header comment), CLOCK_MONOTONIC.
+struct ProbeStamps {
+  std::int64_t origin_before = 0, origin_after = 0, last_before = 0, samples_at_least = 0;
+};
+
+ProbeStamps read_stamps(const fs::path& file) {
+  std::int64_t raw[4] = {};
+  std::ifstream in(file, std::ios::binary);
+  in.read(reinterpret_cast<char*>(raw), sizeof raw);
+  return {raw[0], raw[1], raw[2], raw[3]};
+}
+
+ProbeStamps parse_stamps(const std::string& out) {
+  std::smatch m;
+  ProbeStamps s;
+  if (std::regex_search(out, m, std::regex(R"(origin_before=(\d+) origin_after=(\d+) last_before=(\d+) samples_at_least=(\d+))"))) {
+    s = {std::stoll(m[1]), std::stoll(m[2]), std::stoll(m[3]), std::stoll(m[4])};
+  }
+  return s;
 }
 
 class LiveFile : public ::testing::Test {
@@ -74,12 +96,27 @@ class LiveFile : public ::testing::Test {
     EXPECT_EQ(r["last_sample_ns"], r["samples"].back()[0]);
     return r;
   }
-  // The end (unix ns) is within one sampling interval after the last sample.
-  static void expect_last_sample_near(const nlohmann::json& r, std::int64_t end_unix_ns) {
-    const std::int64_t last = r["start_unix_ns"].get<std::int64_t>() + r["last_sample_ns"].get<std::int64_t>();
+  // The last sample is less than one interval before the probe's last
+  // allocation, and not after `ended_ns` (CLOCK_MONOTONIC once the process
+  // was gone). All in the interposer's time base, through the marker
+  // "origin": its time minus the probe's stamps around it brackets the
+  // offset, so neither the scheduler nor a wall-clock step can fail this,
+  // and a timeline that stopped early cannot pass it.
+  static void expect_last_sample_near(const nlohmann::json& r, const ProbeStamps& stamps, std::int64_t ended_ns) {
+    ASSERT_GT(stamps.origin_before, 0) << "the probe printed no stamps";
+    std::int64_t origin_t = -1;
+    for (const auto& marker : r["markers"]) {
+      if (marker[1] == "origin") origin_t = marker[0].get<std::int64_t>();
+    }
+    ASSERT_GE(origin_t, 0) << r["markers"].dump();
+    const std::int64_t last = r["last_sample_ns"].get<std::int64_t>();
     const std::int64_t interval = r["interval_ns"].get<std::int64_t>();
-    EXPECT_LE(last, end_unix_ns);
-    EXPECT_LE(end_unix_ns - last, interval) << "last sample " << (end_unix_ns - last) / 1000 << " us before the end";
+    // probe clock - report clock lies in [origin_before - origin_t, origin_after - origin_t]
+    const std::int64_t latest_end = ended_ns - stamps.origin_before + origin_t;
+    const std::int64_t earliest_last_allocation = stamps.last_before - stamps.origin_after + origin_t;
+    EXPECT_LE(last, latest_end);
+    EXPECT_LT(earliest_last_allocation - last, interval)
+        << "last sample " << (earliest_last_allocation - last) / 1000 << " us before the last allocation";
   }
   fs::path dir_;
 };
@@ -88,43 +125,38 @@ TEST_F(LiveFile, SigkillMidRunLeavesAFileThatConvertsIntoAReport) {
   const fs::path stamp = dir_ / "stamp";
   auto running = start({kProbe, "churn", "0", stamp.string()}, traced("killed"));
   ASSERT_TRUE(wait_for_output(running, "ready"));
-  usleep(100'000);  // well into the run: several samples
-  // The process churns without pause, so it samples at every interval: the
-  // last sample is at most one interval before its last allocation (stored
-  // in `stamp`), however long the scheduler held it before the kill landed.
+  // Well into the run: until the probe's own count says the timeline must
+  // hold 10 samples, however slowly a loaded machine runs it.
+  for (int waited_ms = 0; read_stamps(stamp).samples_at_least < 10 && waited_ms < 60'000; waited_ms += 5) usleep(5'000);
   ASSERT_EQ(kill(running.pid, SIGKILL), 0);
   RunResult result = finish(running);
-  std::int64_t killed_at = 0;
-  {
-    std::ifstream in(stamp, std::ios::binary);
-    in.read(reinterpret_cast<char*>(&killed_at), sizeof killed_at);
-  }
-  EXPECT_LE(killed_at, unix_now_ns());
+  const std::int64_t ended = monotonic_now_ns();
+  const ProbeStamps stamps = read_stamps(stamp);
+  EXPECT_GE(stamps.samples_at_least, 10);
   EXPECT_EQ(result.signal, SIGKILL);
   ASSERT_FALSE(fs::exists(dir_ / "killed.json"));
   auto r = convert("killed");
-  EXPECT_GE(r["samples"].size(), 10u);
-  expect_last_sample_near(r, killed_at);
+  // (A full timeline halves itself, keeping at least half its capacity.)
+  EXPECT_GE(static_cast<std::int64_t>(r["samples"].size()), std::min<std::int64_t>(stamps.samples_at_least, 2048));
+  expect_last_sample_near(r, stamps, ended);
   EXPECT_EQ(r["pid"], running.pid);
   EXPECT_GT(r["calls"]["alloc"].get<std::int64_t>(), 1000);
 }
 
 TEST_F(LiveFile, AbortLeavesAFileThatConverts) {
   RunResult result = run({kProbe, "abort", "80"}, traced("aborted"));
+  const std::int64_t ended = monotonic_now_ns();
   EXPECT_EQ(result.signal, SIGABRT);
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(result.out, m, std::regex(R"(end_unix_ns=(\d+))"))) << result.out;
   auto r = convert("aborted");
-  expect_last_sample_near(r, std::stoll(m[1]));
+  expect_last_sample_near(r, parse_stamps(result.out), ended);
 }
 
 TEST_F(LiveFile, AllocationFailureUnderAMemoryLimitLeavesAFileThatConverts) {
   RunResult result = run({kProbe, "oom", "96"}, traced("oom", "2"));
+  const std::int64_t ended = monotonic_now_ns();
   EXPECT_EQ(result.signal, SIGABRT) << result.err;
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(result.out, m, std::regex(R"(end_unix_ns=(\d+))"))) << result.out;
   auto r = convert("oom");
-  expect_last_sample_near(r, std::stoll(m[1]));
+  expect_last_sample_near(r, parse_stamps(result.out), ended);
   // The heap grew to most of the limit before malloc failed.
   EXPECT_GT(r["peak_bytes"].get<std::int64_t>(), 32 << 20);
 }
@@ -163,6 +195,21 @@ TEST_F(LiveFile, TopOnceShowsARunningProcess) {
   EXPECT_TRUE(std::regex_search(top.out, std::regex(R"(live 2\.\d MiB   peak 2\.\d MiB)"))) << top.out;
   EXPECT_NE(top.out.find("holding @"), std::string::npos) << top.out;
   EXPECT_NE(top.out.find("#"), std::string::npos) << top.out;
+}
+
+// The probe's 2 MiB block is the last change before it sleeps: no later
+// publish raises the peak to it, so the peak it published must already hold
+// it (and no sample may show more live bytes than the peak).
+TEST_F(LiveFile, PeakOfAKilledProcessHoldsItsLastAllocation) {
+  auto running = start({kProbe, "hold", "20"}, traced("held"));
+  ASSERT_TRUE(wait_for_output(running, "ready"));
+  ASSERT_EQ(kill(running.pid, SIGKILL), 0);
+  finish(running);
+  auto r = convert("held");
+  const std::int64_t peak = r["peak_bytes"].get<std::int64_t>();
+  EXPECT_GE(peak, 2 << 20);
+  EXPECT_GE(peak, r["final_bytes"].get<std::int64_t>());
+  for (const auto& sample : r["samples"]) EXPECT_GE(peak, sample[2].get<std::int64_t>()) << sample.dump();
 }
 
 TEST_F(LiveFile, TopWithoutAHeaplineFileSaysSo) {

@@ -9,6 +9,11 @@
 #
 # When the remote has no bench-data branch yet, an orphan branch is started
 # with the README of bench-data/ on main; the first publish pushes it.
+#
+# HEAPLINE_STORE_OFFLINE=1: do not reach the remote; take its branch as the
+# last fetch left it (refs/remotes/REMOTE/bench-data, which actions/checkout
+# with fetch-depth: 0 fetches). The jobs that measure or render run so, with
+# no token in the checkout; only the job that publishes talks to the remote.
 # Environment: see tools/ci/common.sh.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
@@ -30,7 +35,14 @@ ref_exists() { git rev-parse --verify --quiet "$1^{commit}" >/dev/null; }
 
 # Remote state first: everything below decides from it.
 remote_has_branch=false
-if git ls-remote --exit-code --heads "$remote" "$store_branch" >/dev/null; then
+if [[ "${HEAPLINE_STORE_OFFLINE:-0}" == 1 ]]; then
+  if ref_exists "$remote_branch"; then
+    remote_has_branch=true
+    say "offline: taking $remote's $store_branch as last fetched ($(git rev-parse --short "$remote_branch"))"
+  else
+    say "offline: no $remote_branch was fetched; taking the store as empty"
+  fi
+elif git ls-remote --exit-code --heads "$remote" "$store_branch" >/dev/null; then
   remote_has_branch=true
   git fetch --quiet "$remote" "+$local_branch:$remote_branch"
 else

@@ -10,17 +10,22 @@
 # recorded twice, and no existing line is ever rewritten.
 #
 # A malformed line (in ours or in the remote's file) stops the publish before
-# anything is pushed, with `FILE:LINE: reason` from `heapline-bench validate`.
+# anything is pushed, with `FILE:LINE: reason` from `heapline-bench validate`,
+# or, where no heapline-bench is built (the workflow's publishing job, which
+# runs git and python3 only), from tools/ci/check_points.py.
 #
-# Environment, besides tools/ci/common.sh's: HEAPLINE_PUSH_ATTEMPTS (default
-# 5), HEAPLINE_PUSH_BACKOFF_S (seconds of the first wait between attempts,
-# growing with each; default 2).
+# Environment, besides tools/ci/common.sh's: HEAPLINE_NEW_POINTS (a file of
+# points measured elsewhere, the measuring job's hand-off: its lines that the
+# store lacks are appended first), HEAPLINE_PUSH_ATTEMPTS (default 5),
+# HEAPLINE_PUSH_BACKOFF_S (seconds of the first wait between attempts, growing
+# with each; default 2).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 refuse_unless_main
-require_bench
+new_points=${HEAPLINE_NEW_POINTS:-}
+[[ -z "$new_points" || -f "$new_points" ]] || die "HEAPLINE_NEW_POINTS names $new_points, which is not a file"
 attempts=${HEAPLINE_PUSH_ATTEMPTS:-5}
 backoff_s=${HEAPLINE_PUSH_BACKOFF_S:-2}
 [[ "$attempts" =~ ^[1-9][0-9]*$ ]] || die "HEAPLINE_PUSH_ATTEMPTS must be a positive integer, got '$attempts'"
@@ -37,12 +42,14 @@ store_git() { git -C "$store_dir" "$@"; }
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
-# validate_points DIR SHOWN_AS: `heapline-bench validate` on DIR's
-# points.jsonl, its report naming the file SHOWN_AS.
+# validate_points DIR SHOWN_AS: `heapline-bench validate` (else the
+# structural check) on DIR's points.jsonl, its report naming the file SHOWN_AS.
 validate_points() {
-  local dir=$1 shown_as=$2 report
+  local dir=$1 shown_as=$2 report validator
   [[ -f "$dir/$points_file_name" ]] || return 0
-  if ! report=$("$bench" validate --store "$dir" 2>&1); then
+  validator=("$bench" validate --store "$dir")
+  [[ -x "$bench" ]] || validator=(python3 "$ci_source_dir/tools/ci/check_points.py" "$dir")
+  if ! report=$("${validator[@]}" 2>&1); then
     printf '%s\n' "${report//"$dir/$points_file_name"/"$shown_as"}" >&2
     die "$shown_as has malformed lines (listed above): nothing was published. A point is never dropped or rewritten silently: fix $points_file_name on the $store_branch branch by hand."
   fi
@@ -86,6 +93,18 @@ PY
   store_git add -- "$points_file_name"
   git_commit "$store_dir" --quiet -m "Record $count point(s) for $summary"
 }
+
+# The hand-off: the measured lines the store does not have yet, appended as
+# they are (a rerun of the publishing job appends nothing twice).
+if [[ -n "$new_points" ]]; then
+  touch "$points"
+  lines_missing_from "$new_points" "$points" >"$scratch/handed"
+  if [[ -s "$scratch/handed" ]]; then
+    [[ ! -s "$points" || -z "$(tail -c 1 "$points")" ]] || printf '\n' >>"$points"
+    cat "$scratch/handed" >>"$points"
+  fi
+  say "$(grep -c . "$scratch/handed" || true) of the $(grep -c . "$new_points" || true) point(s) of $new_points appended to the store"
+fi
 
 validate_points "$store_dir" "$points"
 

@@ -33,6 +33,10 @@ MeasurementRequest build_request(const Scenario& scenario, const Locations& wher
     if (!(scale > 0)) throw Refusal("--scale must be a positive number.");
     request.command = expand_command(scenario, {where.bin_dir, where.source_dir}, scale);
     request.env = scenario.env;
+    if (!scenario.allocator.empty()) {
+      request.preload_after = checked_preload_library(scenario.allocator);
+      request.floor = checked_preload_library(where.bin_dir + "/libheapline_null.so");
+    }
   } else {
     request.command = explicit_command;
   }

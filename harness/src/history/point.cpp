@@ -36,8 +36,8 @@ bool version_before(const std::string& version, int major, int minor) {
 
 }  // namespace
 
-std::string default_timing_for_version(const std::string& heapline_version) {
-  return version_before(heapline_version, 0, 4) ? "benchmark" : "command";
+std::string default_timing(const std::string& scenario, const std::string& heapline_version) {
+  return scenario == kDefaultScenario && version_before(heapline_version, 0, 4) ? "benchmark" : "command";
 }
 
 std::string point_identity(const Point& p) {

@@ -173,7 +173,7 @@ Point point_from(object o, RawTimes raw) {
     if (p.timing != "command" && p.timing != "benchmark")
       throw std::runtime_error("timing must be \"command\" or \"benchmark\", got \"" + p.timing + "\"");
   } else {
-    p.timing = default_timing_for_version(p.heapline_version);
+    p.timing = default_timing(p.scenario, p.heapline_version);
   }
   p.library = optional_string(o, "library").value_or("");
   p.command = optional_string(o, "command").value_or("");

@@ -60,6 +60,7 @@ Catalogue parse_catalogue(const std::string& json_text, const std::string& origi
       scenario.scale_arg = entry.value("scale_arg", -1);
       if (entry.contains("instructions_command"))
         scenario.instructions_command = entry["instructions_command"].get<std::vector<std::string>>();
+      scenario.allocator = entry.value("allocator", "");
       if (entry.contains("env")) scenario.env = entry["env"].get<std::map<std::string, std::string>>();
     } catch (const nlohmann::json::exception& e) {
       throw fail("a scenario is malformed: " + std::string(e.what()));

@@ -187,13 +187,17 @@ Measurement measure(ProcessRunner& runner, const MeasurementRequest& request, co
     // so the environment differs between the sides by LD_PRELOAD alone.
     spec.env["HEAPLINE_OUT"] = request.scratch_directory + "/heapline.%e.%p.json";
     const bool with = run.side == Side::with_library && !aa;
-    if (with) {
+    const std::string& front = with ? request.library : request.floor;
+    if (!front.empty() || !request.preload_after.empty()) {
       const auto inherited = spec.env.count("LD_PRELOAD") ? spec.env["LD_PRELOAD"]
                              : std::getenv("LD_PRELOAD") ? std::string(std::getenv("LD_PRELOAD"))
                                                          : std::string();
-      spec.env["LD_PRELOAD"] = inherited.empty() ? request.library : request.library + ":" + inherited;
-      if (run.warmup()) spec.ld_debug_output = trace_prefix;
+      std::string preload;
+      for (const std::string* part : {&front, &request.preload_after, &inherited})
+        if (!part->empty()) preload += (preload.empty() ? "" : ":") + *part;
+      spec.env["LD_PRELOAD"] = preload;
     }
+    if (with && run.warmup()) spec.ld_debug_output = trace_prefix;
 
     RunResult result = runner.run(spec);
     if (!result.started)

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -34,7 +35,10 @@ ordered_json comparison_json(const Comparison& c) {
                     {"glibc", c.machine.glibc},           {"compiler", c.machine.compiler},
                     {"fingerprint", c.machine.fingerprint()}};
   out["builds"] = ordered_json::array();
-  for (const auto& b : c.builds) out["builds"].push_back({{"label", b.label}, {"path", b.path}});
+  // The library's file name only: the JSON is committed to docs/, where the
+  // path of the machine that built each library means nothing to a reader.
+  for (const auto& b : c.builds)
+    out["builds"].push_back({{"label", b.label}, {"library", std::filesystem::path(b.path).filename().string()}});
   out["scenarios"] = ordered_json::array();
   for (std::size_t s = 0; s < c.scenarios.size(); ++s) {
     ordered_json row = {{"name", c.scenarios[s]}, {"results", ordered_json::array()}};

@@ -127,7 +127,7 @@ std::string history_page_markdown(const History& history, const Catalogue& catal
   }
   out << "\n";
   if (any_self_timed)
-    out << "† Timed by the benchmark itself (points of heapline before 0.4.0); the other points time the whole "
+    out << "† Timed by the benchmark itself (points of churn-4t before 0.4.0); the other points time the whole "
            "command, which adds a few milliseconds.\n\n";
   out << "Machines (points are compared only with points of the same machine):\n\n";
   for (const auto& [fingerprint, index] : machines_in_table)

@@ -1,5 +1,6 @@
 #include "plot_export.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -19,7 +20,32 @@ std::string gnuplot_quoted(const std::string& text) {
   return out + "'";
 }
 
+// The label of a point's x position: its commit as the table shows it (the
+// short SHA), or its date when it has no commit.
+std::string x_label(const HistoryEntry& entry) {
+  if (!entry.commit.empty()) return entry.commit.substr(0, 7);
+  return entry.measured_at.substr(0, 10);
+}
+
+std::string shortened(const std::string& text, std::size_t limit) {
+  return text.size() <= limit ? text : text.substr(0, limit - 3) + "...";
+}
+
 }  // namespace
+
+PlotLayout plot_layout(const std::vector<const HistoryEntry*>& entries) {
+  PlotLayout layout;
+  std::map<std::string, int> slot_of_key;
+  for (const auto* e : entries) {
+    // One slot per commit, in the order main moved through them; a point
+    // without a commit has a slot of its own.
+    const std::string key = e->commit.empty() ? "line " + std::to_string(e->line) : e->commit;
+    auto [it, added] = slot_of_key.emplace(key, static_cast<int>(layout.labels.size()) + 1);
+    if (added) layout.labels.push_back(x_label(*e));
+    layout.x.push_back(it->second);
+  }
+  return layout;
+}
 
 PlotOutcome draw_history_plots(const History& history, const std::vector<std::string>& scenarios,
                                const std::string& plot_dir, int max_points,
@@ -52,52 +78,88 @@ PlotOutcome draw_history_plots(const History& history, const std::vector<std::st
   std::map<std::string, std::vector<const HistoryEntry*>> by_scenario;
   for (const auto& entry : history.entries) by_scenario[entry.scenario].push_back(&entry);
 
+  // The key goes below the plot, never over a point; every figure is a
+  // marker with its 95% interval, joined only to points of the same machine.
   std::ostringstream script;
-  script << "set terminal svg size 760,320 dynamic enhanced font 'sans,11' background rgb 'white'\n"
-            "set grid ytics lc rgb '#dddddd'\nset key top left opaque\nset border 3\nset xtics nomirror\n"
-            "set ytics nomirror\nset ylabel 'overhead (%)'\nset xlabel 'points, oldest to newest'\n"
-            "set style fill transparent solid 0.35 noborder\n";
+  script << "set terminal svg size 760,400 dynamic noenhanced font 'sans,11' background rgb 'white'\n"
+            "set grid ytics lc rgb '#dddddd'\nset border 3\nset ytics nomirror\nset ylabel 'overhead (%)'\n"
+            "set key outside below left Left reverse samplen 2 spacing 1.1 maxrows 4\n"
+            "set xlabel 'commit (short SHA, oldest left; the table lists the same commits newest first)'\n"
+            "set bars 0.5\n"
+            // Room above and below the highest and lowest interval.
+            "set offsets 0, 0, graph 0.08, graph 0.08\n";
+  const char* colours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#17becf"};
   for (const auto& name : scenarios) {
-    auto& entries = by_scenario[name];
-    const std::size_t first = entries.size() > static_cast<std::size_t>(max_points) ? entries.size() - max_points : 0;
+    auto& all = by_scenario[name];
+    const std::size_t first = all.size() > static_cast<std::size_t>(max_points) ? all.size() - max_points : 0;
+    const std::vector<const HistoryEntry*> entries(all.begin() + static_cast<std::ptrdiff_t>(first), all.end());
+    const PlotLayout layout = plot_layout(entries);
+
+    // One data block per machine, in the order the machines first appear.
+    std::vector<int> machines;
+    for (const auto* e : entries)
+      if (std::find(machines.begin(), machines.end(), e->machine) == machines.end()) machines.push_back(e->machine);
     const std::string data = work + "/" + name + ".dat";
     {
       std::ofstream out(data);
-      out << "# index overhead% low% high% machine timing\n";
-      std::map<std::string, int> machine_colour;
-      for (std::size_t i = first; i < entries.size(); ++i) {
-        const auto& e = *entries[i];
-        auto colour = machine_colour.emplace(e.fingerprint, static_cast<int>(machine_colour.size()) % 8 + 1).first;
-        out << (i - first + 1) << ' ' << e.overhead * 100 << ' ' << e.low * 100 << ' ' << e.high * 100 << ' '
-            << colour->second << ' ' << (e.timing == "benchmark" ? 1 : 0) << '\n';
+      out << "# x overhead% low% high% commit: one block per machine\n";
+      for (int machine : machines) {
+        for (std::size_t i = 0; i < entries.size(); ++i) {
+          const auto& e = *entries[i];
+          if (e.machine != machine) continue;
+          out << layout.x[i] << ' ' << e.overhead * 100 << ' ' << e.low * 100 << ' ' << e.high * 100 << ' '
+              << layout.labels[static_cast<std::size_t>(layout.x[i] - 1)] << '\n';
+        }
+        out << "\n\n";
       }
     }
     const std::string svg = work + "/" + name + ".svg";
-    script << "set output " << gnuplot_quoted(svg) << "\nset title " << gnuplot_quoted(name + ": overhead of heapline")
-           << "\n";
-    const std::size_t shown = entries.size() - first;
-    if (shown == 0) {
-      script << "unset xtics\nset xrange [0:1]\nset yrange [-1:1]\n"
-                "set label 1 'no point yet' at 0.5,0 center\nplot NaN notitle\nunset label 1\nset xtics\n"
-                "set autoscale\n";
-    } else {
-      // A lone point still gets a visible x range.
-      if (shown == 1) script << "set xrange [0:2]\n";
-      else script << "set autoscale x\n";
-      // A dashed line before the first point after each change point.
-      script << "unset arrow\n";
-      for (const auto& c : changes) {
-        if (c.scenario != name) continue;
-        for (std::size_t i = first; i < entries.size(); ++i)
-          if (entries[i] == c.first_after)
-            script << "set arrow from " << (i - first + 0.5) << ", graph 0 to " << (i - first + 0.5)
-                   << ", graph 1 nohead dt 2 lc rgb '#d62728'\n";
-      }
-      script << "plot " << gnuplot_quoted(data)
-             << " using 1:3:4 with filledcurves lc rgb '#6baed6' title '95% interval', '' using 1:2:5 with "
-                "linespoints lc variable pt 7 ps 0.5 title 'overhead (colour: machine)'\n";
+    const std::string placed_svg = plot_dir + "/" + name + ".svg";  // where it is renamed to
+    script << "set output " << gnuplot_quoted(svg) << "\nset title "
+           << gnuplot_quoted(name + ": overhead of heapline (wall clock)") << "\nunset arrow\nunset label\n";
+    if (entries.empty()) {
+      script << "unset xtics\nunset ytics\nset xrange [0:1]\nset yrange [-1:1]\n"
+                "set label 1 'no point yet' at 0.5,0 center\nplot NaN notitle\nunset label 1\n"
+                "set autoscale\nset ytics nomirror\n";
+      outcome.plots.push_back(placed_svg);
+      continue;
     }
-    outcome.plots.push_back(plot_dir + "/" + name + ".svg");
+    // Integer positions only, each labelled with its commit; with many
+    // commits, every step-th one, so the labels stay legible.
+    const std::size_t slots = layout.labels.size();
+    const std::size_t step = (slots + 29) / 30;
+    script << "set xrange [0.5:" << slots + 0.5 << "]\nset autoscale y\nset xtics nomirror rotate by -45 (";
+    for (std::size_t i = 0; i < slots; i += step)
+      script << (i ? ", " : "") << gnuplot_quoted(layout.labels[i]) << ' ' << i + 1;
+    script << ")\n";
+    bool any_change = false;
+    for (const auto& c : changes) {
+      if (c.scenario != name) continue;
+      for (std::size_t i = 0; i < entries.size(); ++i)
+        if (entries[i] == c.first_after) {
+          any_change = true;
+          script << "set arrow from " << layout.x[i] - 0.5 << ", graph 0 to " << layout.x[i] - 0.5
+                 << ", graph 1 nohead dt 2 lw 1.5 lc rgb '#d62728'\n";
+        }
+    }
+    script << "plot ";
+    for (std::size_t m = 0; m < machines.size(); ++m) {
+      const int machine = machines[m];
+      const std::string description =
+          machine >= 0 && static_cast<std::size_t>(machine) < history.machines.size()
+              ? history.machines[static_cast<std::size_t>(machine)]
+              : std::string("unknown machine");
+      // Keyed by the fingerprint, as the table's Machine column names it.
+      std::string fingerprint;
+      for (const auto* e : entries)
+        if (e->machine == machine) fingerprint = e->fingerprint;
+      script << (m ? ", " : "") << gnuplot_quoted(data) << " index " << m
+             << " using 1:2:3:4 with yerrorlines pt 7 ps 0.6 lw 1.2 lc rgb '" << colours[m % 8] << "' title "
+             << gnuplot_quoted(fingerprint + ": " + shortened(description, 60) + " (bars: 95% interval)");
+    }
+    if (any_change) script << ", NaN with lines dt 2 lw 1.5 lc rgb '#d62728' title 'change point'";
+    script << "\n";
+    outcome.plots.push_back(placed_svg);
   }
   const std::string script_path = work + "/history.gp";
   std::ofstream(script_path) << script.str();

@@ -6,6 +6,7 @@
 //   alloc_patterns short   BASIS THREADS KEEP
 //   alloc_patterns long    BASIS ROUNDS
 //   alloc_patterns crowd   BASIS THREADS
+//   alloc_patterns realloc_zero BASIS ROUNDS
 //
 // BASIS is how heapline counts a block: "chunk" (glibc's chunk header) or
 // "usable" (malloc_usable_size, for a foreign allocator). Each mode prints one
@@ -220,6 +221,20 @@ int long_run(std::size_t rounds) {
   return 0;
 }
 
+// Each round a block of ~1 KiB goes through realloc(p, 0), which frees it in
+// glibc: nothing stays live.
+int realloc_zero(std::size_t rounds) {
+  std::size_t block_bytes = 0;
+  for (std::size_t round = 0; round < rounds; ++round) {
+    void* p = must(std::malloc(1000));
+    block_bytes = counted(p);
+    void* q = std::realloc(p, 0);
+    if (q != nullptr) std::abort();  // glibc returns NULL: the block is gone
+  }
+  report("spike", block_bytes, "leak", 0);
+  return 0;
+}
+
 std::size_t arg(char** argv, int i) { return static_cast<std::size_t>(std::strtoull(argv[i], nullptr, 10)); }
 
 }  // namespace
@@ -236,6 +251,7 @@ int main(int argc, char** argv) {
   if (std::strcmp(mode, "short") == 0 && argc == 5) return short_threads(arg(argv, 3), arg(argv, 4) != 0);
   if (std::strcmp(mode, "long") == 0 && argc == 4) return long_run(arg(argv, 3));
   if (std::strcmp(mode, "crowd") == 0 && argc == 4) return crowd(arg(argv, 3));
+  if (std::strcmp(mode, "realloc_zero") == 0 && argc == 4) return realloc_zero(arg(argv, 3));
   std::fprintf(stderr, "alloc_patterns: bad arguments\n");
   return 2;
 }

@@ -47,6 +47,8 @@ int main() {
   CHECK_PTR("realloc(NULL, 100)", realloc(nullptr, 100));
   CHECK_PTR("reallocarray(NULL, 10, 10)", reallocarray(nullptr, 10, 10));
   CHECK_PTR("reallocarray overflow (NULL, SIZE_MAX, 2)", reallocarray(nullptr, SIZE_MAX, 2));
+  // A product that wraps to exactly 0 would be realloc(NULL, 0): a block.
+  CHECK_PTR("reallocarray overflow to 0 (NULL, 2^32, 2^32)", reallocarray(nullptr, size_t{1} << 32, size_t{1} << 32));
   CHECK_PTR("aligned_alloc(64, 100)", aligned_alloc(64, 100));
   CHECK_PTR("aligned_alloc(64, huge)", aligned_alloc(64, huge));
   CHECK_PTR("memalign(64, 100)", memalign(64, 100));

@@ -9,19 +9,32 @@
  *                                 at exit; "live=L peak=P"
  *   phase_probe churn MS [STAMP]  allocates and frees without pause; prints
  *                                 "ready" once running, stops after MS ms (0:
- *                                 never); with STAMP, the unix ns of each
- *                                 round's allocation is stored in that file
- *                                 (8 bytes, mapped), readable after a kill
- *   phase_probe abort MS          churns MS ms, prints "end_unix_ns=N" (the
- *                                 time of its last allocation), abort()
+ *                                 never); with STAMP, its stamps (below) are
+ *                                 kept in that file (mapped), readable after
+ *                                 a kill
+ *   phase_probe abort MS          churns MS ms, prints its stamps, abort()
  *   phase_probe oom LIMIT_MB      RLIMIT_AS = LIMIT_MB, then 1 MiB blocks
- *                                 (touched) until malloc fails; prints
- *                                 "end_unix_ns=N" (the last successful
- *                                 allocation) and aborts
+ *                                 (touched) until malloc fails; prints its
+ *                                 stamps and aborts
  *
- * The times are those of the last allocation rather than of the end, so a
- * test's "last sample within one interval" does not depend on how long the
- * scheduler kept the process off a CPU afterwards.
+ * The stamps let a test check "the last sample is within one interval of the
+ * last allocation" in the interposer's own clock, whatever the scheduler does
+ * (the wall clock and the monotonic clock drift apart, and a process can be
+ * held off a CPU between any two instructions):
+ *   origin_before, origin_after   CLOCK_MONOTONIC just before and after the
+ *                                 marker "origin": the marker's time in the
+ *                                 report, minus these, brackets the offset
+ *                                 between the two time bases
+ *   last_before                   CLOCK_MONOTONIC before the last allocation
+ *                                 that returned: that allocation looked at
+ *                                 the clock later, so the report's last
+ *                                 sample is less than one interval before it
+ *   samples_at_least              with HEAPLINE_INTERVAL_MS and exact
+ *                                 precision: a count of samples the report
+ *                                 must hold. An allocation that starts at
+ *                                 least one interval after the previous
+ *                                 counted one returned sees a sample due, so
+ *                                 the sampler took one in between.
  *   phase_probe hold SECONDS      holds 2 MiB after a marker "holding",
  *                                 prints "ready", sleeps
  */
@@ -56,27 +69,44 @@ static void sleep_ms(long ms) {
 }
 
 static void* volatile g_sink;
-static volatile unsigned long long* g_stamp; /* the last allocation's unix ns */
-static unsigned long long g_stamp_local;
+enum { kOriginBefore, kOriginAfter, kLastBefore, kSamplesAtLeast, kStampCount };
+static volatile unsigned long long* g_stamp; /* kStampCount stamps */
+static unsigned long long g_stamp_local[kStampCount];
+
+static void mark_origin(void) {
+  g_stamp[kOriginBefore] = clock_ns(CLOCK_MONOTONIC);
+  heapline_mark("origin");
+  g_stamp[kOriginAfter] = clock_ns(CLOCK_MONOTONIC);
+}
 
 /* Allocates and frees continuously until `ms` have passed (0: forever). */
 static void churn(long ms) {
+  const char* interval_ms = getenv("HEAPLINE_INTERVAL_MS");
+  const unsigned long long interval = interval_ms != NULL ? strtoull(interval_ms, NULL, 10) * 1000000ull : 0;
   unsigned long long end = clock_ns(CLOCK_MONOTONIC) + (unsigned long long)ms * 1000000ull;
+  unsigned long long counted_return = 0;
   static void* blocks[256];
   size_t i = 0;
   while (ms == 0 || clock_ns(CLOCK_MONOTONIC) < end) {
     size_t slot = i % 256;
+    unsigned long long before = clock_ns(CLOCK_MONOTONIC);
     free(blocks[slot]);
     blocks[slot] = malloc(64 + (i * 7919) % 4000);
+    unsigned long long returned = clock_ns(CLOCK_MONOTONIC);
     g_sink = blocks[slot];
-    *g_stamp = clock_ns(CLOCK_REALTIME);
+    g_stamp[kLastBefore] = before;
+    if (interval > 0 && (g_stamp[kSamplesAtLeast] == 0 || before >= counted_return + interval)) {
+      counted_return = returned;
+      g_stamp[kSamplesAtLeast] = g_stamp[kSamplesAtLeast] + 1;
+    }
     ++i;
   }
 }
 
-static void print_end_and_abort(void) {
-  char line[64];
-  snprintf(line, sizeof line, "end_unix_ns=%llu\n", *g_stamp);
+static void print_stamps_and_abort(void) {
+  char line[160];
+  snprintf(line, sizeof line, "origin_before=%llu origin_after=%llu last_before=%llu samples_at_least=%llu\n",
+           g_stamp[kOriginBefore], g_stamp[kOriginAfter], g_stamp[kLastBefore], g_stamp[kSamplesAtLeast]);
   say(line);
   abort();
 }
@@ -95,7 +125,7 @@ static void* hold_pending(void* argument) {
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   char line[160];
-  g_stamp = &g_stamp_local;
+  g_stamp = g_stamp_local;
   if (strcmp(mode, "api") == 0) {
     heapline_mark("api");
     void* block = malloc(1 << 20);
@@ -136,26 +166,30 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "churn") == 0 && (argc == 3 || argc == 4)) {
     if (argc == 4) {
       int fd = open(argv[3], O_RDWR | O_CREAT | O_TRUNC, 0644);
-      if (fd < 0 || ftruncate(fd, sizeof *g_stamp) != 0) return 4;
-      void* mapped = mmap(NULL, sizeof *g_stamp, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      if (fd < 0 || ftruncate(fd, sizeof g_stamp_local) != 0) return 4;
+      void* mapped = mmap(NULL, sizeof g_stamp_local, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
       if (mapped == MAP_FAILED) return 4;
       g_stamp = mapped;
     }
+    mark_origin();
     say("ready\n");
     churn(atol(argv[2]));
     return 0;
   }
   if (strcmp(mode, "abort") == 0 && argc == 3) {
+    mark_origin();
     churn(atol(argv[2]));
-    print_end_and_abort();
+    print_stamps_and_abort();
   }
   if (strcmp(mode, "oom") == 0 && argc == 3) {
     struct rlimit limit = {(rlim_t)atol(argv[2]) << 20, (rlim_t)atol(argv[2]) << 20};
     if (setrlimit(RLIMIT_AS, &limit) != 0) return 4;
+    mark_origin();
     for (;;) {
+      unsigned long long before = clock_ns(CLOCK_MONOTONIC);
       char* block = malloc(1 << 20);
-      if (block == NULL) print_end_and_abort();
-      *g_stamp = clock_ns(CLOCK_REALTIME);
+      if (block == NULL) print_stamps_and_abort();
+      g_stamp[kLastBefore] = before;
       memset(block, 1, 1 << 20);
     }
   }

@@ -111,8 +111,9 @@ std::string utc_now_iso8601();
 // reports a point stored twice.
 std::string point_identity(const Point& point);
 
-// The user's rule for points without a "timing": those of heapline before
-// 0.4.0 (or of no known version) were self-timed by the benchmark.
-std::string default_timing_for_version(const std::string& heapline_version);
+// The history's rule for points without a "timing" (design.md, "The history
+// store"): points of churn-4t measured before 0.4.0 (or of no known version)
+// were timed by the benchmark itself; every other point times the command.
+std::string default_timing(const std::string& scenario, const std::string& heapline_version);
 
 }  // namespace heapline::bench

@@ -17,6 +17,11 @@ struct Scenario {
   // The same work at a fixed reduced operation count, for the instruction
   // figure: callgrind runs ~50x slower. Empty: no instruction figure.
   std::vector<std::string> instructions_command;
+  // An allocator preloaded after the measured library on both sides; the
+  // side without heapline then preloads the forwarding-only library before
+  // it, so the figure is heapline's cost over that allocator's own floor
+  // (scenarios/allocators.json). Empty: the program's own allocator.
+  std::string allocator;
 
   // The command as a user would type it: placeholders dropped.
   std::string display_command() const;

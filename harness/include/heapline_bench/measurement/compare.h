@@ -1,4 +1,4 @@
-// The release comparison (DESIGN.md section 3, `compare`): two or more
+// The release comparison (docs/design.md, "The release comparison"): two or more
 // library builds measured on the same scenarios in rounds. Within a round
 // each scenario measures every build in turn, and the order of the builds
 // rotates from round to round, so no build always runs first (or last) on a

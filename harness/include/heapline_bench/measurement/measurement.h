@@ -1,4 +1,4 @@
-// The interleaved overhead measurement (DESIGN.md section 3): N runs with the
+// The interleaved overhead measurement (docs/design.md, "The measurement"): N runs with the
 // library preloaded and N without, in pairs whose order alternates (ABBA...)
 // to cancel drift, after one untimed warm-up pair. The warm-up run with the
 // library also proves that the library is really loaded (ld.so's own trace).
@@ -35,6 +35,12 @@ struct MeasurementRequest {
   std::vector<std::string> command;        // argv[0] resolved by the caller or PATH
   std::map<std::string, std::string> env;  // scenario environment, both sides
   std::string library;                     // absolute path; empty: A/A, same command on both sides
+  // Preloaded after `library` on the side with it, and after `floor` on the
+  // side without: heapline in front of another allocator, measured against
+  // the forwarding-only library in front of the same allocator. Both empty
+  // for the five scenarios (the side without preloads nothing).
+  std::string preload_after;
+  std::string floor;
   int runs = 10;
   std::string working_directory;  // where the command runs; empty: here
   std::string scratch_directory;  // ld.so traces and heapline's own output files

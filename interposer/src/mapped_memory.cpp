@@ -1,0 +1,305 @@
+#include "mapped_memory.h"
+
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include <atomic>
+
+#include "accounting.h"
+#include "mapped_regions.h"
+#include "next_allocator.h"
+
+namespace heapline::mapped {
+
+constinit detail::Live detail::g_live;
+
+namespace {
+
+enum State : int { kUnconfigured = 0, kOn, kOff };
+constinit std::atomic<int> g_state{kUnconfigured};
+
+// Set while this thread is inside one of the calls below: a mapping call
+// made from within (a foreign allocator initialising during the allocator
+// lookup, the live file's creation, a signal handler) is only forwarded.
+__thread bool t_inside __attribute__((tls_model("initial-exec"))) = false;
+
+// The foreign allocator's object, [begin, end) of its loaded segments; empty
+// when the next allocator is glibc's.
+constinit std::atomic<std::uintptr_t> g_allocator_begin{0};
+constinit std::atomic<std::uintptr_t> g_allocator_end{0};
+
+// The region set: static room for the first ranges, then pages of its own,
+// doubled when full (mapped with the system calls directly, never counted).
+constexpr std::size_t kStaticRanges = 1024;
+constinit AddressRange g_static_ranges[kStaticRanges];
+constinit RegionSet g_regions;
+pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct alignas(128) Counters {
+  std::atomic<std::int64_t> peak{0};
+  std::atomic<std::uint64_t> peak_time_ns{0};
+  std::atomic<std::uint64_t> changes{0};
+  std::atomic<std::uint64_t> untracked{0};
+};
+constinit Counters g_counters;
+
+std::uintptr_t page_size() {
+  static std::uintptr_t size = 0;
+  if (size == 0) size = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  return size;
+}
+
+std::uintptr_t page_end(const void* address, std::size_t length) {
+  const std::uintptr_t page = page_size();
+  const std::uintptr_t begin = reinterpret_cast<std::uintptr_t>(address);
+  std::uintptr_t end;
+  if (__builtin_add_overflow(begin, length, &end) || __builtin_add_overflow(end, page - 1, &end)) {
+    return ~std::uintptr_t{0} & ~(page - 1);
+  }
+  return end & ~(page - 1);
+}
+
+std::uintptr_t address_of(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+
+// Doubles the set's storage. Called with g_lock held.
+bool grow() {
+  const std::size_t capacity = g_regions.capacity() == 0 ? kStaticRanges : 2 * g_regions.capacity();
+  const std::size_t bytes = capacity * sizeof(AddressRange);
+  void* fresh = system_mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (fresh == MAP_FAILED) return false;
+  AddressRange* old = const_cast<AddressRange*>(g_regions.ranges());
+  const std::size_t old_bytes = g_regions.capacity() * sizeof(AddressRange);
+  g_regions.move_to(static_cast<AddressRange*>(fresh), capacity);
+  if (old != g_static_ranges && old != nullptr) system_munmap(old, old_bytes);
+  return true;
+}
+
+// add/remove with the room they need. Called with g_lock held.
+std::int64_t track(std::uintptr_t begin, std::uintptr_t end) {
+  if (g_regions.capacity() == 0) g_regions.move_to(g_static_ranges, kStaticRanges);
+  std::int64_t added = g_regions.add(begin, end);
+  if (added < 0 && grow()) added = g_regions.add(begin, end);
+  if (added < 0) {
+    g_counters.untracked.fetch_add(1, std::memory_order_relaxed);
+    return 0;
+  }
+  return added;
+}
+
+std::int64_t untrack(std::uintptr_t begin, std::uintptr_t end) {
+  std::int64_t removed = g_regions.remove(begin, end);
+  if (removed < 0 && grow()) removed = g_regions.remove(begin, end);
+  if (removed < 0) {
+    // No room to split a range around a hole: the range's tail goes with
+    // the hole, counted as gone (and `untracked` says the figure is low).
+    for (std::size_t i = 0; i < g_regions.count(); ++i) {
+      const AddressRange range = g_regions.ranges()[i];
+      if (range.begin < end && range.end > begin) {
+        removed = g_regions.remove(begin, range.end);
+        break;
+      }
+    }
+    g_counters.untracked.fetch_add(1, std::memory_order_relaxed);
+  }
+  return removed;
+}
+
+std::uint64_t monotonic_ns() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(now.tv_nsec);
+}
+
+// A change of the counted bytes, published at once: each one is a system
+// call, so an atomic add and a peak check cost nothing beside it.
+void publish(std::int64_t delta) {
+  if (delta == 0) return;
+  g_counters.changes.fetch_add(1, std::memory_order_relaxed);
+  const std::int64_t live = detail::g_live.bytes.fetch_add(delta, std::memory_order_relaxed) + delta;
+  std::int64_t peak = g_counters.peak.load(std::memory_order_relaxed);
+  while (live > peak) {
+    if (g_counters.peak.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
+      g_counters.peak_time_ns.store(monotonic_ns(), std::memory_order_relaxed);
+      break;
+    }
+  }
+  accounting::mapped_changed(live);
+}
+
+bool from_allocator(const void* caller) {
+  const std::uintptr_t address = address_of(caller);
+  return address >= g_allocator_begin.load(std::memory_order_relaxed) &&
+         address < g_allocator_end.load(std::memory_order_relaxed);
+}
+
+// Scope of one call: marks the thread as inside, keeps errno for the caller.
+class Inside {
+ public:
+  Inside() : saved_errno_(errno) { t_inside = true; }
+  ~Inside() { t_inside = false; }
+  // Before the system call (so that only the kernel can set errno) and after
+  // it succeeded (undoing whatever the accounting did to errno).
+  void restore_errno() const { errno = saved_errno_; }
+
+ private:
+  int saved_errno_;
+};
+
+// The allocator heapline forwards to is resolved before any mapping is judged
+// (jemalloc maps its first arenas from its own constructor, before any call
+// through heapline); when it is foreign, its object's addresses are noted.
+std::atomic<bool> g_allocator_known{false};
+
+void know_allocator() {
+  if (g_allocator_known.load(std::memory_order_acquire)) return;
+  const Resolution resolution = resolve_allocator();
+  if (resolution == Resolution::kNested) return;  // this thread is resolving it
+  if (resolution == Resolution::kForeign) set_allocator_object(reinterpret_cast<const void*>(g_foreign.malloc));
+  g_allocator_known.store(true, std::memory_order_release);
+}
+
+bool forward_only() { return t_inside || g_state.load(std::memory_order_relaxed) == kOff; }
+
+void lock_for_fork() { pthread_mutex_lock(&g_lock); }
+void unlock_after_fork() { pthread_mutex_unlock(&g_lock); }
+
+}  // namespace
+
+void* map(void* address, std::size_t length, int prot, int flags, int fd, off_t offset, const void* caller) {
+  if (forward_only()) return system_mmap(address, length, prot, flags, fd, offset);
+  Inside inside;
+  know_allocator();
+  const bool counted = (flags & MAP_ANONYMOUS) != 0 && (flags & MAP_TYPE) == MAP_PRIVATE && prot != PROT_NONE &&
+                       !from_allocator(caller);
+  const bool replaces = (flags & MAP_FIXED) != 0 && (flags & MAP_FIXED_NOREPLACE) == 0;
+  inside.restore_errno();
+  if (!counted && !replaces) return system_mmap(address, length, prot, flags, fd, offset);
+
+  std::int64_t delta = 0;
+  pthread_mutex_lock(&g_lock);
+  // MAP_FIXED replaces whatever was mapped there, counted or not.
+  if (replaces) delta -= untrack(address_of(address), page_end(address, length));
+  inside.restore_errno();
+  void* p = system_mmap(address, length, prot, flags, fd, offset);
+  if (p != MAP_FAILED) {
+    if (counted) delta += track(address_of(p), page_end(p, length));
+    inside.restore_errno();
+  }
+  pthread_mutex_unlock(&g_lock);
+  publish(delta);
+  return p;
+}
+
+int unmap(void* address, std::size_t length) {
+  if (forward_only()) return system_munmap(address, length);
+  Inside inside;
+  pthread_mutex_lock(&g_lock);
+  int result = system_munmap(address, length);
+  std::int64_t removed = 0;
+  if (result == 0) {
+    removed = untrack(address_of(address), page_end(address, length));
+    inside.restore_errno();
+  }
+  pthread_mutex_unlock(&g_lock);
+  publish(-removed);
+  return result;
+}
+
+void* remap(void* old_address, std::size_t old_length, std::size_t new_length, int flags, void* new_address) {
+  if (forward_only()) return system_mremap(old_address, old_length, new_length, flags, new_address);
+  Inside inside;
+  pthread_mutex_lock(&g_lock);
+  const std::uintptr_t old_begin = address_of(old_address);
+  const std::uintptr_t old_end = page_end(old_address, old_length);
+  // A counted mapping stays counted wherever it goes; one that was not (a
+  // file, an allocator's arena) stays out.
+  const bool counted = g_regions.overlap(old_begin, old_end) > 0;
+  void* p = system_mremap(old_address, old_length, new_length, flags, new_address);
+  std::int64_t delta = 0;
+  if (p != MAP_FAILED) {
+    const std::uintptr_t begin = address_of(p);
+    const std::uintptr_t end = page_end(p, new_length);
+    if (begin == old_begin) {
+      if (end < old_end) delta -= untrack(end, old_end);
+      if (end > old_end && counted) delta += track(old_end, end);
+    } else {
+      // Moved. MREMAP_DONTUNMAP leaves the old range mapped (empty).
+      if ((flags & MREMAP_DONTUNMAP) == 0) delta -= untrack(old_begin, old_end);
+      delta -= untrack(begin, end);  // MREMAP_FIXED replaced what was there
+      if (counted) delta += track(begin, end);
+    }
+    inside.restore_errno();
+  }
+  pthread_mutex_unlock(&g_lock);
+  publish(delta);
+  return p;
+}
+
+void configure(bool enabled) {
+  static bool fork_handlers = false;
+  if (!fork_handlers) {
+    fork_handlers = true;
+    pthread_atfork(lock_for_fork, unlock_after_fork, unlock_after_fork);
+  }
+  if (enabled) {
+    g_state.store(kOn, std::memory_order_relaxed);
+    return;
+  }
+  g_state.store(kOff, std::memory_order_relaxed);
+  pthread_mutex_lock(&g_lock);
+  g_regions.clear();
+  pthread_mutex_unlock(&g_lock);
+  detail::g_live.bytes.store(0, std::memory_order_relaxed);
+  g_counters.peak.store(0, std::memory_order_relaxed);
+  g_counters.changes.store(0, std::memory_order_relaxed);
+  g_counters.untracked.store(0, std::memory_order_relaxed);
+}
+
+bool enabled() { return g_state.load(std::memory_order_relaxed) != kOff; }
+
+void set_allocator_object(const void* code) {
+  struct Search {
+    std::uintptr_t address;
+    std::uintptr_t begin;
+    std::uintptr_t end;
+  } search{address_of(code), 0, 0};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) -> int {
+        auto* s = static_cast<Search*>(data);
+        std::uintptr_t begin = ~std::uintptr_t{0}, end = 0;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& segment = info->dlpi_phdr[i];
+          if (segment.p_type != PT_LOAD) continue;
+          const std::uintptr_t from = info->dlpi_addr + segment.p_vaddr;
+          if (from < begin) begin = from;
+          if (from + segment.p_memsz > end) end = from + segment.p_memsz;
+        }
+        if (s->address < begin || s->address >= end) return 0;
+        s->begin = begin;
+        s->end = end;
+        return 1;
+      },
+      &search);
+  g_allocator_begin.store(search.begin, std::memory_order_relaxed);
+  g_allocator_end.store(search.end, std::memory_order_relaxed);
+}
+
+Figures figures() {
+  return {detail::g_live.bytes.load(std::memory_order_relaxed), g_counters.peak.load(std::memory_order_relaxed),
+          g_counters.peak_time_ns.load(std::memory_order_relaxed),
+          g_counters.changes.load(std::memory_order_relaxed), g_counters.untracked.load(std::memory_order_relaxed)};
+}
+
+
+void after_fork_in_child() {
+  const std::int64_t live = detail::g_live.bytes.load(std::memory_order_relaxed);
+  g_counters.peak.store(live, std::memory_order_relaxed);
+  g_counters.peak_time_ns.store(0, std::memory_order_relaxed);
+  g_counters.changes.store(0, std::memory_order_relaxed);
+  t_inside = false;
+}
+
+}  // namespace heapline::mapped

@@ -1,0 +1,88 @@
+// Mapped memory: anonymous private mappings a program makes itself, outside
+// malloc (Python's object arenas, a custom pool, a JIT's buffers), counted as
+// their own series beside the heap.
+//
+// What is counted: the page-rounded length of each successful mmap/mmap64
+// that is MAP_ANONYMOUS, MAP_PRIVATE and not PROT_NONE, minus what munmap
+// and mremap later take away from it (a partial unmap, a shrink, a move, a
+// MAP_FIXED mapping placed over it), tracked range by range in a RegionSet.
+// Not counted, each for a reason:
+//  - file-backed and shared mappings: they are not heap;
+//  - PROT_NONE mappings: an address-space reservation holds no memory (a
+//    later mprotect that opens it is not followed);
+//  - glibc malloc's own large blocks: glibc maps them through its internal
+//    __mmap, which never reaches the exported mmap; they are heap already;
+//  - mappings made from the code of a foreign allocator that heapline
+//    forwards to (jemalloc, tcmalloc, mimalloc): its arenas hold the blocks
+//    the heap series already counts. The caller's return address tells its
+//    code apart, so the allocation path pays nothing for this.
+//
+// The system calls go straight to the kernel through syscall(2), as glibc's
+// wrappers do (no dlsym, so no bootstrap recursion); errno is the kernel's on
+// failure and untouched on success. A mapping call is a system call that
+// takes the kernel's mmap lock: the region set's mutex held around it costs
+// nothing in comparison, and keeps an unmap and a new mapping of the same
+// addresses in two threads in their true order. HEAPLINE_MAPPED=off turns
+// all of it into plain forwarding.
+#pragma once
+
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace heapline::mapped {
+
+// The kernel's calls, as glibc's wrappers make them.
+inline void* system_mmap(void* address, std::size_t length, int prot, int flags, int fd, off_t offset) {
+  return reinterpret_cast<void*>(syscall(SYS_mmap, address, length, prot, flags, fd, offset));
+}
+inline int system_munmap(void* address, std::size_t length) {
+  return static_cast<int>(syscall(SYS_munmap, address, length));
+}
+inline void* system_mremap(void* old_address, std::size_t old_length, std::size_t new_length, int flags,
+                           void* new_address) {
+  return reinterpret_cast<void*>(syscall(SYS_mremap, old_address, old_length, new_length, flags, new_address));
+}
+
+// The exported entry points' work (mmap_override.cpp). `caller` is the
+// return address of the program's call.
+void* map(void* address, std::size_t length, int prot, int flags, int fd, off_t offset, const void* caller);
+int unmap(void* address, std::size_t length);
+void* remap(void* old_address, std::size_t old_length, std::size_t new_length, int flags, void* new_address);
+
+// Off: every call is forwarded, nothing is tracked (HEAPLINE_MAPPED=off).
+// Until the process's init calls configure(), mappings are tracked.
+void configure(bool enabled);
+bool enabled();
+
+// The object (shared library or executable) that holds `code`: mappings made
+// from its code are a foreign allocator's and are not counted.
+void set_allocator_object(const void* code);
+
+struct Figures {
+  std::int64_t live;        // bytes counted now
+  std::int64_t peak;        // largest live value of this process
+  std::uint64_t peak_time_ns;  // CLOCK_MONOTONIC of the peak
+  std::uint64_t changes;    // calls that changed the figure
+  std::uint64_t untracked;  // counted mappings the region set had no room for
+};
+Figures figures();
+
+namespace detail {
+// The counted bytes now; own cache line, written only by mapping calls.
+struct alignas(128) Live {
+  std::atomic<std::int64_t> bytes{0};
+};
+extern Live g_live;
+}  // namespace detail
+// Inline: every heap publish reads it (accounting.cpp).
+inline std::int64_t live_bytes() { return detail::g_live.bytes.load(std::memory_order_relaxed); }
+
+// In a fork child: the mappings were copied, the peak starts again at them.
+void after_fork_in_child();
+
+}  // namespace heapline::mapped
