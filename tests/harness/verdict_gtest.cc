@@ -165,6 +165,19 @@ TEST(Verdicts, TooFewPointsIsInsufficientHistory) {
   EXPECT_EQ(v.history, 7);
 }
 
+TEST(Verdicts, TheBaselineIsTheMedianOfExactlyTheLastWindowPoints) {
+  // One old point far above, then `window` points at 3%: the old point lies
+  // just outside the window and must not count, in the history or the median.
+  const VerdictRule rule;
+  History h;
+  h.entries.push_back(point("churn-4t", 0.90, 0.01));
+  for (int i = 0; i < rule.window; ++i) h.entries.push_back(point("churn-4t", i % 2 ? 0.029 : 0.031, 0.002));
+  h.entries.push_back(point("churn-4t", 0.03, 0.002));
+  auto v = judge_point(h, h.entries.size() - 1, rule);
+  EXPECT_EQ(v.history, rule.window);
+  EXPECT_DOUBLE_EQ(v.baseline, 0.030);
+}
+
 TEST(Verdicts, OnlyPointsOfTheSameMachineAreCompared) {
   History h = noisy_history(10, 0.03, 0.003, 9);  // machine-a
   Noise noise{{10}};

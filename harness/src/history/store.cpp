@@ -59,6 +59,14 @@ class LockedAppendFile {
     }
   }
 
+  // Appends whole lines in one write. Never glues a point to a torn line:
+  // starts a new one, and leaves the torn line as it is for readers to report.
+  void append_lines(std::string lines) {
+    if (ends_mid_line()) lines.insert(lines.begin(), '\n');
+    write_all_once(lines);
+  }
+
+ private:
   void write_all_once(const std::string& bytes) {
     // One write: a regular file takes it whole or fails (ENOSPC, EFBIG).
     ssize_t written;
@@ -73,7 +81,6 @@ class LockedAppendFile {
     if (fsync(fd_) != 0) throw store_error("fsync", path_);
   }
 
- private:
   std::string path_;
   int fd_ = -1;
 };
@@ -131,18 +138,14 @@ std::size_t Store::append_new(const std::vector<Point>& points) const {
     ++added;
   }
   if (added == 0) return 0;
-  if (file.ends_mid_line()) lines.insert(lines.begin(), '\n');
-  file.write_all_once(lines);
+  file.append_lines(std::move(lines));
   return added;
 }
 
 void Store::append_lines(const std::string& path, std::string lines) const {
   create_store_directory(directory_);
   LockedAppendFile file(path);
-  // Never glue a point to a torn line: start a new one, and leave the torn
-  // line as it is for readers to report.
-  if (file.ends_mid_line()) lines.insert(lines.begin(), '\n');
-  file.write_all_once(lines);
+  file.append_lines(std::move(lines));
 }
 
 StoreContents Store::read() const { return read_points_file(points_path(), RawTimes::read); }
