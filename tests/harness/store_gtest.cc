@@ -101,16 +101,16 @@ TEST_F(StoreTest, TornLastLineIsReportedAndTheNextAppendStartsANewLine) {
   EXPECT_NE(raw_text().find("{\"schema\": 1, \"scena\n"), std::string::npos) << "never rewritten";
 }
 
-TEST_F(StoreTest, ConcurrentAppendersLoseNothing) {
-  Store store(dir.string());
-  constexpr int kWriters = 4, kPointsEach = 50;
+// Runs work(i) in `count` child processes at once and expects each to exit 0:
+// concurrent writers are separate processes, as two CI jobs or imports are.
+template <typename Work>
+void in_concurrent_processes(int count, Work work) {
   std::vector<pid_t> children;
-  for (int w = 0; w < kWriters; ++w) {
+  for (int i = 0; i < count; ++i) {
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-      for (int i = 0; i < kPointsEach; ++i)
-        store.append(make_point("churn-1t", "w" + std::to_string(w) + "-" + std::to_string(i), 0.01 * i));
+      work(i);
       _exit(0);
     }
     children.push_back(pid);
@@ -120,6 +120,15 @@ TEST_F(StoreTest, ConcurrentAppendersLoseNothing) {
     waitpid(pid, &status, 0);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   }
+}
+
+TEST_F(StoreTest, ConcurrentAppendersLoseNothing) {
+  Store store(dir.string());
+  constexpr int kWriters = 4, kPointsEach = 50;
+  in_concurrent_processes(kWriters, [&](int w) {
+    for (int i = 0; i < kPointsEach; ++i)
+      store.append(make_point("churn-1t", "w" + std::to_string(w) + "-" + std::to_string(i), 0.01 * i));
+  });
   auto contents = store.read();
   EXPECT_TRUE(contents.problems.empty());
   std::set<std::string> commits;
@@ -203,21 +212,7 @@ TEST_F(StoreTest, ConcurrentImportsOfTheSamePointsAddThemOnce) {
   Store store(dir.string());
   std::vector<Point> points;
   for (int i = 0; i < 200; ++i) points.push_back(make_point("churn-1t", "p" + std::to_string(i), 0.001 * i));
-  std::vector<pid_t> children;
-  for (int w = 0; w < 3; ++w) {
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      store.append_new(points);
-      _exit(0);
-    }
-    children.push_back(pid);
-  }
-  for (pid_t pid : children) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  }
+  in_concurrent_processes(3, [&](int) { store.append_new(points); });
   EXPECT_EQ(store.read().points.size(), 200u);
   EXPECT_EQ(store.append_new(points), 0u);
 }
