@@ -31,6 +31,7 @@ void after_fork_in_child() {
   g_published.peak_time_ns.store(0, std::memory_order_relaxed);
   mapped::after_fork_in_child();
   g_published.total_peak.store(inherited + mapped::live_bytes(), std::memory_order_relaxed);
+  g_published.phase_total_peak.store(inherited + mapped::live_bytes(), std::memory_order_relaxed);
   g_published.total_peak_time_ns.store(0, std::memory_order_relaxed);
   std::int64_t threshold = policy_threshold(inherited);
   g_policy.threshold.store(threshold, std::memory_order_relaxed);
@@ -43,7 +44,7 @@ void after_fork_in_child() {
   g_process.finished.store(false, std::memory_order_relaxed);
   g_sampling.busy.store(false, std::memory_order_relaxed);  // a parent thread may have held it
   open_live_file();
-  g_timeline.reset(g_process.config.interval_ns);
+  reset_timelines(g_process.config.interval_ns);
   take_sample(now, inherited);
 }
 
