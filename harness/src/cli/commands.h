@@ -89,7 +89,11 @@ struct VerdictOptions {
   int window = 20;
   int min_history = 8;
   double false_alarm_rate = 0.05;
-  double min_effect_points = 2.0;  // percentage points
+  double min_effect_points = 2.0;               // percentage points, wall and cpu
+  double min_effect_instructions_points = 0.2;  // percentage points, instructions
+  // The figures whose regressions fail `check --fail-on-regression`
+  // (docs/regressions.md says why these two).
+  std::vector<std::string> gate = {"instructions", "cpu"};
 };
 
 struct CheckOptions {
@@ -108,6 +112,7 @@ struct CalibrateOptions {
   int repeats = 5;
   double scale = 1.0;
   std::vector<std::string> only;
+  bool instructions = true;  // calibrate the instruction figure too, when valgrind is installed
   VerdictOptions rule;
 };
 
