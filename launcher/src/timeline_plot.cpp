@@ -43,10 +43,12 @@ PlotFiles write_plot_files(const nlohmann::json& report, const fs::path& output)
 
   // Mapped memory drawn beside the heap: its own line and heap + mapped,
   // sample by sample (the writer takes both series' samples at the same
-  // moments).
+  // moments, the mapped one just after: a process killed in between leaves
+  // it one short, and its last value then holds).
   const json* mapped_samples = nullptr;
   if (report.contains("mapped_samples") && !report.at("mapped_samples").empty() &&
-      report.at("mapped_samples").size() == report.at("samples").size()) {
+      report.at("mapped_samples").size() + 1 >= report.at("samples").size() &&
+      report.at("mapped_samples").size() <= report.at("samples").size()) {
     mapped_samples = &report.at("mapped_samples");
   }
   static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -70,7 +72,7 @@ PlotFiles write_plot_files(const nlohmann::json& report, const fs::path& output)
       data << sample[0].get<double>() / 1e9 << ' ' << sample[1].get<double>() / scale << ' '
            << sample[2].get<double>() / scale;
       if (mapped_samples != nullptr) {
-        const double mapped = (*mapped_samples)[i][1].get<double>();
+        const double mapped = (*mapped_samples)[std::min(i, mapped_samples->size() - 1)][1].get<double>();
         data << ' ' << mapped / scale << ' ' << (sample[1].get<double>() + mapped) / scale;
       }
       data << '\n';
