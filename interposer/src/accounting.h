@@ -80,12 +80,20 @@ struct alignas(128) Slot {
 };
 static_assert(offsetof(Slot, span) == offsetof(Slot, biased) + 8);
 
-// The global threshold: computed at publish time, copied into slots.
+// The global threshold: copied into slots at each publish, and the
+// published live values [low, high) it holds for (threshold_policy.h), so
+// that a publish only compares. Until the process init sets it from the
+// configuration: the default policy's for an empty heap.
 struct alignas(128) Policy {
   std::atomic<std::int64_t> threshold{16 * 1024};
+  std::atomic<std::int64_t> low{INT64_MIN};
+  std::atomic<std::int64_t> high{2 * 1024 * 1024};
 };
 
 extern Policy g_policy;
+// Whether the processor has cmpxchg16b (set at the process init, before any
+// thread has a slot whose threshold could change).
+extern bool g_cx16;
 // The slot of every thread that has none (not registered yet, registry full,
 // exiting): its span of 0 sends every call to the slow path, so the hot path
 // needs no null check. Its `pending` and `calls` are written by all such
@@ -143,7 +151,15 @@ inline void Slot::set_threshold(std::int64_t threshold) {
 #if defined(__x86_64__)
   // cmpxchg16b: biased and span change in one instruction, rebased so the
   // pending bytes stay what they were. It fails only if a signal handler
-  // changed the pair in between; then the new pair is retried.
+  // changed the pair in between; then the new pair is retried. Without it
+  // (a few early x86-64 processors), the two stores below: a signal handler
+  // that allocates between them can shift the pending bytes by one call's.
+  if (!g_cx16) [[unlikely]] {
+    const std::int64_t pending = own_pending();
+    __atomic_store_n(&span, new_span, __ATOMIC_RELAXED);
+    biased.store(pending + static_cast<std::int64_t>(new_span >> 1), std::memory_order_relaxed);
+    return;
+  }
   using Pair = unsigned __int128 __attribute__((may_alias));
   std::int64_t old_biased = biased.load(std::memory_order_relaxed);
   for (;;) {

@@ -27,13 +27,13 @@ void after_fork_in_child() {
   g_published.live.store(inherited, std::memory_order_relaxed);
   g_published.peak.store(inherited, std::memory_order_relaxed);
   g_published.phase_peak.store(inherited, std::memory_order_relaxed);
-  g_published.interval_max.store(inherited, std::memory_order_relaxed);
   g_published.peak_time_ns.store(0, std::memory_order_relaxed);
+  g_published.interval_max.store(INT64_MIN, std::memory_order_relaxed);  // the parent's interval is not the child's
   mapped::after_fork_in_child();
   g_published.total_peak.store(inherited + mapped::live_bytes(), std::memory_order_relaxed);
   g_published.total_peak_time_ns.store(0, std::memory_order_relaxed);
-  std::int64_t threshold = policy_threshold(inherited);
-  g_policy.threshold.store(threshold, std::memory_order_relaxed);
+  set_policy(inherited);
+  const std::int64_t threshold = g_policy.threshold.load(std::memory_order_relaxed);
   g_process.max_threshold.store(threshold, std::memory_order_relaxed);
   if (t_slot != &g_no_slot) t_slot->set_threshold(threshold);
   std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
@@ -44,7 +44,7 @@ void after_fork_in_child() {
   g_sampling.busy.store(false, std::memory_order_relaxed);  // a parent thread may have held it
   open_live_file();
   g_timeline.reset(g_process.config.interval_ns);
-  take_sample(now, inherited);
+  start_timeline(now, inherited);
 }
 
 }  // namespace heapline::accounting

@@ -129,6 +129,14 @@ void open_live_file() {
   ssize_t exe_length = readlink("/proc/self/exe", h.exe, sizeof h.exe - 1);
   h.exe[exe_length > 0 ? exe_length : 0] = 0;
   h.seq.store(0, std::memory_order_relaxed);
+  // The stated precision as it stands (raised from here on where it grows),
+  // and no publish yet in this file.
+  h.max_threads.store(g_process.max_registered.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  h.max_threshold_bytes.store(static_cast<std::uint64_t>(g_process.max_threshold.load(std::memory_order_relaxed)),
+                              std::memory_order_relaxed);
+  h.publish_ns.store(0, std::memory_order_relaxed);
+  h.publish_live.store(0, std::memory_order_relaxed);
+  h.open_max.store(0, std::memory_order_relaxed);
   h.state.store(kLiveRunning, std::memory_order_relaxed);
   h.markers_claimed.store(0, std::memory_order_relaxed);
   g_process.markers_claimed.store(0, std::memory_order_relaxed);

@@ -58,7 +58,12 @@ struct alignas(128) Published {
   std::atomic<std::int64_t> live{0};
   std::atomic<std::int64_t> peak{0};
   std::atomic<std::int64_t> phase_peak{0};
-  std::atomic<std::int64_t> interval_max{0};
+  std::atomic<std::int64_t> interval_max{INT64_MIN};  // since the latest sample; INT64_MIN: no publish yet
+  // The latest publish (its time since start, the live value it left): the
+  // private copy of what the live file's header shows, which the sampler
+  // reads when it closes an interval (never trusting the shared mapping).
+  std::atomic<std::uint64_t> publish_ns{0};
+  std::atomic<std::int64_t> publish_live{0};
   std::atomic<std::uint64_t> peak_time_ns{0};
   // Heap plus mapped memory (mapped_memory.h): its own peak, raised at every
   // heap publish and every mapped change, so it is the peak of the sum and
@@ -72,6 +77,7 @@ extern Published g_published;
 struct alignas(128) Sampling {
   std::atomic<std::uint64_t> next_sample_ns{0};
   std::atomic<bool> busy{false};
+  std::uint64_t last_sample_ns = 0;  // the latest sample's time, since start (written under busy)
 };
 extern Sampling g_sampling;
 
@@ -104,6 +110,10 @@ extern Process g_process;
 
 // This process's threshold for a published live value (threshold_policy.h).
 inline std::int64_t policy_threshold(std::int64_t live) { return threshold_for(live, g_process.config.precision); }
+
+// Sets the policy for a published live value: its threshold and range, the
+// largest threshold ever used, and the precision the live file states (sampling.cpp).
+void set_policy(std::int64_t live);
 
 // The live file's mapping, or g_static_region when it could not be made.
 extern LiveRegion g_static_region;
@@ -173,12 +183,21 @@ struct RegistryTotals {
 };
 RegistryTotals registry_totals();
 
-// sampling.cpp: publishing and the timeline. take_sample and
-// publish_figures need g_sampling.busy held.
+// sampling.cpp: publishing and the timeline. take_sample needs
+// g_sampling.busy held.
 void publish_value(std::int64_t delta);
 void publish_exactly(std::int64_t bytes, CallKind kind);
+// A new timeline's first sample (init, fork): [now, live, the largest
+// value published meanwhile].
+void start_timeline(std::uint64_t now, std::int64_t live);
+// Ends the open interval (see sampling.cpp), then appends [now, live, live].
 void take_sample(std::uint64_t now, std::int64_t live);
+// Ends the open interval when the sampling interval has passed, unless
+// another thread is sampling: never waits. `force` (a marker): now, and
+// then samples `now` itself as well.
 void try_sample(std::uint64_t now, bool force = false);
+// A new thread: the live file's stated precision follows.
+void note_max_threads(std::uint32_t threads);
 // Takes g_sampling.busy, waiting a little (never forever) for a thread that
 // holds it; false when it stayed busy.
 bool lock_sampling();

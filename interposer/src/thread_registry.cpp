@@ -32,6 +32,7 @@ Slot* claim_slot() {
       while (now_registered > most &&
              !g_process.max_registered.compare_exchange_weak(most, now_registered, std::memory_order_relaxed)) {
       }
+      note_max_threads(now_registered);  // the precision a reader of the live file sees
       return &slot;
     }
   }

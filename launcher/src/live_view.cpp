@@ -117,8 +117,9 @@ LiveSnapshot take_snapshot(const LiveFile& file, bool still_writing) {
     if (marker.ready.load(std::memory_order_acquire) == 0) continue;
     s.markers.emplace_back(marker.t_ns.load(std::memory_order_relaxed), bounded(marker.name, sizeof marker.name));
   }
-  s.samples.resize(kTimelineCapacity);
-  s.samples.resize(read_timeline(region.timeline, s.samples.data(), still_writing));
+  // Up to the latest publish: a kill between two samples loses nothing published.
+  s.samples.resize(kHeapLineCapacity);
+  s.samples.resize(read_heap_line(region, s.samples.data(), still_writing));
   if (std::string problem = samples_problem(s.samples, still_writing); !problem.empty()) {
     throw std::runtime_error(file.path().string() + " is corrupt: " + problem);
   }

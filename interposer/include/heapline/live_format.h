@@ -114,7 +114,16 @@ struct LiveHeader {
   std::atomic<std::uint64_t> publishes{0};
   std::atomic<std::uint32_t> state{0};           // LiveState
   std::atomic<std::uint32_t> markers_claimed{0};  // may pass the capacity: the rest were dropped
-  char reserved2[4096 - 11 * 8 - 8] = {};
+
+  // The latest publish, written by every publish (outside the seqlock: each
+  // field on its own, the three on one cache line), so a reader is never
+  // further behind than the publishing itself, even after a kill: the live
+  // value within the stated precision, and the open interval since the
+  // latest sample. read_figures() and read_heap_line() fold it in.
+  std::atomic<std::uint64_t> publish_ns{0};  // time of the latest publish, since start (0: none yet)
+  std::atomic<std::int64_t> publish_live{0};  // the published live heap after it
+  std::atomic<std::int64_t> open_max{0};      // the largest published since the latest sample
+  char reserved2[4096 - 11 * 8 - 8 - 3 * 8] = {};
 };
 static_assert(sizeof(LiveHeader) == 3 * 4096);
 
@@ -144,8 +153,28 @@ inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
     for (int i = 0; i < 3; ++i) f.calls[i] = h.calls[i].load(std::memory_order_relaxed);
     f.publishes = h.publishes.load(std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_acquire);
-    if ((seq % 2 == 0 && h.seq.load(std::memory_order_relaxed) == seq) || attempt >= attempts) return f;
+    if ((seq % 2 == 0 && h.seq.load(std::memory_order_relaxed) == seq) || attempt >= attempts) break;
   }
+  // A publish after the latest sample is the current figure.
+  const std::uint64_t publish_ns = h.publish_ns.load(std::memory_order_acquire);
+  if (publish_ns != 0 && publish_ns >= f.last_sample_ns) {
+    f.live = h.publish_live.load(std::memory_order_relaxed);
+    const std::int64_t open_max = h.open_max.load(std::memory_order_relaxed);
+    if (open_max > f.peak) f.peak = open_max, f.peak_time_ns = publish_ns;
+    if (f.live > f.peak) f.peak = f.live, f.peak_time_ns = publish_ns;
+  }
+  return f;
 }
+
+// Room for a heap line as read_heap_line() copies it: the timeline and the
+// open interval after it.
+constexpr std::size_t kHeapLineCapacity = kTimelineCapacity + 1;
+
+// The timeline (read_timeline) followed by the state of the latest publish
+// when it came after the latest sample ([its time, its live value, the open
+// interval's maximum]): the heap line up to the last publish, so that a
+// process killed between two samples loses nothing it had published. `out`
+// must hold kHeapLineCapacity samples.
+std::size_t read_heap_line(const LiveRegion& region, Sample* out, bool still_writing);
 
 }  // namespace heapline
