@@ -22,11 +22,9 @@
 namespace heapline::accounting {
 
 constinit Policy g_policy;
-constinit Slot g_no_slot{0, 0};  // span 0: every call takes the slow path
-__thread Slot* t_slot __attribute__((tls_model("initial-exec"))) = &g_no_slot;
+__thread Slot t_own __attribute__((tls_model("initial-exec")));
 
 __thread unsigned char t_mode __attribute__((tls_model("initial-exec"))) = kUnregistered;
-constinit Slot g_slots[kSlotCount];
 constinit Published g_published;
 constinit Sampling g_sampling;
 // constinit: the first allocation (and so the lazy init) can come before

@@ -44,14 +44,30 @@ namespace heapline::accounting {
 enum ThreadMode : unsigned char {
   kUnregistered = 0,  // no call seen yet (or init was busy in another thread)
   kRegistering,       // inside its first call: nested calls publish exactly
-  kRegistered,        // owns t_slot
+  kRegistered,        // t_own is in the registry
   kNoSlot,            // the registry was full: publishes every change
   kExited,            // past its exit flush: publishes every change
 };
 extern __thread unsigned char t_mode __attribute__((tls_model("initial-exec")));
 
+// The registry: where the other threads find each registered thread's slot
+// (in that thread's TLS). An entry is claimed at the thread's first call and
+// released by its exit flush; a reader of other threads' slots holds a
+// RegistryReader, and a thread that releases its entry waits for the
+// readers of the moment to finish, since its TLS goes away with it.
 constexpr std::size_t kSlotCount = 1024;
-extern Slot g_slots[kSlotCount];
+struct RegistryEntry {
+  std::atomic<Slot*> slot{nullptr};
+};
+extern RegistryEntry g_registry[kSlotCount];
+extern std::atomic<std::int32_t> g_registry_readers;
+
+struct RegistryReader {
+  RegistryReader() { g_registry_readers.fetch_add(1, std::memory_order_seq_cst); }
+  ~RegistryReader() { g_registry_readers.fetch_sub(1, std::memory_order_release); }
+  RegistryReader(const RegistryReader&) = delete;
+  RegistryReader& operator=(const RegistryReader&) = delete;
+};
 
 // Written by every publish: kept off the lines the hot path reads.
 struct alignas(128) Published {
@@ -59,10 +75,10 @@ struct alignas(128) Published {
   std::atomic<std::int64_t> peak{0};
   std::atomic<std::int64_t> phase_peak{0};
   std::atomic<std::int64_t> interval_max{INT64_MIN};  // since the latest sample; INT64_MIN: no publish yet
-  // The latest publish (its time since start, the live value it left): the
+  // The latest publish (the clock it read, the live value it left): the
   // private copy of what the live file's header shows, which the sampler
   // reads when it closes an interval (never trusting the shared mapping).
-  std::atomic<std::uint64_t> publish_ns{0};
+  std::atomic<std::uint64_t> publish_mono_ns{0};
   std::atomic<std::int64_t> publish_live{0};
   std::atomic<std::uint64_t> peak_time_ns{0};
   // Heap plus mapped memory (mapped_memory.h): its own peak, raised at every
@@ -88,7 +104,7 @@ struct alignas(128) Process {
   std::atomic<int> init_state{kNotStarted};
   std::atomic<std::uint32_t> registered{0};
   std::atomic<std::uint32_t> max_registered{0};
-  std::atomic<std::uint32_t> slots_used{0};  // slots [0, slots_used) were ever claimed
+  std::atomic<std::uint32_t> slots_used{0};  // registry entries [0, slots_used) were ever claimed
   std::atomic<std::int64_t> max_threshold{16 * 1024};
   // Calls and publishes of threads that exited, or never had a slot.
   std::atomic<std::uint64_t> folded_calls[kCallKinds] = {};
@@ -169,8 +185,8 @@ void copy_text(char* out, std::size_t capacity, const char* text);
 bool ensure_process_init();
 
 // thread_registry.cpp
-Slot* claim_slot();
-void flush_exiting_thread(void* slot);
+RegistryEntry* claim_entry();
+void flush_exiting_thread(void* entry);
 void unregistered_change(std::int64_t bytes, CallKind kind);
 // Published live plus every registered thread's pending delta.
 std::int64_t exact_live();

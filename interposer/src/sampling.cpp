@@ -73,7 +73,7 @@ bool close_interval(std::uint64_t t_ns) {
   // Racing publishers store these in any order: whatever they left is a
   // value published in this interval, its time kept between the samples
   // around it (a publish that raced the previous close may predate it).
-  std::uint64_t t = g_published.publish_ns.load(std::memory_order_relaxed);
+  std::uint64_t t = since_start(g_published.publish_mono_ns.load(std::memory_order_relaxed));
   const std::int64_t live = g_published.publish_live.load(std::memory_order_relaxed);
   if (t < g_sampling.last_sample_ns) t = g_sampling.last_sample_ns;
   if (t > t_ns) t = t_ns;
@@ -180,11 +180,11 @@ bool lock_sampling() {
   // The interval has passed: it ends with its last publish, before this
   // one opens the next.
   if (now >= g_sampling.next_sample_ns.load(std::memory_order_relaxed)) [[unlikely]] try_sample(now);
-  const std::uint64_t t_ns = since_start(now);
-  g_published.publish_ns.store(t_ns, std::memory_order_relaxed);  // the line the add above just took
+  // The clock as read: made relative to the start only when it is used.
+  g_published.publish_mono_ns.store(now, std::memory_order_relaxed);  // the line the add above just took
   g_published.publish_live.store(live, std::memory_order_relaxed);
   LiveHeader& h = g_region->header;
-  h.publish_ns.store(t_ns, std::memory_order_relaxed);
+  h.publish_mono_ns.store(now, std::memory_order_relaxed);
   h.publish_live.store(live, std::memory_order_relaxed);
   if (g_published.live.load(std::memory_order_relaxed) != live) [[unlikely]] refresh_publish_live(h);
   // phase_peak <= peak (a reset lowers only the phase's): one compare for
@@ -219,16 +219,16 @@ void mapped_changed(std::int64_t mapped_live) {
   if (total > g_published.total_peak.load(std::memory_order_relaxed)) raise_total_peak(total, clock_ns(CLOCK_MONOTONIC));
 }
 
-void publish(Slot* slot, std::int64_t bytes, CallKind kind) {
-  if (slot == &g_no_slot) {
+void publish(std::int64_t bytes, CallKind kind) {
+  if (t_own.span == 0) {
     unregistered_change(bytes, kind);
     return;
   }
-  const std::int64_t delta = slot->own_pending();
-  take_pending(*slot, delta);  // a signal handler's bytes meanwhile stay pending
-  count_call(slot->publishes);
+  const std::int64_t delta = t_own.own_pending();
+  take_pending(t_own, delta);  // a signal handler's bytes meanwhile stay pending
+  count_call(t_own.publishes);
   publish_delta(delta);
-  slot->set_threshold(g_policy.threshold.load(std::memory_order_relaxed));
+  t_own.set_threshold(g_policy.threshold.load(std::memory_order_relaxed));
 }
 
 }  // namespace heapline::accounting

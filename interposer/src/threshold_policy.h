@@ -8,10 +8,15 @@
 
 namespace heapline::accounting {
 
-// A threshold and the published live values [low, high) for which the
-// policy gives that same threshold: a publish only compares its live value
-// with the range (two compares on a read-mostly line) and computes a new
-// threshold, with its division, only when the heap has left it.
+// A threshold and the published live values [low, high) for which it stays
+// in force: a publish only compares its live value with the range (two
+// compares on a read-mostly line) and computes a new threshold, with its
+// division, only when the heap has left it. Upwards the range ends where the
+// policy gives the next threshold; downwards it reaches half as far again
+// (hysteresis), so that a heap that moves around a boundary of the policy
+// does not change every thread's threshold at each crossing. A threshold
+// kept there is at most twice the policy's, never above the largest
+// threshold used, which is what the stated precision bound is made of.
 struct ThresholdRange {
   std::int64_t threshold;
   std::int64_t low;
@@ -44,7 +49,7 @@ inline ThresholdRange threshold_range(std::int64_t live, const Precision& precis
     return {static_cast<std::int64_t>(min_bytes), kLowest, high};
   }
   const std::int64_t high = power >= (std::uint64_t{1} << 62) ? kHighest : times_divisor(power << 1);
-  return {static_cast<std::int64_t>(power), times_divisor(power), high};
+  return {static_cast<std::int64_t>(power), times_divisor(power >> 1), high};
 }
 
 inline std::int64_t threshold_for(std::int64_t live, const Precision& precision) {

@@ -50,17 +50,18 @@ TEST(ThresholdPolicy, FollowsTheConfiguredMinimumAndDivisor) {
 }
 
 
-// The range a publish compares with must be exactly the live values that
-// give the same threshold: one byte below and at its ends the policy
-// changes, everywhere inside it does not.
+// The range a publish compares with: upwards exactly the live values that
+// give the same threshold (at its end the policy changes); downwards half as
+// far again, where the policy gives a smaller threshold, never a larger one.
 void expect_range_is_exact(std::int64_t live, const Precision& precision) {
   const ThresholdRange range = threshold_range(live, precision);
   EXPECT_EQ(range.threshold, threshold_for(live, precision));
   EXPECT_LE(range.low, live);
   EXPECT_LT(live, range.high);
   if (range.low != INT64_MIN) {
-    EXPECT_EQ(threshold_for(range.low, precision), range.threshold) << live;
-    EXPECT_NE(threshold_for(range.low - 1, precision), range.threshold) << live;
+    EXPECT_LT(threshold_for(range.low, precision), range.threshold) << live;
+    EXPECT_EQ(threshold_for(2 * range.low, precision), range.threshold) << live;
+    EXPECT_LT(threshold_for(2 * range.low - 1, precision), range.threshold) << live;
   }
   if (range.high != INT64_MAX) {
     EXPECT_EQ(threshold_for(range.high - 1, precision), range.threshold) << live;
@@ -68,7 +69,7 @@ void expect_range_is_exact(std::int64_t live, const Precision& precision) {
   }
 }
 
-TEST(ThresholdPolicy, RangeHoldsExactlyTheHeapsOfTheSameThreshold) {
+TEST(ThresholdPolicy, RangeKeepsTheThresholdUntilTheHeapDoublesOrHalvesTwice) {
   const Precision batched;
   Precision odd;
   odd.min_bytes = 3000;
@@ -84,7 +85,7 @@ TEST(ThresholdPolicy, RangeHoldsExactlyTheHeapsOfTheSameThreshold) {
     }
   }
   EXPECT_EQ(threshold_range(2 * kMiB - 1, batched).high, 2 * kMiB);  // 16 KiB until live / 64 reaches 32 KiB
-  EXPECT_EQ(threshold_range(100 * kMiB, batched).low, 64 * kMiB);
+  EXPECT_EQ(threshold_range(100 * kMiB, batched).low, 32 * kMiB);  // 1 MiB from 64 MiB, kept down to 32 MiB
   EXPECT_EQ(threshold_range(100 * kMiB, batched).high, 128 * kMiB);
   const ThresholdRange every_change = threshold_range(64 * kMiB, exact);
   EXPECT_EQ(every_change.threshold, 1);

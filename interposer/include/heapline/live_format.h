@@ -98,7 +98,8 @@ struct LiveHeader {
   std::uint64_t divisor = 0;
   char allocator[32] = {};
   char size_basis[32] = {};
-  char reserved1[3960] = {};
+  std::uint64_t start_mono_ns = 0;  // CLOCK_MONOTONIC at the start: the time base of publish_mono_ns
+  char reserved1[3952] = {};
   char exe[kLiveExeBytes] = {};
 
   // The latest figures, under the seqlock `seq` (one writer: the thread
@@ -120,7 +121,7 @@ struct LiveHeader {
   // further behind than the publishing itself, even after a kill: the live
   // value within the stated precision, and the open interval since the
   // latest sample. read_figures() and read_heap_line() fold it in.
-  std::atomic<std::uint64_t> publish_ns{0};  // time of the latest publish, since start (0: none yet)
+  std::atomic<std::uint64_t> publish_mono_ns{0};  // CLOCK_MONOTONIC at the latest publish (0: none yet)
   std::atomic<std::int64_t> publish_live{0};  // the published live heap after it
   std::atomic<std::int64_t> open_max{0};      // the largest published since the latest sample
   char reserved2[4096 - 11 * 8 - 8 - 3 * 8] = {};
@@ -140,6 +141,13 @@ struct LiveFigures {
   std::uint64_t peak_time_ns, last_sample_ns, max_threads, max_threshold_bytes, calls[3], publishes;
 };
 
+// The time of the latest publish since the start (0: none yet). The
+// writer stores the clock as it read it; the subtraction is the reader's.
+inline std::uint64_t latest_publish_ns(const LiveHeader& h) {
+  const std::uint64_t mono = h.publish_mono_ns.load(std::memory_order_acquire);
+  return mono > h.start_mono_ns ? mono - h.start_mono_ns : 0;
+}
+
 inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
   LiveFigures f{};
   for (int attempt = 0;; ++attempt) {
@@ -156,7 +164,7 @@ inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
     if ((seq % 2 == 0 && h.seq.load(std::memory_order_relaxed) == seq) || attempt >= attempts) break;
   }
   // A publish after the latest sample is the current figure.
-  const std::uint64_t publish_ns = h.publish_ns.load(std::memory_order_acquire);
+  const std::uint64_t publish_ns = latest_publish_ns(h);
   if (publish_ns != 0 && publish_ns >= f.last_sample_ns) {
     f.live = h.publish_live.load(std::memory_order_relaxed);
     const std::int64_t open_max = h.open_max.load(std::memory_order_relaxed);
