@@ -37,6 +37,7 @@ void after_fork_in_child() {
   g_published.interval_max.store(INT64_MIN, std::memory_order_relaxed);  // the parent's interval is not the child's
   mapped::after_fork_in_child();
   g_published.total_peak.store(inherited + mapped::live_bytes(), std::memory_order_relaxed);
+  g_published.phase_total_peak.store(inherited + mapped::live_bytes(), std::memory_order_relaxed);
   g_published.total_peak_time_ns.store(0, std::memory_order_relaxed);
   set_policy(inherited);
   const std::int64_t threshold = g_policy.threshold.load(std::memory_order_relaxed);
@@ -49,7 +50,7 @@ void after_fork_in_child() {
   g_process.finished.store(false, std::memory_order_relaxed);
   g_sampling.busy.store(false, std::memory_order_relaxed);  // a parent thread may have held it
   open_live_file();
-  g_timeline.reset(g_process.config.interval_ns);
+  reset_timelines(g_process.config.interval_ns);
   start_timeline(now, inherited);
 }
 

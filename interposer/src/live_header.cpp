@@ -10,6 +10,7 @@
 
 #include <cstddef>
 
+#include "mapped_memory.h"
 #include "output.h"
 #include "process_state.h"
 
@@ -142,7 +143,8 @@ void open_live_file() {
   h.markers_claimed.store(0, std::memory_order_relaxed);
   g_process.markers_claimed.store(0, std::memory_order_relaxed);
   for (LiveMarker& marker : region.markers) marker.ready.store(0, std::memory_order_relaxed);
-  g_timeline.attach(&region.timeline);
+  h.mapped_mode = mapped::enabled() ? kMappedOn : kMappedOff;
+  attach_timelines(region);
   h.magic.store(kLiveMagic, std::memory_order_release);  // identity complete
 }
 

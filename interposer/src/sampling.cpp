@@ -35,11 +35,22 @@ void raise_field(std::atomic<std::uint64_t>& field, std::uint64_t value) {
   }
 }
 
+// The mapped-memory part of publish_figures, inside its seqlock.
+void publish_mapped_figures(LiveHeader& h, std::int64_t mapped_live) {
+  const mapped::Figures figures = mapped::figures();
+  h.mapped_live.store(mapped_live, std::memory_order_relaxed);
+  h.mapped_peak.store(figures.peak, std::memory_order_relaxed);
+  h.mapped_peak_time_ns.store(figures.peak != 0 ? since_start(figures.peak_time_ns) : 0, std::memory_order_relaxed);
+  const PeakAt total = run_total_peak();
+  h.total_peak.store(total.bytes, std::memory_order_relaxed);
+  h.total_peak_time_ns.store(total.t_ns, std::memory_order_relaxed);
+}
+
 // The figures of the latest sample into the live file's header, under its
 // seqlock. Called with g_sampling.busy held: one writer at a time. The
 // stated precision only grows, and is also raised where it changes
 // (set_policy, note_max_threads): raised here, never lowered.
-void publish_figures(std::uint64_t t_ns, std::int64_t live) {
+void publish_figures(std::uint64_t t_ns, std::int64_t live, std::int64_t mapped_live) {
   LiveHeader& h = g_region->header;
   const RegistryTotals totals = registry_totals();
   const std::uint64_t seq = h.seq.load(std::memory_order_relaxed);
@@ -55,12 +66,19 @@ void publish_figures(std::uint64_t t_ns, std::int64_t live) {
     h.calls[kind].store(totals.calls[kind], std::memory_order_relaxed);
   }
   h.publishes.store(totals.publishes, std::memory_order_relaxed);
+  publish_mapped_figures(h, mapped_live);
   h.seq.store(seq + 2, std::memory_order_release);
 }
 
+// Appends a heap sample, and the mapped series' sample at the same moment
+// (merged the same way).
 void append(const Sample& sample) {
   g_timeline.append(sample);
   g_sampling.last_sample_ns = sample.t_ns;
+  if (mapped::enabled()) {
+    const std::int64_t mapped_live = mapped::live_bytes();
+    g_mapped_timeline.append(Sample{sample.t_ns, mapped_live, mapped::take_interval_max(mapped_live)});
+  }
 }
 
 // Ends the open interval: the state of its last publish, with that
@@ -130,7 +148,7 @@ void start_timeline(std::uint64_t now, std::int64_t live) {
   const std::uint64_t t_ns = since_start(now);
   append(Sample{t_ns, live, max_live});
   g_sampling.next_sample_ns.store(now + g_timeline.interval_ns(), std::memory_order_relaxed);
-  publish_figures(t_ns, live);
+  publish_figures(t_ns, live, mapped::live_bytes());
 }
 
 void take_sample(std::uint64_t now, std::int64_t live) {
@@ -138,22 +156,24 @@ void take_sample(std::uint64_t now, std::int64_t live) {
   close_interval(t_ns);
   append(Sample{t_ns, live, live});
   g_sampling.next_sample_ns.store(now + g_timeline.interval_ns(), std::memory_order_relaxed);
-  publish_figures(t_ns, live);
+  publish_figures(t_ns, live, mapped::live_bytes());
 }
 
-void try_sample(std::uint64_t now, bool force) {
+void try_sample(std::uint64_t now, SampleNow sample_now) {
   if (g_sampling.busy.exchange(true, std::memory_order_acquire)) return;
-  if (force || now >= g_sampling.next_sample_ns.load(std::memory_order_relaxed)) {
+  if (sample_now == SampleNow::kAlways || now >= g_sampling.next_sample_ns.load(std::memory_order_relaxed)) {
     const std::uint64_t t_ns = since_start(now);
     const bool closed = close_interval(t_ns);
-    if (force && (!closed || g_sampling.last_sample_ns != t_ns)) {
-      // A marker: the heap at its own time too.
+    if ((sample_now == SampleNow::kAlways && (!closed || g_sampling.last_sample_ns != t_ns)) ||
+        (sample_now == SampleNow::kIfQuiet && !closed)) {
+      // The heap at this moment too (a marker, or a mapping change with no
+      // heap publish to close the interval).
       const std::int64_t live = g_published.live.load(std::memory_order_relaxed);
       append(Sample{t_ns, live, live});
-      publish_figures(t_ns, live);
+      publish_figures(t_ns, live, mapped::live_bytes());
     } else if (closed) {
       const Sample& sample = g_timeline[g_timeline.size() - 1];
-      publish_figures(sample.t_ns, sample.live);
+      publish_figures(sample.t_ns, sample.live, mapped::live_bytes());
     }
     g_sampling.next_sample_ns.store(now + g_timeline.interval_ns(), std::memory_order_relaxed);
   }
@@ -179,7 +199,7 @@ bool lock_sampling() {
   const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
   // The interval has passed: it ends with its last publish, before this
   // one opens the next.
-  if (now >= g_sampling.next_sample_ns.load(std::memory_order_relaxed)) [[unlikely]] try_sample(now);
+  if (now >= g_sampling.next_sample_ns.load(std::memory_order_relaxed)) [[unlikely]] try_sample(now, SampleNow::kNever);
   // The clock as read: made relative to the start only when it is used.
   g_published.publish_mono_ns.store(now, std::memory_order_relaxed);  // the line the add above just took
   g_published.publish_live.store(live, std::memory_order_relaxed);
@@ -214,9 +234,14 @@ void publish_exactly(std::int64_t bytes, CallKind kind) {
 }
 
 void mapped_changed(std::int64_t mapped_live) {
-  // The clock is read only for a new peak: most mapping calls make none.
+  const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
   const std::int64_t total = g_published.live.load(std::memory_order_relaxed) + mapped_live;
-  if (total > g_published.total_peak.load(std::memory_order_relaxed)) raise_total_peak(total, clock_ns(CLOCK_MONOTONIC));
+  if (total > g_published.total_peak.load(std::memory_order_relaxed)) raise_total_peak(total, now);
+  // A program that maps without allocating still gets samples.
+  if (now >= g_sampling.next_sample_ns.load(std::memory_order_relaxed) &&
+      g_process.init_state.load(std::memory_order_acquire) == kDone) {
+    try_sample(now, SampleNow::kIfQuiet);
+  }
 }
 
 void publish(std::int64_t bytes, CallKind kind) {
