@@ -32,16 +32,15 @@ void api_mark(const char* name) {
   }
   // The heap at the marker: publish the caller's pending bytes and sample now
   // (unless another thread is sampling at this very moment).
-  Slot* slot = t_slot;
-  if (slot != &g_no_slot) {
-    std::int64_t pending = slot->own_pending();
+  if (t_mode == kRegistered) {
+    std::int64_t pending = t_own.own_pending();
     if (pending != 0) {
-      take_pending(*slot, pending);
-      count_call(slot->publishes);
+      take_pending(t_own, pending);
+      count_call(t_own.publishes);
       publish_value(pending);
     }
   }
-  try_sample(now, true);
+  try_sample(now, SampleNow::kAlways);
   errno = saved_errno;
 }
 
