@@ -13,6 +13,7 @@
 namespace heapline {
 
 ForeignAllocator g_foreign = {};
+constinit std::atomic<std::size_t> g_early_count{0};
 
 namespace {
 int posix_memalign_first(void** out, std::size_t alignment, std::size_t size);
@@ -43,7 +44,6 @@ struct EarlyBlock {
 };
 constexpr std::size_t kEarlyCapacity = 64;
 EarlyBlock g_early[kEarlyCapacity];
-std::atomic<std::size_t> g_early_count{0};  // blocks remembered now
 
 const void* this_thread() { return &t_resolving; }
 
@@ -252,7 +252,6 @@ void* early_realloc(void* p, std::size_t size) {
   return nullptr;
 }
 
-bool have_early_blocks() { return g_early_count.load(std::memory_order_acquire) != 0; }
 
 bool take_early_block(void* p, std::size_t* size) {
   if (p == nullptr) return false;
