@@ -19,6 +19,10 @@
 
 #include "next_allocator.h"
 
+// Hidden: the compiler then knows these are this library's own and reaches
+// them rip-relative, not through an address loaded first (which
+// -fvisibility=hidden alone does not give a declaration).
+#pragma GCC visibility push(hidden)
 namespace heapline::accounting {
 
 enum CallKind : unsigned { kAllocCall = 0, kFreeCall = 1, kReallocCall = 2, kCallKinds = 3 };
@@ -238,3 +242,4 @@ std::int64_t api_total_peak_bytes();
 void mapped_changed(std::int64_t mapped_live);
 
 }  // namespace heapline::accounting
+#pragma GCC visibility pop

@@ -38,6 +38,10 @@
 #include "threshold_policy.h"
 #include "timeline.h"
 
+// Hidden: the compiler then knows these are this library's own and reaches
+// them rip-relative, not through an address loaded first (which
+// -fvisibility=hidden alone does not give a declaration).
+#pragma GCC visibility push(hidden)
 namespace heapline::accounting {
 
 // What a thread is doing with the registry.
@@ -263,4 +267,5 @@ void after_fork_in_child();
 void write_report_at_exit();
 
 }  // namespace heapline::accounting
+#pragma GCC visibility pop
 
