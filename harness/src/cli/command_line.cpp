@@ -115,6 +115,11 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
   compare_cmd->add_option("--lib", compare.libs, "A build: LABEL=PATH (twice or more)");
   compare_cmd->add_flag("--floor", compare.floor, "Add the forwarding-only library (the floor of any interposer)");
   compare_cmd->add_flag("--memusage", compare.memusage, "Add glibc's libmemusage.so (the closest peer)");
+  compare_cmd->add_flag("--heaptrack", compare.heaptrack,
+                        "Add heaptrack's recording library, its trace discarded (absent, with a note, when heaptrack "
+                        "is not installed)");
+  compare_cmd->add_option("--heaptrack-library", compare.heaptrack_library,
+                          "libheaptrack_preload.so (default: where Debian's heaptrack package installs it)");
   compare_cmd->add_option("--rounds", compare.rounds, "Rounds; each figure is their median")->capture_default_str();
   compare_cmd->add_option("--runs", compare.runs, "Runs per side in each measurement")->capture_default_str();
   compare_cmd->add_option("--scale", compare.scale, "Multiply every operation count")->capture_default_str();

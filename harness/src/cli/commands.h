@@ -86,6 +86,8 @@ struct CompareOptions {
   std::vector<std::string> libs;  // LABEL=PATH
   bool floor = false;             // add the forwarding-only library
   bool memusage = false;          // add glibc's libmemusage.so
+  bool heaptrack = false;         // add heaptrack's recording library (absent when not installed)
+  std::string heaptrack_library;  // default: where Debian's heaptrack puts it
   int rounds = 3;
   int runs = 10;
   double scale = 1.0;

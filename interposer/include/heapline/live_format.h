@@ -23,6 +23,15 @@
 //                  `merge_done`; a process killed mid-merge leaves
 //                  merged[0, merge_done) then the untouched originals
 //                  [2 × merge_done, merge_from), which read_timeline rebuilds.
+//   TimelineStorage   the mapped-memory series (mapped_memory.h in the
+//                  interposer): samples [t_ns, mapped bytes, the largest
+//                  mapped value since the previous sample], taken at the
+//                  same moments as the heap's and merged the same way.
+//                  Added within version 1: a file is the older, shorter
+//                  layout (kLiveRegionV1Bytes, without this series and with
+//                  zeros where the mapped fields are now) unless
+//                  `mapped_mode` is set; readers of the older layout read a
+//                  newer file unchanged.
 //
 // Every field another process reads while this one writes is a lock-free
 // std::atomic, which is address-free, so it works across processes.
@@ -68,6 +77,12 @@ constexpr std::size_t kLiveMarkerCapacity = 256;
 constexpr std::size_t kLiveMarkerNameBytes = 48;  // 47 bytes and the NUL
 constexpr std::size_t kLiveExeBytes = 4096;
 
+enum LiveMappedMode : std::uint32_t {
+  kMappedUnknown = 0,  // the older layout: no mapped figures, no series
+  kMappedOn = 1,
+  kMappedOff = 2,
+};
+
 enum LiveState : std::uint32_t {
   kLiveRunning = 1,
   kLiveExited = 2,  // the exit handlers ran and took the final sample
@@ -98,7 +113,13 @@ struct LiveHeader {
   std::uint64_t divisor = 0;
   char allocator[32] = {};
   char size_basis[32] = {};
-  char reserved1[3960] = {};
+  // Mapped memory: 0 in a file of the older layout (nothing known), else
+  // kMappedOn or kMappedOff (HEAPLINE_MAPPED=off); with it, the mapped
+  // series follows the heap's timeline.
+  std::uint32_t mapped_mode = 0;
+  std::uint32_t reserved3 = 0;
+  std::uint64_t start_mono_ns = 0;  // CLOCK_MONOTONIC at the start: the time base of publish_mono_ns
+  char reserved1[3960 - 16] = {};
   char exe[kLiveExeBytes] = {};
 
   // The latest figures, under the seqlock `seq` (one writer: the thread
@@ -114,7 +135,23 @@ struct LiveHeader {
   std::atomic<std::uint64_t> publishes{0};
   std::atomic<std::uint32_t> state{0};           // LiveState
   std::atomic<std::uint32_t> markers_claimed{0};  // may pass the capacity: the rest were dropped
-  char reserved2[4096 - 11 * 8 - 8] = {};
+  // Mapped memory (mapped_mode set), as of the latest sample; total is
+  // heap + mapped, the peak of the sum at one moment.
+  std::atomic<std::int64_t> mapped_live{0};
+  std::atomic<std::int64_t> mapped_peak{0};
+  std::atomic<std::uint64_t> mapped_peak_time_ns{0};
+  std::atomic<std::int64_t> total_peak{0};
+  std::atomic<std::uint64_t> total_peak_time_ns{0};
+
+  // The latest publish, written by every publish (outside the seqlock: each
+  // field on its own, the three on one cache line), so a reader is never
+  // further behind than the publishing itself, even after a kill: the live
+  // value within the stated precision, and the open interval since the
+  // latest sample. read_figures() and read_heap_line() fold it in.
+  std::atomic<std::uint64_t> publish_mono_ns{0};  // CLOCK_MONOTONIC at the latest publish (0: none yet)
+  std::atomic<std::int64_t> publish_live{0};  // the published live heap after it
+  std::atomic<std::int64_t> open_max{0};      // the largest published since the latest sample
+  char reserved2[4096 - 16 * 8 - 8 - 3 * 8] = {};
 };
 static_assert(sizeof(LiveHeader) == 3 * 4096);
 
@@ -122,14 +159,31 @@ struct LiveRegion {
   LiveHeader header;
   LiveMarker markers[kLiveMarkerCapacity];
   TimelineStorage timeline;
+  TimelineStorage mapped_timeline;  // present when header.mapped_mode != 0
 };
+
+// The size of a file of the older layout, without the mapped series.
+constexpr std::size_t kLiveRegionV1Bytes =
+    sizeof(LiveHeader) + kLiveMarkerCapacity * sizeof(LiveMarker) + sizeof(TimelineStorage);
+static_assert(sizeof(LiveRegion) == kLiveRegionV1Bytes + sizeof(TimelineStorage));
 
 // The figures under the seqlock, copied consistently (or, after
 // `attempts` tries on a writer that died mid-update, as they are).
 struct LiveFigures {
   std::int64_t live, peak;
   std::uint64_t peak_time_ns, last_sample_ns, max_threads, max_threshold_bytes, calls[3], publishes;
+  std::int64_t mapped_live, mapped_peak;
+  std::uint64_t mapped_peak_time_ns;
+  std::int64_t total_peak;
+  std::uint64_t total_peak_time_ns;
 };
+
+// The time of the latest publish since the start (0: none yet). The
+// writer stores the clock as it read it; the subtraction is the reader's.
+inline std::uint64_t latest_publish_ns(const LiveHeader& h) {
+  const std::uint64_t mono = h.publish_mono_ns.load(std::memory_order_acquire);
+  return mono > h.start_mono_ns ? mono - h.start_mono_ns : 0;
+}
 
 inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
   LiveFigures f{};
@@ -143,9 +197,34 @@ inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
     f.max_threshold_bytes = h.max_threshold_bytes.load(std::memory_order_relaxed);
     for (int i = 0; i < 3; ++i) f.calls[i] = h.calls[i].load(std::memory_order_relaxed);
     f.publishes = h.publishes.load(std::memory_order_relaxed);
+    f.mapped_live = h.mapped_live.load(std::memory_order_relaxed);
+    f.mapped_peak = h.mapped_peak.load(std::memory_order_relaxed);
+    f.mapped_peak_time_ns = h.mapped_peak_time_ns.load(std::memory_order_relaxed);
+    f.total_peak = h.total_peak.load(std::memory_order_relaxed);
+    f.total_peak_time_ns = h.total_peak_time_ns.load(std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_acquire);
-    if ((seq % 2 == 0 && h.seq.load(std::memory_order_relaxed) == seq) || attempt >= attempts) return f;
+    if ((seq % 2 == 0 && h.seq.load(std::memory_order_relaxed) == seq) || attempt >= attempts) break;
   }
+  // A publish after the latest sample is the current figure.
+  const std::uint64_t publish_ns = latest_publish_ns(h);
+  if (publish_ns != 0 && publish_ns >= f.last_sample_ns) {
+    f.live = h.publish_live.load(std::memory_order_relaxed);
+    const std::int64_t open_max = h.open_max.load(std::memory_order_relaxed);
+    if (open_max > f.peak) f.peak = open_max, f.peak_time_ns = publish_ns;
+    if (f.live > f.peak) f.peak = f.live, f.peak_time_ns = publish_ns;
+  }
+  return f;
 }
+
+// Room for a heap line as read_heap_line() copies it: the timeline and the
+// open interval after it.
+constexpr std::size_t kHeapLineCapacity = kTimelineCapacity + 1;
+
+// The timeline (read_timeline) followed by the state of the latest publish
+// when it came after the latest sample ([its time, its live value, the open
+// interval's maximum]): the heap line up to the last publish, so that a
+// process killed between two samples loses nothing it had published. `out`
+// must hold kHeapLineCapacity samples.
+std::size_t read_heap_line(const LiveRegion& region, Sample* out, bool still_writing);
 
 }  // namespace heapline
