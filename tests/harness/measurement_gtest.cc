@@ -272,6 +272,40 @@ TEST_F(MeasureTest, APreloadListIsPreloadedWholeAndEachLibraryMustBeLoaded) {
   }
 }
 
+// --until-ci: pairs are added, alternating as the plan would, until the
+// interval is narrow enough or the cap is reached; the measurement says how
+// many pairs ran.
+TEST_F(MeasureTest, AdaptivePrecisionAddsPairsUntilTheIntervalIsNarrowOrTheCap) {
+  request.until_half_width = 1e-9;  // never narrow enough: up to the cap
+  request.max_runs = 7;
+  const Measurement capped = measure(runner, request);
+  EXPECT_EQ(capped.request.runs, 7);
+  EXPECT_EQ(capped.with_runs.size(), 7u);
+  EXPECT_EQ(capped.without_runs.size(), 7u);
+  ASSERT_EQ(runner.seen.size(), 2u + 14u);
+  const auto plan = interleaved_plan(7);
+  for (std::size_t i = 0; i < plan.size(); ++i)
+    EXPECT_EQ(preloads(runner.seen[i]), plan[i].side == Side::with_library) << "run " << i;
+
+  runner.seen.clear();
+  request.until_half_width = 0.5;  // 50 points: the first RUNS pairs are enough
+  EXPECT_EQ(measure(runner, request).request.runs, 4);
+  EXPECT_EQ(runner.seen.size(), 10u);
+
+  // Noise that shrinks as pairs are added stops the run early.
+  runner.seen.clear();
+  runner.tweak = [](RunResult& r, const RunSpec&, int n) {
+    r.wall_seconds += n < 14 ? 0.3 * (n % 2) : 0.0;
+    r.user_seconds = r.wall_seconds;
+  };
+  request.until_half_width = 0.08;
+  request.max_runs = 40;
+  const Measurement narrowed = measure(runner, request);
+  EXPECT_GT(narrowed.request.runs, 4);
+  EXPECT_LT(narrowed.request.runs, 40);
+  EXPECT_LE(interval_half_width(narrowed.overhead, narrowed.interval), 0.08);
+}
+
 TEST(LibraryCheck, APreloadListIsSplitOnColonsAndEachPartChecked) {
   EXPECT_EQ(preload_list("/a.so:/b.so"), (std::vector<std::string>{"/a.so", "/b.so"}));
   EXPECT_EQ(preload_list("/a.so::"), (std::vector<std::string>{"/a.so"}));

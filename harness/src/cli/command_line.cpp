@@ -48,6 +48,14 @@ void add_verdict_options(CLI::App& command, VerdictOptions& rule) {
       ->capture_default_str();
 }
 
+void add_precision_options(CLI::App& command, AdaptivePrecision& precision) {
+  command.add_option("--until-ci", precision.points,
+                     "Add interleaved pairs until the 95% interval is at most this many points either side");
+  command.add_option("--until-ci-of", precision.figure, "The figure --until-ci narrows: wall or cpu")
+      ->capture_default_str();
+  command.add_option("--max-runs", precision.max_runs, "With --until-ci: at most this many pairs")->capture_default_str();
+}
+
 // Every subcommand's options, kept alive for the subcommand that runs.
 struct AllOptions {
   Locations where;
@@ -87,6 +95,7 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
   overhead_cmd->add_flag("--json", overhead.json, "Print the point as JSON instead of the summary");
   overhead_cmd->add_flag("--instructions", overhead.instructions,
                          "Also count instructions under callgrind (the catalogue's reduced command)");
+  add_precision_options(*overhead_cmd, overhead.precision);
 
   auto* suite_cmd = app.add_subcommand("suite", "Measure every catalogue scenario with the library");
   suite_cmd->add_option("--lib", suite.library, "Preload library, or A:B (default: libheapline.so next to heapline-bench)");
@@ -98,6 +107,7 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
                         "FIRST..LAST: the commits this point stands for when pushes were skipped");
   suite_cmd->add_flag("!--no-instructions", suite.instructions,
                       "Do not count instructions under callgrind (counted by default when valgrind is installed)");
+  add_precision_options(*suite_cmd, suite.precision);
   add_render_options(*suite_cmd, suite.render);
 
   auto* compare_cmd = app.add_subcommand(

@@ -20,6 +20,15 @@ struct Locations {
   std::string source_dir;  // the source tree ({source} in commands)
 };
 
+// --until-ci: keep adding interleaved pairs until the figure's 95% interval
+// is at most `points` percentage points on either side of it, or
+// `max_runs` pairs have run (the point records how many did).
+struct AdaptivePrecision {
+  double points = 0;           // 0: off, exactly RUNS pairs
+  std::string figure = "wall"; // wall | cpu
+  int max_runs = 50;
+};
+
 struct OverheadOptions {
   Locations where;
   std::string scenario;
@@ -29,6 +38,7 @@ struct OverheadOptions {
   double scale = 1.0;
   bool json = false;
   bool instructions = false;  // also count instructions under callgrind
+  AdaptivePrecision precision;
 };
 
 struct RenderCommandOptions {
@@ -48,6 +58,7 @@ struct SuiteOptions {
   std::string commit;        // empty: the source tree's HEAD, if it is a git checkout
   std::string commit_range;  // "FIRST..LAST" when the point stands for several commits
   bool instructions = true;  // count instructions under callgrind, when valgrind is installed
+  AdaptivePrecision precision;
   RenderCommandOptions render;
 };
 

@@ -35,6 +35,7 @@ int run_overhead(const OverheadOptions& options) {
   ScratchDirectory scratch;
   MeasurementRequest request =
       build_request(*scenario, options.where, options.library, runs, options.scale, options.command, scratch.path());
+  apply_precision(request, options.precision);
 
   PosixProcessRunner runner;
   ProgressLine progress;

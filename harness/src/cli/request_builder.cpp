@@ -45,6 +45,19 @@ MeasurementRequest build_request(const Scenario& scenario, const Locations& wher
   return request;
 }
 
+void apply_precision(MeasurementRequest& request, const AdaptivePrecision& precision) {
+  if (precision.points == 0) return;
+  if (!(precision.points > 0 && precision.points < 1000))
+    throw Refusal("--until-ci must be a positive number of percentage points.");
+  if (precision.figure != "wall" && precision.figure != "cpu")
+    throw Refusal("--until-ci-of must be wall or cpu, got '" + precision.figure + "'.");
+  if (precision.max_runs < request.runs)
+    throw Refusal("--max-runs must be at least the runs asked for (" + std::to_string(request.runs) + ").");
+  request.until_half_width = precision.points / 100;
+  request.until_ci_cpu = precision.figure == "cpu";
+  request.max_runs = precision.max_runs;
+}
+
 std::optional<InstructionRequest> instruction_request(const Scenario& scenario, const Locations& where,
                                                       const MeasurementRequest& measured, double scale,
                                                       const std::vector<std::string>& explicit_command,

@@ -27,6 +27,10 @@ MeasurementRequest build_request(const Scenario& scenario, const Locations& wher
                                  int runs, double scale, const std::vector<std::string>& explicit_command,
                                  const std::string& scratch_directory);
 
+// Sets --until-ci on a request; refuses a target that is not a positive
+// number of points, an unknown figure, or a cap below RUNS.
+void apply_precision(MeasurementRequest& request, const AdaptivePrecision& precision);
+
 // The instruction figure's request: the catalogue's reduced command, scaled.
 // nullopt when it cannot be counted: no valgrind (`valgrind` empty), an A/A
 // run, an explicit command, or a scenario without a reduced command.

@@ -31,6 +31,11 @@ int run_suite(const SuiteOptions& options) {
   const Catalogue catalogue = load_catalogue(options.where.catalogue);
   const std::vector<const Scenario*> selected = selected_scenarios(catalogue, options.only);
   if (options.runs < 1) throw Refusal("--runs must be a positive integer.");
+  {
+    MeasurementRequest probe;  // --until-ci is refused before anything runs
+    probe.runs = options.runs;
+    apply_precision(probe, options.precision);
+  }
   if (!(options.scale > 0)) throw Refusal("--scale must be a positive number.");
   const std::string library =
       checked_preload_libraries(options.library.empty() ? options.where.bin_dir + "/libheapline.so" : options.library);
@@ -67,6 +72,7 @@ int run_suite(const SuiteOptions& options) {
     try {
       ScratchDirectory scratch;
       auto request = build_request(scenario, options.where, library, options.runs, options.scale, {}, scratch.path());
+      apply_precision(request, options.precision);
       auto measurement = measure(runner, request, [&](const ProgressEvent& e) { progress.show(e); });
       progress.clear();
       row.command = describe_command(scenario, {}, request.command);

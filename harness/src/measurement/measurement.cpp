@@ -1,6 +1,8 @@
 #include "heapline_bench/measurement/measurement.h"
 
 #include <elf.h>
+
+#include <algorithm>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -76,6 +78,10 @@ std::vector<PlannedRun> interleaved_plan(int runs) {
     plan.push_back({pair, with_first ? Side::without_library : Side::with_library});
   }
   return plan;
+}
+
+double interval_half_width(double figure, const Interval& interval) {
+  return std::max(figure - interval.low, interval.high - figure);
 }
 
 std::optional<LibraryRunReport> collect_library_reports(const std::string& directory) {
@@ -185,12 +191,25 @@ Measurement measure(ProcessRunner& runner, const MeasurementRequest& request, co
 
   Measurement measurement;
   measurement.request = request;
-  const auto plan = interleaved_plan(request.runs);
+  if (request.until_half_width > 0 && request.max_runs < request.runs)
+    throw Refusal("--max-runs must be at least RUNS (" + std::to_string(request.runs) + ").");
+  auto plan = interleaved_plan(request.runs);
   double timed_seconds = 0;
   int timed_runs = 0;
 
+  auto precise_enough = [&] {
+    std::vector<double> with, without;
+    for (const auto& r : measurement.with_runs)
+      with.push_back(request.until_ci_cpu ? r.user_seconds + r.system_seconds : r.wall_seconds);
+    for (const auto& r : measurement.without_runs)
+      without.push_back(request.until_ci_cpu ? r.user_seconds + r.system_seconds : r.wall_seconds);
+    for (double v : without)
+      if (!(v > 0)) return true;  // no CPU times to narrow: stop at RUNS
+    return interval_half_width(overhead_ratio(with, without), bootstrap_overhead_interval(with, without)) <=
+           request.until_half_width;
+  };
   for (std::size_t index = 0; index < plan.size(); ++index) {
-    const PlannedRun& run = plan[index];
+    const PlannedRun run = plan[index];
     if (progress) {
       const int remaining = static_cast<int>(plan.size() - index);
       const double left = timed_runs > 0 ? timed_seconds / timed_runs * remaining : -1;
@@ -240,7 +259,15 @@ Measurement measure(ProcessRunner& runner, const MeasurementRequest& request, co
     timed_seconds += result.wall_seconds;
     ++timed_runs;
     (run.side == Side::with_library ? measurement.with_runs : measurement.without_runs).push_back(result);
+    const int pairs = static_cast<int>(measurement.without_runs.size());
+    if (index + 1 == plan.size() && request.until_half_width > 0 && pairs < request.max_runs &&
+        measurement.with_runs.size() == measurement.without_runs.size() && !precise_enough()) {
+      const bool with_first = pairs % 2 == 1;
+      plan.push_back({pairs, with_first ? Side::with_library : Side::without_library});
+      plan.push_back({pairs, with_first ? Side::without_library : Side::with_library});
+    }
   }
+  measurement.request.runs = static_cast<int>(measurement.without_runs.size());
 
   std::vector<double> with_times, without_times;
   for (const auto& r : measurement.with_runs) with_times.push_back(r.wall_seconds);

@@ -133,7 +133,7 @@ class SeriesJudge {
     v.noise = std::max({sample_noise, calibrated_, rule_.noise_floor_of(figure_)});
     const double n = static_cast<double>(v.baseline_points);
     v.threshold = std::max(rule_.min_effect_of(figure_),
-                           rule_.quantile(v.history) * v.noise * std::sqrt(1 + std::numbers::pi / (2 * n)));
+                           quantile(v.history) * v.noise * std::sqrt(1 + std::numbers::pi / (2 * n)));
     v.change = value.overhead - v.baseline;
     if (v.change > v.threshold && value.low > v.baseline) v.verdict = Verdict::regression;
     else if (-v.change > v.threshold && value.high < v.baseline) v.verdict = Verdict::improvement;
@@ -141,8 +141,18 @@ class SeriesJudge {
     return v;
   }
 
+  // The replay asks for the same few quantiles again and again; each is a
+  // bisection on erfc.
+  double quantile(int n) {
+    const auto at = static_cast<std::size_t>(n);
+    if (quantiles_.size() <= at) quantiles_.resize(at + 1, -1);
+    if (quantiles_[at] < 0) quantiles_[at] = rule_.quantile(n);
+    return quantiles_[at];
+  }
+
   const History& history_;
   std::vector<std::size_t> series_;
+  std::vector<double> quantiles_;
   std::vector<FigureValue> values_;
   Figure figure_;
   const VerdictRule& rule_;

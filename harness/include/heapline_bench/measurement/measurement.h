@@ -30,6 +30,10 @@ struct PlannedRun {
 // without then with, odd pairs with then without.
 std::vector<PlannedRun> interleaved_plan(int runs);
 
+// The half-width that --until-ci compares with its target: the larger
+// distance from the figure to either end of its interval.
+double interval_half_width(double figure, const Interval& interval);
+
 struct MeasurementRequest {
   std::string scenario;
   std::vector<std::string> command;        // argv[0] resolved by the caller or PATH
@@ -44,6 +48,14 @@ struct MeasurementRequest {
   std::string preload_after;
   std::string floor;
   int runs = 10;
+  // Adaptive precision (--until-ci): after `runs` pairs, keep adding pairs
+  // (in the same alternating order) until the 95% interval of the figure
+  // named by until_ci_cpu (false: wall, true: cpu time) is at most
+  // until_half_width on either side of the figure, or max_runs pairs have
+  // run. 0: off.
+  double until_half_width = 0;
+  bool until_ci_cpu = false;
+  int max_runs = 50;
   std::string working_directory;  // where the command runs; empty: here
   std::string scratch_directory;  // ld.so traces and heapline's own output files
 };
@@ -56,7 +68,7 @@ struct LibraryRunReport {
 };
 
 struct Measurement {
-  MeasurementRequest request;
+  MeasurementRequest request;  // request.runs: the pairs that ran (more than asked with until_half_width)
   std::vector<RunResult> with_runs;  // in the order they ran
   std::vector<LibraryRunReport> with_reports;  // one per with-run whose report was found
   std::vector<RunResult> without_runs;
