@@ -19,6 +19,18 @@ bool ready_for_api() { return g_process.init_state.load(std::memory_order_acquir
 void api_mark(const char* name) {
   if (!ready_for_api()) return;
   int saved_errno = errno;
+  // The heap at the marker: publish the caller's pending bytes first. That
+  // may take a sample of its own, so the marker's time is read after it:
+  // the marker's sample (below) must not go back in time.
+  Slot* slot = t_slot;
+  if (slot != &g_no_slot) {
+    std::int64_t pending = slot->own_pending();
+    if (pending != 0) {
+      take_pending(*slot, pending);
+      count_call(slot->publishes);
+      publish_value(pending);
+    }
+  }
   const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
   LiveRegion& region = *g_region;
   const std::uint32_t index = g_process.markers_claimed.fetch_add(1, std::memory_order_relaxed);
@@ -29,17 +41,7 @@ void api_mark(const char* name) {
     copy_text(marker.name, sizeof marker.name, name != nullptr ? name : "");
     marker.ready.store(1, std::memory_order_release);
   }
-  // The heap at the marker: publish the caller's pending bytes and sample now
-  // (unless another thread is sampling at this very moment).
-  Slot* slot = t_slot;
-  if (slot != &g_no_slot) {
-    std::int64_t pending = slot->own_pending();
-    if (pending != 0) {
-      take_pending(*slot, pending);
-      count_call(slot->publishes);
-      publish_value(pending);
-    }
-  }
+  // And sample now (unless another thread is sampling at this very moment).
   try_sample(now, true);
   errno = saved_errno;
 }

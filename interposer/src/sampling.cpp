@@ -50,6 +50,7 @@ void take_sample(std::uint64_t now, std::int64_t live) {
   g_timeline.append(Sample{t_ns, live, max_live});
   g_sampling.next_sample_ns.store(now + g_timeline.interval_ns(), std::memory_order_relaxed);
   publish_figures(t_ns, live);
+  if (max_live >= g_process.live_file_floor) create_deferred_live_file();
 }
 
 // Takes a sample unless another thread is taking one: never waits. `force`

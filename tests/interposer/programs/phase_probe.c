@@ -37,6 +37,8 @@
  *                                 the sampler took one in between.
  *   phase_probe hold SECONDS      holds 2 MiB after a marker "holding",
  *                                 prints "ready", sleeps
+ *   phase_probe hold-abort        holds 2 MiB after a marker "holding",
+ *                                 abort()
  */
 #include <pthread.h>
 #include <signal.h>
@@ -193,6 +195,13 @@ int main(int argc, char** argv) {
       memset(block, 1, 1 << 20);
     }
   }
+  if (strcmp(mode, "hold-abort") == 0 && argc == 2) {
+    char* block = malloc(2 << 20);
+    memset(block, 1, 2 << 20);
+    g_sink = block;
+    heapline_mark("holding");
+    abort();
+  }
   if (strcmp(mode, "hold") == 0 && argc == 3) {
     char* block = malloc(2 << 20);
     memset(block, 1, 2 << 20);
@@ -202,6 +211,6 @@ int main(int argc, char** argv) {
     sleep_ms(atol(argv[2]) * 1000);
     return 0;
   }
-  say("usage: phase_probe api|phases|pending N|churn MS|abort MS|oom MB|hold S\n");
+  say("usage: phase_probe api|phases|pending N|churn MS|abort MS|oom MB|hold S|hold-abort\n");
   return 2;
 }
