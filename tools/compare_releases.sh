@@ -7,7 +7,7 @@
 # build/compare/ (the checkout itself is never touched), builds the scenario
 # programs and heapline-bench once from the current tree, and runs
 # `heapline-bench compare` with those same binaries for every ref. Options
-# after `--` go to compare (--floor, --memusage, --rounds, --runs, --scale,
+# after `--` go to compare (--floor, --memusage, --heaptrack, --rounds, --runs, --scale,
 # --only, --json, --out).
 #
 # HEAPLINE_COMPARE_REPO names another repository whose refs are built

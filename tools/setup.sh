@@ -10,10 +10,13 @@ build_packages=(
   g++ cmake make git
   libcli11-dev nlohmann-json3-dev libsimdjson-dev libbenchmark-dev libgtest-dev libgmock-dev
   python3 gnuplot-nox valgrind
+  # the suite's allocator entries (scenarios/allocators.json) and the release
+  # comparison's peer beside glibc's memusage
+  libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 heaptrack
 )
 test_packages=(
   python3-sphinx python3-myst-parser
-  libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 shellcheck
+  shellcheck
   python3-yaml nodejs
 )
 

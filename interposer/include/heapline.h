@@ -6,6 +6,8 @@
  *   run_phase();
  *   int64_t phase_peak = heapline_peak_bytes();
  *   int64_t now = heapline_live_bytes();   // exact, every thread's bytes
+ *   int64_t arenas = heapline_mapped_bytes();  // mmap'd outside malloc
+ *   int64_t whole = heapline_total_bytes();    // heap + mapped
  *
  * Safe without the library: a program using this header links without any
  * heapline library and runs normally; when libheapline.so is not loaded the
@@ -22,7 +24,9 @@
  * up to 256 per process, names up to 47 bytes (longer ones are cut); no
  * allocation, callable from any thread. heapline_peak_bytes() is the peak
  * since the process started or since the last heapline_reset_peak(); the
- * report's peak_bytes is the whole run's and is never reset.
+ * report's peak_bytes is the whole run's and is never reset. Mapped memory
+ * is the report's "mapped" series (anonymous private mappings the program
+ * makes itself, outside malloc); 0 with HEAPLINE_MAPPED=off.
  */
 #ifndef HEAPLINE_H
 #define HEAPLINE_H
@@ -42,12 +46,15 @@ void heapline_v1_mark(const char* name) __attribute__((weak));
 int64_t heapline_v1_live_bytes(void) __attribute__((weak));
 int64_t heapline_v1_peak_bytes(void) __attribute__((weak));
 void heapline_v1_reset_peak(void) __attribute__((weak));
+int64_t heapline_v1_mapped_bytes(void) __attribute__((weak));
+int64_t heapline_v1_total_bytes(void) __attribute__((weak));
+int64_t heapline_v1_total_peak_bytes(void) __attribute__((weak));
 
 #if defined(__PIC__) || defined(__PIE__)
 #define HEAPLINE_DETAIL_FUNCTION(type, index, name) ((type)(name))
 #else
 static inline void* heapline_detail_lookup(int index, const char* symbol) {
-  static void* cache[4]; /* per translation unit; (void*)1: looked up, absent */
+  static void* cache[7]; /* per translation unit; (void*)1: looked up, absent */
   void* found = __atomic_load_n(&cache[index], __ATOMIC_ACQUIRE);
   if (found == 0) {
     found = dlsym((void*)0 /* RTLD_DEFAULT */, symbol);
@@ -82,6 +89,26 @@ static inline int64_t heapline_peak_bytes(void) {
 static inline void heapline_reset_peak(void) {
   void (*f)(void) = HEAPLINE_DETAIL_FUNCTION(void (*)(void), 3, heapline_v1_reset_peak);
   if (f) f();
+}
+
+/* The mapped memory now (exact: it is published at every mapping call). */
+static inline int64_t heapline_mapped_bytes(void) {
+  int64_t (*f)(void) = HEAPLINE_DETAIL_FUNCTION(int64_t (*)(void), 4, heapline_v1_mapped_bytes);
+  return f ? f() : 0;
+}
+
+/* Heap + mapped now: heapline_live_bytes() + heapline_mapped_bytes(). */
+static inline int64_t heapline_total_bytes(void) {
+  int64_t (*f)(void) = HEAPLINE_DETAIL_FUNCTION(int64_t (*)(void), 5, heapline_v1_total_bytes);
+  return f ? f() : 0;
+}
+
+/* The peak of heap + mapped (at one moment) since start or the last
+ * heapline_reset_peak(); never below any value heapline_total_bytes()
+ * returned in that time. */
+static inline int64_t heapline_total_peak_bytes(void) {
+  int64_t (*f)(void) = HEAPLINE_DETAIL_FUNCTION(int64_t (*)(void), 6, heapline_v1_total_peak_bytes);
+  return f ? f() : 0;
 }
 
 #ifdef __cplusplus

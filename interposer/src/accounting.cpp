@@ -33,6 +33,7 @@ constinit Process g_process;
 constinit LiveRegion g_static_region;
 LiveRegion* g_region = &g_static_region;
 constinit Timeline g_timeline{&g_static_region.timeline};
+constinit Timeline g_mapped_timeline{&g_static_region.mapped_timeline};
 char g_line[kMaxPath + 256];
 
 // "heapline: cannot VERB PATH: REASON", without malloc (report_error_text
@@ -76,7 +77,7 @@ bool ensure_process_init() {
   // them out of the timeline until it has moved to the live file.
   const bool locked = lock_sampling();
   open_live_file();
-  g_timeline.reset(g_process.config.interval_ns);
+  reset_timelines(g_process.config.interval_ns);
   take_sample(now, g_published.live.load(std::memory_order_relaxed));
   if (locked) g_sampling.busy.store(false, std::memory_order_release);
   g_process.init_state.store(kDone, std::memory_order_release);

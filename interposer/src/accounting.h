@@ -193,6 +193,9 @@ void api_mark(const char* name);
 std::int64_t api_live_bytes();
 std::int64_t api_peak_bytes();
 void api_reset_peak();
+std::int64_t api_mapped_bytes();
+std::int64_t api_total_bytes();
+std::int64_t api_total_peak_bytes();
 
 // Called by mapped_memory.cpp after each change of the mapped bytes (now
 // `mapped_live`): keeps the peak of heap + mapped.

@@ -82,6 +82,19 @@ void print_summary(const Report& report, std::size_t samples, const char* path, 
   text.append_seconds(report.peak_time_ns);
   text.append(" s, final ");
   text.append_bytes(report.final_bytes);
+  if (report.mapped_enabled) {
+    text.append(", mapped peak ");
+    text.append_bytes(report.mapped_peak_bytes);
+    text.append(" at ");
+    text.append_seconds(report.mapped_peak_time_ns);
+    text.append(" s, final ");
+    text.append_bytes(report.mapped_final_bytes);
+    text.append(", total peak ");
+    text.append_bytes(report.total_peak_bytes);
+    text.append(" at ");
+    text.append_seconds(report.total_peak_time_ns);
+    text.append(" s");
+  }
   text.append(", precision ");
   if (report.exact) {
     text.append("exact");
@@ -159,13 +172,9 @@ void write_report_at_exit() {
   report.mapped_final_bytes = mapped_figures.live;
   report.mapped_changes = mapped_figures.changes;
   report.mapped_untracked = mapped_figures.untracked;
-  // The peak of the sum: raised while something was mapped, else the heap's.
-  report.total_peak_bytes = g_published.total_peak.load(std::memory_order_relaxed);
-  report.total_peak_time_ns = g_published.total_peak_time_ns.load(std::memory_order_relaxed);
-  if (report.peak_bytes > report.total_peak_bytes) {
-    report.total_peak_bytes = report.peak_bytes;
-    report.total_peak_time_ns = report.peak_time_ns;
-  }
+  const PeakAt total = run_total_peak();
+  report.total_peak_bytes = total.bytes;
+  report.total_peak_time_ns = total.t_ns;
   report.alloc_calls = totals.calls[kAllocCall];
   report.free_calls = totals.calls[kFreeCall];
   report.realloc_calls = totals.calls[kReallocCall];
@@ -173,6 +182,8 @@ void write_report_at_exit() {
   report.interval_ns = g_timeline.interval_ns();
   report.samples = g_timeline.storage()->samples;
   report.sample_count = g_timeline.size();
+  report.mapped_samples = g_mapped_timeline.storage()->samples;
+  report.mapped_sample_count = mapped::enabled() ? g_mapped_timeline.size() : 0;
   report.markers = g_region->markers;
   if (g_region != &g_static_region) {
     // A marker written while a deferred live file was being created may be

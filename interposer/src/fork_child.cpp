@@ -31,6 +31,7 @@ void after_fork_in_child() {
   g_published.peak_time_ns.store(0, std::memory_order_relaxed);
   mapped::after_fork_in_child();
   g_published.total_peak.store(inherited + mapped::live_bytes(), std::memory_order_relaxed);
+  g_published.phase_total_peak.store(inherited + mapped::live_bytes(), std::memory_order_relaxed);
   g_published.total_peak_time_ns.store(0, std::memory_order_relaxed);
   std::int64_t threshold = policy_threshold(inherited);
   g_policy.threshold.store(threshold, std::memory_order_relaxed);
@@ -47,7 +48,7 @@ void after_fork_in_child() {
   open_live_file();
   // What the child allocates itself decides whether its live file is due.
   if (g_process.live_file_floor != INT64_MAX) g_process.live_file_floor = inherited + kLiveFileFloor;
-  g_timeline.reset(g_process.config.interval_ns);
+  reset_timelines(g_process.config.interval_ns);
   take_sample(now, inherited);
 }
 

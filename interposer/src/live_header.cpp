@@ -11,6 +11,7 @@
 
 #include <cstddef>
 
+#include "mapped_memory.h"
 #include "output.h"
 #include "process_state.h"
 
@@ -122,7 +123,7 @@ void create_deferred_live_file() {
   // timeline, and that is this thread. A marker being written right now may
   // land in the static copy only: the exit report takes it from there.
   memcpy(static_cast<void*>(mapped), static_cast<const void*>(&g_static_region), sizeof(LiveRegion));
-  g_timeline.attach(&mapped->timeline);
+  attach_timelines(*mapped);
   __atomic_store_n(&g_region, mapped, __ATOMIC_RELEASE);
 }
 
@@ -204,7 +205,8 @@ void open_live_file() {
   h.markers_claimed.store(0, std::memory_order_relaxed);
   g_process.markers_claimed.store(0, std::memory_order_relaxed);
   for (LiveMarker& marker : region.markers) marker.ready.store(0, std::memory_order_relaxed);
-  g_timeline.attach(&region.timeline);
+  h.mapped_mode = mapped::enabled() ? kMappedOn : kMappedOff;
+  attach_timelines(region);
   h.magic.store(kLiveMagic, std::memory_order_release);  // identity complete
 }
 

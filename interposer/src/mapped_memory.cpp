@@ -43,6 +43,8 @@ struct alignas(128) Counters {
   std::atomic<std::uint64_t> peak_time_ns{0};
   std::atomic<std::uint64_t> changes{0};
   std::atomic<std::uint64_t> untracked{0};
+  // The largest live value since the last sample took it (sample_value).
+  std::atomic<std::int64_t> interval_max{0};
 };
 constinit Counters g_counters;
 
@@ -125,6 +127,10 @@ void publish(std::int64_t delta) {
       g_counters.peak_time_ns.store(monotonic_ns(), std::memory_order_relaxed);
       break;
     }
+  }
+  std::int64_t interval_max = g_counters.interval_max.load(std::memory_order_relaxed);
+  while (live > interval_max &&
+         !g_counters.interval_max.compare_exchange_weak(interval_max, live, std::memory_order_relaxed)) {
   }
   accounting::mapped_changed(live);
 }
@@ -256,6 +262,7 @@ void configure(bool enabled) {
   g_counters.peak.store(0, std::memory_order_relaxed);
   g_counters.changes.store(0, std::memory_order_relaxed);
   g_counters.untracked.store(0, std::memory_order_relaxed);
+  g_counters.interval_max.store(0, std::memory_order_relaxed);
 }
 
 bool enabled() { return g_state.load(std::memory_order_relaxed) != kOff; }
@@ -293,12 +300,18 @@ Figures figures() {
           g_counters.changes.load(std::memory_order_relaxed), g_counters.untracked.load(std::memory_order_relaxed)};
 }
 
+std::int64_t take_interval_max(std::int64_t live) {
+  // A change meanwhile lands either in this sample's maximum or the next's.
+  const std::int64_t max = g_counters.interval_max.exchange(live, std::memory_order_relaxed);
+  return max > live ? max : live;
+}
 
 void after_fork_in_child() {
   const std::int64_t live = detail::g_live.bytes.load(std::memory_order_relaxed);
   g_counters.peak.store(live, std::memory_order_relaxed);
   g_counters.peak_time_ns.store(0, std::memory_order_relaxed);
   g_counters.changes.store(0, std::memory_order_relaxed);
+  g_counters.interval_max.store(live, std::memory_order_relaxed);
   t_inside = false;
 }
 

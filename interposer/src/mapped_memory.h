@@ -82,6 +82,10 @@ extern Live g_live;
 // Inline: every heap publish reads it (accounting.cpp).
 inline std::int64_t live_bytes() { return detail::g_live.bytes.load(std::memory_order_relaxed); }
 
+// For a sample of the mapped series: the largest value since the previous
+// sample (at least `live`, the value now); the next interval starts at `live`.
+std::int64_t take_interval_max(std::int64_t live);
+
 // In a fork child: the mappings were copied, the peak starts again at them.
 void after_fork_in_child();
 

@@ -75,6 +75,24 @@ bool format_output_path(const char* path_template, const char* base_dir, int pid
   return true;
 }
 
+namespace {
+
+// [t_ns, bytes, max bytes] per sample, one a line.
+void append_samples(TextSink& sink, const Sample* samples, std::size_t count) {
+  for (std::size_t i = 0; samples != nullptr && i < count; ++i) {
+    const Sample& s = samples[i];
+    sink.append(i == 0 ? "\n[" : ",\n[");
+    sink.append_unsigned(s.t_ns);
+    sink.append(',');
+    sink.append_signed(s.live);
+    sink.append(',');
+    sink.append_signed(s.max_live);
+    sink.append(']');
+  }
+}
+
+}  // namespace
+
 void write_report_json(TextSink& sink, const Report& r) {
   sink.append("{\"format\":\"heapline/1\",\"pid\":");
   sink.append_signed(r.pid);
@@ -109,7 +127,7 @@ void write_report_json(TextSink& sink, const Report& r) {
   sink.append(",\"final_bytes\":");
   sink.append_signed(r.final_bytes);
   sink.append(",\n\"mapped\":{\"mode\":");
-  sink.append(r.mapped_enabled ? "\"on\"" : "\"off\"");
+  sink.append(!r.mapped_known ? "\"unknown\"" : r.mapped_enabled ? "\"on\"" : "\"off\"");
   sink.append(",\"peak_bytes\":");
   sink.append_signed(r.mapped_peak_bytes);
   sink.append(",\"peak_time_ns\":");
@@ -168,16 +186,9 @@ void write_report_json(TextSink& sink, const Report& r) {
     sink.append(']');
   }
   sink.append("],\n\"samples\":[");
-  for (std::size_t i = 0; r.samples != nullptr && i < r.sample_count; ++i) {
-    const Sample& s = r.samples[i];
-    sink.append(i == 0 ? "\n[" : ",\n[");
-    sink.append_unsigned(s.t_ns);
-    sink.append(',');
-    sink.append_signed(s.live);
-    sink.append(',');
-    sink.append_signed(s.max_live);
-    sink.append(']');
-  }
+  append_samples(sink, r.samples, r.sample_count);
+  sink.append("],\n\"mapped_samples\":[");
+  append_samples(sink, r.mapped_samples, r.mapped_sample_count);
   sink.append("]}\n");
 }
 

@@ -66,6 +66,8 @@ struct alignas(128) Published {
   // not the sum of two peaks that may be far apart in time.
   std::atomic<std::int64_t> total_peak{0};
   std::atomic<std::uint64_t> total_peak_time_ns{0};
+  // The same, reset by heapline_reset_peak() (phase_peak's counterpart).
+  std::atomic<std::int64_t> phase_total_peak{0};
 };
 extern Published g_published;
 
@@ -118,6 +120,19 @@ inline std::int64_t policy_threshold(std::int64_t live) { return threshold_for(l
 extern LiveRegion g_static_region;
 extern LiveRegion* g_region;
 extern Timeline g_timeline;
+// The mapped-memory series: appended with every heap sample (while mapped
+// memory is counted), so both have the same times and merge alike.
+extern Timeline g_mapped_timeline;
+
+// Both timelines into `region`, started afresh (init, fork child).
+inline void attach_timelines(LiveRegion& region) {
+  g_timeline.attach(&region.timeline);
+  g_mapped_timeline.attach(&region.mapped_timeline);
+}
+inline void reset_timelines(std::uint64_t interval_ns) {
+  g_timeline.reset(interval_ns);
+  g_mapped_timeline.reset(interval_ns);
+}
 
 // Messages and the exit path keep their buffers in static memory: exit() may
 // run on a thread with a small stack, and only one thread ever gets that far
@@ -157,6 +172,21 @@ inline void raise_total_peak(std::int64_t total, std::uint64_t now) {
   bool new_peak = false;
   raise_to(g_published.total_peak, total, &new_peak);
   if (new_peak) g_published.total_peak_time_ns.store(since_start(now), std::memory_order_relaxed);
+  raise_to(g_published.phase_total_peak, total);
+}
+
+// The run's peak of heap + mapped and its time: the sum's own peak, raised
+// while something was mapped, or else the heap's peak.
+struct PeakAt {
+  std::int64_t bytes;
+  std::uint64_t t_ns;
+};
+inline PeakAt run_total_peak() {
+  const PeakAt heap{g_published.peak.load(std::memory_order_relaxed),
+                    g_published.peak_time_ns.load(std::memory_order_relaxed)};
+  const PeakAt total{g_published.total_peak.load(std::memory_order_relaxed),
+                     g_published.total_peak_time_ns.load(std::memory_order_relaxed)};
+  return heap.bytes > total.bytes ? heap : total;
 }
 
 // "heapline: cannot VERB PATH: REASON" into `text`, without malloc.

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "mapped_memory.h"
 #include "process_state.h"
 
 namespace heapline::accounting {
@@ -63,7 +64,30 @@ void api_reset_peak() {
   if (!ready_for_api()) return;
   const std::int64_t live = exact_live();
   g_published.phase_peak.store(live, std::memory_order_relaxed);
+  g_published.phase_total_peak.store(live + mapped::live_bytes(), std::memory_order_relaxed);
   raise_peaks(live, clock_ns(CLOCK_MONOTONIC));  // the run's peak keeps every value seen
+}
+
+// Mapped memory is published at every change: its figure is exact as read.
+std::int64_t api_mapped_bytes() { return ready_for_api() ? mapped::live_bytes() : 0; }
+
+std::int64_t api_total_bytes() {
+  if (!ready_for_api()) return 0;
+  const std::int64_t live = exact_live();
+  const std::int64_t total = live + mapped::live_bytes();
+  const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
+  raise_peaks(live, now);
+  raise_total_peak(total, now);
+  return total;
+}
+
+std::int64_t api_total_peak_bytes() {
+  if (!ready_for_api()) return 0;
+  api_total_bytes();  // the value now is part of the peak
+  // While nothing was mapped the sum was the heap, whose phase peak is kept.
+  const std::int64_t heap = g_published.phase_peak.load(std::memory_order_relaxed);
+  const std::int64_t total = g_published.phase_total_peak.load(std::memory_order_relaxed);
+  return total > heap ? total : heap;
 }
 
 }  // namespace heapline::accounting
@@ -74,3 +98,8 @@ HEAPLINE_EXPORT void heapline_v1_mark(const char* name) noexcept { heapline::acc
 HEAPLINE_EXPORT std::int64_t heapline_v1_live_bytes() noexcept { return heapline::accounting::api_live_bytes(); }
 HEAPLINE_EXPORT std::int64_t heapline_v1_peak_bytes() noexcept { return heapline::accounting::api_peak_bytes(); }
 HEAPLINE_EXPORT void heapline_v1_reset_peak() noexcept { heapline::accounting::api_reset_peak(); }
+HEAPLINE_EXPORT std::int64_t heapline_v1_mapped_bytes() noexcept { return heapline::accounting::api_mapped_bytes(); }
+HEAPLINE_EXPORT std::int64_t heapline_v1_total_bytes() noexcept { return heapline::accounting::api_total_bytes(); }
+HEAPLINE_EXPORT std::int64_t heapline_v1_total_peak_bytes() noexcept {
+  return heapline::accounting::api_total_peak_bytes();
+}

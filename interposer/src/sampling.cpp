@@ -15,9 +15,20 @@ namespace heapline::accounting {
 
 namespace {
 
+// The mapped-memory part of publish_figures, inside its seqlock.
+void publish_mapped_figures(LiveHeader& h, std::int64_t mapped_live) {
+  const mapped::Figures figures = mapped::figures();
+  h.mapped_live.store(mapped_live, std::memory_order_relaxed);
+  h.mapped_peak.store(figures.peak, std::memory_order_relaxed);
+  h.mapped_peak_time_ns.store(figures.peak != 0 ? since_start(figures.peak_time_ns) : 0, std::memory_order_relaxed);
+  const PeakAt total = run_total_peak();
+  h.total_peak.store(total.bytes, std::memory_order_relaxed);
+  h.total_peak_time_ns.store(total.t_ns, std::memory_order_relaxed);
+}
+
 // The figures of the latest sample into the live file's header, under its
 // seqlock. Called with g_sampling.busy held: one writer at a time.
-void publish_figures(std::uint64_t t_ns, std::int64_t live) {
+void publish_figures(std::uint64_t t_ns, std::int64_t live, std::int64_t mapped_live) {
   LiveHeader& h = g_region->header;
   const RegistryTotals totals = registry_totals();
   const std::uint64_t seq = h.seq.load(std::memory_order_relaxed);
@@ -34,6 +45,7 @@ void publish_figures(std::uint64_t t_ns, std::int64_t live) {
     h.calls[kind].store(totals.calls[kind], std::memory_order_relaxed);
   }
   h.publishes.store(totals.publishes, std::memory_order_relaxed);
+  publish_mapped_figures(h, mapped_live);
   h.seq.store(seq + 2, std::memory_order_release);
 }
 
@@ -48,8 +60,11 @@ void take_sample(std::uint64_t now, std::int64_t live) {
   if (max_live < live) max_live = live;
   const std::uint64_t t_ns = since_start(now);
   g_timeline.append(Sample{t_ns, live, max_live});
+  // The mapped series: a sample at the same moment, merged the same way.
+  const std::int64_t mapped_live = mapped::live_bytes();
+  if (mapped::enabled()) g_mapped_timeline.append(Sample{t_ns, mapped_live, mapped::take_interval_max(mapped_live)});
   g_sampling.next_sample_ns.store(now + g_timeline.interval_ns(), std::memory_order_relaxed);
-  publish_figures(t_ns, live);
+  publish_figures(t_ns, live, mapped_live);
   if (max_live >= g_process.live_file_floor) create_deferred_live_file();
 }
 
@@ -96,9 +111,14 @@ void publish_exactly(std::int64_t bytes, CallKind kind) {
 }
 
 void mapped_changed(std::int64_t mapped_live) {
-  // The clock is read only for a new peak: most mapping calls make none.
+  const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
   const std::int64_t total = g_published.live.load(std::memory_order_relaxed) + mapped_live;
-  if (total > g_published.total_peak.load(std::memory_order_relaxed)) raise_total_peak(total, clock_ns(CLOCK_MONOTONIC));
+  if (total > g_published.total_peak.load(std::memory_order_relaxed)) raise_total_peak(total, now);
+  // A program that maps without allocating still gets samples.
+  if (now >= g_sampling.next_sample_ns.load(std::memory_order_relaxed) &&
+      g_process.init_state.load(std::memory_order_acquire) == kDone) {
+    try_sample(now);
+  }
 }
 
 void publish(Slot* slot, std::int64_t bytes, CallKind kind) {

@@ -30,12 +30,15 @@ LiveFile::LiveFile(const fs::path& path) : path_(path) {
     ::close(fd);
     throw std::runtime_error(path.string() + " is not a heapline live file (too short)");
   }
-  if (static_cast<std::size_t>(info.st_size) < sizeof(LiveRegion)) {
+  if (static_cast<std::size_t>(info.st_size) < kLiveRegionV1Bytes) {
     ::close(fd);
     throw std::runtime_error(path.string() + " is not a heapline live file of this version (size " +
                              std::to_string(info.st_size) + ")");
   }
-  void* address = ::mmap(nullptr, sizeof(LiveRegion), PROT_READ, MAP_SHARED, fd, 0);
+  // The older layout ends before the mapped series: map no page past the
+  // file's end (reading one would raise SIGBUS).
+  mapped_bytes_ = std::min(static_cast<std::size_t>(info.st_size), sizeof(LiveRegion));
+  void* address = ::mmap(nullptr, mapped_bytes_, PROT_READ, MAP_SHARED, fd, 0);
   ::close(fd);
   if (address == MAP_FAILED) throw std::runtime_error("cannot map " + path.string() + ": " + std::strerror(errno));
   region_ = static_cast<const LiveRegion*>(address);
@@ -49,14 +52,14 @@ LiveFile::LiveFile(const fs::path& path) : path_(path) {
               std::to_string(kLiveVersion) + ")";
   }
   if (!problem.empty()) {
-    ::munmap(const_cast<LiveRegion*>(region_), sizeof(LiveRegion));
+    ::munmap(const_cast<LiveRegion*>(region_), mapped_bytes_);
     region_ = nullptr;
     throw std::runtime_error(problem);
   }
 }
 
 LiveFile::~LiveFile() {
-  if (region_ != nullptr) ::munmap(const_cast<LiveRegion*>(region_), sizeof(LiveRegion));
+  if (region_ != nullptr) ::munmap(const_cast<LiveRegion*>(region_), mapped_bytes_);
 }
 
 namespace {
@@ -65,11 +68,7 @@ std::string bounded(const char* text, std::size_t capacity) { return std::string
 
 // What no writer ever leaves, however it died: such a file was corrupted or
 // crafted, and a report made from it would be a lie. Empty when plausible.
-std::string structural_problem(const LiveRegion& region) {
-  const LiveHeader& h = region.header;
-  const TimelineStorage& t = region.timeline;
-  const std::uint32_t state = h.state.load(std::memory_order_acquire);
-  if (state != kLiveRunning && state != kLiveExited) return "unknown state " + std::to_string(state);
+std::string timeline_problem(const TimelineStorage& t) {
   const std::uint64_t count = t.count.load(std::memory_order_acquire);
   if (count > kTimelineCapacity) return "sample count " + std::to_string(count) + " beyond the capacity";
   if (t.merge_seq.load(std::memory_order_acquire) % 2 != 0) {
@@ -77,6 +76,20 @@ std::string structural_problem(const LiveRegion& region) {
     const std::uint64_t done = t.merge_done.load(std::memory_order_relaxed);
     if (from > kTimelineCapacity || done > (from + 1) / 2) {
       return "impossible merge in progress (" + std::to_string(done) + " of " + std::to_string(from) + ")";
+    }
+  }
+  return "";
+}
+
+std::string structural_problem(const LiveFile& file) {
+  const LiveHeader& h = file.region().header;
+  const std::uint32_t state = h.state.load(std::memory_order_acquire);
+  if (state != kLiveRunning && state != kLiveExited) return "unknown state " + std::to_string(state);
+  if (h.mapped_mode > kMappedOff) return "unknown mapped mode " + std::to_string(h.mapped_mode);
+  if (std::string problem = timeline_problem(file.region().timeline); !problem.empty()) return problem;
+  if (file.has_mapped_series()) {
+    if (std::string problem = timeline_problem(file.region().mapped_timeline); !problem.empty()) {
+      return "mapped series: " + problem;
     }
   }
   return "";
@@ -96,7 +109,7 @@ std::string samples_problem(const std::vector<Sample>& samples, bool still_writi
 LiveSnapshot take_snapshot(const LiveFile& file, bool still_writing) {
   const LiveRegion& region = file.region();
   const LiveHeader& h = region.header;
-  if (std::string problem = structural_problem(region); !problem.empty()) {
+  if (std::string problem = structural_problem(file); !problem.empty()) {
     throw std::runtime_error(file.path().string() + " is corrupt: " + problem);
   }
   LiveSnapshot s;
@@ -123,6 +136,20 @@ LiveSnapshot take_snapshot(const LiveFile& file, bool still_writing) {
     throw std::runtime_error(file.path().string() + " is corrupt: " + problem);
   }
   s.interval_ns = region.timeline.interval_ns.load(std::memory_order_relaxed);
+  if (file.has_mapped_series()) {
+    s.mapped_mode = static_cast<LiveMappedMode>(h.mapped_mode);
+    s.mapped_samples.resize(kTimelineCapacity);
+    s.mapped_samples.resize(read_timeline(region.mapped_timeline, s.mapped_samples.data(), still_writing));
+    // The writer appends the mapped sample just after the heap's: a reader
+    // may see one more heap sample (or, mid-merge, a different count); the
+    // series are read as of the shorter, time by time.
+    if (std::string problem = samples_problem(s.mapped_samples, true); !problem.empty()) {
+      throw std::runtime_error(file.path().string() + " is corrupt: mapped series: " + problem);
+    }
+  } else {
+    s.figures.mapped_live = s.figures.mapped_peak = s.figures.total_peak = 0;
+    s.figures.mapped_peak_time_ns = s.figures.total_peak_time_ns = 0;
+  }
   return s;
 }
 
@@ -166,6 +193,44 @@ fs::path default_converted_path(const fs::path& live_path) {
   return text + ".json";
 }
 
+namespace {
+
+// The mapped figures and series of a converted report: the latest figures
+// the writer published, raised by what the samples hold (a later sample may
+// be on disk before its figures).
+void fill_mapped(Report& report, const LiveSnapshot& s) {
+  report.mapped_known = s.mapped_mode != kMappedUnknown;
+  report.mapped_enabled = s.mapped_mode == kMappedOn;
+  report.mapped_peak_bytes = s.figures.mapped_peak;
+  report.mapped_peak_time_ns = s.figures.mapped_peak_time_ns;
+  report.mapped_final_bytes = s.mapped_samples.empty() ? s.figures.mapped_live : s.mapped_samples.back().live;
+  for (const Sample& sample : s.mapped_samples) {
+    if (sample.max_live > report.mapped_peak_bytes) {
+      report.mapped_peak_bytes = sample.max_live;
+      report.mapped_peak_time_ns = sample.t_ns;
+    }
+  }
+  report.total_peak_bytes = s.figures.total_peak;
+  report.total_peak_time_ns = s.figures.total_peak_time_ns;
+  auto raise_total = [&](std::int64_t bytes, std::uint64_t t_ns) {
+    if (bytes > report.total_peak_bytes) {
+      report.total_peak_bytes = bytes;
+      report.total_peak_time_ns = t_ns;
+    }
+  };
+  raise_total(report.peak_bytes, report.peak_time_ns);
+  // Samples of the two series at the same moment: their sum was held then.
+  for (std::size_t i = 0; i < s.mapped_samples.size() && i < s.samples.size(); ++i) {
+    if (s.mapped_samples[i].t_ns == s.samples[i].t_ns) {
+      raise_total(s.samples[i].live + s.mapped_samples[i].live, s.samples[i].t_ns);
+    }
+  }
+  report.mapped_samples = s.mapped_samples.data();
+  report.mapped_sample_count = s.mapped_samples.size();
+}
+
+}  // namespace
+
 void write_converted_report(const LiveFile& file, const LiveSnapshot& s, const fs::path& out, const std::string& ended,
                             int signal) {
   const std::uint64_t last_t = s.samples.empty() ? s.figures.last_sample_ns : s.samples.back().t_ns;
@@ -204,6 +269,7 @@ void write_converted_report(const LiveFile& file, const LiveSnapshot& s, const f
   report.interval_ns = s.interval_ns;
   report.samples = s.samples.data();
   report.sample_count = s.samples.size();
+  fill_mapped(report, s);
   report.markers = file.region().markers;
   report.marker_slots = file.region().header.markers_claimed.load(std::memory_order_acquire);
   report.ended = ended.c_str();
@@ -231,6 +297,15 @@ std::string render_top(const LiveSnapshot& s, bool running, std::size_t width) {
           (s.exact ? std::string("exact")
                    : "+/-" + human_bytes(static_cast<std::int64_t>(s.figures.max_threads * s.figures.max_threshold_bytes))) +
           "\n";
+  const bool mapped = s.mapped_mode == kMappedOn;
+  if (mapped) {
+    text += "mapped " + human_bytes(s.figures.mapped_live) + "   peak " + human_bytes(s.figures.mapped_peak) + " at " +
+            human_seconds(static_cast<std::int64_t>(s.figures.mapped_peak_time_ns)) + "   heap + mapped " +
+            human_bytes(s.figures.live + s.figures.mapped_live) + "   peak " + human_bytes(s.figures.total_peak) +
+            " at " + human_seconds(static_cast<std::int64_t>(s.figures.total_peak_time_ns)) + "\n";
+  } else {
+    text += s.mapped_mode == kMappedOff ? "mapped memory: not counted (HEAPLINE_MAPPED=off)\n" : "";
+  }
   text += std::to_string(s.samples.size()) + " samples, every " +
           human_seconds(static_cast<std::int64_t>(s.interval_ns)) + "; calls " +
           std::to_string(s.figures.calls[0] + s.figures.calls[1] + s.figures.calls[2]) + "\n";
@@ -245,7 +320,9 @@ std::string render_top(const LiveSnapshot& s, bool running, std::size_t width) {
   text += "\n";
 
   // The chart: each column the largest max_live of the samples in its time
-  // slice, eight rows up to the peak; '|' under a column holding a marker.
+  // slice (heap + mapped while mapped memory is counted: the maxima of both
+  // series at the same moment, an upper bound of the sum), eight rows up to
+  // the peak; '|' under a column holding a marker.
   constexpr std::size_t kRows = 8;
   if (width < 10) width = 10;
   std::vector<std::int64_t> columns(width, -1);
@@ -255,10 +332,15 @@ std::string render_top(const LiveSnapshot& s, bool running, std::size_t width) {
     return std::min(c, width - 1);
   };
   std::int64_t top = 1;
-  for (const Sample& sample : s.samples) {
+  for (std::size_t i = 0; i < s.samples.size(); ++i) {
+    const Sample& sample = s.samples[i];
+    std::int64_t value = sample.max_live;
+    if (mapped && i < s.mapped_samples.size() && s.mapped_samples[i].t_ns == sample.t_ns) {
+      value += s.mapped_samples[i].max_live;
+    }
     std::size_t c = column_of(sample.t_ns);
-    columns[c] = std::max(columns[c], sample.max_live);
-    top = std::max(top, sample.max_live);
+    columns[c] = std::max(columns[c], value);
+    top = std::max(top, value);
   }
   std::int64_t carried = 0;  // a column without a sample holds the heap of the one before
   for (auto& value : columns) {
@@ -271,7 +353,7 @@ std::string render_top(const LiveSnapshot& s, bool running, std::size_t width) {
     for (std::size_t c = 0; c < width; ++c) {
       if (static_cast<double>(columns[c]) >= threshold) line[c] = '#';
     }
-    std::string label = row == kRows ? human_bytes(top) : "";
+    std::string label = row == kRows ? human_bytes(top) : row == 1 && mapped ? "heap+map" : "";
     label.resize(10, ' ');
     text += label + "|" + line + "\n";
   }

@@ -25,12 +25,18 @@ class LiveFile {
   LiveFile(const LiveFile&) = delete;
   LiveFile& operator=(const LiveFile&) = delete;
 
+  // Only the older layout's part (kLiveRegionV1Bytes) unless has_mapped_series().
   const LiveRegion& region() const { return *region_; }
   const std::filesystem::path& path() const { return path_; }
+  // A file of the current layout, whose writer kept the mapped figures.
+  bool has_mapped_series() const {
+    return mapped_bytes_ >= sizeof(LiveRegion) && region_->header.mapped_mode != kMappedUnknown;
+  }
 
  private:
   std::filesystem::path path_;
   const LiveRegion* region_ = nullptr;
+  std::size_t mapped_bytes_ = 0;
 };
 
 // A consistent copy of what the file holds now.
@@ -46,6 +52,11 @@ struct LiveSnapshot {
   std::uint64_t interval_ns = 0;
   std::vector<std::pair<std::uint64_t, std::string>> markers;  // [t_ns, name], in the order recorded
   std::vector<Sample> samples;
+  // Mapped memory: mapped_mode is kMappedUnknown for a file of the older
+  // layout (then no figures); mapped_samples match `samples` one for one
+  // while it was on.
+  LiveMappedMode mapped_mode = kMappedUnknown;
+  std::vector<Sample> mapped_samples;
 };
 
 // `still_writing`: the process may be running (wait out a merge in progress

@@ -33,6 +33,18 @@ std::string summarize(const nlohmann::json& report, const std::string& report_pa
   std::string text = "heapline: peak " + human_bytes(report.at("peak_bytes").get<std::int64_t>()) + " at " +
                      human_seconds(report.at("peak_time_ns").get<std::int64_t>()) + ", final " +
                      human_bytes(report.at("final_bytes").get<std::int64_t>()) + "\n";
+  // Mapped memory (absent from reports older than it, "unknown" in one
+  // converted from an older live file).
+  if (report.contains("mapped") && report.at("mapped").value("mode", std::string()) == "on") {
+    const auto& mapped = report.at("mapped");
+    const auto& total = report.at("total");
+    text += "heapline: mapped peak " + human_bytes(mapped.at("peak_bytes").get<std::int64_t>()) + " at " +
+            human_seconds(mapped.at("peak_time_ns").get<std::int64_t>()) + ", final " +
+            human_bytes(mapped.at("final_bytes").get<std::int64_t>()) + "; heap + mapped peak " +
+            human_bytes(total.at("peak_bytes").get<std::int64_t>()) + " at " +
+            human_seconds(total.at("peak_time_ns").get<std::int64_t>()) + ", final " +
+            human_bytes(total.at("final_bytes").get<std::int64_t>()) + "\n";
+  }
   text += "heapline: precision ";
   if (precision.at("mode") == "exact") {
     text += "exact";

@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <stdexcept>
@@ -11,6 +12,7 @@
 namespace heapline::launcher {
 
 namespace fs = std::filesystem;
+using nlohmann::json;
 
 namespace {
 
@@ -39,8 +41,17 @@ PlotFiles write_plot_files(const nlohmann::json& report, const fs::path& output)
   if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("cannot create a temporary directory");
   PlotFiles files{pattern, fs::path(pattern) / "timeline.gp", fs::path(pattern) / "timeline.dat"};
 
+  // Mapped memory drawn beside the heap: its own line and heap + mapped,
+  // sample by sample (the writer takes both series' samples at the same
+  // moments).
+  const json* mapped_samples = nullptr;
+  if (report.contains("mapped_samples") && !report.at("mapped_samples").empty() &&
+      report.at("mapped_samples").size() == report.at("samples").size()) {
+    mapped_samples = &report.at("mapped_samples");
+  }
   static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double peak = static_cast<double>(report.at("peak_bytes").get<std::int64_t>());
+  if (mapped_samples != nullptr) peak = std::max(peak, report.at("total").at("peak_bytes").get<double>());
   std::size_t unit = 0;
   double scale = 1;
   while (peak / scale >= 1024 && unit + 1 < std::size(kUnits)) {
@@ -49,11 +60,20 @@ PlotFiles write_plot_files(const nlohmann::json& report, const fs::path& output)
   }
   {
     std::ofstream data(files.data);
-    data << "# t_seconds live_" << kUnits[unit] << " max_" << kUnits[unit] << "\n";
+    data << "# t_seconds live_" << kUnits[unit] << " max_" << kUnits[unit];
+    if (mapped_samples != nullptr) data << " mapped_" << kUnits[unit] << " total_" << kUnits[unit];
+    data << "\n";
     data.precision(12);
-    for (const auto& sample : report.at("samples")) {
+    const auto& samples = report.at("samples");
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      const auto& sample = samples[i];
       data << sample[0].get<double>() / 1e9 << ' ' << sample[1].get<double>() / scale << ' '
-           << sample[2].get<double>() / scale << '\n';
+           << sample[2].get<double>() / scale;
+      if (mapped_samples != nullptr) {
+        const double mapped = (*mapped_samples)[i][1].get<double>();
+        data << ' ' << mapped / scale << ' ' << (sample[1].get<double>() + mapped) / scale;
+      }
+      data << '\n';
     }
     if (!data) throw std::runtime_error("cannot write " + files.data.string());
   }
@@ -64,9 +84,12 @@ PlotFiles write_plot_files(const nlohmann::json& report, const fs::path& output)
   script << (png ? "set terminal pngcairo size 1200,600 noenhanced font ',10'\n"
                  : "set terminal svg size 1200,600 dynamic noenhanced font 'sans,10'\n")
          << "set output " << quoted(fs::absolute(output).string()) << "\n"
-         << "set title " << quoted("heap of " + exe + " (pid " + std::to_string(report.value("pid", 0)) + ")")
+         << "set title "
+         << quoted((mapped_samples != nullptr ? "heap and mapped memory of " : "heap of ") + exe + " (pid " +
+                   std::to_string(report.value("pid", 0)) + ")")
          << "\nset xlabel 'time (s)'\n"
-         << "set ylabel " << quoted(std::string("heap (") + kUnits[unit] + ")") << "\n"
+         << "set ylabel " << quoted(std::string(mapped_samples != nullptr ? "bytes (" : "heap (") + kUnits[unit] + ")")
+         << "\n"
          << "set grid\nset key top left\nset yrange [0:*]\n";
   // Phase markers: a dashed vertical line each, labelled along it.
   if (report.contains("markers") && !report.at("markers").empty()) {
@@ -85,7 +108,13 @@ PlotFiles write_plot_files(const nlohmann::json& report, const fs::path& output)
   script
          << "plot " << quoted(files.data.string())
          << " using 1:3 with impulses lw 2 lc rgb '#e08040' title 'max since previous sample', \\\n"
-         << "     '' using 1:2 with steps lw 2 lc rgb '#2060a0' title 'live'\n";
+         << "     '' using 1:2 with steps lw 2 lc rgb '#2060a0' title "
+         << (mapped_samples != nullptr ? "'heap'" : "'live'");
+  if (mapped_samples != nullptr) {
+    script << ", \\\n     '' using 1:4 with steps lw 2 lc rgb '#30a050' title 'mapped', \\\n"
+           << "     '' using 1:5 with steps lw 2 dt 2 lc rgb '#202020' title 'heap + mapped'";
+  }
+  script << "\n";
   if (!script) throw std::runtime_error("cannot write " + files.script.string());
   return files;
 }

@@ -3,7 +3,8 @@
 line for suite, validate and render, without measuring anything, so the
 scripts' git and GitHub logic is tested in milliseconds.
 
-suite appends one point per scenario (--only, default churn-1t and churn-4t)
+suite appends one point per scenario (--only, else those of --catalogue,
+default churn-1t and churn-4t)
 carrying the --commit and --commit-range it was given; FAKE_SUITE_FAIL=1
 makes it record them and exit 1, like a suite in which a scenario failed.
 """
@@ -25,7 +26,13 @@ def suite(args):
         if not first or not last:
             print("heapline-bench: --commit-range must be FIRST..LAST", file=sys.stderr)
             return 2
-    scenarios = args.only.split(",") if args.only else ["churn-1t", "churn-4t"]
+    if args.only:
+        scenarios = args.only.split(",")
+    elif args.catalogue:
+        with open(args.catalogue, encoding="utf-8") as catalogue:
+            scenarios = [scenario["name"] for scenario in json.load(catalogue)["scenarios"]]
+    else:
+        scenarios = ["churn-1t", "churn-4t"]
     lines = []
     for scenario in scenarios:
         point = {
@@ -78,6 +85,7 @@ def render(args):
 
 def main():
     parser = argparse.ArgumentParser(prog="heapline-bench")
+    parser.add_argument("--catalogue")
     commands = parser.add_subparsers(dest="command", required=True)
     s = commands.add_parser("suite")
     s.add_argument("--store", required=True)

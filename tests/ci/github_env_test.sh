@@ -155,6 +155,19 @@ failed_scenario() {
   assert_eq "$(remote_points | wc -l)" 2 "points published after a failed scenario"
 }
 
+# HEAPLINE_CATALOGUES: one suite per catalogue (the performance workflow adds
+# the allocator entries to the five), every new line handed over.
+several_catalogues() {
+  make_remote
+  clone run
+  in_run run "$ci/checkout_store.sh"
+  printf '%s\n' '{"scenarios": [{"name": "churn-1t"}, {"name": "python"}]}' >"$scratch/five.json"
+  printf '%s\n' '{"scenarios": [{"name": "churn-1t-jemalloc"}]}' >"$scratch/allocators.json"
+  in_run run env HEAPLINE_CATALOGUES="$scratch/five.json $scratch/allocators.json" "$ci/run_suite.sh"
+  assert_eq "$(python3 -c 'import json, sys; print(" ".join(json.loads(l)["scenario"] for l in open(sys.argv[1])))' \
+    "$scratch/run/build/ci/run-points.jsonl")" "churn-1t python churn-1t-jemalloc" "the points of both catalogues"
+}
+
 artifact_and_verdicts() {
   make_remote
   clone run

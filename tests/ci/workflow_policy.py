@@ -154,6 +154,8 @@ def performance_rules(path, workflow):
                    "tools/build.sh", "heapline-bench validate"):
         check(script in runs_of(measure), path, f"job measure does not run {script}")
     check("publish_points.sh" not in runs_of(measure), path, "job measure must not publish (it cannot write)")
+    check("scenarios/allocators.json" in str((measure.get("env") or {}).get("HEAPLINE_CATALOGUES", "")), path,
+          "job measure must also measure the allocator entries (HEAPLINE_CATALOGUES with scenarios/allocators.json)")
     check((measure.get("env") or {}).get("HEAPLINE_STORE_OFFLINE") == "1", path,
           "job measure must read the store offline (HEAPLINE_STORE_OFFLINE: \"1\"): it has no token to fetch with")
     check(any(u.startswith("actions/upload-artifact@") for u in uses_of(measure)), path,

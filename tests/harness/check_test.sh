@@ -1,19 +1,28 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2016 # the backquotes in the patterns are Markdown, not shell
 # check from the command line on a synthetic store: a flat history, then a
-# regression on churn-4t; exit status only with --fail-on-regression; GitHub
-# annotations and run summary; the page marks the verdict and the change.
+# regression on churn-4t in each of the three figures; a verdict per figure;
+# exit status only with --fail-on-regression and only for the gated figures;
+# GitHub annotations and run summary; the page marks the verdict and the
+# change.
 set -euo pipefail
 bench=$1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/store"
 
-# points.jsonl: 16 points per scenario at a steady overhead with small noise,
-# then, for churn-4t only, 6 points after a step from 3% to 15%.
-/usr/bin/python3 - "$work/store/points.jsonl" <<'PY'
+# points.jsonl: 16 points per scenario with the three figures steady and
+# small noise (the wall clock noisier), then, for churn-4t only, 6 more
+# points, of which the last STEPPED are after a step: the wall clock and the
+# CPU time from 3% to 15%, the instruction count from 14.00% to 14.60%.
+# store: the newest point is the step; steps: the step was 6 points ago.
+mkdir -p "$work/steps"
+for stepped in 1 6; do
+  [[ $stepped -eq 1 ]] && out=$work/store/points.jsonl || out=$work/steps/points.jsonl
+  /usr/bin/python3 - "$out" "$stepped" <<'PY'
 import json, random, sys
 rng = random.Random(7)
+first_stepped = 22 - int(sys.argv[2])
 machine = {"fingerprint": "aaaabbbbcccc", "cpu_model": "Test CPU", "cores": 2, "kernel": "6.1",
            "glibc": "2.36", "compiler": "GNU 12", "runner_image": ""}
 lines = []
@@ -21,32 +30,68 @@ for i in range(22):
     for scenario in ("churn-1t", "churn-4t", "resident-4t", "large-4t", "python"):
         if i >= 16 and scenario != "churn-4t":
             continue
-        level = 0.15 if (scenario == "churn-4t" and i >= 16) else 0.03
-        overhead = level + rng.gauss(0, 0.004)
-        lines.append(json.dumps({"schema": 1, "scenario": scenario, "commit": "%02d" % (i + 1) + "c" * 38,
-                                 "measured_at": "2026-11-%02dT00:00:00Z" % (i + 1), "overhead": overhead,
-                                 "interval": [overhead - 0.006, overhead + 0.006], "timing": "command",
-                                 "heapline_version": "0.1.0", "machine": machine}))
+        stepped = scenario == "churn-4t" and i >= first_stepped
+        level = 0.15 if stepped else 0.03
+        wall = level + rng.gauss(0, 0.004)
+        cpu = level + rng.gauss(0, 0.002)
+        instructions = (0.146 if stepped else 0.14) + rng.gauss(0, 0.0001)
+        lines.append(json.dumps({"schema": 2, "scenario": scenario, "commit": "%02d" % (i + 1) + "c" * 38,
+                                 "measured_at": "2026-11-%02dT00:00:00Z" % (i + 1), "overhead": wall,
+                                 "interval": [wall - 0.006, wall + 0.006], "scale": 1.0,
+                                 "cpu": {"overhead": cpu, "interval": [cpu - 0.003, cpu + 0.003]},
+                                 "instructions": {"overhead": instructions, "with": 0, "without": 0},
+                                 "timing": "command", "heapline_version": "0.5.0", "machine": machine}))
 open(sys.argv[1], "w").write("\n".join(lines) + "\n")
 PY
+done
 
 "$bench" check --store "$work/store" >"$work/out"
-grep -q '| `churn-4t` | `22ccccc` | +1[0-9]\.[0-9]% .* | \*\*regression\*\* |' "$work/out" || { cat "$work/out"; exit 1; }
-grep -q '| `churn-1t` | .* | \*\*unchanged\*\* |' "$work/out"
-grep -q '### Change points' "$work/out"
-grep -q '`churn-4t` on `aaaabbbbcccc`: +[23]\.[0-9]% → +1[45]\.[0-9]% between `16ccccc` and `17ccccc`' "$work/out" ||
+for figure in wall 'cpu (gated)'; do
+  grep -qF "| \`churn-4t\` | $figure | \`22ccccc\` | +1" "$work/out" || { cat "$work/out"; exit 1; }
+done
+grep -q '| `churn-4t` | wall | `22ccccc` | +1[0-9]\.[0-9]% .* | \*\*regression\*\* |' "$work/out" || { cat "$work/out"; exit 1; }
+grep -q '| `churn-4t` | cpu (gated) | `22ccccc` | +1[0-9]\.[0-9]% .* | \*\*regression\*\* |' "$work/out"
+grep -q '| `churn-4t` | instructions (gated) | `22ccccc` | +14\.[56][0-9]% | +14\.0[0-9]% .* | \*\*regression\*\* |' "$work/out" ||
   { cat "$work/out"; exit 1; }
+grep -q '| `churn-1t` | instructions (gated) | .* | \*\*unchanged\*\* |' "$work/out"
+grep -q 'Gated: instructions, cpu\.' "$work/out"
+
+# Six points after the step: the change point is found, and the newest point
+# is judged against the segment after it, so the step raised one alarm, not
+# six.
+"$bench" check --store "$work/steps" --fail-on-regression >"$work/steps.out" || { cat "$work/steps.out"; exit 1; }
+grep -q '### Change points' "$work/steps.out"
+grep -q '`churn-4t` on `aaaabbbbcccc`: +[23]\.[0-9]% → +1[45]\.[0-9]% between `16ccccc` and `17ccccc`' "$work/steps.out" ||
+  { cat "$work/steps.out"; exit 1; }
+for figure in wall 'cpu (gated)' 'instructions (gated)'; do
+  grep -qF "| \`churn-4t\` | $figure | \`22ccccc\` |" "$work/steps.out"
+done
+[[ $(grep -c '| `churn-4t` | .* (5 since `17ccccc`) | .* | \*\*unchanged\*\* |' "$work/steps.out") -eq 3 ]] ||
+  { cat "$work/steps.out"; exit 1; }
 
 status=0
 GITHUB_STEP_SUMMARY=$work/summary.md "$bench" check --store "$work/store" --github --fail-on-regression \
   >"$work/gh" 2>/dev/null || status=$?
 [[ $status -eq 1 ]] || { echo "expected status 1 with --fail-on-regression, got $status"; exit 1; }
-grep -q '^::error title=Overhead regression::churn-4t at 22ccccc: +1' "$work/gh"
+grep -q '^::error title=Overhead regression::churn-4t (instructions) at 22ccccc: +14\.' "$work/gh"
+grep -q '^::error title=Overhead regression::churn-4t (cpu) at 22ccccc: +1' "$work/gh"
+grep -q '^::warning title=Overhead regression (not gated)::churn-4t (wall) at 22ccccc' "$work/gh"
 grep -q 'Overhead verdicts' "$work/summary.md"
+
+# Only the gated figures fail the run: the wall clock alone does not.
+"$bench" check --store "$work/store" --gate wall --fail-on-regression >/dev/null 2>&1 && { echo "wall gate passed"; exit 1; }
+status=0
+"$bench" check --store "$work/store" --gate instructions --min-effect-instructions 1 --fail-on-regression \
+  >"$work/gate" 2>/dev/null || status=$?
+[[ $status -eq 0 ]] || { echo "a 0.6-point instruction step below a 1-point minimum failed the run"; exit 1; }
+if "$bench" check --store "$work/store" --gate cycles 2>"$work/err"; then echo "accepted --gate cycles"; exit 1; fi
+grep -q -- "--gate takes wall, cpu or instructions" "$work/err"
 
 "$bench" render --store "$work/store" --out "$work/gen" --no-plots >/dev/null 2>&1
 grep -q '▲ \*\*regression\*\*' "$work/gen/performance.md"
-grep -q '^- `churn-4t` (machine `aaaabbbbcccc`): +[23]\.[0-9]% → ' "$work/gen/performance.md"
+"$bench" render --store "$work/steps" --out "$work/gen-steps" --no-plots >/dev/null 2>&1
+[[ $(grep -c '▲ \*\*regression\*\*' "$work/gen-steps/performance.md") -eq 1 ]] || { echo "one step, one mark"; exit 1; }
+grep -q '^- `churn-4t` (machine `aaaabbbbcccc`): +[23]\.[0-9]% → ' "$work/gen-steps/performance.md"
 
 # Too few points: every verdict is "insufficient history", and never fails.
 head -n 10 "$work/store/points.jsonl" >"$work/short.jsonl"
@@ -63,14 +108,24 @@ echo "check: ok"
 # regression appear).
 "$bench" calibrate --store "$work/cal" --only churn-1t,python --runs 2 --repeats 3 --scale 0.0005 \
   >"$work/cal.out" 2>"$work/cal.err" || { cat "$work/cal.err"; exit 1; }
-grep -q '| `churn-1t` | ±' "$work/cal.out"
-[[ $(grep -c . "$work/cal/calibration.jsonl") -eq 2 ]]
+grep -q '| `churn-1t` | wall | ±' "$work/cal.out"
+grep -q '| `churn-1t` | cpu | ±' "$work/cal.out"
+figures=2
+command -v valgrind >/dev/null && figures=3
+[[ $(grep -c . "$work/cal/calibration.jsonl") -eq $((2 * figures)) ]]
 /usr/bin/python3 - "$work/cal/calibration.jsonl" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
     c = json.loads(line)
-    assert len(c["aa"]) == 3 and len(c["repeated"]) == 3, c
-    assert c["sigma"] >= 0.005 and c["detectable"] >= c["threshold"] >= 0.02, c
+    assert c["scale"] == 0.0005, c
+    if c["figure"] == "instructions":
+        # the A/A of counts: each count with the library against the first
+        assert len(c["aa"]) == 2 and len(c["repeated"]) == 3, c
+        assert c["sigma"] >= 0.0005 and c["detectable"] >= c["threshold"] >= 0.002, c
+    else:
+        assert c["figure"] in ("wall", "cpu"), c
+        assert len(c["aa"]) == 3 and len(c["repeated"]) == 3, c
+        assert c["sigma"] >= 0.005 and c["detectable"] >= c["threshold"] >= 0.02, c
 PY
 if "$bench" calibrate --store "$work/cal" --repeats 2 2>"$work/err"; then echo "accepted 2 repeats"; exit 1; fi
 grep -q -- "--repeats must be at least 3" "$work/err"

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -53,6 +54,17 @@ class LibraryCostRunner : public ProcessRunner {
   int pid_ = 100;
 };
 
+// Requests for /bin/true, their loader traces in `scratch`.
+RequestForScenario requests_in(const std::filesystem::path& scratch) {
+  return [scratch](const std::string& scenario) {
+    MeasurementRequest request;
+    request.scenario = scenario;
+    request.command = {"/bin/true"};
+    request.scratch_directory = scratch.string();
+    return request;
+  };
+}
+
 TEST(CompareBuilds, AlternatesBuildsAndTakesTheMedianOfRounds) {
   const auto scratch = std::filesystem::temp_directory_path() / ("heapline-compare-" + std::to_string(getpid()));
   std::filesystem::create_directories(scratch);
@@ -60,13 +72,7 @@ TEST(CompareBuilds, AlternatesBuildsAndTakesTheMedianOfRounds) {
   runner.scenarios_ = 2;
   runner.cost_per_round["/a.so"] = {0.10, 0.30, 0.20};
   runner.cost_per_round["/b.so"] = {0.05, 0.01, 0.50};
-  auto request_for = [&](const std::string& scenario) {
-    MeasurementRequest request;
-    request.scenario = scenario;
-    request.command = {"/bin/true"};
-    request.scratch_directory = scratch.string();
-    return request;
-  };
+  const RequestForScenario request_for = requests_in(scratch);
   auto comparison = compare_builds(runner, {{"A", "/a.so"}, {"B", "/b.so"}}, {"churn-1t", "python"}, 3, 2, 1.0,
                                    request_for);
   std::filesystem::remove_all(scratch);
@@ -93,6 +99,46 @@ TEST(CompareBuilds, AlternatesBuildsAndTakesTheMedianOfRounds) {
   EXPECT_EQ(json["scenarios"][1]["results"][0]["rounds"].size(), 3u);
   EXPECT_EQ(json["scenarios"][1]["results"][0]["rounds"][2]["with"].size(), 2u);
   EXPECT_EQ(comparison_markdown_from_json(nlohmann::json::parse(json.dump())), markdown);
+}
+
+// A peer's own settings reach both sides of its measurements and no other
+// build's; its note, and a peer that is absent, are said under the table.
+class EnvRecordingRunner : public LibraryCostRunner {
+ public:
+  std::map<std::string, std::vector<std::string>> seen;  // library ("" without) -> the variable's values
+  RunResult run(const RunSpec& spec) override {
+    auto preload = spec.env.find("LD_PRELOAD");
+    auto value = spec.env.find("PEER_OUTPUT");
+    seen[preload != spec.env.end() ? preload->second : ""].push_back(value != spec.env.end() ? value->second : "-");
+    return LibraryCostRunner::run(spec);
+  }
+};
+
+TEST(CompareBuilds, APeersSettingsReachBothSidesOfItsOwnMeasurementsOnly) {
+  const auto scratch = std::filesystem::temp_directory_path() / ("heapline-peer-" + std::to_string(getpid()));
+  std::filesystem::create_directories(scratch);
+  EnvRecordingRunner runner;
+  runner.cost_per_round["/a.so"] = {0.10};
+  runner.cost_per_round["/peer.so"] = {2.00};
+  const RequestForScenario request_for = requests_in(scratch);
+  Build peer{"peer", "/peer.so", {{"PEER_OUTPUT", "/dev/null"}}, "records everything."};
+  auto comparison = compare_builds(runner, {{"A", "/a.so"}, peer}, {"churn-1t"}, 1, 2, 1.0, request_for);
+  std::filesystem::remove_all(scratch);
+  for (const auto& value : runner.seen["/a.so"]) EXPECT_EQ(value, "-");
+  ASSERT_FALSE(runner.seen["/peer.so"].empty());
+  for (const auto& value : runner.seen["/peer.so"]) EXPECT_EQ(value, "/dev/null");
+  // The side without any preload ran once for A (unset) and once for the peer (set).
+  EXPECT_NE(std::find(runner.seen[""].begin(), runner.seen[""].end(), "/dev/null"), runner.seen[""].end());
+  EXPECT_NE(std::find(runner.seen[""].begin(), runner.seen[""].end(), "-"), runner.seen[""].end());
+
+  comparison.absent.push_back({"missing", "not installed here."});
+  const auto json = comparison_json(comparison);
+  EXPECT_EQ(json["builds"][1]["env"]["PEER_OUTPUT"], "/dev/null");
+  const auto markdown = comparison_markdown_from_json(nlohmann::json::parse(json.dump()));
+  EXPECT_NE(markdown.find("| Scenario | A | peer | missing |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| `churn-1t` | +10.0% | +200.0% | absent |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("\npeer: records everything.\n"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("\nmissing: absent, not installed here.\n"), std::string::npos) << markdown;
 }
 
 TEST(CompareBuilds, NeedsTwoBuilds) {

@@ -45,4 +45,29 @@ if "$bench" compare --lib a=/nonexistent/lib.so --floor 2>"$work/err"; then echo
 grep -q "does not exist" "$work/err"
 if "$bench" compare --floor 2>"$work/err"; then echo "accepted a single build"; exit 1; fi
 grep -q "at least two builds" "$work/err"
+
+# heaptrack, the peer beside memusage: a column of its own when installed (its
+# trace discarded), "absent" with a note when not; never a refusal.
+"$bench" compare --lib "heapline=$build_dir/bin/libheapline.so" --floor --heaptrack \
+  --heaptrack-library /nonexistent/libheaptrack_preload.so --only churn-1t \
+  --runs 1 --rounds 1 --scale 0.0005 --json "$work/absent.json" --out "$work/absent" >"$work/table" 2>"$work/err" ||
+  { cat "$work/err"; exit 1; }
+grep -q "heaptrack is absent" "$work/err"
+# shellcheck disable=SC2016 # the backquotes are Markdown
+grep -qE '^\| `churn-1t` \| [+-][0-9.]+% \| [+-][0-9.]+% \| absent \|$' "$work/table" || { cat "$work/table"; exit 1; }
+grep -q '^heaptrack: absent, not installed here (no /nonexistent/libheaptrack_preload.so; Debian package heaptrack).$' \
+  "$work/table" || { cat "$work/table"; exit 1; }
+heaptrack_library=/usr/lib/heaptrack/libheaptrack_preload.so
+if [[ -r "$heaptrack_library" ]]; then
+  "$bench" compare --floor --heaptrack --only churn-1t --runs 1 --rounds 1 --scale 0.0005 \
+    --json "$work/peer.json" --out "$work/peer" >"$work/table" 2>"$work/err" || { cat "$work/err"; exit 1; }
+  grep -q '^| Scenario | forwarding only | heaptrack |$' "$work/table" || { cat "$work/table"; exit 1; }
+  grep -q '^heaptrack: its recording library alone' "$work/table" || { cat "$work/table"; exit 1; }
+  /usr/bin/python3 - "$work/peer.json" <<'PY'
+import json, sys
+data = json.load(open(sys.argv[1]))
+peer = data["builds"][1]
+assert peer["library"] == "libheaptrack_preload.so" and peer["env"] == {"DUMP_HEAPTRACK_OUTPUT": "/dev/null"}, peer
+PY
+fi
 echo "compare_releases.sh end to end: ok"

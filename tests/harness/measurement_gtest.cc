@@ -249,6 +249,36 @@ TEST_F(MeasureTest, ReportsProgressForEveryRun) {
   EXPECT_EQ(events.back().total, 10);
 }
 
+// A preload list (a test shim in front of heapline): both sides differ by
+// the whole list, and every library of it must show in ld.so's trace.
+TEST_F(MeasureTest, APreloadListIsPreloadedWholeAndEachLibraryMustBeLoaded) {
+  request.library = "/opt/libslow_shim.so:/opt/libheapline.so";
+  measure(runner, request);
+  for (const auto& spec : runner.seen)
+    if (preloads(spec)) EXPECT_EQ(spec.env.at("LD_PRELOAD"), request.library);
+  runner.seen.clear();
+  runner.tweak = [](RunResult&, const RunSpec& spec, int) {
+    if (spec.ld_debug_output.empty()) return;
+    // The loader found the shim but not heapline behind it.
+    std::ofstream(spec.ld_debug_output + "." + std::to_string(1000 + 2), std::ios::trunc)
+        << "      1002:\tfile=/opt/libslow_shim.so [0];  generating link map\n";
+  };
+  try {
+    measure(runner, request);
+    FAIL() << "a list whose second library was not loaded was measured";
+  } catch (const Refusal& refusal) {
+    EXPECT_NE(std::string(refusal.what()).find("/opt/libheapline.so was not loaded"), std::string::npos)
+        << refusal.what();
+  }
+}
+
+TEST(LibraryCheck, APreloadListIsSplitOnColonsAndEachPartChecked) {
+  EXPECT_EQ(preload_list("/a.so:/b.so"), (std::vector<std::string>{"/a.so", "/b.so"}));
+  EXPECT_EQ(preload_list("/a.so::"), (std::vector<std::string>{"/a.so"}));
+  EXPECT_THROW(checked_preload_libraries(":"), Refusal);
+  EXPECT_THROW(checked_preload_libraries(std::string(HEAPLINE_SOURCE_DIR) + "/no-such.so"), Refusal);
+}
+
 TEST(LibraryCheck, RefusesMissingNonElfAndNonSharedFiles) {
   EXPECT_THROW(checked_preload_library("/nonexistent/libnothing.so"), Refusal);
   EXPECT_THROW(checked_preload_library("/etc/hostname"), Refusal);

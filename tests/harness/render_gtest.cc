@@ -96,6 +96,43 @@ TEST(HistoryPage, TableCellsCommitRangesAndSelfTimedMarks) {
   EXPECT_LT(page.find("bbbbbbb"), page.find("aaaaaaa")) << "newest first";
 }
 
+// The second table: the same rows, CPU time (with its interval) and
+// instructions side by side, each with its own verdict mark; the measured
+// publish rate and memory cost of the newest point of each scenario.
+TEST(HistoryPage, CpuAndInstructionFiguresAndTheLibrarysBehaviour) {
+  History h;
+  h.machines = {"Some CPU, 2 cores"};
+  for (int i = 0; i < 12; ++i) {
+    auto e = entry("churn-1t", "c" + std::to_string(10 + i) + "xxxxxx", 0.05, i);
+    e.cpu = {true, 0.084, 0.057, 0.103, true};
+    e.instructions = {true, 0.1414, 0.1414, 0.1414, true};
+    h.entries.push_back(e);
+  }
+  h.entries.back().instructions = {true, 0.1614, 0.1614, 0.1614, true};  // a step in the counts only
+  h.entries.back().publishes_per_1000_calls = 5.14;
+  h.entries.back().extra_peak_rss_kib = 1540;
+  auto python = entry("python", "c21xxxxxx", 0.01, 30);  // measured without valgrind
+  python.cpu = {true, 0.013, 0.013, 0.013, false};       // an older point's: no interval
+  python.publishes_per_1000_calls = 0.76;
+  python.extra_peak_rss_kib = 20480;
+  h.entries.push_back(python);
+  RenderOptions options;
+  options.store_label = "bench-data/points.jsonl";
+  const auto page = history_page_markdown(h, two_scenarios(), options, "");
+  const auto second = page.find("### CPU time and instructions");
+  ASSERT_NE(second, std::string::npos) << page;
+  EXPECT_LT(page.find("| Commit | Measured (UTC) |"), second) << "the wall-clock table stays first";
+  EXPECT_NE(page.find("| Commit | `churn-1t` cpu · instructions | `python` cpu · instructions |", second),
+            std::string::npos)
+      << page;
+  EXPECT_NE(page.find("| `c21xxxx` | +8.4% [5.7, 10.3] · +16.14% ▲ | +1.3% · – |", second), std::string::npos)
+      << page;
+  EXPECT_NE(page.find("| `c20xxxx` | +8.4% [5.7, 10.3] · +14.14% | – |", second), std::string::npos) << page;
+  EXPECT_EQ(page.find("▲ **regression**"), std::string::npos) << "the wall clock did not move";
+  EXPECT_NE(page.find("| `churn-1t` | 5.1 | 1540 KiB | `c21xxxx` |"), std::string::npos) << page;
+  EXPECT_NE(page.find("| `python` | 0.8 | 20 MiB | `c21xxxx` |"), std::string::npos) << page;
+}
+
 TEST(HistoryPage, EmptyStoreGivesAClearPage) {
   History h;
   RenderOptions options;

@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <numbers>
+#include <optional>
 
 #include <heapline/splitmix64.h>
 
@@ -192,7 +194,7 @@ TEST(Verdicts, CalibratedNoiseWidensTheThreshold) {
   auto h = noisy_history(15, 0.03, 0.002, 11);
   h.entries.push_back(point("churn-4t", 0.10, 0.01));
   EXPECT_EQ(newest_verdict(h), Verdict::regression);
-  std::vector<NoiseCalibration> calibration = {{"churn-4t", "machine-a", 0.05}};
+  std::vector<NoiseCalibration> calibration = {{"churn-4t", "machine-a", 0.05, Figure::wall, 1.0}};
   EXPECT_EQ(judge_point(h, h.entries.size() - 1, {}, calibration).verdict, Verdict::unchanged);
 }
 
@@ -204,6 +206,108 @@ TEST(Verdicts, JudgeNewestTakesTheLastPointOfEachScenario) {
   ASSERT_EQ(verdicts.size(), 2u) << "large-4t has no point";
   EXPECT_EQ(verdicts[0].point, &h.entries[7]);
   EXPECT_EQ(verdicts[1].point, &h.entries.back());
+}
+
+// A lasting step raises one alarm: the point after the flagged one confirms
+// the step, and later points are judged against the segment it opened. The
+// window's median alone would keep alarming until half the window had moved.
+TEST(Segments, ALastingStepRaisesOneAlarmNotOnePerPush) {
+  History h = noisy_history(20, 0.03, 0.004, 40);
+  Noise noise{{41}};
+  for (int i = 0; i < 15; ++i) h.entries.push_back(point("churn-4t", 0.12 + 0.004 * noise.normal(), 0.01));
+  int alarms = 0;
+  for (std::size_t i = 20; i < h.entries.size(); ++i) {
+    const auto v = judge_point(h, i, VerdictRule{});
+    if (v.verdict != Verdict::unchanged) ++alarms;
+    if (i == 20) EXPECT_EQ(v.verdict, Verdict::regression);
+    if (i > 20) {
+      EXPECT_EQ(v.segment_start, &h.entries[20]) << "point " << i;
+      EXPECT_NEAR(v.baseline, 0.12, 0.01) << "point " << i;
+    }
+  }
+  EXPECT_EQ(alarms, 1);
+  // And a second step on top of the first is flagged in its turn.
+  h.entries.push_back(point("churn-4t", 0.25, 0.01));
+  EXPECT_EQ(newest_verdict(h), Verdict::regression);
+}
+
+// A flagged point that the next point does not follow was a one-off: the
+// next point is judged against the old segment.
+TEST(Segments, AOneOffOpensNoSegment) {
+  History h = noisy_history(20, 0.03, 0.004, 42);
+  h.entries.push_back(point("churn-4t", 0.20, 0.01));
+  EXPECT_EQ(newest_verdict(h), Verdict::regression);
+  h.entries.push_back(point("churn-4t", 0.031, 0.004));
+  const auto v = judge_point(h, h.entries.size() - 1, VerdictRule{});
+  EXPECT_EQ(v.verdict, Verdict::unchanged);
+  EXPECT_EQ(v.segment_start, nullptr);
+  EXPECT_NEAR(v.baseline, 0.03, 0.003) << "the one-off does not move the median";
+  h.entries.push_back(point("churn-4t", 0.12, 0.01));
+  EXPECT_EQ(newest_verdict(h), Verdict::regression) << "a real step after a one-off is still found";
+}
+
+HistoryEntry figured(double wall, double cpu, std::optional<double> instructions, double scale = 1.0) {
+  HistoryEntry e = point("churn-4t", wall, 0.05);
+  e.cpu = {true, cpu, cpu - 0.01, cpu + 0.01, true};
+  if (instructions) e.instructions = {true, *instructions, *instructions, *instructions, true};
+  e.scale = scale;
+  return e;
+}
+
+// Each figure is judged on its own series: a noisy wall clock, a steady CPU
+// time and exact instruction counts, and a step in the counts alone.
+TEST(Figures, EachFigureHasItsOwnVerdict) {
+  History h;
+  Noise noise{{43}};
+  for (int i = 0; i < 12; ++i)
+    h.entries.push_back(figured(0.05 + 0.08 * noise.normal(), 0.08 + 0.005 * noise.normal(),
+                                0.14 + 0.0001 * noise.normal()));
+  h.entries.push_back(figured(0.05, 0.085, 0.155));  // +1.5 points of instructions
+  const std::size_t last = h.entries.size() - 1;
+  EXPECT_EQ(judge_point(h, last, Figure::wall, {}).verdict, Verdict::unchanged);
+  EXPECT_EQ(judge_point(h, last, Figure::cpu, {}).verdict, Verdict::unchanged);
+  const auto counted = judge_point(h, last, Figure::instructions, {});
+  EXPECT_EQ(counted.verdict, Verdict::regression);
+  EXPECT_NEAR(counted.change, 0.015, 0.001);
+  EXPECT_DOUBLE_EQ(counted.noise, VerdictRule{}.instructions_noise_floor);
+  const auto verdicts = judge_newest(h, {"churn-4t"}, {});
+  ASSERT_EQ(verdicts.size(), 3u);
+  EXPECT_EQ(verdicts[2].figure, Figure::instructions);
+  EXPECT_EQ(verdicts[2].verdict, Verdict::regression);
+}
+
+// Like with like: points without the figure (valgrind missing) and points at
+// another scale are not part of a figure's series.
+TEST(Figures, OnlyPointsWithTheFigureAndTheSameScaleAreCompared) {
+  History h;
+  for (int i = 0; i < 10; ++i) h.entries.push_back(figured(0.05, 0.08, 0.14));
+  for (int i = 0; i < 10; ++i) h.entries.push_back(figured(0.05, 0.08, std::nullopt));  // no valgrind
+  for (int i = 0; i < 10; ++i) h.entries.push_back(figured(0.05, 0.30, 0.40, 0.1));    // another scale
+  h.entries.push_back(figured(0.05, 0.08, 0.14));
+  const std::size_t last = h.entries.size() - 1;
+  EXPECT_EQ(comparable_series(h, last, Figure::instructions).size(), 11u);
+  EXPECT_EQ(comparable_series(h, last, Figure::cpu).size(), 21u);
+  const auto v = judge_point(h, last, Figure::instructions, {});
+  EXPECT_EQ(v.verdict, Verdict::unchanged);
+  EXPECT_EQ(v.baseline_points, 10);
+  h.entries.push_back(figured(0.05, 0.08, std::nullopt));
+  EXPECT_EQ(judge_newest(h, {"churn-4t"}, {}).size(), 2u) << "no instruction verdict for a point without the figure";
+  EXPECT_TRUE(comparable_series(h, h.entries.size() - 1, Figure::instructions).empty());
+}
+
+TEST(Figures, CalibrationsApplyToTheirFigureAndScaleOnly) {
+  History h;
+  Noise noise{{44}};
+  for (int i = 0; i < 15; ++i) h.entries.push_back(figured(0.05, 0.08 + 0.002 * noise.normal(), 0.14));
+  h.entries.push_back(figured(0.05, 0.12, 0.14));
+  const std::size_t last = h.entries.size() - 1;
+  EXPECT_EQ(judge_point(h, last, Figure::cpu, {}).verdict, Verdict::regression);
+  std::vector<NoiseCalibration> wall_only = {{"churn-4t", "machine-a", 0.05, Figure::wall, 1.0}};
+  EXPECT_EQ(judge_point(h, last, Figure::cpu, {}, wall_only).verdict, Verdict::regression);
+  std::vector<NoiseCalibration> other_scale = {{"churn-4t", "machine-a", 0.05, Figure::cpu, 0.5}};
+  EXPECT_EQ(judge_point(h, last, Figure::cpu, {}, other_scale).verdict, Verdict::regression);
+  std::vector<NoiseCalibration> cpu = {{"churn-4t", "machine-a", 0.05, Figure::cpu, 1.0}};
+  EXPECT_EQ(judge_point(h, last, Figure::cpu, {}, cpu).verdict, Verdict::unchanged);
 }
 
 // The documented false-alarm rate: on histories where nothing changed, at
@@ -321,14 +425,44 @@ namespace {
 
 TEST(Calibration, NoiseIsTheLargerRobustSpreadAndSetsTheThresholds) {
   const VerdictRule rule;
-  auto c = summarise_calibration("churn-4t", {0.00, 0.01, -0.01, 0.02, -0.02}, {0.05, 0.06, 0.04, 0.05, 0.05}, rule);
+  auto c = summarise_calibration("churn-4t", Figure::wall, {0.00, 0.01, -0.01, 0.02, -0.02}, {0.05, 0.06, 0.04, 0.05, 0.05}, rule);
   EXPECT_NEAR(c.sigma, 1.4826 * 0.01, 1e-12) << "A/A spread 0.01 (MAD) beats repeat spread 0";
   const double spread = c.sigma * std::sqrt(1 + std::numbers::pi / (2 * rule.window));
   EXPECT_NEAR(c.threshold, std::max(0.02, rule.quantile(rule.window) * spread), 1e-12);
   EXPECT_NEAR(c.detectable, c.threshold + normal_quantile(0.8) * spread, 1e-12);
-  auto quiet = summarise_calibration("python", {0, 0, 0}, {0.01, 0.01, 0.01}, rule);
+  auto quiet = summarise_calibration("python", Figure::cpu, {0, 0, 0}, {0.01, 0.01, 0.01}, rule);
   EXPECT_DOUBLE_EQ(quiet.sigma, rule.noise_floor);
   EXPECT_DOUBLE_EQ(quiet.threshold, rule.min_effect);
+  // The instruction figure has its own, finer floor and minimum effect.
+  auto counted = summarise_calibration("churn-1t", Figure::instructions, {0, 0, 0}, {0.2, 0.2, 0.2}, rule);
+  EXPECT_DOUBLE_EQ(counted.sigma, rule.instructions_noise_floor);
+  EXPECT_DOUBLE_EQ(counted.threshold, rule.instructions_min_effect);
+}
+
+TEST(Calibration, ReadPerFigureAndScaleOldLinesAreTheWallFigures) {
+  const std::string path = ::testing::TempDir() + "/calibration-figures.jsonl";
+  {
+    std::ofstream out(path);
+    out << R"({"scenario":"churn-4t","fingerprint":"m","sigma":0.03})" << "\n"
+        << R"({"scenario":"churn-4t","fingerprint":"m","sigma":0.01,"figure":"cpu","scale":0.5})" << "\n"
+        << R"({"scenario":"churn-4t","fingerprint":"m","sigma":0.02,"figure":"cpu","scale":0.5})" << "\n"
+        << R"({"scenario":"churn-4t","fingerprint":"m","sigma":0.01,"figure":"cycles"})" << "\n";
+  }
+  std::vector<std::string> problems;
+  auto calibrations = read_calibrations(path, problems);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find(":4: unknown figure 'cycles'"), std::string::npos) << problems[0];
+  ASSERT_EQ(calibrations.size(), 2u);
+  for (const auto& c : calibrations) {
+    if (c.figure == Figure::wall) {
+      EXPECT_DOUBLE_EQ(c.sigma, 0.03);
+      EXPECT_DOUBLE_EQ(c.scale, 1.0);
+    } else {
+      EXPECT_EQ(c.figure, Figure::cpu);
+      EXPECT_DOUBLE_EQ(c.sigma, 0.02) << "the later line is the newer calibration";
+      EXPECT_DOUBLE_EQ(c.scale, 0.5);
+    }
+  }
 }
 
 }  // namespace

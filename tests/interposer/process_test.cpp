@@ -368,6 +368,8 @@ TEST_F(Interposer, OutputOffWritesNothingAndSummaryIsOneStderrLine) {
   EXPECT_EQ(result.exit_code, 0);
   EXPECT_TRUE(fs::is_empty(dir_));
   EXPECT_TRUE(std::regex_match(result.err, std::regex(R"(heapline: peak [0-9.]+ \w+ at [0-9.]+ s, final [0-9.]+ \w+, )"
+                                                      R"(mapped peak [0-9.]+ \w+ at [0-9.]+ s, final [0-9.]+ \w+, )"
+                                                      R"(total peak [0-9.]+ \w+ at [0-9.]+ s, )"
                                                       R"(precision \+/-[0-9.]+ \w+, \d+ samples, no output \(HEAPLINE_OUT=off\)\n)")))
       << result.err;
   EXPECT_EQ(result.out.find("heapline"), std::string::npos);
@@ -428,11 +430,11 @@ TEST_F(Interposer, ApiDoesNothingWithoutTheLibrary) {
     options.cwd = dir_;
     RunResult plain = run({program, "api"}, options);
     EXPECT_EQ(plain.exit_code, 0) << program << plain.err;
-    EXPECT_EQ(plain.out, "live=0 peak=0 phase=0\n") << program;
+    EXPECT_EQ(plain.out, "live=0 peak=0 phase=0 mapped=0 total=0 total_peak=0 unmapped=0\n") << program;
     // The forwarding-only library exports no API: the same.
     RunResult null_lib = run_traced({program, "api"}, "null.json", {}, kNullLib);
     EXPECT_EQ(null_lib.exit_code, 0);
-    EXPECT_EQ(null_lib.out, "live=0 peak=0 phase=0\n") << program;
+    EXPECT_EQ(null_lib.out, "live=0 peak=0 phase=0 mapped=0 total=0 total_peak=0 unmapped=0\n") << program;
   }
   EXPECT_TRUE(fs::is_empty(dir_));
 }
@@ -442,14 +444,27 @@ TEST_F(Interposer, ApiReadsTheExactLiveHeapAndThePhasePeak) {
     json r = traced_report({program, "api"}, "api.json");
     RunResult result = run_traced({program, "api"}, "api.json", {{"HEAPLINE_PRECISION", "exact"}});
     auto values = parse_keys(result.out);
-    ASSERT_EQ(values.size(), 3u) << program << ": " << result.out;
+    ASSERT_EQ(values.size(), 7u) << program << ": " << result.out;
     EXPECT_GT(values["live"], 1 << 20) << program;
     // The peak of the phase that began at reset_peak, with the 1 MiB block
     // live all along; freeing it does not lower the peak.
     EXPECT_EQ(values["peak"], values["live"]);
     EXPECT_EQ(values["phase"], values["peak"]);
+    // Mapped memory: the 8 MiB anonymous mapping, not the file's 4 MiB; the
+    // sum with the heap, and its phase peak kept after the unmap.
+    EXPECT_EQ(values["mapped"], 8 << 20) << program;
+    EXPECT_EQ(values["total"], values["live"] + values["mapped"]) << program;
+    EXPECT_EQ(values["total_peak"], values["total"]) << program;
+    EXPECT_EQ(values["unmapped"], 0) << program;
     json exact = read_json(dir_ / "api.json");
     EXPECT_GE(peak(exact), values["peak"]);
+    EXPECT_EQ(exact["mapped"]["peak_bytes"], 8 << 20);
+    EXPECT_GE(exact["total"]["peak_bytes"], values["total"]);
+    // HEAPLINE_MAPPED=off: nothing mapped is counted, the sum is the heap.
+    RunResult off = run_traced({program, "api"}, "off.json", {{"HEAPLINE_PRECISION", "exact"}, {"HEAPLINE_MAPPED", "off"}});
+    auto off_values = parse_keys(off.out);
+    EXPECT_EQ(off_values["mapped"], 0) << program << off.out;
+    EXPECT_EQ(off_values["total"], off_values["live"]) << program << off.out;
     ASSERT_EQ(exact["markers"].size(), 1u);
     EXPECT_EQ(exact["markers"][0][1], "api");
   }

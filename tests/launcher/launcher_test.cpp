@@ -54,6 +54,28 @@ TEST(Summary, HumanSecondsFromNanoseconds) {
   EXPECT_EQ(human_seconds(2'000'000), "0.002 s");
 }
 
+// A fixed report: the mapped line appears when mapped memory was counted,
+// and not for a report older than it or one converted with it unknown.
+TEST(Summary, MappedLineOnlyWhenMappedMemoryWasCounted) {
+  nlohmann::json report = nlohmann::json::parse(R"({
+    "precision": {"mode": "exact", "bound_bytes": 0, "max_threads": 1, "min_threshold_bytes": 1},
+    "peak_bytes": 2097152, "peak_time_ns": 1000000, "final_bytes": 1048576, "duration_ns": 2000000000,
+    "samples": [[0, 0, 0]],
+    "mapped": {"mode": "on", "peak_bytes": 8388608, "peak_time_ns": 500000000, "final_bytes": 0},
+    "total": {"peak_bytes": 9437184, "peak_time_ns": 500000000, "final_bytes": 1048576}})");
+  const std::string text = heapline::launcher::summarize(report, "r.json");
+  EXPECT_NE(text.find("heapline: peak 2.0 MiB at 0.001 s, final 1.0 MiB\n"
+                      "heapline: mapped peak 8.0 MiB at 0.500 s, final 0 B; "
+                      "heap + mapped peak 9.0 MiB at 0.500 s, final 1.0 MiB\n"),
+            std::string::npos)
+      << text;
+  report["mapped"]["mode"] = "unknown";
+  EXPECT_EQ(heapline::launcher::summarize(report, "r.json").find("mapped"), std::string::npos);
+  report.erase("mapped");
+  report.erase("total");
+  EXPECT_EQ(heapline::launcher::summarize(report, "r.json").find("mapped"), std::string::npos);
+}
+
 TEST(Plot, FormatFromExtension) {
   using heapline::launcher::plot_format_for;
   using heapline::launcher::PlotFormat;
@@ -84,6 +106,8 @@ class Launcher : public ::testing::Test {
 
 const char* kSummary =
     R"(heapline: peak [0-9.]+ \w+ at [0-9.]+ s, final [0-9.]+ \w+\n)"
+    R"(heapline: mapped peak [0-9.]+ \w+ at [0-9.]+ s, final [0-9.]+ \w+; )"
+    R"(heap \+ mapped peak [0-9.]+ \w+ at [0-9.]+ s, final [0-9.]+ \w+\n)"
     R"(heapline: precision \+/-[0-9.]+ \w+ \(batched: \d+ threads? x [0-9.]+ \w+\), \d+ samples over [0-9.]+ s\n)"
     R"(heapline: report heapline\.python3\.(\d+)\.json\n)";
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -218,6 +219,79 @@ TEST_F(LiveFile, PeakOfAKilledProcessHoldsItsLastAllocation) {
   EXPECT_GE(peak, 2 << 20);
   EXPECT_GE(peak, r["final_bytes"].get<std::int64_t>());
   for (const auto& sample : r["samples"]) EXPECT_GE(peak, sample[2].get<std::int64_t>()) << sample.dump();
+}
+
+// Mapped memory everywhere a figure is shown: phase_probe mapped holds 2 MiB
+// of heap, 8 MiB mapped anonymously and privately (counted) and 4 MiB of a
+// file mapped privately (never counted).
+TEST_F(LiveFile, TopAndConvertShowMappedMemoryBesideTheHeap) {
+  auto running = start({kProbe, "mapped", "20"}, traced("mapped"));
+  ASSERT_TRUE(wait_for_output(running, "ready"));
+  RunResult top = heapline({"top", std::to_string(running.pid), "--once"});
+  ASSERT_EQ(kill(running.pid, SIGKILL), 0);
+  finish(running);
+  EXPECT_EQ(top.exit_code, 0) << top.err;
+  EXPECT_TRUE(std::regex_search(top.out, std::regex(R"(\nmapped 8\.0 MiB   peak 8\.0 MiB at [0-9.]+ s   )"
+                                                    R"(heap \+ mapped 10\.\d MiB   peak 10\.\d MiB at [0-9.]+ s\n)")))
+      << top.out;
+  // The chart is of the sum: its top is above the 8 MiB mapped alone.
+  EXPECT_TRUE(std::regex_search(top.out, std::regex(R"(\n1\d\.\d MiB +\|)"))) << top.out;
+
+  auto r = convert("mapped");
+  EXPECT_EQ(r["mapped"]["mode"], "on");
+  EXPECT_EQ(r["mapped"]["peak_bytes"], 8 << 20);
+  EXPECT_EQ(r["mapped"]["final_bytes"], 8 << 20);
+  EXPECT_GE(r["total"]["peak_bytes"].get<std::int64_t>(), (8 << 20) + (2 << 20));
+  EXPECT_LT(r["total"]["peak_bytes"].get<std::int64_t>(), (8 << 20) + (4 << 20));
+  ASSERT_EQ(r["mapped_samples"].size(), r["samples"].size());
+  for (std::size_t i = 0; i < r["samples"].size(); ++i) EXPECT_EQ(r["mapped_samples"][i][0], r["samples"][i][0]);
+  // The sample at the marker, taken after the mappings: 8 MiB.
+  EXPECT_EQ(r["mapped_samples"].back()[1], 8 << 20) << r["mapped_samples"].dump();
+}
+
+// A file of the layout before mapped memory (shorter, zeros in the mapped
+// fields) still converts, with its mapped figures unknown rather than 0.
+TEST_F(LiveFile, ALiveFileOfTheOlderLayoutConvertsWithMappedUnknown) {
+  auto running = start({kProbe, "mapped", "20"}, traced("older"));
+  ASSERT_TRUE(wait_for_output(running, "ready"));
+  ASSERT_EQ(kill(running.pid, SIGKILL), 0);
+  finish(running);
+  const fs::path live = dir_ / "older.live";
+  fs::resize_file(live, heapline::kLiveRegionV1Bytes);
+  {
+    std::fstream file(live, std::ios::in | std::ios::out | std::ios::binary);
+    const std::uint32_t zero = 0;
+    file.seekp(offsetof(heapline::LiveHeader, mapped_mode));
+    file.write(reinterpret_cast<const char*>(&zero), sizeof zero);
+    const std::int64_t zeros[5] = {};
+    file.seekp(offsetof(heapline::LiveHeader, mapped_live));
+    file.write(reinterpret_cast<const char*>(zeros), sizeof zeros);
+  }
+  auto r = convert("older");
+  EXPECT_EQ(r["mapped"]["mode"], "unknown");
+  EXPECT_EQ(r["mapped_samples"].size(), 0u);
+  EXPECT_GE(r["peak_bytes"].get<std::int64_t>(), 2 << 20);
+  RunResult top_of_file = heapline({"convert", live.string(), "-o", (dir_ / "again.json").string()});
+  EXPECT_EQ(top_of_file.exit_code, 0) << top_of_file.err;
+}
+
+TEST_F(LiveFile, LauncherSummaryAndPlotShowHeapMappedAndTotal) {
+  RunResult result = heapline({"--out", "mapped.json", "--plot", "mapped.svg", kProbe, "mapped", "0"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(std::regex_search(result.err, std::regex(R"(heapline: peak 2\.\d MiB at [0-9.]+ s, final 2\.\d MiB\n)"
+                                                       R"(heapline: mapped peak 8\.0 MiB at [0-9.]+ s, final 8\.0 MiB; )"
+                                                       R"(heap \+ mapped peak 10\.\d MiB at [0-9.]+ s, final 10\.\d MiB\n)")))
+      << result.err;
+  std::string svg = heapline::test::read_file(dir_ / "mapped.svg");
+  for (const char* title : {">heap<", ">mapped<", ">heap + mapped<"}) EXPECT_NE(svg.find(title), std::string::npos) << title;
+  // Off: no mapped line in the summary, the plot is the heap's alone.
+  RunOptions options;
+  options.cwd = dir_;
+  options.env = {{"LD_PRELOAD", std::nullopt}, {"HEAPLINE_LIB", std::nullopt}, {"HEAPLINE_MAPPED", "off"}};
+  RunResult off = run({kLauncher, "--out", "off.json", kProbe, "mapped", "0"}, options);
+  EXPECT_EQ(off.exit_code, 0) << off.err;
+  EXPECT_NE(off.err.find("heapline: peak 2."), std::string::npos) << off.err;
+  EXPECT_EQ(off.err.find("mapped peak"), std::string::npos) << off.err;
 }
 
 TEST_F(LiveFile, TopWithoutAHeaplineFileSaysSo) {

@@ -15,8 +15,12 @@
 # rewritten by a force-push), the point stands for its own commit only.
 #
 # Environment, besides tools/ci/common.sh's: GITHUB_SHA, GITHUB_REF,
-# GITHUB_EVENT_NAME, GITHUB_EVENT_BEFORE, and HEAPLINE_RUN_POINTS (where the
-# new lines are copied; default $HEAPLINE_BUILD_DIR/ci/run-points.jsonl).
+# GITHUB_EVENT_NAME, GITHUB_EVENT_BEFORE, HEAPLINE_RUN_POINTS (where the
+# new lines are copied; default $HEAPLINE_BUILD_DIR/ci/run-points.jsonl), and
+# HEAPLINE_CATALOGUES: the scenario catalogues to measure, one suite each,
+# space-separated (default: heapline-bench's own, the five scenarios); the
+# performance workflow adds scenarios/allocators.json, entries outside the
+# five.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -97,7 +101,15 @@ lines_before=0
 [[ -f "$points" ]] && lines_before=$(wc -l <"$points")
 
 suite_status=0
-"$bench" suite --store "$store_dir" --commit "$commit" "${range_args[@]}" "$@" || suite_status=$?
+read -r -a catalogues <<<"${HEAPLINE_CATALOGUES:-}"
+if ((${#catalogues[@]} == 0)); then
+  "$bench" suite --store "$store_dir" --commit "$commit" "${range_args[@]}" "$@" || suite_status=$?
+fi
+for catalogue in "${catalogues[@]}"; do
+  say "measuring the scenarios of $catalogue"
+  "$bench" --catalogue "$catalogue" suite --store "$store_dir" --commit "$commit" "${range_args[@]}" "$@" ||
+    suite_status=$?
+done
 
 # The lines this run appended, kept even when a scenario failed: the suite
 # still records the others.

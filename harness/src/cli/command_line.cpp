@@ -36,7 +36,15 @@ void add_verdict_options(CLI::App& command, VerdictOptions& rule) {
       ->capture_default_str();
   command.add_option("--false-alarm-rate", rule.false_alarm_rate, "Per push, over all scenarios")
       ->capture_default_str();
-  command.add_option("--min-effect", rule.min_effect_points, "Smallest change reported, in percentage points")
+  command.add_option("--min-effect", rule.min_effect_points,
+                     "Smallest change of the wall and cpu figures reported, in percentage points")
+      ->capture_default_str();
+  command.add_option("--min-effect-instructions", rule.min_effect_instructions_points,
+                     "Smallest change of the instruction figure reported, in percentage points")
+      ->capture_default_str();
+  command.add_option("--gate", rule.gate,
+                     "Figures whose regressions fail --fail-on-regression (comma-separated: wall, cpu, instructions)")
+      ->delimiter(',')
       ->capture_default_str();
 }
 
@@ -71,7 +79,7 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
   auto* overhead_cmd = app.add_subcommand(
       "overhead", "Measure one scenario: N interleaved runs with and without LD_PRELOAD=LIB");
   overhead_cmd->add_option("SCENARIO", overhead.scenario, "Scenario name from the catalogue")->required();
-  overhead_cmd->add_option("LIB", overhead.library, "Preload library, or 'none' for an A/A run (noise floor)")
+  overhead_cmd->add_option("LIB", overhead.library, "Preload library (or A:B, preloaded in that order), or 'none' for an A/A run (noise floor)")
       ->required();
   overhead_cmd->add_option("RUNS", overhead.runs, "Runs per side (a positive integer)")->required();
   overhead_cmd->add_option("COMMAND", overhead.command, "Command to run (after --); default: the catalogue's");
@@ -81,7 +89,7 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
                          "Also count instructions under callgrind (the catalogue's reduced command)");
 
   auto* suite_cmd = app.add_subcommand("suite", "Measure every catalogue scenario with the library");
-  suite_cmd->add_option("--lib", suite.library, "Preload library (default: libheapline.so next to heapline-bench)");
+  suite_cmd->add_option("--lib", suite.library, "Preload library, or A:B (default: libheapline.so next to heapline-bench)");
   suite_cmd->add_option("--runs", suite.runs, "Runs per side")->capture_default_str();
   suite_cmd->add_option("--scale", suite.scale, "Multiply every operation count")->capture_default_str();
   suite_cmd->add_option("--only", suite.only, "Only these scenarios (comma-separated)")->delimiter(',');
@@ -97,6 +105,11 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
   compare_cmd->add_option("--lib", compare.libs, "A build: LABEL=PATH (twice or more)");
   compare_cmd->add_flag("--floor", compare.floor, "Add the forwarding-only library (the floor of any interposer)");
   compare_cmd->add_flag("--memusage", compare.memusage, "Add glibc's libmemusage.so (the closest peer)");
+  compare_cmd->add_flag("--heaptrack", compare.heaptrack,
+                        "Add heaptrack's recording library, its trace discarded (absent, with a note, when heaptrack "
+                        "is not installed)");
+  compare_cmd->add_option("--heaptrack-library", compare.heaptrack_library,
+                          "libheaptrack_preload.so (default: where Debian's heaptrack package installs it)");
   compare_cmd->add_option("--rounds", compare.rounds, "Rounds; each figure is their median")->capture_default_str();
   compare_cmd->add_option("--runs", compare.runs, "Runs per side in each measurement")->capture_default_str();
   compare_cmd->add_option("--scale", compare.scale, "Multiply every operation count")->capture_default_str();
@@ -104,7 +117,7 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
   compare_cmd->add_option("--json", compare.json, "Raw data (default: <source>/docs/release-comparison.json)");
   compare_cmd->add_option("--out", compare.out, "Where the table goes (default: <source>/docs/_generated)");
 
-  auto* check_cmd = app.add_subcommand("check", "Verdicts on the newest point of each scenario, and change points");
+  auto* check_cmd = app.add_subcommand("check", "Verdicts on each figure of the newest point of each scenario, and change points");
   check_cmd->add_option("--store", check.store, "Store directory (default: <source>/bench-data)");
   add_verdict_options(*check_cmd, check.rule);
   check_cmd->add_flag("--fail-on-regression", check.fail_on_regression, "Exit 1 when a scenario regressed");
@@ -118,6 +131,8 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
   calibrate_cmd->add_option("--repeats", calibrate.repeats, "Figures of each kind per scenario")->capture_default_str();
   calibrate_cmd->add_option("--scale", calibrate.scale, "Multiply every operation count")->capture_default_str();
   calibrate_cmd->add_option("--only", calibrate.only, "Only these scenarios (comma-separated)")->delimiter(',');
+  calibrate_cmd->add_flag("!--no-instructions", calibrate.instructions,
+                          "Do not calibrate the instruction figure (calibrated when valgrind is installed)");
   add_verdict_options(*calibrate_cmd, calibrate.rule);
 
   auto* render_cmd = app.add_subcommand("render", "Write the performance page and its plots from the store");

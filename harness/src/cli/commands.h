@@ -75,6 +75,8 @@ struct CompareOptions {
   std::vector<std::string> libs;  // LABEL=PATH
   bool floor = false;             // add the forwarding-only library
   bool memusage = false;          // add glibc's libmemusage.so
+  bool heaptrack = false;         // add heaptrack's recording library (absent when not installed)
+  std::string heaptrack_library;  // default: where Debian's heaptrack puts it
   int rounds = 3;
   int runs = 10;
   double scale = 1.0;
@@ -87,7 +89,11 @@ struct VerdictOptions {
   int window = 20;
   int min_history = 8;
   double false_alarm_rate = 0.05;
-  double min_effect_points = 2.0;  // percentage points
+  double min_effect_points = 2.0;               // percentage points, wall and cpu
+  double min_effect_instructions_points = 0.2;  // percentage points, instructions
+  // The figures whose regressions fail `check --fail-on-regression`
+  // (docs/regressions.md says why these two).
+  std::vector<std::string> gate = {"instructions", "cpu"};
 };
 
 struct CheckOptions {
@@ -106,6 +112,7 @@ struct CalibrateOptions {
   int repeats = 5;
   double scale = 1.0;
   std::vector<std::string> only;
+  bool instructions = true;  // calibrate the instruction figure too, when valgrind is installed
   VerdictOptions rule;
 };
 

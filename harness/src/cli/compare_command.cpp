@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -14,8 +16,22 @@ namespace heapline::bench {
 namespace {
 
 constexpr const char* kMemusage = "/usr/lib/x86_64-linux-gnu/libmemusage.so";
+// Debian's heaptrack (1.4 in bookworm) installs its recording library here.
+constexpr const char* kHeaptrack = "/usr/lib/heaptrack/libheaptrack_preload.so";
 
-std::vector<Build> builds_from(const CompareOptions& options) {
+// heaptrack records without its GUI or its interpreter when its preload
+// library runs alone: it writes its trace to DUMP_HEAPTRACK_OUTPUT (what
+// `heaptrack --raw` does, through a compressor). The trace goes to /dev/null:
+// a full trace of a scenario is gigabytes, and the figure is what recording
+// costs the program.
+Build heaptrack_build(const std::string& library) {
+  return {"heaptrack", library, {{"DUMP_HEAPTRACK_OUTPUT", "/dev/null"}},
+          "its recording library alone (libheaptrack_preload.so, what `heaptrack --raw` preloads: a backtrace per "
+          "allocation), the trace written to /dev/null; `heaptrack` itself also runs a compressor or its "
+          "interpreter beside the program, which this figure does not count."};
+}
+
+std::vector<Build> builds_from(const CompareOptions& options, std::vector<AbsentPeer>& absent) {
   std::vector<Build> builds;
   for (const auto& spec : options.libs) {
     const auto equals = spec.find('=');
@@ -26,10 +42,19 @@ std::vector<Build> builds_from(const CompareOptions& options) {
   if (options.floor)
     builds.push_back({"forwarding only", checked_preload_library(options.where.bin_dir + "/libheapline_null.so")});
   if (options.memusage) builds.push_back({"libmemusage.so", checked_preload_library(kMemusage)});
+  if (options.heaptrack) {
+    const std::string library = options.heaptrack_library.empty() ? kHeaptrack : options.heaptrack_library;
+    if (access(library.c_str(), R_OK) == 0) {
+      builds.push_back(heaptrack_build(checked_preload_library(library)));
+    } else {
+      absent.push_back({"heaptrack", "not installed here (no " + library + "; Debian package heaptrack)."});
+      std::cerr << "compare: heaptrack is absent (no " << library << "); its column says so\n";
+    }
+  }
   for (std::size_t i = 0; i < builds.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
       if (builds[i].label == builds[j].label) throw Refusal("two builds are labelled '" + builds[i].label + "'.");
-  if (builds.size() < 2) throw Refusal("compare needs at least two builds: --lib LABEL=PATH, --floor, --memusage.");
+  if (builds.size() < 2) throw Refusal("compare needs at least two builds: --lib LABEL=PATH, --floor, --memusage, --heaptrack.");
   return builds;
 }
 
@@ -44,7 +69,8 @@ int run_compare(const CompareOptions& options) {
   std::vector<std::string> scenarios;
   for (const Scenario* scenario : selected_scenarios(catalogue, options.only)) scenarios.push_back(scenario->name);
   if (options.runs < 1) throw Refusal("--runs must be a positive integer.");
-  const auto builds = builds_from(options);
+  std::vector<AbsentPeer> absent;
+  const auto builds = builds_from(options, absent);
 
   ScratchDirectory scratch;
   auto request_for = [&](const std::string& name) {
@@ -53,10 +79,11 @@ int run_compare(const CompareOptions& options) {
   };
   PosixProcessRunner runner;
   ProgressLine progress;
-  const Comparison comparison = compare_builds(runner, builds, scenarios, options.rounds, options.runs,
+  Comparison comparison = compare_builds(runner, builds, scenarios, options.rounds, options.runs,
                                                options.scale, request_for,
                                                [&](const ProgressEvent& e) { progress.show(e); });
   progress.clear();
+  comparison.absent = absent;
 
   const std::string json_path = comparison_json_path(options.json, options.where);
   write_file_atomically(json_path, comparison_json(comparison).dump(1) + "\n");

@@ -41,7 +41,7 @@ MeasurementRequest build_request(const Scenario& scenario, const Locations& wher
     request.command = explicit_command;
   }
   request.command[0] = resolved_program(request.command[0]);
-  if (library != "none") request.library = checked_preload_library(library);
+  if (library != "none") request.library = checked_preload_libraries(library);
   return request;
 }
 

@@ -33,7 +33,7 @@ int run_suite(const SuiteOptions& options) {
   if (options.runs < 1) throw Refusal("--runs must be a positive integer.");
   if (!(options.scale > 0)) throw Refusal("--scale must be a positive number.");
   const std::string library =
-      checked_preload_library(options.library.empty() ? options.where.bin_dir + "/libheapline.so" : options.library);
+      checked_preload_libraries(options.library.empty() ? options.where.bin_dir + "/libheapline.so" : options.library);
   std::string commit = options.commit;
   const auto commit_range = parse_commit_range(options.commit_range);
   if (commit_range) {

@@ -1,5 +1,8 @@
 // check and calibrate: the regression verdicts and the noise they rest on.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <map>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -15,6 +18,7 @@
 #include "heapline_bench/history/store.h"
 #include "heapline_bench/verdicts/change_points.h"
 #include "heapline_bench/verdicts/verdict.h"
+#include "heapline_bench/measurement/instructions.h"
 #include "progress.h"
 #include "request_builder.h"
 #include "scratch_directory.h"
@@ -39,21 +43,51 @@ std::string short_commit(const std::string& commit) { return commit.empty() ? "(
 
 }  // namespace
 
+// The gated figures of --gate, each checked.
+std::vector<Figure> gated_figures(const VerdictOptions& options) {
+  std::vector<Figure> gated;
+  for (const auto& name : options.gate) {
+    const auto figure = figure_from_name(name);
+    if (!figure) throw Refusal("--gate takes wall, cpu or instructions (comma-separated), got '" + name + "'.");
+    if (std::find(gated.begin(), gated.end(), *figure) == gated.end()) gated.push_back(*figure);
+  }
+  return gated;
+}
+
 VerdictRule verdict_rule(const VerdictOptions& options, int scenarios) {
   VerdictRule rule;
   rule.window = options.window;
   rule.min_history = options.min_history;
   rule.false_alarm_rate = options.false_alarm_rate;
   rule.min_effect = options.min_effect_points / 100;
+  rule.instructions_min_effect = options.min_effect_instructions_points / 100;
   rule.scenarios = scenarios;
+  rule.figures = std::max<int>(1, static_cast<int>(gated_figures(options).size()));
   if (rule.window < 2 || rule.min_history < 2 || rule.min_history > rule.window)
     throw Refusal("--window and --min-history must be at least 2, and --min-history at most --window.");
   if (!(options.min_effect_points >= 0 && options.min_effect_points <= 100))
     throw Refusal("--min-effect must be a number of percentage points between 0 and 100.");
+  if (!(options.min_effect_instructions_points >= 0 && options.min_effect_instructions_points <= 100))
+    throw Refusal("--min-effect-instructions must be a number of percentage points between 0 and 100.");
   if (!(rule.false_alarm_rate > 0 && rule.false_alarm_rate < 1))
     throw Refusal("--false-alarm-rate must be between 0 and 1.");
   return rule;
 }
+
+namespace {
+
+// Instruction figures repeat far better than a tenth of a point: two decimals.
+std::string figure_percent(Figure figure, double ratio, bool sign = true) {
+  return format_percent(ratio, sign, figure == Figure::instructions ? 2 : 1);
+}
+
+std::string figure_cell(const PointVerdict& v) {
+  const FigureValue value = v.point->figure(v.figure);
+  if (v.figure == Figure::instructions || !value.interval_known) return figure_percent(v.figure, value.overhead) + "%";
+  return format_overhead(value.overhead, {value.low, value.high});
+}
+
+}  // namespace
 
 int run_check(const CheckOptions& options) {
   const Catalogue catalogue = load_catalogue(options.where.catalogue);
@@ -65,30 +99,39 @@ int run_check(const CheckOptions& options) {
   for (const auto& problem : calibration_problems) std::cerr << "heapline-bench: warning: " << problem << "\n";
 
   const VerdictRule rule = verdict_rule(options.rule, static_cast<int>(catalogue.scenarios.size()));
+  const std::vector<Figure> gated = gated_figures(options.rule);
+  auto is_gated = [&](Figure f) { return std::find(gated.begin(), gated.end(), f) != gated.end(); };
   const auto verdicts = judge_newest(history, catalogue.names(), rule, calibrations);
   const auto changes = history_change_points(history, catalogue.names());
 
   std::ostringstream table;
-  table << "| Scenario | Commit | Overhead | Baseline (median of n) | Change | Threshold | Verdict |\n"
-           "|---|---|---:|---:|---:|---:|---|\n";
+  table << "| Scenario | Figure | Commit | Overhead | Baseline (median of n) | Change | Threshold | Verdict |\n"
+           "|---|---|---|---:|---:|---:|---:|---|\n";
   int regressions = 0;
   for (const auto& v : verdicts) {
     const auto& p = *v.point;
-    table << "| `" << v.scenario << "` | `" << short_commit(p.commit) << "` | "
-          << format_overhead(p.overhead, {p.low, p.high}) << " | ";
+    const std::string figure = std::string(figure_name(v.figure)) + (is_gated(v.figure) ? " (gated)" : "");
+    table << "| `" << v.scenario << "` | " << figure << " | `" << short_commit(p.commit) << "` | " << figure_cell(v)
+          << " | ";
     if (v.verdict == Verdict::insufficient_history) {
       table << "– (" << v.history << " earlier points) | – | – | insufficient history |\n";
       continue;
     }
-    table << format_percent(v.baseline) << "% (" << v.history << ") | " << format_percent(v.change) << " pts | ±"
-          << format_percent(v.threshold, false) << " pts | **" << verdict_name(v.verdict) << "** |\n";
-    if (v.verdict == Verdict::regression) ++regressions;
+    table << figure_percent(v.figure, v.baseline) << "% (" << v.baseline_points;
+    if (v.segment_start != nullptr) table << " since `" << short_commit(v.segment_start->commit) << "`";
+    table << ") | " << figure_percent(v.figure, v.change) << " pts | ±" << figure_percent(v.figure, v.threshold, false)
+          << " pts | **" << verdict_name(v.verdict) << "** |\n";
+    const bool fails = v.verdict == Verdict::regression && is_gated(v.figure);
+    if (fails) ++regressions;
     if (options.github && v.verdict != Verdict::unchanged) {
-      const std::string message = v.scenario + " at " + short_commit(p.commit) + ": " + format_percent(p.overhead) +
-                                  "% against a baseline of " + format_percent(v.baseline) + "% over " +
-                                  std::to_string(v.history) + " points (threshold " + format_percent(v.threshold) + " pts)";
-      std::cout << (v.verdict == Verdict::regression ? "::error title=Overhead regression::" : "::notice title=Overhead improvement::")
-                << github_escape(message) << "\n";
+      const std::string message = v.scenario + " (" + figure_name(v.figure) + ") at " + short_commit(p.commit) + ": " +
+                                  figure_percent(v.figure, v.value) + "% against a baseline of " +
+                                  figure_percent(v.figure, v.baseline) + "% over " + std::to_string(v.baseline_points) +
+                                  " points (threshold " + figure_percent(v.figure, v.threshold, false) + " pts)";
+      const char* kind = fails                                  ? "::error title=Overhead regression::"
+                         : v.verdict == Verdict::regression     ? "::warning title=Overhead regression (not gated)::"
+                                                                : "::notice title=Overhead improvement::";
+      std::cout << kind << github_escape(message) << "\n";
     }
   }
   std::ostringstream change_text;
@@ -97,19 +140,23 @@ int run_check(const CheckOptions& options) {
                 << format_percent(c.change.after) << "% between `" << short_commit(c.last_before->commit) << "` and `"
                 << short_commit(c.first_after->commit) << "` (p = " << c.change.p_value << ")\n";
 
+  std::string gate_names;
+  for (Figure f : gated) gate_names += (gate_names.empty() ? "" : ", ") + std::string(figure_name(f));
   std::ostringstream report;
-  report << "### Overhead verdicts\n\n" << table.str() << "\nRule: the newest point against the median of up to "
-         << rule.window << " earlier points of the same scenario and machine; threshold = max(" << format_percent(rule.min_effect, false)
-         << " pts, t × noise); false-alarm rate " << rule.false_alarm_rate << " per push over "
-         << rule.scenarios << " scenarios.\n";
-  if (!changes.empty()) report << "\n### Change points\n\n" << change_text.str();
+  report << "### Overhead verdicts\n\n" << table.str() << "\nRule: each figure of the newest point against the median of up to "
+         << rule.window << " earlier points of the same scenario, machine, timing method and scale, after the last "
+            "established step; threshold = max(" << format_percent(rule.min_effect, false) << " pts ("
+         << format_percent(rule.instructions_min_effect, false, 2) << " for instructions), t × noise); false-alarm rate "
+         << rule.false_alarm_rate << " per push over " << rule.scenarios << " scenarios × " << rule.figures
+         << " gated figure(s). Gated: " << (gate_names.empty() ? "none" : gate_names) << ".\n";
+  if (!changes.empty()) report << "\n### Change points (wall)\n\n" << change_text.str();
   std::cout << report.str();
 
   if (options.github) {
     if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary != nullptr && *summary != '\0')
       std::ofstream(summary, std::ios::app) << report.str() << "\n";
   }
-  if (regressions > 0) std::cerr << "check: " << regressions << " regression(s)\n";
+  if (regressions > 0) std::cerr << "check: " << regressions << " regression(s) of a gated figure\n";
   return regressions > 0 && options.fail_on_regression ? kExitRefused : kExitOk;
 }
 
@@ -117,37 +164,71 @@ int run_calibrate(const CalibrateOptions& options) {
   const Catalogue catalogue = load_catalogue(options.where.catalogue);
   const std::vector<const Scenario*> selected = selected_scenarios(catalogue, options.only);
   if (options.repeats < 3) throw Refusal("--repeats must be at least 3: a spread needs a few figures.");
+  if (!(options.scale > 0)) throw Refusal("--scale must be a positive number.");
   const VerdictRule rule = verdict_rule(options.rule, static_cast<int>(catalogue.scenarios.size()));
   const std::string library =
-      checked_preload_library(options.library.empty() ? options.where.bin_dir + "/libheapline.so" : options.library);
+      checked_preload_libraries(options.library.empty() ? options.where.bin_dir + "/libheapline.so" : options.library);
   const Store store(store_directory(options.store, options.where));
+  try {
+    store.check_appendable();
+  } catch (const std::runtime_error& e) {
+    throw Refusal(std::string(e.what()) + ". Nothing was measured.");
+  }
   const Machine machine = this_machine();
+  const std::string valgrind = options.instructions ? find_valgrind() : std::string();
+  if (options.instructions && valgrind.empty()) std::cerr << "heapline-bench: " << kNoValgrindNote << "\n";
 
   PosixProcessRunner runner;
   std::string lines;
-  std::cout << "| Scenario | A/A spread | Repeat spread | Noise (sigma) | Threshold | Detectable (80%) |\n"
-               "|---|---:|---:|---:|---:|---:|\n";
+  std::cout << "| Scenario | Figure | A/A spread | A/A largest | Repeat spread | Noise (sigma) | Threshold | "
+               "Detectable (80%) |\n|---|---|---:|---:|---:|---:|---:|---:|\n";
   for (const Scenario* scenario : selected) {
     ScratchDirectory scratch;
     ProgressLine progress("calibrate ");
     auto show = [&](const ProgressEvent& e) { progress.show(e); };
-    std::vector<double> aa, repeated;
+    std::map<Figure, std::vector<double>> aa, repeated;
+    std::vector<InstructionFigure> counts;
+    auto add_timed = [&](std::map<Figure, std::vector<double>>& into, const Measurement& m) {
+      into[Figure::wall].push_back(m.overhead);
+      std::vector<RawRun> with, without;
+      for (const auto& r : m.with_runs) with.push_back(raw_run(r));
+      for (const auto& r : m.without_runs) without.push_back(raw_run(r));
+      if (const auto cpu = cpu_figure(with, without)) into[Figure::cpu].push_back(cpu->overhead);
+    };
     for (int r = 0; r < options.repeats; ++r) {
       // A/A: the library on both sides; the figure should be 0.
       auto same = build_request(*scenario, options.where, "none", options.runs, options.scale, {}, scratch.path());
       same.env["LD_PRELOAD"] = library;
-      aa.push_back(measure(runner, same, show).overhead);
+      add_timed(aa, measure(runner, same, show));
       auto real = build_request(*scenario, options.where, library, options.runs, options.scale, {}, scratch.path());
-      repeated.push_back(measure(runner, real, show).overhead);
+      add_timed(repeated, measure(runner, real, show));
+      if (auto counted = instruction_request(*scenario, options.where, real, options.scale, {}, valgrind)) {
+        counts.push_back(count_instructions(runner, *counted));
+        repeated[Figure::instructions].push_back(counts.back().overhead);
+      }
     }
+    // The instruction A/A: each count with the library against the first
+    // one, the same build on both sides of the ratio.
+    for (std::size_t i = 1; i < counts.size(); ++i)
+      aa[Figure::instructions].push_back(static_cast<double>(counts[i].with) / static_cast<double>(counts[0].with) - 1);
     progress.clear();
-    const auto c = summarise_calibration(scenario->name, aa, repeated, rule);
-    std::cout << "| `" << c.scenario << "` | ±" << format_percent(robust_sigma(aa), false) << " | ±"
-              << format_percent(robust_sigma(repeated), false) << " | " << format_percent(c.sigma, false) << " pts | "
-              << format_percent(c.threshold, false) << " pts | " << format_percent(c.detectable, false) << " pts |\n";
+    for (Figure figure : kFigures) {
+      if (repeated[figure].empty() || aa[figure].empty()) continue;
+      const auto c = summarise_calibration(scenario->name, figure, aa[figure], repeated[figure], rule);
+      double largest = 0;
+      for (double x : c.aa_overheads) largest = std::max(largest, std::fabs(x));
+      std::cout << "| `" << c.scenario << "` | " << figure_name(figure) << " | ±"
+                << figure_percent(figure, robust_sigma(c.aa_overheads), false) << " | "
+                << figure_percent(figure, largest, false) << " | ±"
+                << figure_percent(figure, robust_sigma(c.repeated_overheads), false) << " | "
+                << figure_percent(figure, c.sigma, false) << " pts | " << figure_percent(figure, c.threshold, false)
+                << " pts | " << figure_percent(figure, c.detectable, false) << " pts |\n";
+      lines += calibration_to_json(c, machine.fingerprint(), machine.describe(), options.runs, options.scale,
+                                   utc_now_iso8601())
+                   .dump() +
+               "\n";
+    }
     std::cout.flush();
-    lines += calibration_to_json(c, machine.fingerprint(), machine.describe(), options.runs, utc_now_iso8601()).dump() +
-             "\n";
   }
   store.append_lines(store.calibration_path(), lines);
   std::cerr << "calibrate: appended to " << store.calibration_path() << " (machine " << machine.fingerprint()

@@ -16,6 +16,12 @@ const char* figure_name(Figure figure) {
   return "?";
 }
 
+std::optional<Figure> figure_from_name(std::string_view name) {
+  for (Figure figure : kFigures)
+    if (name == figure_name(figure)) return figure;
+  return std::nullopt;
+}
+
 FigureValue HistoryEntry::figure(Figure which) const {
   switch (which) {
     case Figure::wall: return {true, overhead, low, high, true};

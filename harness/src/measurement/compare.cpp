@@ -35,6 +35,7 @@ Comparison compare_builds(ProcessRunner& runner, const std::vector<Build>& build
       for (std::size_t b : round_order(builds.size(), round)) {
         MeasurementRequest request = requests[s];
         request.library = builds[b].path;
+        for (const auto& [name, value] : builds[b].env) request.env[name] = value;
         request.runs = runs;
         Measurement measurement = measure(runner, request, progress);
         auto& cell = comparison.cells[s][b];

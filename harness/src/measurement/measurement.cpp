@@ -139,6 +139,23 @@ std::string checked_preload_library(const std::string& path) {
   return absolute.lexically_normal().string();
 }
 
+std::vector<std::string> preload_list(const std::string& list) {
+  std::vector<std::string> libraries;
+  std::istringstream parts(list);
+  std::string part;
+  while (std::getline(parts, part, ':'))
+    if (!part.empty()) libraries.push_back(part);
+  return libraries;
+}
+
+std::string checked_preload_libraries(const std::string& list) {
+  const auto libraries = preload_list(list);
+  if (libraries.empty()) throw Refusal("no library given to preload ('" + list + "').");
+  std::string joined;
+  for (const auto& library : libraries) joined += (joined.empty() ? "" : ":") + checked_preload_library(library);
+  return joined;
+}
+
 std::string resolved_program(const std::string& program) {
   if (program.empty()) throw Refusal("the command is empty.");
   auto executable = [](const std::filesystem::path& candidate) {
@@ -208,10 +225,12 @@ Measurement measure(ProcessRunner& runner, const MeasurementRequest& request, co
                     indented(result.stderr_head.substr(0, result.stderr_head.find('\n'))) + "\n  Nothing was recorded.");
     if (!result.succeeded())
       throw Refusal(describe_failure(request, run, run.pair + 1, result));
-    if (with && run.warmup() && !trace_shows_library_loaded(trace_prefix, result.pid, request.library))
-      throw Refusal(request.scenario + ": " + request.library + " was not loaded into " + request.command[0] +
-                    " (ld.so's trace does not show it). A statically linked program, or one that clears "
-                    "LD_PRELOAD, cannot be measured: its figure would read 0%. Nothing was recorded.");
+    if (with && run.warmup())
+      for (const auto& library : preload_list(request.library))
+        if (!trace_shows_library_loaded(trace_prefix, result.pid, library))
+          throw Refusal(request.scenario + ": " + library + " was not loaded into " + request.command[0] +
+                        " (ld.so's trace does not show it). A statically linked program, or one that clears "
+                        "LD_PRELOAD, cannot be measured: its figure would read 0%. Nothing was recorded.");
     // Each run's reports are read (with-runs) or cleared (the others) before
     // the next run writes its own.
     const auto report = request.scratch_directory.empty() ? std::nullopt

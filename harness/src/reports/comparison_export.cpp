@@ -37,8 +37,14 @@ ordered_json comparison_json(const Comparison& c) {
   out["builds"] = ordered_json::array();
   // The library's file name only: the JSON is committed to docs/, where the
   // path of the machine that built each library means nothing to a reader.
-  for (const auto& b : c.builds)
-    out["builds"].push_back({{"label", b.label}, {"library", std::filesystem::path(b.path).filename().string()}});
+  for (const auto& b : c.builds) {
+    ordered_json build = {{"label", b.label}, {"library", std::filesystem::path(b.path).filename().string()}};
+    if (!b.env.empty()) build["env"] = b.env;
+    if (!b.note.empty()) build["note"] = b.note;
+    out["builds"].push_back(build);
+  }
+  // Peers asked for but not installed: named, never silently left out.
+  for (const auto& a : c.absent) out["absent"].push_back({{"label", a.label}, {"reason", a.reason}});
   out["scenarios"] = ordered_json::array();
   for (std::size_t s = 0; s < c.scenarios.size(); ++s) {
     ordered_json row = {{"name", c.scenarios[s]}, {"results", ordered_json::array()}};
@@ -62,14 +68,17 @@ ordered_json comparison_json(const Comparison& c) {
 std::string comparison_markdown_from_json(const json& j) {
   std::ostringstream out;
   const auto& builds = j.at("builds");
+  const json absent = j.value("absent", json::array());
   out << "| Scenario |";
   for (const auto& b : builds) out << ' ' << b.at("label").get<std::string>() << " |";
+  for (const auto& a : absent) out << ' ' << a.at("label").get<std::string>() << " |";
   out << "\n|---|";
-  for (std::size_t i = 0; i < builds.size(); ++i) out << "---:|";
+  for (std::size_t i = 0; i < builds.size() + absent.size(); ++i) out << "---:|";
   out << "\n";
   for (const auto& row : j.at("scenarios")) {
     out << "| `" << row.at("name").get<std::string>() << "` |";
     for (const auto& result : row.at("results")) out << ' ' << format_percent(result.at("overhead").get<double>()) + "%" << " |";
+    for (std::size_t i = 0; i < absent.size(); ++i) out << " absent |";
     out << "\n";
   }
   const int rounds = j.at("rounds").get<int>();
@@ -80,6 +89,12 @@ std::string comparison_markdown_from_json(const json& j) {
   const double scale = j.value("scale", 1.0);
   if (scale != 1.0) out << ", operation counts scaled by " << scale;
   out << ".\n";
+  for (const auto& b : builds) {
+    if (b.contains("note")) out << "\n" << b.at("label").get<std::string>() << ": " << b.at("note").get<std::string>() << "\n";
+  }
+  for (const auto& a : absent) {
+    out << "\n" << a.at("label").get<std::string>() << ": absent, " << a.at("reason").get<std::string>() << "\n";
+  }
   return out.str();
 }
 

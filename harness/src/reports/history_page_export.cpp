@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <ostream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -42,6 +44,88 @@ std::string markdown_cell(const HistoryEntry* entry, const History& history, con
     default: break;
   }
   return out;
+}
+
+// One figure of the second table: the value (with its interval when it has
+// one) and a mark for its own verdict; "–" when the point lacks the figure.
+std::string figure_text(const HistoryEntry& entry, Figure figure, const History& history, const RenderOptions& options) {
+  const FigureValue value = entry.figure(figure);
+  if (!value.present) return "–";
+  std::string out = figure == Figure::instructions ? format_instructions(value.overhead)
+                    : value.interval_known         ? format_overhead(value.overhead, {value.low, value.high})
+                                                   : format_percent(value.overhead) + "%";
+  const auto index = static_cast<std::size_t>(&entry - history.entries.data());
+  switch (judge_point(history, index, figure, options.rule, options.calibrations).verdict) {
+    case Verdict::regression: out += " ▲"; break;
+    case Verdict::improvement: out += " ▼"; break;
+    default: break;
+  }
+  return out;
+}
+
+// The second table: the same rows, CPU time and instructions side by side.
+void figures_table(std::ostream& out, const std::vector<HistoryRow>& rows, const std::vector<std::string>& scenarios,
+                   const History& history, const RenderOptions& options) {
+  out << "### CPU time and instructions\n\n"
+         "The same measured commits, newest first. In each cell, the overhead in CPU time (user + sys, the same "
+         "runs as the wall clock, with its 95% interval) · in instructions (the scenario's reduced command under "
+         "callgrind, with and without heapline; exact, so no interval). These are the figures `heapline-bench "
+         "check` gates on; ▲ and ▼ mark each figure's own verdict. – : not measured (no valgrind, or a point from "
+         "before there were three figures).\n\n";
+  out << "| Commit |";
+  for (const auto& name : scenarios) out << " `" << name << "` cpu · instructions |";
+  out << "\n|---|";
+  for (std::size_t i = 0; i < scenarios.size(); ++i) out << "---:|";
+  out << "\n";
+  for (const auto& row : rows) {
+    out << "| " << commit_cell(row) << " |";
+    for (const auto* cell : row.cells) {
+      if (cell == nullptr) {
+        out << " – |";
+        continue;
+      }
+      out << ' ' << figure_text(*cell, Figure::cpu, history, options) << " · "
+          << figure_text(*cell, Figure::instructions, history, options) << " |";
+    }
+    out << "\n";
+  }
+  out << "\n";
+}
+
+// How the library behaves on each scenario, from its own reports in the
+// newest point that has them: publishes per 1000 calls, and the peak memory
+// it costs.
+void library_behaviour_table(std::ostream& out, const std::vector<std::string>& scenarios, const History& history) {
+  out << "### How the library behaves, measured\n\n"
+         "From heapline's own report (`calls` and `publishes`) in the runs with the library of the newest point of "
+         "each scenario that has one: how often a thread publishes, and the peak resident memory the process holds "
+         "with heapline beyond what it holds without (median of the runs).\n\n"
+         "| Scenario | publishes per 1000 calls | extra peak RSS | commit | measured (UTC) |\n"
+         "|---|---:|---:|---|---|\n";
+  for (const auto& name : scenarios) {
+    const HistoryEntry* newest = nullptr;
+    for (auto it = history.entries.rbegin(); it != history.entries.rend() && newest == nullptr; ++it)
+      if (it->scenario == name && it->publishes_per_1000_calls) newest = &*it;
+    out << "| `" << name << "` | ";
+    if (newest == nullptr) {
+      out << "– | – | – | – |\n";
+      continue;
+    }
+    char rate[32];
+    const double r = *newest->publishes_per_1000_calls;
+    std::snprintf(rate, sizeof rate, r >= 10 ? "%.0f" : r >= 0.1 ? "%.1f" : "%.3f", r);
+    out << rate << " | ";
+    if (newest->extra_peak_rss_kib) {
+      const long kib = *newest->extra_peak_rss_kib;
+      if (std::labs(kib) >= 10 * 1024) out << kib / 1024 << " MiB";
+      else out << kib << " KiB";
+    } else {
+      out << "–";
+    }
+    out << " | " << (newest->commit.empty() ? "(no commit)" : "`" + short_commit(newest->commit) + "`") << " | "
+        << date_of(newest->measured_at) << " |\n";
+  }
+  out << "\n";
 }
 
 }  // namespace
@@ -136,6 +220,9 @@ std::string history_page_markdown(const History& history, const Catalogue& catal
 
   out << "Marks: ▲ a regression, ▼ an improvement, against the median of up to " << options.rule.window
       << " earlier points of the same scenario and machine (`heapline-bench check` explains each verdict).\n\n";
+
+  figures_table(out, rows, scenarios, history, options);
+  library_behaviour_table(out, scenarios, history);
 
   out << "### Change points\n\n";
   if (changes.empty()) {

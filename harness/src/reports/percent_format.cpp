@@ -4,11 +4,15 @@
 
 namespace heapline::bench {
 
-std::string format_percent(double ratio, bool sign) {
-  char text[32];
-  std::snprintf(text, sizeof text, sign ? "%+.1f" : "%.1f", ratio * 100);
+std::string format_percent(double ratio, bool sign, int decimals) {
+  char text[48];
+  std::snprintf(text, sizeof text, sign ? "%+.*f" : "%.*f", decimals, ratio * 100);
   std::string out = text;
-  if (out == "-0.0" || out == "+-0.0") out = sign ? "+0.0" : "0.0";
+  // A rounded zero: every digit 0, whatever sign printf gave it.
+  if (out.find_first_of("123456789") == std::string::npos) {
+    out = sign ? "+0" : "0";
+    if (decimals > 0) out.append(1, '.').append(static_cast<std::size_t>(decimals), '0');
+  }
   return out;
 }
 
@@ -17,11 +21,6 @@ std::string format_overhead(double overhead, const Interval& interval) {
          format_percent(interval.high, false) + "]";
 }
 
-std::string format_instructions(double overhead) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%+.2f%%", overhead * 100);
-  std::string out = text;
-  return out == "-0.00%" ? "+0.00%" : out;
-}
+std::string format_instructions(double overhead) { return format_percent(overhead, true, 2) + "%"; }
 
 }  // namespace heapline::bench

@@ -5,35 +5,39 @@
 #include <fstream>
 #include <map>
 #include <numbers>
+#include <stdexcept>
+#include <tuple>
 
 namespace heapline::bench {
 
-ScenarioCalibration summarise_calibration(std::string scenario, std::vector<double> aa, std::vector<double> repeated,
-                                          const VerdictRule& rule) {
+ScenarioCalibration summarise_calibration(std::string scenario, Figure figure, std::vector<double> aa,
+                                          std::vector<double> repeated, const VerdictRule& rule) {
   ScenarioCalibration c;
   c.scenario = std::move(scenario);
+  c.figure = figure;
   c.aa_overheads = std::move(aa);
   c.repeated_overheads = std::move(repeated);
-  c.sigma = std::max({robust_sigma(c.aa_overheads), robust_sigma(c.repeated_overheads), rule.noise_floor});
+  c.sigma = std::max({robust_sigma(c.aa_overheads), robust_sigma(c.repeated_overheads), rule.noise_floor_of(figure)});
   const double n = rule.window;
   const double spread = c.sigma * std::sqrt(1 + std::numbers::pi / (2 * n));
-  c.threshold = std::max(rule.min_effect, rule.quantile(rule.window) * spread);
+  c.threshold = std::max(rule.min_effect_of(figure), rule.quantile(rule.window) * spread);
   // A change is found 80% of the time when it exceeds the threshold by the
   // 80th percentile of the noise.
-  c.detectable = std::max(rule.min_effect, c.threshold + normal_quantile(0.8) * spread);
+  c.detectable = std::max(rule.min_effect_of(figure), c.threshold + normal_quantile(0.8) * spread);
   return c;
 }
 
 nlohmann::json calibration_to_json(const ScenarioCalibration& c, const std::string& fingerprint,
-                                   const std::string& machine, int runs, const std::string& measured_at) {
-  return {{"schema", 1},          {"scenario", c.scenario},     {"fingerprint", fingerprint},
-          {"machine", machine},   {"measured_at", measured_at}, {"runs", runs},
+                                   const std::string& machine, int runs, double scale, const std::string& measured_at) {
+  return {{"schema", 2},          {"scenario", c.scenario},     {"figure", figure_name(c.figure)},
+          {"fingerprint", fingerprint}, {"machine", machine},   {"measured_at", measured_at},
+          {"runs", runs},         {"scale", scale},
           {"aa", c.aa_overheads}, {"repeated", c.repeated_overheads},
           {"sigma", c.sigma},     {"threshold", c.threshold},   {"detectable", c.detectable}};
 }
 
 std::vector<NoiseCalibration> read_calibrations(const std::string& path, std::vector<std::string>& problems) {
-  std::map<std::pair<std::string, std::string>, NoiseCalibration> newest;
+  std::map<std::tuple<std::string, std::string, Figure, double>, NoiseCalibration> newest;
   std::ifstream in(path);
   std::string line;
   int number = 0;
@@ -44,7 +48,13 @@ std::vector<NoiseCalibration> read_calibrations(const std::string& path, std::ve
       const auto j = nlohmann::json::parse(line);
       NoiseCalibration c{j.at("scenario").get<std::string>(), j.at("fingerprint").get<std::string>(),
                          j.at("sigma").get<double>()};
-      newest[{c.scenario, c.fingerprint}] = c;  // later lines are newer
+      const std::string figure = j.value("figure", std::string("wall"));
+      const auto known = figure_from_name(figure);
+      if (!known) throw std::runtime_error("unknown figure '" + figure + "'");
+      c.figure = *known;
+      c.scale = j.value("scale", 1.0);
+      if (!(c.sigma >= 0) || !(c.scale > 0)) throw std::runtime_error("sigma and scale must be positive numbers");
+      newest[{c.scenario, c.fingerprint, c.figure, c.scale}] = c;  // later lines are newer
     } catch (const std::exception& e) {
       problems.push_back(path + ":" + std::to_string(number) + ": " + e.what());
     }

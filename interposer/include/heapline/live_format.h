@@ -23,6 +23,15 @@
 //                  `merge_done`; a process killed mid-merge leaves
 //                  merged[0, merge_done) then the untouched originals
 //                  [2 × merge_done, merge_from), which read_timeline rebuilds.
+//   TimelineStorage   the mapped-memory series (mapped_memory.h in the
+//                  interposer): samples [t_ns, mapped bytes, the largest
+//                  mapped value since the previous sample], taken at the
+//                  same moments as the heap's and merged the same way.
+//                  Added within version 1: a file is the older, shorter
+//                  layout (kLiveRegionV1Bytes, without this series and with
+//                  zeros where the mapped fields are now) unless
+//                  `mapped_mode` is set; readers of the older layout read a
+//                  newer file unchanged.
 //
 // Every field another process reads while this one writes is a lock-free
 // std::atomic, which is address-free, so it works across processes.
@@ -68,6 +77,12 @@ constexpr std::size_t kLiveMarkerCapacity = 256;
 constexpr std::size_t kLiveMarkerNameBytes = 48;  // 47 bytes and the NUL
 constexpr std::size_t kLiveExeBytes = 4096;
 
+enum LiveMappedMode : std::uint32_t {
+  kMappedUnknown = 0,  // the older layout: no mapped figures, no series
+  kMappedOn = 1,
+  kMappedOff = 2,
+};
+
 enum LiveState : std::uint32_t {
   kLiveRunning = 1,
   kLiveExited = 2,  // the exit handlers ran and took the final sample
@@ -98,7 +113,12 @@ struct LiveHeader {
   std::uint64_t divisor = 0;
   char allocator[32] = {};
   char size_basis[32] = {};
-  char reserved1[3960] = {};
+  // Mapped memory: 0 in a file of the older layout (nothing known), else
+  // kMappedOn or kMappedOff (HEAPLINE_MAPPED=off); with it, the mapped
+  // series follows the heap's timeline.
+  std::uint32_t mapped_mode = 0;
+  std::uint32_t reserved3 = 0;
+  char reserved1[3960 - 8] = {};
   char exe[kLiveExeBytes] = {};
 
   // The latest figures, under the seqlock `seq` (one writer: the thread
@@ -114,7 +134,14 @@ struct LiveHeader {
   std::atomic<std::uint64_t> publishes{0};
   std::atomic<std::uint32_t> state{0};           // LiveState
   std::atomic<std::uint32_t> markers_claimed{0};  // may pass the capacity: the rest were dropped
-  char reserved2[4096 - 11 * 8 - 8] = {};
+  // Mapped memory (mapped_mode set), as of the latest sample; total is
+  // heap + mapped, the peak of the sum at one moment.
+  std::atomic<std::int64_t> mapped_live{0};
+  std::atomic<std::int64_t> mapped_peak{0};
+  std::atomic<std::uint64_t> mapped_peak_time_ns{0};
+  std::atomic<std::int64_t> total_peak{0};
+  std::atomic<std::uint64_t> total_peak_time_ns{0};
+  char reserved2[4096 - 16 * 8 - 8] = {};
 };
 static_assert(sizeof(LiveHeader) == 3 * 4096);
 
@@ -122,13 +149,23 @@ struct LiveRegion {
   LiveHeader header;
   LiveMarker markers[kLiveMarkerCapacity];
   TimelineStorage timeline;
+  TimelineStorage mapped_timeline;  // present when header.mapped_mode != 0
 };
+
+// The size of a file of the older layout, without the mapped series.
+constexpr std::size_t kLiveRegionV1Bytes =
+    sizeof(LiveHeader) + kLiveMarkerCapacity * sizeof(LiveMarker) + sizeof(TimelineStorage);
+static_assert(sizeof(LiveRegion) == kLiveRegionV1Bytes + sizeof(TimelineStorage));
 
 // The figures under the seqlock, copied consistently (or, after
 // `attempts` tries on a writer that died mid-update, as they are).
 struct LiveFigures {
   std::int64_t live, peak;
   std::uint64_t peak_time_ns, last_sample_ns, max_threads, max_threshold_bytes, calls[3], publishes;
+  std::int64_t mapped_live, mapped_peak;
+  std::uint64_t mapped_peak_time_ns;
+  std::int64_t total_peak;
+  std::uint64_t total_peak_time_ns;
 };
 
 inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
@@ -143,6 +180,11 @@ inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
     f.max_threshold_bytes = h.max_threshold_bytes.load(std::memory_order_relaxed);
     for (int i = 0; i < 3; ++i) f.calls[i] = h.calls[i].load(std::memory_order_relaxed);
     f.publishes = h.publishes.load(std::memory_order_relaxed);
+    f.mapped_live = h.mapped_live.load(std::memory_order_relaxed);
+    f.mapped_peak = h.mapped_peak.load(std::memory_order_relaxed);
+    f.mapped_peak_time_ns = h.mapped_peak_time_ns.load(std::memory_order_relaxed);
+    f.total_peak = h.total_peak.load(std::memory_order_relaxed);
+    f.total_peak_time_ns = h.total_peak_time_ns.load(std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_acquire);
     if ((seq % 2 == 0 && h.seq.load(std::memory_order_relaxed) == seq) || attempt >= attempts) return f;
   }

@@ -32,6 +32,9 @@ struct Report {
   std::int64_t final_bytes;
   // Mapped memory (the interposer's mapped_memory.h) and heap + mapped
   // ("total").
+  // mapped_known false: a live file of the older layout, converted ("mode":
+  // "unknown", no figures).
+  bool mapped_known = true;
   bool mapped_enabled = false;
   std::int64_t mapped_peak_bytes = 0;
   std::uint64_t mapped_peak_time_ns = 0;
@@ -48,6 +51,9 @@ struct Report {
   // The timeline: `sample_count` samples in time order.
   const Sample* samples = nullptr;
   std::size_t sample_count = 0;
+  // The mapped series ("mapped_samples"), same shape; none when off.
+  const Sample* mapped_samples = nullptr;
+  std::size_t mapped_sample_count = 0;
   // Markers: the first min(marker_slots, kLiveMarkerCapacity) of `markers`,
   // those whose ready flag is set.
   const LiveMarker* markers = nullptr;

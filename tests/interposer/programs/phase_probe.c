@@ -1,7 +1,11 @@
 /* phase_probe: a C program using heapline.h, for the tests of the public API,
  * the live file and the launcher's convert and top.
  *
- *   phase_probe api               the API's answers: "live=L peak=P phase=Q"
+ *   phase_probe api               the API's answers: "live=L peak=P phase=Q
+ *                                 mapped=M total=T total_peak=U unmapped=V",
+ *                                 M and T with 8 MiB mapped anonymously and
+ *                                 4 MiB of a file mapped privately, V after
+ *                                 both are unmapped
  *   phase_probe phases            markers start, load, sort, done with 20 ms
  *                                 between them; "marks=4"
  *   phase_probe pending THREADS   threads that keep pending bytes (below the
@@ -39,6 +43,10 @@
  *                                 prints "ready", sleeps
  *   phase_probe hold-abort        holds 2 MiB after a marker "holding",
  *                                 abort()
+ *   phase_probe mapped SECONDS    the same, and 8 MiB mapped anonymously
+ *                                 and privately, 4 MiB of a file mapped
+ *                                 privately (mapped memory: 8 MiB exactly),
+ *                                 all touched; the marker is "mapped"
  */
 #include <pthread.h>
 #include <signal.h>
@@ -113,6 +121,20 @@ static void print_stamps_and_abort(void) {
   abort();
 }
 
+#define MAPPED_ANONYMOUS (8L << 20)
+#define MAPPED_FILE (4L << 20)
+
+/* 8 MiB anonymous private (counted) and 4 MiB of `file` private (not
+ * counted: file-backed), both written. */
+static void map_both(FILE* file, void** anonymous, void** of_file) {
+  if (file == NULL || ftruncate(fileno(file), MAPPED_FILE) != 0) _exit(4);
+  *anonymous = mmap(NULL, MAPPED_ANONYMOUS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  *of_file = mmap(NULL, MAPPED_FILE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fileno(file), 0);
+  if (*anonymous == MAP_FAILED || *of_file == MAP_FAILED) _exit(4);
+  memset(*anonymous, 1, MAPPED_ANONYMOUS);
+  memset(*of_file, 1, MAPPED_FILE);
+}
+
 static pthread_barrier_t g_barrier;
 
 static void* hold_pending(void* argument) {
@@ -129,15 +151,24 @@ int main(int argc, char** argv) {
   char line[160];
   g_stamp = g_stamp_local;
   if (strcmp(mode, "api") == 0) {
+    FILE* file = tmpfile(); /* before the phase: it allocates */
     heapline_mark("api");
     void* block = malloc(1 << 20);
     g_sink = block;
     heapline_reset_peak();
     long long live = (long long)heapline_live_bytes();
     long long peak = (long long)heapline_peak_bytes();
+    void *anonymous, *of_file;
+    map_both(file, &anonymous, &of_file);
+    long long mapped = (long long)heapline_mapped_bytes();
+    long long total = (long long)heapline_total_bytes();
+    if (munmap(anonymous, MAPPED_ANONYMOUS) != 0 || munmap(of_file, MAPPED_FILE) != 0) return 4;
+    long long unmapped = (long long)heapline_mapped_bytes();
+    long long total_peak = (long long)heapline_total_peak_bytes();
     free(block);
     long long phase = (long long)heapline_peak_bytes();
-    snprintf(line, sizeof line, "live=%lld peak=%lld phase=%lld\n", live, peak, phase);
+    snprintf(line, sizeof line, "live=%lld peak=%lld phase=%lld mapped=%lld total=%lld total_peak=%lld unmapped=%lld\n",
+             live, peak, phase, mapped, total, total_peak, unmapped);
     say(line);
     return 0;
   }
@@ -211,6 +242,18 @@ int main(int argc, char** argv) {
     sleep_ms(atol(argv[2]) * 1000);
     return 0;
   }
-  say("usage: phase_probe api|phases|pending N|churn MS|abort MS|oom MB|hold S|hold-abort\n");
+  if (strcmp(mode, "mapped") == 0 && argc == 3) {
+    FILE* file = tmpfile();
+    char* block = malloc(2 << 20);
+    memset(block, 1, 2 << 20);
+    g_sink = block;
+    void *anonymous, *of_file;
+    map_both(file, &anonymous, &of_file);
+    heapline_mark("mapped");
+    say("ready\n");
+    sleep_ms(atol(argv[2]) * 1000);
+    return 0;
+  }
+  say("usage: phase_probe api|phases|pending N|churn MS|abort MS|oom MB|hold S|hold-abort|mapped S\n");
   return 2;
 }

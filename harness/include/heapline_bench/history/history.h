@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "heapline_bench/history/point_reader.h"
@@ -14,6 +15,7 @@ namespace heapline::bench {
 enum class Figure { wall, cpu, instructions };
 inline constexpr Figure kFigures[] = {Figure::wall, Figure::cpu, Figure::instructions};
 const char* figure_name(Figure figure);  // "wall", "cpu", "instructions"
+std::optional<Figure> figure_from_name(std::string_view name);  // nullopt: not a figure's name
 
 struct FigureValue {
   bool present = false;

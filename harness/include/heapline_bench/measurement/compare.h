@@ -5,6 +5,7 @@
 // warming or drifting machine. Each figure is the median of its rounds.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,17 @@ namespace heapline::bench {
 struct Build {
   std::string label;  // the column heading: "0.3.0", "forwarding-only", ...
   std::string path;   // the preload library
+  // A peer's own settings (heaptrack's output file), set on both sides of
+  // its measurements so that only the preload differs.
+  std::map<std::string, std::string> env = {};
+  std::string note = {};  // what the docs say under the table about this build
+};
+
+// A peer that was asked for and could not be measured here: its column is
+// "absent", with the reason under the table.
+struct AbsentPeer {
+  std::string label;
+  std::string reason;
 };
 
 struct ComparisonCell {
@@ -30,6 +42,7 @@ struct Comparison {
   std::vector<Build> builds;
   std::vector<std::string> scenarios;
   std::vector<std::vector<ComparisonCell>> cells;  // [scenario][build]
+  std::vector<AbsentPeer> absent;                  // set by the caller
   int rounds = 0;
   int runs = 0;
   double scale = 1.0;

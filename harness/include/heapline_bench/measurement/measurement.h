@@ -34,7 +34,9 @@ struct MeasurementRequest {
   std::string scenario;
   std::vector<std::string> command;        // argv[0] resolved by the caller or PATH
   std::map<std::string, std::string> env;  // scenario environment, both sides
-  std::string library;                     // absolute path; empty: A/A, same command on both sides
+  // Absolute path, or several joined by ':' (LD_PRELOAD's own list: e.g. a
+  // test shim in front of heapline); empty: A/A, same command on both sides.
+  std::string library;
   // Preloaded after `library` on the side with it, and after `floor` on the
   // side without: heapline in front of another allocator, measured against
   // the forwarding-only library in front of the same allocator. Both empty
@@ -98,6 +100,11 @@ bool trace_shows_library_loaded(const std::string& prefix, int pid, const std::s
 // Refuses a preload library that is missing, unreadable, or not a shared
 // object for this machine. Returns its absolute path.
 std::string checked_preload_library(const std::string& path);
+
+// The same for a list of libraries separated by ':' as LD_PRELOAD takes it
+// (one library is a list of one): each checked, the absolute paths joined.
+std::string checked_preload_libraries(const std::string& list);
+std::vector<std::string> preload_list(const std::string& list);
 
 // Resolves a command's program like execvp would and makes a relative path
 // absolute; refuses a program that is not found or not executable.

@@ -9,9 +9,10 @@
 
 namespace heapline::bench {
 
-// 0.0312 -> "+3.1" (signed) or "3.1" (unsigned): one decimal, no percent
-// sign. A rounded zero is never written "-0.0": that reads as a measurement.
-std::string format_percent(double ratio, bool sign = true);
+// 0.0312 -> "+3.1" (signed) or "3.1" (unsigned): one decimal (or
+// `decimals`), no percent sign. A rounded zero is never written "-0.0": that
+// reads as a measurement.
+std::string format_percent(double ratio, bool sign = true, int decimals = 1);
 
 // "+3.1% [2.4, 3.9]": the figure and its interval, in percent.
 std::string format_overhead(double overhead, const Interval& interval);

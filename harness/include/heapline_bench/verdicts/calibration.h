@@ -1,8 +1,9 @@
-// Noise calibration: how much each scenario's figure moves on this machine
-// when nothing changed, measured two ways: A/A runs (the same library on both
-// sides, whose figure should be 0) and the same library measured repeatedly
-// (whose figures should agree). The larger robust spread is the scenario's
-// noise; verdicts never assume a smaller one on that machine.
+// Noise calibration: how much each figure (wall, cpu, instructions) of each
+// scenario moves on this machine when nothing changed, measured two ways: A/A
+// runs (the same library on both sides, whose figure should be 0) and the
+// same library measured repeatedly (whose figures should agree). The larger
+// robust spread is that figure's noise; verdicts never assume a smaller one
+// on that machine at that scale.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -15,6 +16,7 @@ namespace heapline::bench {
 
 struct ScenarioCalibration {
   std::string scenario;
+  Figure figure = Figure::wall;
   std::vector<double> aa_overheads;        // A/A figures
   std::vector<double> repeated_overheads;  // the library's figure, repeated
   double sigma = 0;                        // max of the two robust spreads
@@ -22,15 +24,18 @@ struct ScenarioCalibration {
   double detectable = 0;                   // the change found 80% of the time
 };
 
-// sigma, threshold and detectable from the two samples, under `rule`.
-ScenarioCalibration summarise_calibration(std::string scenario, std::vector<double> aa, std::vector<double> repeated,
-                                          const VerdictRule& rule);
+// sigma, threshold and detectable from the two samples, under `rule` (the
+// figure's own minimum effect and noise floor).
+ScenarioCalibration summarise_calibration(std::string scenario, Figure figure, std::vector<double> aa,
+                                          std::vector<double> repeated, const VerdictRule& rule);
 
 nlohmann::json calibration_to_json(const ScenarioCalibration& c, const std::string& fingerprint,
-                                   const std::string& machine, int runs, const std::string& measured_at);
+                                   const std::string& machine, int runs, double scale, const std::string& measured_at);
 
-// The newest calibration of each (scenario, fingerprint) in calibration.jsonl;
-// unreadable lines are returned as problems, never dropped silently.
+// The newest calibration of each (scenario, fingerprint, figure, scale) in
+// calibration.jsonl (lines without a figure are the wall figure's, at scale
+// 1, as calibrate wrote them before there were three figures); unreadable
+// lines are returned as problems, never dropped silently.
 std::vector<NoiseCalibration> read_calibrations(const std::string& path, std::vector<std::string>& problems);
 
 }  // namespace heapline::bench
