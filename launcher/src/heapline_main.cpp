@@ -319,10 +319,20 @@ int main(int argc, char** argv) {
       const int signal_number = child.exit_status > 128 ? child.exit_status - 128 : 0;
       write_converted_report(file, snapshot, name, snapshot.exited ? "exit" : "without-exit", signal_number);
       fs::remove(live_path);
-      if (!options.quiet) {
-        std::cerr << "heapline: the command ended without exit"
-                  << (signal_number > 0 ? " (signal " + std::to_string(signal_number) + ")" : std::string())
-                  << "; report converted from its live file\n";
+      if (!options.quiet && signal_number > 0) {
+        std::cerr << "heapline: the command ended without exit (signal " << signal_number
+                  << "); report converted from its live file\n";
+      } else if (!options.quiet && snapshot.exited) {
+        std::cerr << "heapline: the command's report could not be written at its exit (the library said why "
+                     "above); report converted from its live file\n";
+      } else if (!options.quiet) {
+        // Exited with a status, yet the library's exit handlers never ran:
+        // the last image the library saw was replaced by one it cannot
+        // follow, or the process left through the raw system call.
+        std::cerr << "heapline: the command (" << fs::path(snapshot.exe).filename().string()
+                  << " as the library last saw it) exited without the library's exit handlers: it exec'd a "
+                     "program the library cannot follow (a static binary?) or made the exit system call itself; "
+                     "report converted from its live file\n";
       }
     } catch (const std::exception& error) {
       std::cerr << "heapline: cannot convert " << live_path << ": " << error.what() << "\n";
