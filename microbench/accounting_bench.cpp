@@ -47,9 +47,8 @@ void forward_free(void* p) {
   if constexpr (kAccounted) {
     if (p == nullptr) return;
     const std::int64_t bytes = chunk_bytes(p);
-    accounting::Slot* slot = accounting::t_slot;
-    if (accounting::remove_crosses_threshold(slot, bytes, accounting::kFreeCall)) {
-      accounting::publish(slot, -bytes, accounting::kFreeCall);
+    if (accounting::remove_crosses_threshold(bytes, accounting::kFreeCall)) {
+      accounting::publish(-bytes, accounting::kFreeCall);
     }
   }
   __libc_free(p);

@@ -5,6 +5,9 @@
 // fork_child.cpp, exit_report.cpp, public_api.cpp; the threshold policy is
 // threshold_policy.h.
 #include <errno.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +22,9 @@
 namespace heapline::accounting {
 
 constinit Policy g_policy;
-constinit Slot g_no_slot{0, 0};  // span 0: every call takes the slow path
-__thread Slot* t_slot __attribute__((tls_model("initial-exec"))) = &g_no_slot;
+__thread Slot t_own __attribute__((tls_model("initial-exec")));
 
 __thread unsigned char t_mode __attribute__((tls_model("initial-exec"))) = kUnregistered;
-constinit Slot g_slots[kSlotCount];
 constinit Published g_published;
 constinit Sampling g_sampling;
 // constinit: the first allocation (and so the lazy init) can come before
@@ -49,6 +50,23 @@ void append_failure(TextSink& text, const char* verb, const char* path, int erro
 
 void copy_text(char* out, std::size_t capacity, const char* text) { copy_utf8_prefix(out, capacity, text); }
 
+bool g_cx16 = false;
+
+namespace {
+
+// cmpxchg16b (Slot::set_threshold) is missing from a few of the first
+// x86-64 processors; asked once, at init.
+bool cpu_has_cx16() {
+#if defined(__x86_64__)
+  unsigned eax, ebx, ecx, edx;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_CMPXCHG16B) != 0;
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
 // Runs once per process, inside its first allocation call (nested calls made
 // from here publish exactly). Returns false when another thread is doing it.
 bool ensure_process_init() {
@@ -67,9 +85,9 @@ bool ensure_process_init() {
   g_process.pid = getpid();
   decide_followed(false);
   if (getcwd(g_process.base_dir, sizeof g_process.base_dir) == nullptr) g_process.base_dir[0] = 0;
-  std::int64_t threshold = policy_threshold(g_published.live.load(std::memory_order_relaxed));
-  g_policy.threshold.store(threshold, std::memory_order_relaxed);
-  g_process.max_threshold.store(threshold, std::memory_order_relaxed);
+  g_cx16 = cpu_has_cx16();
+  set_policy(g_published.live.load(std::memory_order_relaxed));
+  g_process.max_threshold.store(g_policy.threshold.load(std::memory_order_relaxed), std::memory_order_relaxed);
   mapped::configure(g_process.config.mapped);
   pthread_key_create(&g_process.exit_key, flush_exiting_thread);
   pthread_atfork(nullptr, nullptr, after_fork_in_child);
@@ -78,7 +96,7 @@ bool ensure_process_init() {
   const bool locked = lock_sampling();
   open_live_file();
   reset_timelines(g_process.config.interval_ns);
-  take_sample(now, g_published.live.load(std::memory_order_relaxed));
+  start_timeline(now, g_published.live.load(std::memory_order_relaxed));
   if (locked) g_sampling.busy.store(false, std::memory_order_release);
   g_process.init_state.store(kDone, std::memory_order_release);
   errno = saved_errno;

@@ -1,7 +1,7 @@
 // The accounting hot path: what every allocation call pays in libheapline.so.
 //
-// Each thread owns a registry slot (a cache line of static memory) holding
-// its pending delta: the bytes it allocated minus the bytes it freed since it
+// Each thread owns a slot (in its own static TLS, found by the others
+// through the registry) holding its pending delta: the bytes it allocated minus the bytes it freed since it
 // last published. A call adds its block size to that delta with one
 // instruction; only when |delta| reaches the threshold does the thread publish
 // (sampling.cpp: one atomic add to the live counter, peak update, maybe a
@@ -9,7 +9,7 @@
 // line (sampling.cpp), so the inlined part stays a handful of instructions.
 //
 // The threshold is max(min_bytes, live / divisor) rounded down to a power of
-// two (threshold_policy.h), kept in a read-mostly cache line; with
+// two (threshold_policy.h, with its hysteresis), kept in a read-mostly cache line; with
 // HEAPLINE_PRECISION=exact it is 1, so every change publishes.
 #pragma once
 
@@ -23,10 +23,12 @@ namespace heapline::accounting {
 
 enum CallKind : unsigned { kAllocCall = 0, kFreeCall = 1, kReallocCall = 2, kCallKinds = 3 };
 
-// One thread's share of the accounting. Only its owner writes the pending
-// bytes, `calls` and its copy of the threshold; other threads read them only
-// to sum the exact figures at exit, at fork and for the API. 128-byte aligned
-// so neighbouring slots never share a line or an adjacent-line prefetch pair.
+// One thread's share of the accounting, in the thread's own static TLS
+// (t_own): the hot path reaches it %fs-relative, one load fewer per call
+// than through a pointer, and no other thread writes near it. Only its
+// owner writes the pending bytes, `calls` and its copy of the threshold;
+// other threads read them (through the registry, thread_registry.cpp) only
+// to sum the exact figures at exit, at fork and for the API.
 //
 // The threshold test |pending| >= threshold is one unsigned compare: the slot
 // keeps biased = pending + bias, with bias = threshold - 1, and publishes when
@@ -36,23 +38,24 @@ enum CallKind : unsigned { kAllocCall = 0, kFreeCall = 1, kReallocCall = 2, kCal
 // publishes; a stale copy is still a threshold that was in force, so the
 // precision bound (built on the largest threshold ever used) holds.
 //
+// A thread without a place in the registry (not registered yet, registry
+// full, exiting) has span 0: every call takes the slow path, which publishes
+// the call's own bytes (what `biased` then accumulates means nothing), so
+// the hot path needs no test of its own.
+//
 // Signal safety. A signal handler that allocates runs the hot path on the
 // same slot in the middle of its owner's. Every change to `biased` is
 // therefore a single instruction: an unlocked `add` to memory for a call (a
 // signal arrives between instructions, never inside one), the same for the
 // slow path taking out what it publishes (it subtracts the value it read, so
 // a handler's bytes meanwhile stay pending), and a cmpxchg16b when the
-// threshold changes (biased and span move together). Whatever interleaving,
-// published + pending is exact.
-struct alignas(128) Slot {
-  std::atomic<std::int64_t> biased{16 * 1024 - 1};  // with span: one aligned 16-byte pair
-  std::uint64_t span = 2 * 16 * 1024 - 1;            // owner's plain reads: a memory operand
+// threshold changes or the slot is handed over (biased and span move
+// together). Whatever interleaving, published + pending is exact.
+struct alignas(64) Slot {
+  std::atomic<std::int64_t> biased{0};  // with span: one aligned 16-byte pair
+  std::uint64_t span = 0;               // owner's plain reads: a memory operand
   std::atomic<std::uint64_t> calls[kCallKinds] = {};
   std::atomic<std::uint64_t> publishes{0};
-  std::atomic<std::uint32_t> in_use{0};
-
-  constexpr Slot() = default;
-  constexpr Slot(std::int64_t biased_value, std::uint64_t span_value) : biased(biased_value), span(span_value) {}
 
   // The owner's pending bytes (or its signal handler's).
   std::int64_t own_pending() const {
@@ -64,42 +67,48 @@ struct alignas(128) Slot {
     for (;;) {
       const std::uint64_t before = __atomic_load_n(&span, __ATOMIC_ACQUIRE);
       const std::int64_t value = biased.load(std::memory_order_acquire);
-      if (__atomic_load_n(&span, __ATOMIC_ACQUIRE) == before) return value - static_cast<std::int64_t>(before >> 1);
+      if (__atomic_load_n(&span, __ATOMIC_ACQUIRE) != before) continue;
+      // Span 0: not (or no longer) holding anything back.
+      return before != 0 ? value - static_cast<std::int64_t>(before >> 1) : 0;
     }
-  }
-  // Nothing pending, threshold unchanged: for a slot no thread is using
-  // (claimed, released, or a fork child's copy of another thread's).
-  void clear_pending() { biased.store(static_cast<std::int64_t>(span >> 1), std::memory_order_relaxed); }
-  // Nothing pending and `threshold`: before the slot is handed to its owner.
-  void reset(std::int64_t threshold) {
-    __atomic_store_n(&span, static_cast<std::uint64_t>(2 * threshold - 1), __ATOMIC_RELAXED);
-    biased.store(threshold - 1, std::memory_order_relaxed);
   }
   // The owner's threshold change: the pending bytes kept.
   void set_threshold(std::int64_t threshold);
+  // The owner's handover: nothing pending and `threshold` (0: the slow path
+  // for every call), in one step whatever a signal handler does meanwhile.
+  // Returns what was pending.
+  std::int64_t start_over(std::int64_t threshold);
+
+ private:
+  // (biased, span) := what `next` makes of the pair, in one instruction
+  // against a signal handler's change (cmpxchg16b, retried).
+  template <typename Next>
+  void replace_pair(Next next);
 };
 static_assert(offsetof(Slot, span) == offsetof(Slot, biased) + 8);
 
-// The global threshold: computed at publish time, copied into slots.
+// The global threshold: copied into slots at each publish, and the
+// published live values [low, high) it holds for (threshold_policy.h), so
+// that a publish only compares. Until the process init sets it from the
+// configuration: the default policy's for an empty heap.
 struct alignas(128) Policy {
   std::atomic<std::int64_t> threshold{16 * 1024};
+  std::atomic<std::int64_t> low{INT64_MIN};
+  std::atomic<std::int64_t> high{2 * 1024 * 1024};
 };
 
 extern Policy g_policy;
-// The slot of every thread that has none (not registered yet, registry full,
-// exiting): its span of 0 sends every call to the slow path, so the hot path
-// needs no null check. Its `pending` and `calls` are written by all such
-// threads at once and mean nothing: the slow path publishes the call's own
-// bytes and counts the call itself.
-extern Slot g_no_slot;
-// __thread rather than thread_local: a plain pointer needs no C++ TLS init
-// wrapper, so each access is one %fs-relative load.
-extern __thread Slot* t_slot __attribute__((tls_model("initial-exec")));
+// Whether the processor has cmpxchg16b (set at the process init, before any
+// thread has a slot whose threshold could change).
+extern bool g_cx16;
+// __thread rather than thread_local: no C++ TLS init wrapper, so each access
+// is %fs-relative. Zero at thread start: span 0, the slow path.
+extern __thread Slot t_own __attribute__((tls_model("initial-exec")));
 
-// Out of line: publishing (what `pending` holds), and for g_no_slot the
-// first call of a thread (registration, lazy process init) or an exact
-// publish of `bytes`, this call's change.
-[[gnu::noinline]] void publish(Slot* slot, std::int64_t bytes, CallKind kind);
+// Out of line: publishing (what t_own's pending holds), and for a thread
+// without a place in the registry (span 0) its first call (registration,
+// lazy process init) or an exact publish of `bytes`, this call's change.
+[[gnu::noinline]] void publish(std::int64_t bytes, CallKind kind);
 
 // `counter += value` as one instruction on x86-64 (an unlocked `add` to
 // memory): not split by a signal, never torn for a reader, and one
@@ -108,7 +117,8 @@ extern __thread Slot* t_slot __attribute__((tls_model("initial-exec")));
 template <typename T>
 inline void add_in_place(std::atomic<T>& counter, T value) {
 #if defined(__x86_64__)
-  asm volatile("add %1, %0" : "+m"(*reinterpret_cast<T*>(&counter)) : "er"(value));
+  static_assert(sizeof(T) == 8);  // addq: an immediate operand says no size of its own
+  asm volatile("addq %1, %0" : "+m"(*reinterpret_cast<T*>(&counter)) : "er"(value));
 #else
   counter.store(counter.load(std::memory_order_relaxed) + value, std::memory_order_relaxed);
 #endif
@@ -118,7 +128,8 @@ inline void add_in_place(std::atomic<T>& counter, T value) {
 template <typename T>
 inline void subtract_in_place(std::atomic<T>& counter, T value) {
 #if defined(__x86_64__)
-  asm volatile("sub %1, %0" : "+m"(*reinterpret_cast<T*>(&counter)) : "er"(value));
+  static_assert(sizeof(T) == 8);
+  asm volatile("subq %1, %0" : "+m"(*reinterpret_cast<T*>(&counter)) : "er"(value));
 #else
   counter.store(counter.load(std::memory_order_relaxed) - value, std::memory_order_relaxed);
 #endif
@@ -136,54 +147,79 @@ inline void count_call(std::atomic<std::uint64_t>& counter) {
 // instruction, so a signal handler's change meanwhile is kept.
 inline void take_pending(Slot& slot, std::int64_t delta) { subtract_in_place(slot.biased, delta); }
 
-inline void Slot::set_threshold(std::int64_t threshold) {
-  const std::uint64_t new_span = static_cast<std::uint64_t>(2 * threshold - 1);
-  std::uint64_t old_span = span;
-  if (old_span == new_span) return;
+template <typename Next>
+inline void Slot::replace_pair(Next next) {
 #if defined(__x86_64__)
-  // cmpxchg16b: biased and span change in one instruction, rebased so the
-  // pending bytes stay what they were. It fails only if a signal handler
-  // changed the pair in between; then the new pair is retried.
-  using Pair = unsigned __int128 __attribute__((may_alias));
-  std::int64_t old_biased = biased.load(std::memory_order_relaxed);
-  for (;;) {
-    const std::int64_t new_biased =
-        old_biased - static_cast<std::int64_t>(old_span >> 1) + static_cast<std::int64_t>(new_span >> 1);
-    bool swapped;
-    asm volatile("lock cmpxchg16b %1"
-                 : "=@ccz"(swapped), "+m"(*reinterpret_cast<Pair*>(&biased)), "+a"(old_biased),
-                   "+d"(old_span)
-                 : "b"(new_biased), "c"(new_span)
-                 : "memory");
-    if (swapped || old_span == new_span) return;
+  if (g_cx16) [[likely]] {
+    // Fails only if a signal handler changed the pair in between; then the
+    // new pair is retried.
+    using Pair = unsigned __int128 __attribute__((may_alias));
+    std::int64_t old_biased = biased.load(std::memory_order_relaxed);
+    std::uint64_t old_span = span;
+    for (;;) {
+      std::int64_t new_biased;
+      std::uint64_t new_span;
+      next(old_biased, old_span, &new_biased, &new_span);
+      bool swapped;
+      asm volatile("lock cmpxchg16b %1"
+                   : "=@ccz"(swapped), "+m"(*reinterpret_cast<Pair*>(&biased)), "+a"(old_biased), "+d"(old_span)
+                   : "b"(new_biased), "c"(new_span)
+                   : "memory");
+      if (swapped) return;
+    }
   }
-#else
-  const std::int64_t pending = own_pending();
-  span = new_span;
-  biased.store(pending + static_cast<std::int64_t>(new_span >> 1), std::memory_order_relaxed);
 #endif
+  // Without cmpxchg16b (a few early x86-64 processors, other
+  // architectures): two stores, and a signal handler that allocates between
+  // them can shift the pending bytes by one call's.
+  std::int64_t new_biased;
+  std::uint64_t new_span;
+  next(biased.load(std::memory_order_relaxed), span, &new_biased, &new_span);
+  __atomic_store_n(&span, new_span, __ATOMIC_RELAXED);
+  biased.store(new_biased, std::memory_order_relaxed);
 }
 
-// The hot path: counts the call in `slot` (t_slot, read by the caller),
-// adds its bytes, compares. True when the slot must publish: the caller then
-// calls publish(slot, bytes, kind), from a cold function of its own so that
-// this stays free of spills.
-inline bool add_crosses_threshold(Slot* slot, std::int64_t bytes, CallKind kind) {
-  count_call(slot->calls[kind]);
-  add_in_place(slot->biased, bytes);
-  return __builtin_expect(static_cast<std::uint64_t>(slot->biased.load(std::memory_order_relaxed)) >= slot->span, 0);
+inline void Slot::set_threshold(std::int64_t threshold) {
+  const std::uint64_t new_span = static_cast<std::uint64_t>(2 * threshold - 1);
+  if (span == new_span) return;
+  // Rebased so the pending bytes stay what they were.
+  replace_pair([new_span](std::int64_t old_biased, std::uint64_t old_span, std::int64_t* out_biased,
+                          std::uint64_t* out_span) {
+    *out_biased = old_biased - static_cast<std::int64_t>(old_span >> 1) + static_cast<std::int64_t>(new_span >> 1);
+    *out_span = new_span;
+  });
+}
+
+inline std::int64_t Slot::start_over(std::int64_t threshold) {
+  const std::uint64_t new_span = threshold > 0 ? static_cast<std::uint64_t>(2 * threshold - 1) : 0;
+  std::int64_t pending = 0;
+  replace_pair([new_span, &pending](std::int64_t old_biased, std::uint64_t old_span, std::int64_t* out_biased,
+                                    std::uint64_t* out_span) {
+    pending = old_span != 0 ? old_biased - static_cast<std::int64_t>(old_span >> 1) : 0;
+    *out_biased = static_cast<std::int64_t>(new_span >> 1);
+    *out_span = new_span;
+  });
+  return pending;
+}
+
+// The hot path: counts the call in t_own, adds its bytes, compares. True
+// when the thread must publish: the caller then calls publish(bytes, kind),
+// from a cold function of its own so that this stays free of spills.
+inline bool add_crosses_threshold(std::int64_t bytes, CallKind kind) {
+  count_call(t_own.calls[kind]);
+  add_in_place(t_own.biased, bytes);
+  return __builtin_expect(static_cast<std::uint64_t>(t_own.biased.load(std::memory_order_relaxed)) >= t_own.span, 0);
 }
 
 // The same for bytes that go.
-inline bool remove_crosses_threshold(Slot* slot, std::int64_t bytes, CallKind kind) {
-  count_call(slot->calls[kind]);
-  subtract_in_place(slot->biased, bytes);
-  return __builtin_expect(static_cast<std::uint64_t>(slot->biased.load(std::memory_order_relaxed)) >= slot->span, 0);
+inline bool remove_crosses_threshold(std::int64_t bytes, CallKind kind) {
+  count_call(t_own.calls[kind]);
+  subtract_in_place(t_own.biased, bytes);
+  return __builtin_expect(static_cast<std::uint64_t>(t_own.biased.load(std::memory_order_relaxed)) >= t_own.span, 0);
 }
 
 inline void record(std::int64_t bytes, CallKind kind) {
-  Slot* slot = t_slot;
-  if (add_crosses_threshold(slot, bytes, kind)) publish(slot, bytes, kind);
+  if (add_crosses_threshold(bytes, kind)) publish(bytes, kind);
 }
 
 // The public API (include/heapline.h, exported by public_api.cpp). Out of

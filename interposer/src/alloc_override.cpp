@@ -41,12 +41,10 @@
 #else
 namespace heapline::accounting {
 enum CallKind : unsigned { kAllocCall, kFreeCall, kReallocCall };
-struct Slot;
-inline Slot* const t_slot = nullptr;
-inline bool add_crosses_threshold(Slot*, std::int64_t, CallKind) { return false; }
-inline bool remove_crosses_threshold(Slot*, std::int64_t, CallKind) { return false; }
+inline bool add_crosses_threshold(std::int64_t, CallKind) { return false; }
+inline bool remove_crosses_threshold(std::int64_t, CallKind) { return false; }
 inline void record(std::int64_t, CallKind) {}
-inline void publish(Slot*, std::int64_t, CallKind) {}
+inline void publish(std::int64_t, CallKind) {}
 }  // namespace heapline::accounting
 #endif
 
@@ -77,15 +75,13 @@ inline std::int64_t chunk_bytes(const void* p) { return static_cast<std::int64_t
 // A block is counted out before glibc takes it, so that free() ends in a
 // tail call; the figures are the same.
 
-using accounting::Slot;
-
-[[gnu::noinline, gnu::cold]] void* publish_after_malloc(void* p, Slot* slot, std::int64_t bytes) {
-  accounting::publish(slot, bytes, kAllocCall);
+[[gnu::noinline, gnu::cold]] void* publish_after_malloc(void* p, std::int64_t bytes) {
+  accounting::publish(bytes, kAllocCall);
   return p;
 }
 
-[[gnu::noinline, gnu::cold]] void publish_then_free(void* p, Slot* slot, std::int64_t bytes) {
-  accounting::publish(slot, bytes, kFreeCall);
+[[gnu::noinline, gnu::cold]] void publish_then_free(void* p, std::int64_t bytes) {
+  accounting::publish(bytes, kFreeCall);
   __libc_free(p);
 }
 
@@ -106,16 +102,14 @@ std::uintptr_t g_inline_from = UINTPTR_MAX;
   void* p = g_malloc_target(size);
   if (__builtin_expect(reinterpret_cast<std::uintptr_t>(p) < g_inline_from, 0)) return p;
   const std::int64_t bytes = chunk_bytes(p);
-  Slot* slot = accounting::t_slot;
-  if (accounting::add_crosses_threshold(slot, bytes, kAllocCall)) return publish_after_malloc(p, slot, bytes);
+  if (accounting::add_crosses_threshold(bytes, kAllocCall)) return publish_after_malloc(p, bytes);
   return p;
 }
 
 [[gnu::always_inline]] inline void glibc_path_free(void* p) noexcept {
   if (__builtin_expect(reinterpret_cast<std::uintptr_t>(p) < g_inline_from, 0)) return free_off_the_glibc_path(p);
   const std::int64_t bytes = chunk_bytes(p);
-  Slot* slot = accounting::t_slot;
-  if (accounting::remove_crosses_threshold(slot, bytes, kFreeCall)) return publish_then_free(p, slot, -bytes);
+  if (accounting::remove_crosses_threshold(bytes, kFreeCall)) return publish_then_free(p, -bytes);
   __libc_free(p);
 }
 

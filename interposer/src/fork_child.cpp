@@ -11,15 +11,21 @@ void after_fork_in_child() {
   // Only this thread exists now, but every block of every thread of the
   // parent is in this copy: the child's heap is the published figure plus
   // all pending deltas.
+  // (The other threads' slots are the copies of their TLS, still mapped
+  // here: read once, then dropped from the registry.)
+  g_registry_readers.store(0, std::memory_order_relaxed);  // a parent thread may have been reading
   std::int64_t inherited = g_published.live.load(std::memory_order_relaxed);
-  for (Slot& slot : g_slots) {
-    if (slot.in_use.load(std::memory_order_relaxed) != 0) inherited += slot.pending_bytes();
-    if (&slot != t_slot) slot.in_use.store(0, std::memory_order_relaxed);
-    slot.clear_pending();
-    slot.publishes.store(0, std::memory_order_relaxed);
-    for (auto& calls : slot.calls) calls.store(0, std::memory_order_relaxed);
+  for (RegistryEntry& entry : g_registry) {
+    Slot* slot = entry.slot.load(std::memory_order_relaxed);
+    if (slot == nullptr) continue;
+    inherited += slot->pending_bytes();
+    if (slot != &t_own) entry.slot.store(nullptr, std::memory_order_relaxed);
   }
-  std::uint32_t registered = t_slot != &g_no_slot ? 1 : 0;
+  const bool registered_here = t_mode == kRegistered;
+  if (registered_here) t_own.start_over(1);  // nothing pending (it is in `inherited`); threshold set below
+  t_own.publishes.store(0, std::memory_order_relaxed);
+  for (auto& calls : t_own.calls) calls.store(0, std::memory_order_relaxed);
+  std::uint32_t registered = registered_here ? 1 : 0;
   g_process.registered.store(registered, std::memory_order_relaxed);
   g_process.max_registered.store(registered, std::memory_order_relaxed);
   for (auto& calls : g_process.folded_calls) calls.store(0, std::memory_order_relaxed);
@@ -27,16 +33,16 @@ void after_fork_in_child() {
   g_published.live.store(inherited, std::memory_order_relaxed);
   g_published.peak.store(inherited, std::memory_order_relaxed);
   g_published.phase_peak.store(inherited, std::memory_order_relaxed);
-  g_published.interval_max.store(inherited, std::memory_order_relaxed);
   g_published.peak_time_ns.store(0, std::memory_order_relaxed);
+  g_published.interval_max.store(INT64_MIN, std::memory_order_relaxed);  // the parent's interval is not the child's
   mapped::after_fork_in_child();
   g_published.total_peak.store(inherited + mapped::live_bytes(), std::memory_order_relaxed);
   g_published.phase_total_peak.store(inherited + mapped::live_bytes(), std::memory_order_relaxed);
   g_published.total_peak_time_ns.store(0, std::memory_order_relaxed);
-  std::int64_t threshold = policy_threshold(inherited);
-  g_policy.threshold.store(threshold, std::memory_order_relaxed);
+  set_policy(inherited);
+  const std::int64_t threshold = g_policy.threshold.load(std::memory_order_relaxed);
   g_process.max_threshold.store(threshold, std::memory_order_relaxed);
-  if (t_slot != &g_no_slot) t_slot->set_threshold(threshold);
+  if (registered_here) t_own.set_threshold(threshold);
   std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
   g_process.start_mono_ns.store(now, std::memory_order_relaxed);
   g_process.start_unix_ns = clock_ns(CLOCK_REALTIME);
@@ -49,7 +55,7 @@ void after_fork_in_child() {
   // What the child allocates itself decides whether its live file is due.
   if (g_process.live_file_floor != INT64_MAX) g_process.live_file_floor = inherited + kLiveFileFloor;
   reset_timelines(g_process.config.interval_ns);
-  take_sample(now, inherited);
+  start_timeline(now, inherited);
 }
 
 }  // namespace heapline::accounting

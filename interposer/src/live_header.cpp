@@ -192,6 +192,7 @@ void open_live_file() {
   h.pid = getpid();
   h.ppid = getppid();
   h.start_unix_ns = g_process.start_unix_ns;
+  h.start_mono_ns = g_process.start_mono_ns.load(std::memory_order_relaxed);
   h.exact = config.precision.exact ? 1 : 0;
   h.min_threshold_bytes = config.precision.exact ? 1 : config.precision.min_bytes;
   h.divisor = config.precision.exact ? 0 : config.precision.divisor;
@@ -201,6 +202,14 @@ void open_live_file() {
   ssize_t exe_length = readlink("/proc/self/exe", h.exe, sizeof h.exe - 1);
   h.exe[exe_length > 0 ? exe_length : 0] = 0;
   h.seq.store(0, std::memory_order_relaxed);
+  // The stated precision as it stands (raised from here on where it grows),
+  // and no publish yet in this file.
+  h.max_threads.store(g_process.max_registered.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  h.max_threshold_bytes.store(static_cast<std::uint64_t>(g_process.max_threshold.load(std::memory_order_relaxed)),
+                              std::memory_order_relaxed);
+  h.publish_mono_ns.store(0, std::memory_order_relaxed);
+  h.publish_live.store(0, std::memory_order_relaxed);
+  h.open_max.store(0, std::memory_order_relaxed);
   h.state.store(kLiveRunning, std::memory_order_relaxed);
   h.markers_claimed.store(0, std::memory_order_relaxed);
   g_process.markers_claimed.store(0, std::memory_order_relaxed);

@@ -13,6 +13,7 @@
 namespace heapline {
 
 ForeignAllocator g_foreign = {};
+constinit std::atomic<std::size_t> g_early_count{0};
 
 namespace {
 int posix_memalign_first(void** out, std::size_t alignment, std::size_t size);
@@ -43,7 +44,6 @@ struct EarlyBlock {
 };
 constexpr std::size_t kEarlyCapacity = 64;
 EarlyBlock g_early[kEarlyCapacity];
-std::atomic<std::size_t> g_early_count{0};  // blocks remembered now
 
 const void* this_thread() { return &t_resolving; }
 
@@ -90,14 +90,28 @@ int posix_memalign_on_libc(void** out, std::size_t alignment, std::size_t size) 
   return 0;
 }
 
+// The loaded object that contains `address` (its start), or nullptr.
+// _dl_find_object (glibc 2.35) searches the dynamic linker's sorted table;
+// dladdr walks every symbol of the object, some 85 000 instructions for
+// libc.so at every start-up, more than the whole forwarding layer costs a
+// short program.
+const void* object_of(const void* address) {
+#if defined(DLFO_STRUCT_HAS_EH_DBASE)
+  dl_find_object found;
+  return _dl_find_object(const_cast<void*>(address), &found) == 0 ? found.dlfo_map_start : nullptr;
+#else
+  Dl_info info;
+  return dladdr(address, &info) != 0 ? info.dli_fbase : nullptr;
+#endif
+}
+
 // Whether __libc_malloc bound to glibc's (in the object of a function only
 // glibc has) rather than to a foreign allocator's alias: tcmalloc and
 // mimalloc export __libc_malloc and its siblings themselves, and heapline's
 // references to those names then bind to theirs.
 bool libc_aliases_are_glibcs() {
-  Dl_info alias, libc;
-  return dladdr(reinterpret_cast<void*>(&__libc_malloc), &alias) != 0 &&
-         dladdr(reinterpret_cast<void*>(&gnu_get_libc_version), &libc) != 0 && alias.dli_fbase == libc.dli_fbase;
+  const void* alias = object_of(reinterpret_cast<void*>(&__libc_malloc));
+  return alias != nullptr && alias == object_of(reinterpret_cast<void*>(&gnu_get_libc_version));
 }
 
 template <typename Fn>
@@ -124,12 +138,9 @@ bool find_foreign(void* next_malloc) {
   // RTLD_NEXT finds glibc's entry for a function the foreign allocator
   // lacks (jemalloc has no pvalloc); a glibc block would then reach the
   // foreign free(). Only entries from the allocator's own object count.
-  Dl_info malloc_info;
-  if (dladdr(next_malloc, &malloc_info) != 0) {
+  if (const void* allocator = object_of(next_malloc); allocator != nullptr) {
     auto same_object = [&](auto function) {
-      Dl_info info;
-      return function != nullptr && dladdr(reinterpret_cast<void*>(function), &info) != 0 &&
-             info.dli_fbase == malloc_info.dli_fbase;
+      return function != nullptr && object_of(reinterpret_cast<void*>(function)) == allocator;
     };
     if (!same_object(foreign.memalign)) foreign.memalign = nullptr;
     if (!same_object(foreign.valloc)) foreign.valloc = nullptr;
@@ -150,12 +161,9 @@ bool find_foreign(void* next_malloc) {
 // library's, whose blocks glibc's free cannot take); built on __libc_memalign
 // if they cannot be found.
 void find_glibc_aligned_entries() {
-  Dl_info libc_info;
-  if (dladdr(reinterpret_cast<void*>(&__libc_malloc), &libc_info) == 0) libc_info.dli_fbase = nullptr;
+  const void* libc = object_of(reinterpret_cast<void*>(&__libc_malloc));
   auto from_libc = [&](auto function) {
-    Dl_info info;
-    return function != nullptr && dladdr(reinterpret_cast<void*>(function), &info) != 0 &&
-           info.dli_fbase == libc_info.dli_fbase;
+    return function != nullptr && libc != nullptr && object_of(reinterpret_cast<void*>(function)) == libc;
   };
   auto pm = lookup_next<decltype(g_glibc_posix_memalign)>("posix_memalign");
   auto aa = lookup_next<decltype(g_glibc_aligned_alloc)>("aligned_alloc");
@@ -244,7 +252,6 @@ void* early_realloc(void* p, std::size_t size) {
   return nullptr;
 }
 
-bool have_early_blocks() { return g_early_count.load(std::memory_order_acquire) != 0; }
 
 bool take_early_block(void* p, std::size_t* size) {
   if (p == nullptr) return false;

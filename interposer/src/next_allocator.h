@@ -21,6 +21,7 @@
 //    never needs to look: its blocks are all glibc's).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 
 extern "C" {
@@ -93,8 +94,9 @@ int early_posix_memalign(void** out, std::size_t alignment, std::size_t size);
 void early_free(void* p);  // any glibc block (nested frees only see those)
 void* early_realloc(void* p, std::size_t size);
 // Whether any early block is still remembered (the foreign path's cheap test
-// before it looks one up).
-bool have_early_blocks();
+// before it looks one up): inline, since every foreign free() asks.
+extern std::atomic<std::size_t> g_early_count;  // blocks remembered now
+inline bool have_early_blocks() { return g_early_count.load(std::memory_order_acquire) != 0; }
 // Forgets p if it is an early block; *size gets its requested size.
 bool take_early_block(void* p, std::size_t* size);
 // With glibc chosen, the early blocks this thread made are ordinary glibc

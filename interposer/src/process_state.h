@@ -45,21 +45,42 @@ namespace heapline::accounting {
 enum ThreadMode : unsigned char {
   kUnregistered = 0,  // no call seen yet (or init was busy in another thread)
   kRegistering,       // inside its first call: nested calls publish exactly
-  kRegistered,        // owns t_slot
+  kRegistered,        // t_own is in the registry
   kNoSlot,            // the registry was full: publishes every change
   kExited,            // past its exit flush: publishes every change
 };
 extern __thread unsigned char t_mode __attribute__((tls_model("initial-exec")));
 
+// The registry: where the other threads find each registered thread's slot
+// (in that thread's TLS). An entry is claimed at the thread's first call and
+// released by its exit flush; a reader of other threads' slots holds a
+// RegistryReader, and a thread that releases its entry waits for the
+// readers of the moment to finish, since its TLS goes away with it.
 constexpr std::size_t kSlotCount = 1024;
-extern Slot g_slots[kSlotCount];
+struct RegistryEntry {
+  std::atomic<Slot*> slot{nullptr};
+};
+extern RegistryEntry g_registry[kSlotCount];
+extern std::atomic<std::int32_t> g_registry_readers;
+
+struct RegistryReader {
+  RegistryReader() { g_registry_readers.fetch_add(1, std::memory_order_seq_cst); }
+  ~RegistryReader() { g_registry_readers.fetch_sub(1, std::memory_order_release); }
+  RegistryReader(const RegistryReader&) = delete;
+  RegistryReader& operator=(const RegistryReader&) = delete;
+};
 
 // Written by every publish: kept off the lines the hot path reads.
 struct alignas(128) Published {
   std::atomic<std::int64_t> live{0};
   std::atomic<std::int64_t> peak{0};
   std::atomic<std::int64_t> phase_peak{0};
-  std::atomic<std::int64_t> interval_max{0};
+  std::atomic<std::int64_t> interval_max{INT64_MIN};  // since the latest sample; INT64_MIN: no publish yet
+  // The latest publish (the clock it read, the live value it left): the
+  // private copy of what the live file's header shows, which the sampler
+  // reads when it closes an interval (never trusting the shared mapping).
+  std::atomic<std::uint64_t> publish_mono_ns{0};
+  std::atomic<std::int64_t> publish_live{0};
   std::atomic<std::uint64_t> peak_time_ns{0};
   // Heap plus mapped memory (mapped_memory.h): its own peak, raised at every
   // heap publish and every mapped change, so it is the peak of the sum and
@@ -75,6 +96,7 @@ extern Published g_published;
 struct alignas(128) Sampling {
   std::atomic<std::uint64_t> next_sample_ns{0};
   std::atomic<bool> busy{false};
+  std::uint64_t last_sample_ns = 0;  // the latest sample's time, since start (written under busy)
 };
 extern Sampling g_sampling;
 
@@ -85,7 +107,7 @@ struct alignas(128) Process {
   std::atomic<int> init_state{kNotStarted};
   std::atomic<std::uint32_t> registered{0};
   std::atomic<std::uint32_t> max_registered{0};
-  std::atomic<std::uint32_t> slots_used{0};  // slots [0, slots_used) were ever claimed
+  std::atomic<std::uint32_t> slots_used{0};  // registry entries [0, slots_used) were ever claimed
   std::atomic<std::int64_t> max_threshold{16 * 1024};
   // Calls and publishes of threads that exited, or never had a slot.
   std::atomic<std::uint64_t> folded_calls[kCallKinds] = {};
@@ -115,6 +137,10 @@ extern Process g_process;
 
 // This process's threshold for a published live value (threshold_policy.h).
 inline std::int64_t policy_threshold(std::int64_t live) { return threshold_for(live, g_process.config.precision); }
+
+// Sets the policy for a published live value: its threshold and range, the
+// largest threshold ever used, and the precision the live file states (sampling.cpp).
+void set_policy(std::int64_t live);
 
 // The live file's mapping, or g_static_region when it could not be made.
 extern LiveRegion g_static_region;
@@ -198,8 +224,8 @@ void copy_text(char* out, std::size_t capacity, const char* text);
 bool ensure_process_init();
 
 // thread_registry.cpp
-Slot* claim_slot();
-void flush_exiting_thread(void* slot);
+RegistryEntry* claim_entry();
+void flush_exiting_thread(void* entry);
 void unregistered_change(std::int64_t bytes, CallKind kind);
 // Published live plus every registered thread's pending delta.
 std::int64_t exact_live();
@@ -212,12 +238,24 @@ struct RegistryTotals {
 };
 RegistryTotals registry_totals();
 
-// sampling.cpp: publishing and the timeline. take_sample and
-// publish_figures need g_sampling.busy held.
+// sampling.cpp: publishing and the timeline. take_sample needs
+// g_sampling.busy held.
 void publish_value(std::int64_t delta);
 void publish_exactly(std::int64_t bytes, CallKind kind);
+// A new timeline's first sample (init, fork): [now, live, the largest
+// value published meanwhile].
+void start_timeline(std::uint64_t now, std::int64_t live);
+// Ends the open interval (see sampling.cpp), then appends [now, live, live].
 void take_sample(std::uint64_t now, std::int64_t live);
-void try_sample(std::uint64_t now, bool force = false);
+// Ends the open interval when the sampling interval has passed, unless
+// another thread is sampling: never waits. And samples `now` itself:
+// kNever (a publish: it opens the next interval), kIfQuiet (a mapping
+// change: when no heap publish closed the interval), kAlways (a marker: at
+// once, whether the interval has passed or not).
+enum class SampleNow { kNever, kIfQuiet, kAlways };
+void try_sample(std::uint64_t now, SampleNow sample_now);
+// A new thread: the live file's stated precision follows.
+void note_max_threads(std::uint32_t threads);
 // Takes g_sampling.busy, waiting a little (never forever) for a thread that
 // holds it; false when it stayed busy.
 bool lock_sampling();

@@ -23,12 +23,11 @@ void api_mark(const char* name) {
   // The heap at the marker: publish the caller's pending bytes first. That
   // may take a sample of its own, so the marker's time is read after it:
   // the marker's sample (below) must not go back in time.
-  Slot* slot = t_slot;
-  if (slot != &g_no_slot) {
-    std::int64_t pending = slot->own_pending();
+  if (t_mode == kRegistered) {
+    std::int64_t pending = t_own.own_pending();
     if (pending != 0) {
-      take_pending(*slot, pending);
-      count_call(slot->publishes);
+      take_pending(t_own, pending);
+      count_call(t_own.publishes);
       publish_value(pending);
     }
   }
@@ -43,7 +42,7 @@ void api_mark(const char* name) {
     marker.ready.store(1, std::memory_order_release);
   }
   // And sample now (unless another thread is sampling at this very moment).
-  try_sample(now, true);
+  try_sample(now, SampleNow::kAlways);
   errno = saved_errno;
 }
 

@@ -4,8 +4,19 @@
 // The live file (live_format.h). The timeline's samples, the latest figures
 // and the markers are written into a file-backed shared mapping created
 // during the lazy init, so a killed process leaves its heap line on disk.
-// Only the sampling slow path writes there (under g_sampling.busy), plus the
-// marker API (lock-free: a claimed index, then a ready flag).
+//
+// Every publish leaves its state in the live file's header (its time, the
+// published live value, and the open interval's maximum when it raises it):
+// plain stores to one cache line, so a reader (`heapline top`, or `convert`
+// after a kill) is never behind the publishing, whenever the next sample
+// comes. The timeline is a sequence of closed intervals: the first publish
+// after the sampling interval has passed ends the open one, whose last
+// publish becomes a sample with its own time, its live value and the
+// interval's maximum; then it opens the next one. So a drop followed by a
+// quiet spell is drawn where it happened, not at the next publish after
+// the spell. Samples themselves are written under g_sampling.busy (one
+// writer at a time), plus the marker API (lock-free: a claimed index, then
+// a ready flag).
 #include <sched.h>
 
 #include "mapped_memory.h"
@@ -14,6 +25,15 @@
 namespace heapline::accounting {
 
 namespace {
+
+// g_published.interval_max when no publish came since the latest sample.
+constexpr std::int64_t kNoPublish = INT64_MIN;
+
+void raise_field(std::atomic<std::uint64_t>& field, std::uint64_t value) {
+  std::uint64_t current = field.load(std::memory_order_relaxed);
+  while (value > current && !field.compare_exchange_weak(current, value, std::memory_order_relaxed)) {
+  }
+}
 
 // The mapped-memory part of publish_figures, inside its seqlock.
 void publish_mapped_figures(LiveHeader& h, std::int64_t mapped_live) {
@@ -27,7 +47,9 @@ void publish_mapped_figures(LiveHeader& h, std::int64_t mapped_live) {
 }
 
 // The figures of the latest sample into the live file's header, under its
-// seqlock. Called with g_sampling.busy held: one writer at a time.
+// seqlock. Called with g_sampling.busy held: one writer at a time. The
+// stated precision only grows, and is also raised where it changes
+// (set_policy, note_max_threads): raised here, never lowered.
 void publish_figures(std::uint64_t t_ns, std::int64_t live, std::int64_t mapped_live) {
   LiveHeader& h = g_region->header;
   const RegistryTotals totals = registry_totals();
@@ -38,9 +60,8 @@ void publish_figures(std::uint64_t t_ns, std::int64_t live, std::int64_t mapped_
   h.peak.store(g_published.peak.load(std::memory_order_relaxed), std::memory_order_relaxed);
   h.peak_time_ns.store(g_published.peak_time_ns.load(std::memory_order_relaxed), std::memory_order_relaxed);
   h.last_sample_ns.store(t_ns, std::memory_order_relaxed);
-  h.max_threads.store(g_process.max_registered.load(std::memory_order_relaxed), std::memory_order_relaxed);
-  h.max_threshold_bytes.store(static_cast<std::uint64_t>(g_process.max_threshold.load(std::memory_order_relaxed)),
-                              std::memory_order_relaxed);
+  raise_field(h.max_threads, g_process.max_registered.load(std::memory_order_relaxed));
+  raise_field(h.max_threshold_bytes, static_cast<std::uint64_t>(g_process.max_threshold.load(std::memory_order_relaxed)));
   for (unsigned kind = 0; kind < kCallKinds; ++kind) {
     h.calls[kind].store(totals.calls[kind], std::memory_order_relaxed);
   }
@@ -49,31 +70,115 @@ void publish_figures(std::uint64_t t_ns, std::int64_t live, std::int64_t mapped_
   h.seq.store(seq + 2, std::memory_order_release);
 }
 
-}  // namespace
-
-// Appends a sample of `live` (with the interval's maximum) at `now`. Called
-// with g_sampling.busy held.
-void take_sample(std::uint64_t now, std::int64_t live) {
-  // A concurrent publish lands either in this sample's maximum or in the
-  // next one's: never in neither.
-  std::int64_t max_live = g_published.interval_max.exchange(live, std::memory_order_relaxed);
-  if (max_live < live) max_live = live;
-  const std::uint64_t t_ns = since_start(now);
-  g_timeline.append(Sample{t_ns, live, max_live});
-  // The mapped series: a sample at the same moment, merged the same way.
-  const std::int64_t mapped_live = mapped::live_bytes();
-  if (mapped::enabled()) g_mapped_timeline.append(Sample{t_ns, mapped_live, mapped::take_interval_max(mapped_live)});
-  g_sampling.next_sample_ns.store(now + g_timeline.interval_ns(), std::memory_order_relaxed);
-  publish_figures(t_ns, live, mapped_live);
-  if (max_live >= g_process.live_file_floor) create_deferred_live_file();
+// Appends a heap sample, and the mapped series' sample at the same moment
+// (merged the same way).
+void append(const Sample& sample) {
+  g_timeline.append(sample);
+  g_sampling.last_sample_ns = sample.t_ns;
+  if (mapped::enabled()) {
+    const std::int64_t mapped_live = mapped::live_bytes();
+    g_mapped_timeline.append(Sample{sample.t_ns, mapped_live, mapped::take_interval_max(mapped_live)});
+  }
+  // A process that is not the command gets its live file once its heap
+  // matters (live_header.cpp); the timelines move over with it.
+  if (sample.max_live >= g_process.live_file_floor) create_deferred_live_file();
 }
 
-// Takes a sample unless another thread is taking one: never waits. `force`
-// samples even before the interval has passed (a marker).
-void try_sample(std::uint64_t now, bool force) {
+// Ends the open interval: the state of its last publish, with that
+// publish's own time, and the interval's maximum become a sample. Nothing
+// when no publish came since the latest sample. Called with
+// g_sampling.busy held; `t_ns` is now, since start.
+bool close_interval(std::uint64_t t_ns) {
+  const std::int64_t max_live = g_published.interval_max.exchange(kNoPublish, std::memory_order_relaxed);
+  if (max_live == kNoPublish) return false;
+  // Racing publishers store these in any order: whatever they left is a
+  // value published in this interval, its time kept between the samples
+  // around it (a publish that raced the previous close may predate it).
+  std::uint64_t t = since_start(g_published.publish_mono_ns.load(std::memory_order_relaxed));
+  const std::int64_t live = g_published.publish_live.load(std::memory_order_relaxed);
+  if (t < g_sampling.last_sample_ns) t = g_sampling.last_sample_ns;
+  if (t > t_ns) t = t_ns;
+  append(Sample{t, live, max_live > live ? max_live : live});
+  return true;
+}
+
+// Raises the interval's maximum (and records it in the live file for a
+// reader of the open interval) and the peaks. Out of line: most publishes
+// raise nothing.
+[[gnu::noinline]] void raise_maxima(std::int64_t live, std::uint64_t now, LiveHeader& h) {
+  bool raised = false;
+  raise_to(g_published.interval_max, live, &raised);
+  if (raised) h.open_max.store(live, std::memory_order_relaxed);
+  if (live > g_published.phase_peak.load(std::memory_order_relaxed)) raise_peaks(live, now);
+}
+
+// Another publish moved live between this one's add and its store to the
+// live file: store until the file holds a value that is still the newest.
+// Each publisher checks after its own store, so the last to store leaves the
+// newest value.
+[[gnu::noinline]] void refresh_publish_live(LiveHeader& h) {
+  for (;;) {
+    const std::int64_t live = g_published.live.load(std::memory_order_relaxed);
+    g_published.publish_live.store(live, std::memory_order_relaxed);
+    h.publish_live.store(live, std::memory_order_relaxed);
+    if (g_published.live.load(std::memory_order_relaxed) == live) return;
+  }
+}
+
+// The heap left the threshold's range: a new threshold (rare: the heap
+// doubled or halved).
+[[gnu::noinline]] void change_policy(std::int64_t live) {
+  set_policy(live);
+  raise_field(g_region->header.max_threshold_bytes,
+              static_cast<std::uint64_t>(g_process.max_threshold.load(std::memory_order_relaxed)));
+}
+
+}  // namespace
+
+void set_policy(std::int64_t live) {
+  const ThresholdRange range = threshold_range(live, g_process.config.precision);
+  g_policy.low.store(range.low, std::memory_order_relaxed);
+  g_policy.high.store(range.high, std::memory_order_relaxed);
+  g_policy.threshold.store(range.threshold, std::memory_order_relaxed);
+  raise_to(g_process.max_threshold, range.threshold);
+}
+
+void note_max_threads(std::uint32_t threads) { raise_field(g_region->header.max_threads, threads); }
+
+void start_timeline(std::uint64_t now, std::int64_t live) {
+  std::int64_t max_live = g_published.interval_max.exchange(kNoPublish, std::memory_order_relaxed);
+  if (max_live < live) max_live = live;
+  const std::uint64_t t_ns = since_start(now);
+  append(Sample{t_ns, live, max_live});
+  g_sampling.next_sample_ns.store(now + g_timeline.interval_ns(), std::memory_order_relaxed);
+  publish_figures(t_ns, live, mapped::live_bytes());
+}
+
+void take_sample(std::uint64_t now, std::int64_t live) {
+  const std::uint64_t t_ns = since_start(now);
+  close_interval(t_ns);
+  append(Sample{t_ns, live, live});
+  g_sampling.next_sample_ns.store(now + g_timeline.interval_ns(), std::memory_order_relaxed);
+  publish_figures(t_ns, live, mapped::live_bytes());
+}
+
+void try_sample(std::uint64_t now, SampleNow sample_now) {
   if (g_sampling.busy.exchange(true, std::memory_order_acquire)) return;
-  if (force || now >= g_sampling.next_sample_ns.load(std::memory_order_relaxed)) {
-    take_sample(now, g_published.live.load(std::memory_order_relaxed));
+  if (sample_now == SampleNow::kAlways || now >= g_sampling.next_sample_ns.load(std::memory_order_relaxed)) {
+    const std::uint64_t t_ns = since_start(now);
+    const bool closed = close_interval(t_ns);
+    if ((sample_now == SampleNow::kAlways && (!closed || g_sampling.last_sample_ns != t_ns)) ||
+        (sample_now == SampleNow::kIfQuiet && !closed)) {
+      // The heap at this moment too (a marker, or a mapping change with no
+      // heap publish to close the interval).
+      const std::int64_t live = g_published.live.load(std::memory_order_relaxed);
+      append(Sample{t_ns, live, live});
+      publish_figures(t_ns, live, mapped::live_bytes());
+    } else if (closed) {
+      const Sample& sample = g_timeline[g_timeline.size() - 1];
+      publish_figures(sample.t_ns, sample.live, mapped::live_bytes());
+    }
+    g_sampling.next_sample_ns.store(now + g_timeline.interval_ns(), std::memory_order_relaxed);
   }
   g_sampling.busy.store(false, std::memory_order_release);
 }
@@ -87,21 +192,42 @@ bool lock_sampling() {
   return locked;
 }
 
-void publish_value(std::int64_t delta) {
+// The publish itself, inlined into publish() (the path of every batched
+// publish: one call less) and publish_value() (the others). What is rare
+// (a new maximum, a new threshold, a race, a sample) is out of line, so the
+// common path is the add, the clock, the stores of its state and five
+// compares.
+[[gnu::always_inline]] inline void publish_delta(std::int64_t delta) {
   const std::int64_t live = g_published.live.fetch_add(delta, std::memory_order_relaxed) + delta;
   const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
-  raise_peaks(live, now);
+  // The interval has passed: it ends with its last publish, before this
+  // one opens the next.
+  if (now >= g_sampling.next_sample_ns.load(std::memory_order_relaxed)) [[unlikely]] try_sample(now, SampleNow::kNever);
+  // The clock as read: made relative to the start only when it is used.
+  g_published.publish_mono_ns.store(now, std::memory_order_relaxed);  // the line the add above just took
+  g_published.publish_live.store(live, std::memory_order_relaxed);
+  LiveHeader& h = g_region->header;
+  h.publish_mono_ns.store(now, std::memory_order_relaxed);
+  h.publish_live.store(live, std::memory_order_relaxed);
+  if (g_published.live.load(std::memory_order_relaxed) != live) [[unlikely]] refresh_publish_live(h);
+  // phase_peak <= peak (a reset lowers only the phase's): one compare for
+  // both.
+  if (live > g_published.interval_max.load(std::memory_order_relaxed) ||
+      live > g_published.phase_peak.load(std::memory_order_relaxed)) [[unlikely]] {
+    raise_maxima(live, now, h);
+  }
   // While nothing is mapped the sum is the heap, whose peak is kept anyway:
   // total_peak() takes the larger of the two, so this costs one load here.
-  if (const std::int64_t mapped_live = mapped::live_bytes(); mapped_live != 0) raise_total_peak(live + mapped_live, now);
-  raise_to(g_published.interval_max, live);
-  const std::int64_t threshold = policy_threshold(live);
-  if (threshold != g_policy.threshold.load(std::memory_order_relaxed)) {
-    g_policy.threshold.store(threshold, std::memory_order_relaxed);
-    raise_to(g_process.max_threshold, threshold);
+  if (const std::int64_t mapped_live = mapped::live_bytes(); mapped_live != 0) [[unlikely]] {
+    raise_total_peak(live + mapped_live, now);
   }
-  if (now >= g_sampling.next_sample_ns.load(std::memory_order_relaxed)) try_sample(now);
+  if (live < g_policy.low.load(std::memory_order_relaxed) || live >= g_policy.high.load(std::memory_order_relaxed))
+      [[unlikely]] {
+    change_policy(live);
+  }
 }
+
+void publish_value(std::int64_t delta) { publish_delta(delta); }
 
 void publish_exactly(std::int64_t bytes, CallKind kind) {
   g_process.folded_calls[kind].fetch_add(1, std::memory_order_relaxed);
@@ -117,20 +243,20 @@ void mapped_changed(std::int64_t mapped_live) {
   // A program that maps without allocating still gets samples.
   if (now >= g_sampling.next_sample_ns.load(std::memory_order_relaxed) &&
       g_process.init_state.load(std::memory_order_acquire) == kDone) {
-    try_sample(now);
+    try_sample(now, SampleNow::kIfQuiet);
   }
 }
 
-void publish(Slot* slot, std::int64_t bytes, CallKind kind) {
-  if (slot == &g_no_slot) {
+void publish(std::int64_t bytes, CallKind kind) {
+  if (t_own.span == 0) {
     unregistered_change(bytes, kind);
     return;
   }
-  const std::int64_t delta = slot->own_pending();
-  take_pending(*slot, delta);  // a signal handler's bytes meanwhile stay pending
-  count_call(slot->publishes);
-  publish_value(delta);
-  slot->set_threshold(g_policy.threshold.load(std::memory_order_relaxed));
+  const std::int64_t delta = t_own.own_pending();
+  take_pending(t_own, delta);  // a signal handler's bytes meanwhile stay pending
+  count_call(t_own.publishes);
+  publish_delta(delta);
+  t_own.set_threshold(g_policy.threshold.load(std::memory_order_relaxed));
 }
 
 }  // namespace heapline::accounting

@@ -1,86 +1,114 @@
-// The thread registry: a fixed array of slots, one per thread that
-// allocates, claimed at the thread's first call and released (its pending
-// delta published) by a pthread key destructor at its exit. A thread that
-// finds the registry full, or that allocates after its exit flush,
-// publishes every change instead.
+// The thread registry: a fixed array of entries, one per thread that
+// allocates, each pointing to that thread's slot (t_own, in its TLS);
+// claimed at the thread's first call and released (its pending delta
+// published) by a pthread key destructor at its exit. A thread that finds
+// the registry full, or that allocates after its exit flush, publishes every
+// change instead.
+//
+// A thread's TLS is freed after its exit: the readers of other threads'
+// slots (exact_live, registry_totals) announce themselves in
+// g_registry_readers, and a thread that releases its entry waits until no
+// reader that could have seen it is left (seq_cst on both sides: either the
+// reader sees the entry gone, or the exiting thread sees the reader).
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 
 #include "process_state.h"
 
 namespace heapline::accounting {
 
-Slot* claim_slot() {
+constinit RegistryEntry g_registry[kSlotCount];
+constinit std::atomic<std::int32_t> g_registry_readers{0};
+
+RegistryEntry* claim_entry() {
   // Threads usually exit in creation order, so the scan starts after the
-  // last claim: short-lived threads find a free slot at once.
+  // last claim: short-lived threads find a free entry at once.
   static std::atomic<std::size_t> hint{0};
   std::size_t start = hint.load(std::memory_order_relaxed);
   for (std::size_t i = 0; i < kSlotCount; ++i) {
     std::size_t index = (start + i) % kSlotCount;
-    Slot& slot = g_slots[index];
-    std::uint32_t free_mark = 0;
-    if (slot.in_use.load(std::memory_order_relaxed) == 0 &&
-        slot.in_use.compare_exchange_strong(free_mark, 1, std::memory_order_acquire)) {
+    RegistryEntry& entry = g_registry[index];
+    Slot* free_mark = nullptr;
+    if (entry.slot.load(std::memory_order_relaxed) == nullptr &&
+        entry.slot.compare_exchange_strong(free_mark, &t_own, std::memory_order_acq_rel)) {
       hint.store(index + 1, std::memory_order_relaxed);
       std::uint32_t used = g_process.slots_used.load(std::memory_order_relaxed);
       while (index + 1 > used && !g_process.slots_used.compare_exchange_weak(used, static_cast<std::uint32_t>(index + 1),
-                                                                           std::memory_order_relaxed)) {
+                                                                           std::memory_order_release)) {
       }
-      slot.reset(g_policy.threshold.load(std::memory_order_relaxed));
       std::uint32_t now_registered = g_process.registered.fetch_add(1, std::memory_order_relaxed) + 1;
       std::uint32_t most = g_process.max_registered.load(std::memory_order_relaxed);
       while (now_registered > most &&
              !g_process.max_registered.compare_exchange_weak(most, now_registered, std::memory_order_relaxed)) {
       }
-      return &slot;
+      note_max_threads(now_registered);  // the precision a reader of the live file sees
+      return &entry;
     }
   }
   return nullptr;
 }
 
+namespace {
+
+// Releases `entry` and returns once no reader can still be reading the
+// slot it pointed to.
+void release_entry(RegistryEntry& entry) {
+  entry.slot.store(nullptr, std::memory_order_seq_cst);
+  while (g_registry_readers.load(std::memory_order_seq_cst) > 0) sched_yield();
+}
+
+}  // namespace
+
 // pthread key destructor: runs at the exit of every thread that registered.
 void flush_exiting_thread(void* value) {
-  Slot* slot = static_cast<Slot*>(value);
-  if (slot == nullptr || slot != t_slot || slot == &g_no_slot) return;
+  RegistryEntry* entry = static_cast<RegistryEntry*>(value);
+  if (entry == nullptr || t_mode != kRegistered || entry->slot.load(std::memory_order_relaxed) != &t_own) return;
   int saved_errno = errno;
   // Any call after this point (later key destructors, libc's own thread
-  // teardown) publishes exactly instead of touching a released slot.
-  t_slot = &g_no_slot;
+  // teardown) publishes exactly: span 0 and kExited.
   t_mode = kExited;
-  for (unsigned kind = 0; kind < kCallKinds; ++kind) {
-    g_process.folded_calls[kind].fetch_add(slot->calls[kind].load(std::memory_order_relaxed),
-                                           std::memory_order_relaxed);
-    slot->calls[kind].store(0, std::memory_order_relaxed);
-  }
-  std::int64_t pending = slot->own_pending();
-  slot->clear_pending();
-  std::uint64_t publishes = slot->publishes.load(std::memory_order_relaxed) + (pending != 0 ? 1 : 0);
-  slot->publishes.store(0, std::memory_order_relaxed);
-  g_process.folded_publishes.fetch_add(publishes, std::memory_order_relaxed);
+  const std::int64_t pending = t_own.start_over(0);
+  std::uint64_t publishes = t_own.publishes.load(std::memory_order_relaxed) + (pending != 0 ? 1 : 0);
   if (pending != 0) publish_value(pending);
+  // Folded before the entry goes, so that a reader never misses them (it
+  // may count them twice for a moment).
+  for (unsigned kind = 0; kind < kCallKinds; ++kind) {
+    g_process.folded_calls[kind].fetch_add(t_own.calls[kind].load(std::memory_order_relaxed),
+                                           std::memory_order_relaxed);
+  }
+  g_process.folded_publishes.fetch_add(publishes, std::memory_order_relaxed);
+  release_entry(*entry);
+  for (auto& calls : t_own.calls) calls.store(0, std::memory_order_relaxed);
+  t_own.publishes.store(0, std::memory_order_relaxed);
   g_process.registered.fetch_sub(1, std::memory_order_relaxed);
-  slot->in_use.store(0, std::memory_order_release);
   errno = saved_errno;
 }
 
-// The first call of a thread registers it; calls of threads without a slot
-// publish exactly. Out of line: publish() then saves no registers for it on
-// its own path.
+// The first call of a thread registers it; calls of threads without a place
+// in the registry publish exactly. Out of line: publish() then saves no
+// registers for it on its own path.
 [[gnu::noinline]] void unregistered_change(std::int64_t bytes, CallKind kind) {
   if (t_mode == kUnregistered) {
     t_mode = kRegistering;
     if (ensure_process_init()) {
-      Slot* slot = claim_slot();
-      if (slot != nullptr) {
-        // Set before pthread_setspecific, which may allocate for a key
-        // beyond its first block: those nested calls then count normally.
-        t_slot = slot;
-        t_mode = kRegistered;
+      RegistryEntry* entry = claim_entry();
+      if (entry != nullptr) {
+        // Without its destructor the entry would outlive the thread's TLS:
+        // a thread whose key cannot be set stays out of the registry.
+        // pthread_setspecific may allocate for a key beyond its first block:
+        // those nested calls publish exactly (span 0, kRegistering).
         int saved_errno = errno;
-        pthread_setspecific(g_process.exit_key, slot);
+        const bool keyed = pthread_setspecific(g_process.exit_key, entry) == 0;
         errno = saved_errno;
-        record(bytes, kind);
-        return;
+        if (keyed) {
+          t_own.start_over(g_policy.threshold.load(std::memory_order_relaxed));
+          t_mode = kRegistered;
+          record(bytes, kind);
+          return;
+        }
+        release_entry(*entry);
+        g_process.registered.fetch_sub(1, std::memory_order_relaxed);
       }
       t_mode = kNoSlot;  // graceful degradation: exact for this thread
     } else {
@@ -94,16 +122,17 @@ void flush_exiting_thread(void* value) {
 // included. Exact when other threads are not allocating at this moment; a
 // concurrent publish can move bytes between the two parts while they are read.
 std::int64_t exact_live() {
+  RegistryReader reading;
   std::int64_t live = g_published.live.load(std::memory_order_acquire);
   const std::uint32_t used = g_process.slots_used.load(std::memory_order_acquire);
   for (std::uint32_t i = 0; i < used && i < kSlotCount; ++i) {
-    const Slot& slot = g_slots[i];
-    if (slot.in_use.load(std::memory_order_acquire) != 0) live += slot.pending_bytes();
+    if (const Slot* slot = g_registry[i].slot.load(std::memory_order_seq_cst)) live += slot->pending_bytes();
   }
   return live;
 }
 
 RegistryTotals registry_totals() {
+  RegistryReader reading;
   RegistryTotals totals{};
   for (unsigned kind = 0; kind < kCallKinds; ++kind) {
     totals.calls[kind] = g_process.folded_calls[kind].load(std::memory_order_relaxed);
@@ -111,12 +140,12 @@ RegistryTotals registry_totals() {
   totals.publishes = g_process.folded_publishes.load(std::memory_order_relaxed);
   const std::uint32_t used = g_process.slots_used.load(std::memory_order_acquire);
   for (std::uint32_t i = 0; i < used && i < kSlotCount; ++i) {
-    const Slot& slot = g_slots[i];
-    if (slot.in_use.load(std::memory_order_acquire) == 0) continue;
-    totals.pending += slot.pending_bytes();
-    totals.publishes += slot.publishes.load(std::memory_order_relaxed);
+    const Slot* slot = g_registry[i].slot.load(std::memory_order_seq_cst);
+    if (slot == nullptr) continue;
+    totals.pending += slot->pending_bytes();
+    totals.publishes += slot->publishes.load(std::memory_order_relaxed);
     for (unsigned kind = 0; kind < kCallKinds; ++kind) {
-      totals.calls[kind] += slot.calls[kind].load(std::memory_order_relaxed);
+      totals.calls[kind] += slot->calls[kind].load(std::memory_order_relaxed);
     }
   }
   return totals;

@@ -99,4 +99,18 @@ std::size_t read_timeline(const TimelineStorage& s, Sample* out, bool still_writ
   }
 }
 
+
+std::size_t read_heap_line(const LiveRegion& region, Sample* out, bool still_writing) {
+  std::size_t n = read_timeline(region.timeline, out, still_writing);
+  const LiveHeader& h = region.header;
+  const std::uint64_t publish_ns = latest_publish_ns(h);
+  // Only a publish after the latest sample is news (a crafted time is
+  // harmless: never before the samples, one entry at most).
+  if (publish_ns == 0 || (n > 0 && publish_ns <= out[n - 1].t_ns) || n >= kHeapLineCapacity) return n;
+  Sample open{publish_ns, h.publish_live.load(std::memory_order_relaxed), h.open_max.load(std::memory_order_relaxed)};
+  if (open.max_live < open.live) open.max_live = open.live;
+  out[n++] = open;
+  return n;
+}
+
 }  // namespace heapline

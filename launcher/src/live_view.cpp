@@ -130,8 +130,9 @@ LiveSnapshot take_snapshot(const LiveFile& file, bool still_writing) {
     if (marker.ready.load(std::memory_order_acquire) == 0) continue;
     s.markers.emplace_back(marker.t_ns.load(std::memory_order_relaxed), bounded(marker.name, sizeof marker.name));
   }
-  s.samples.resize(kTimelineCapacity);
-  s.samples.resize(read_timeline(region.timeline, s.samples.data(), still_writing));
+  // Up to the latest publish: a kill between two samples loses nothing published.
+  s.samples.resize(kHeapLineCapacity);
+  s.samples.resize(read_heap_line(region, s.samples.data(), still_writing));
   if (std::string problem = samples_problem(s.samples, still_writing); !problem.empty()) {
     throw std::runtime_error(file.path().string() + " is corrupt: " + problem);
   }
@@ -145,6 +146,13 @@ LiveSnapshot take_snapshot(const LiveFile& file, bool still_writing) {
     // series are read as of the shorter, time by time.
     if (std::string problem = samples_problem(s.mapped_samples, true); !problem.empty()) {
       throw std::runtime_error(file.path().string() + " is corrupt: mapped series: " + problem);
+    }
+    // The heap line's last point may be its latest publish (read_heap_line):
+    // the mapped series, as last sampled, gets a point at the same time.
+    if (s.samples.size() == s.mapped_samples.size() + 1 && !s.mapped_samples.empty() &&
+        s.samples.back().t_ns > s.mapped_samples.back().t_ns) {
+      const std::int64_t mapped = s.mapped_samples.back().live;
+      s.mapped_samples.push_back(Sample{s.samples.back().t_ns, mapped, mapped});
     }
   } else {
     s.figures.mapped_live = s.figures.mapped_peak = s.figures.total_peak = 0;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "heapline_bench/history/history.h"
 
 namespace heapline::bench {
@@ -51,6 +53,39 @@ TEST(PointReader, AFutureSchemaIsRefusedNotGuessed) {
   const auto read = read_points(R"({"schema":3,"measured_at":"x","overhead":0})" "\n", "f", RawTimes::read);
   ASSERT_EQ(read.problems.size(), 1u);
   EXPECT_NE(read.problems[0].reason.find("newer"), std::string::npos);
+}
+
+// A file is parsed where it is mapped except its last lines, which are
+// copied for simdjson's padding: whatever the length of those last lines, a
+// file gives what the same text gives, with the same line numbers, and a
+// file read through the sink gives the same points.
+TEST(PointReader, AFileReadsLikeItsTextWhateverTheLengthOfItsLastLines) {
+  const std::string path = ::testing::TempDir() + "/point-reader-tail.jsonl";
+  for (const std::string& tail : std::vector<std::string>{"", "{}\n", "\n\n", "{\"torn", std::string(100, ' ') + "\n", kSchema1}) {
+    std::string text;
+    for (int i = 0; i < 3; ++i) text += std::string(kSchema1) + "\n";
+    text += "not json\n";
+    text += std::string(kSchema1) + "\n" + tail;
+    std::ofstream(path, std::ios::trunc | std::ios::binary) << text;
+    const auto from_text = read_points(text, path, RawTimes::read);
+    const auto from_file = read_points_file(path, RawTimes::read);
+    ASSERT_EQ(from_file.points.size(), from_text.points.size()) << "tail '" << tail << "'";
+    EXPECT_EQ(from_file.lines, from_text.lines);
+    ASSERT_EQ(from_file.problems.size(), from_text.problems.size());
+    for (std::size_t i = 0; i < from_file.problems.size(); ++i)
+      EXPECT_EQ(from_file.problems[i].describe(), from_text.problems[i].describe());
+    EXPECT_EQ(from_file.problems[0].line, 4);
+    std::vector<int> sunk;
+    std::vector<StoreProblem> problems;
+    scan_points_file(path, RawTimes::read, 0, [&](Point&&, int line) { sunk.push_back(line); }, problems);
+    EXPECT_EQ(sunk, from_text.lines);
+    EXPECT_EQ(problems.size(), from_text.problems.size());
+  }
+  const auto tail_only = read_points_file(path, RawTimes::skip, 2);
+  EXPECT_EQ(tail_only.skipped_lines, 4u);
+  EXPECT_EQ(tail_only.lines, (std::vector<int>{5}));
+  ASSERT_EQ(tail_only.problems.size(), 1u);
+  EXPECT_EQ(tail_only.problems[0].line, 6) << "the torn last line";
 }
 
 }  // namespace

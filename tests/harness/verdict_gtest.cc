@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <numbers>
 #include <optional>
 
@@ -308,6 +309,53 @@ TEST(Figures, CalibrationsApplyToTheirFigureAndScaleOnly) {
   EXPECT_EQ(judge_point(h, last, Figure::cpu, {}, other_scale).verdict, Verdict::regression);
   std::vector<NoiseCalibration> cpu = {{"churn-4t", "machine-a", 0.05, Figure::cpu, 1.0}};
   EXPECT_EQ(judge_point(h, last, Figure::cpu, {}, cpu).verdict, Verdict::unchanged);
+}
+
+// The deliberately slower library (tests/harness/slow_shim.c, about 50
+// instructions more per call in front of libheapline.so) after 10 normal
+// points, judged with the rule check uses in the workflow (5 scenarios, the
+// instruction and cpu figures gated). Instruction figures are the ones
+// measured here with the harness at --scale 0.2 (exact, so they carry over);
+// the cpu figure of churn-4t sits at the level and spread of a quiet 2-core
+// machine (8.4%, and 1.0 point between points: the 1.8% spread of its runs
+// through a ratio of medians of 10 runs), and the slow build adds the 7.4
+// points it measured here. No figure raises an alarm on the normal points;
+// the slow one is flagged on the instructions of churn-1t and churn-4t and
+// on the cpu time of churn-4t.
+TEST(SlowerLibrary, FlaggedAtItsFirstPointAfterTenNormalPoints) {
+  const double churn_1t_instructions[] = {0.06986, 0.06996, 0.06975, 0.06993, 0.06965,
+                                          0.06975, 0.06991, 0.06975, 0.06978, 0.06998};
+  const double churn_4t_instructions[] = {0.06471, 0.06472, 0.06454, 0.06428, 0.06435,
+                                          0.06481, 0.06460, 0.06489, 0.06461, 0.06495};
+  History h;
+  Noise noise{{2026}};
+  auto add = [&](const std::string& scenario, double wall, double cpu, double instructions, int i) {
+    HistoryEntry e = point(scenario, wall, 0.15);  // the wall clock of a 2-core runner: wide intervals
+    e.cpu = {true, cpu, cpu - 0.025, cpu + 0.025, true};
+    e.instructions = {true, instructions, instructions, instructions, true};
+    e.commit = (i < 10 ? "normal" : "slow") + std::to_string(i);
+    e.scale = 0.2;
+    h.entries.push_back(e);
+  };
+  for (int i = 0; i < 10; ++i) {
+    add("churn-1t", 0.05 + 0.08 * noise.normal(), 0.03 + 0.04 * noise.normal(), churn_1t_instructions[i], i);
+    add("churn-4t", 0.03 + 0.08 * noise.normal(), 0.084 + 0.010 * noise.normal(), churn_4t_instructions[i], i);
+  }
+  VerdictRule rule;
+  rule.scenarios = 5;
+  rule.figures = 2;
+  for (std::size_t i = 0; i < h.entries.size(); ++i)
+    for (Figure figure : kFigures)
+      EXPECT_NE(judge_point(h, i, figure, rule).verdict, Verdict::regression)
+          << h.entries[i].scenario << " " << h.entries[i].commit << " " << figure_name(figure);
+  add("churn-1t", 0.05 + 0.08 * noise.normal(), 0.03 + 0.04 * noise.normal() + 0.109, 0.27350, 10);
+  add("churn-4t", 0.03 + 0.08 * noise.normal(), 0.084 + 0.010 * noise.normal() + 0.074, 0.27386, 10);
+  std::map<std::pair<std::string, Figure>, Verdict> verdicts;
+  for (const auto& v : judge_newest(h, {"churn-1t", "churn-4t"}, rule)) verdicts[{v.scenario, v.figure}] = v.verdict;
+  EXPECT_EQ((verdicts[{"churn-1t", Figure::instructions}]), Verdict::regression);
+  EXPECT_EQ((verdicts[{"churn-4t", Figure::instructions}]), Verdict::regression);
+  EXPECT_EQ((verdicts[{"churn-4t", Figure::cpu}]), Verdict::regression);
+  EXPECT_NE((verdicts[{"churn-4t", Figure::wall}]), Verdict::regression) << "the wall clock of 2 cores is too noisy";
 }
 
 // The documented false-alarm rate: on histories where nothing changed, at

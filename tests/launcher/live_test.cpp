@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -76,6 +77,12 @@ class LiveFile : public ::testing::Test {
                    {"HEAPLINE_INTERVAL_MS", interval_ms},
                    {"HEAPLINE_PRECISION", "exact"},
                    {"HEAPLINE_ROOT_PID", std::nullopt}};
+    return options;
+  }
+  // The default (batched) precision and sampling interval, as users run it.
+  RunOptions batched(const std::string& name, const std::string& interval_ms = "10") {
+    RunOptions options = traced(name, interval_ms);
+    options.env["HEAPLINE_PRECISION"] = std::nullopt;
     return options;
   }
   RunResult heapline(std::vector<std::string> args) {
@@ -219,6 +226,93 @@ TEST_F(LiveFile, PeakOfAKilledProcessHoldsItsLastAllocation) {
   EXPECT_GE(peak, 2 << 20);
   EXPECT_GE(peak, r["final_bytes"].get<std::int64_t>());
   for (const auto& sample : r["samples"]) EXPECT_GE(peak, sample[2].get<std::int64_t>()) << sample.dump();
+}
+
+// The live file is current at every publish, not only at the samples
+// (design.md, The interposer). Blocks of 1 MiB come from mmap: a chunk of
+// 1 MiB and a page.
+constexpr std::int64_t kMiBChunk = (std::int64_t{1} << 20) + 4096;
+// What the probe's C runtime holds besides its blocks.
+constexpr std::int64_t kSlack = 256 << 10;
+
+// 64 MiB allocated in a burst, well inside one sampling interval, then
+// held: no sample follows. `heapline top` showed "live 0 B peak 0 B", and
+// the report converted after kill -9 peak 0.
+TEST_F(LiveFile, ABurstInsideOneIntervalIsInTheFiguresAndSurvivesAKill) {
+  auto running = start({kProbe, "steps", "64", "0", "20"}, batched("burst"));
+  ASSERT_TRUE(wait_for_output(running, "ready"));
+  RunResult top = heapline({"top", std::to_string(running.pid), "--once"});
+  heapline::LiveFigures figures{};
+  {
+    heapline::launcher::LiveFile file(dir_ / "burst.live");
+    figures = heapline::launcher::take_snapshot(file, true).figures;
+  }
+  kill(running.pid, SIGKILL);
+  finish(running);
+  constexpr std::int64_t kHeld = 64 * kMiBChunk;
+  // The stated precision followed the heap (1 MiB at 64 MiB), and the
+  // figures are within it.
+  const std::int64_t bound = static_cast<std::int64_t>(figures.max_threads * figures.max_threshold_bytes);
+  EXPECT_GE(bound, std::int64_t{512} << 10);
+  EXPECT_NEAR(figures.live, kHeld, bound + kSlack);
+  EXPECT_GE(figures.peak, figures.live);
+  EXPECT_EQ(top.exit_code, 0) << top.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(top.out, m, std::regex(R"(live ([0-9.]+) MiB   peak ([0-9.]+) MiB)"))) << top.out;
+  EXPECT_GE(std::stod(m[1]), 63.0) << top.out;
+  EXPECT_GE(std::stod(m[2]), 63.0) << top.out;
+  auto r = convert("burst");
+  const std::int64_t stated = r["precision"]["bound_bytes"].get<std::int64_t>();
+  EXPECT_NEAR(r["final_bytes"].get<std::int64_t>(), kHeld, stated + kSlack);
+  EXPECT_GE(r["peak_bytes"].get<std::int64_t>(), kHeld - stated);
+}
+
+// 40 blocks of 1 MiB a millisecond apart, then 30 ms of quiet before a
+// kill: the report ended at the last sample taken (37.1 MiB, with a stated
+// precision of 512 KiB). A long interval makes that sample the first.
+TEST_F(LiveFile, AKillAfterAQuietSpellKeepsEveryPublish) {
+  auto running = start({kProbe, "steps", "40", "1", "20"}, batched("quiet", "100"));
+  ASSERT_TRUE(wait_for_output(running, "ready"));
+  usleep(30'000);
+  ASSERT_EQ(kill(running.pid, SIGKILL), 0);
+  finish(running);
+  auto r = convert("quiet");
+  const std::int64_t stated = r["precision"]["bound_bytes"].get<std::int64_t>();
+  constexpr std::int64_t kHeld = 40 * kMiBChunk;
+  EXPECT_NEAR(r["final_bytes"].get<std::int64_t>(), kHeld, stated + kSlack);
+  EXPECT_NEAR(r["samples"].back()[1].get<std::int64_t>(), kHeld, stated + kSlack);
+  EXPECT_GE(r["peak_bytes"].get<std::int64_t>(), kHeld - stated);
+}
+
+// 60 blocks of 2 MiB, 40 of them freed, 100 ms of sleep, 30 blocks of
+// 1 MiB: the frees published inside one interval, and the timeline showed
+// 120 MiB until the first allocation after the sleep. The interval ends
+// with its last publish, at that publish's time: the 40 MiB the process
+// held through the sleep are a sample from before it woke.
+TEST_F(LiveFile, ADropBeforeAQuietSpellIsInTheTimelineAtItsOwnTime) {
+  RunResult result = run({kProbe, "dip"}, batched("dip.json"));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(result.out, m,
+                                std::regex(R"(origin_before=(\d+) origin_after=(\d+) freed=(\d+) woke=(\d+))")))
+      << result.out;
+  const std::int64_t origin_after = std::stoll(m[2]), woke = std::stoll(m[4]);
+  auto r = read_json(dir_ / "dip.json");
+  std::int64_t origin_t = -1;
+  for (const auto& marker : r["markers"]) {
+    if (marker[1] == "origin") origin_t = marker[0].get<std::int64_t>();
+  }
+  ASSERT_GE(origin_t, 0) << r["markers"].dump();
+  // The earliest the probe's "woke" can be in the report's time base.
+  const std::int64_t woke_at_earliest = woke - origin_after + origin_t;
+  const std::int64_t stated = r["precision"]["bound_bytes"].get<std::int64_t>();
+  constexpr std::int64_t kHeldThroughTheSleep = 20 * (2 * kMiBChunk - 4096);  // 2 MiB chunks: 2 MiB and a page
+  bool dip = false;
+  for (const auto& sample : r["samples"]) {
+    const std::int64_t t = sample[0].get<std::int64_t>(), live = sample[1].get<std::int64_t>();
+    if (t < woke_at_earliest && std::llabs(live - kHeldThroughTheSleep) <= stated + kSlack) dip = true;
+  }
+  EXPECT_TRUE(dip) << "no sample of ~40 MiB before the probe woke: " << r["samples"].dump();
 }
 
 // Mapped memory everywhere a figure is shown: phase_probe mapped holds 2 MiB

@@ -3,7 +3,9 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <map>
+#include <unordered_map>
 #include <sstream>
 #include <fstream>
 
@@ -85,21 +87,30 @@ int run_validate(const ValidateOptions& options) {
   std::error_code ec;
   if (!std::filesystem::is_directory(store.directory(), ec))
     throw Refusal("no store directory at " + store.directory() + ".");
-  const StoreContents contents = store.read();
-  for (const auto& problem : contents.problems) std::cerr << problem.describe() << "\n";
-  // The same measurement stored twice would count twice in every verdict.
-  std::map<std::string, int> first_line;
-  std::size_t duplicates = 0;
-  for (std::size_t i = 0; i < contents.points.size(); ++i) {
-    auto [known, fresh] = first_line.emplace(point_identity(contents.points[i]), contents.lines[i]);
-    if (fresh) continue;
-    ++duplicates;
-    std::cerr << store.points_path() << ":" << contents.lines[i] << ": the same point as line " << known->second
-              << " (a duplicate)\n";
-  }
-  std::cout << store.points_path() << ": " << contents.points.size() << " valid point(s), "
-            << contents.problems.size() << " bad line(s), " << duplicates << " duplicate(s)\n";
-  return contents.problems.empty() && duplicates == 0 ? kExitOk : kExitRefused;
+  // The points are checked as they are read, not kept: only their
+  // identities are, since the same measurement stored twice would count
+  // twice in every verdict.
+  std::vector<StoreProblem> problems;
+  std::unordered_map<std::string, int> first_line;
+  std::size_t valid = 0, duplicates = 0;
+  scan_points_file(store.points_path(), RawTimes::read, 0,
+                   [&](Point&& point, int line) {
+                     ++valid;
+                     auto [known, fresh] = first_line.emplace(point_identity(point), line);
+                     if (fresh) return;
+                     ++duplicates;
+                     std::string reason = "the same point as line ";
+                     reason.append(std::to_string(known->second)).append(" (a duplicate)");
+                     problems.push_back({store.points_path(), line, std::move(reason)});
+                   },
+                   problems);
+  // In line order: the unreadable lines and the duplicates together.
+  std::stable_sort(problems.begin(), problems.end(),
+                   [](const StoreProblem& a, const StoreProblem& b) { return a.line < b.line; });
+  for (const auto& problem : problems) std::cerr << problem.describe() << "\n";
+  std::cout << store.points_path() << ": " << valid << " valid point(s), " << problems.size() - duplicates
+            << " bad line(s), " << duplicates << " duplicate(s)\n";
+  return problems.empty() ? kExitOk : kExitRefused;
 }
 
 int run_export(const ExportOptions& options) {

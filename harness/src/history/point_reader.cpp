@@ -234,6 +234,15 @@ class MappedFile {
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
   std::string_view text() const { return {data_ != nullptr ? data_ : "", size_}; }
+  // Tells the kernel the bytes from `offset` on are about to be read in
+  // order: read-ahead instead of a page fault per page.
+  void will_read(std::size_t offset) const {
+    if (data_ == nullptr) return;
+    const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    const std::size_t from = offset / page * page;
+    madvise(const_cast<char*>(data_) + from, size_ - from, MADV_SEQUENTIAL);
+    madvise(const_cast<char*>(data_) + from, size_ - from, MADV_WILLNEED);
+  }
 
  private:
   const char* data_ = nullptr;
@@ -262,9 +271,11 @@ std::size_t count_lines(std::string_view text) {
   return count;
 }
 
-// Parses padded text (simdjson::SIMDJSON_PADDING readable bytes after it).
-PointsRead read_padded(std::string_view all, const std::string& file_name, RawTimes raw, std::size_t first_line) {
-  PointsRead read;
+// Parses text followed by `readable_after` more readable bytes (at least
+// simdjson::SIMDJSON_PADDING), handing each point to `sink` and adding each
+// problem to `problems`.
+void read_padded(std::string_view all, std::size_t readable_after, const std::string& file_name, RawTimes raw,
+                 std::size_t first_line, const PointSink& sink, std::vector<StoreProblem>& problems) {
   simdjson::ondemand::parser parser;
   std::size_t start = 0;
   int line = static_cast<int>(first_line);
@@ -277,7 +288,7 @@ PointsRead read_padded(std::string_view all, const std::string& file_name, RawTi
     start = end + 1;
     if (json_line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     if (torn) {
-      read.problems.push_back({file_name, line,
+      problems.push_back({file_name, line,
                                "the last line is incomplete (no newline): an append was interrupted; the line is "
                                "kept as it is and later points start on a new line"});
       continue;
@@ -285,45 +296,72 @@ PointsRead read_padded(std::string_view all, const std::string& file_name, RawTi
     // A byte-order mark (an editor's) is not part of the JSON.
     if (json_line.substr(0, kByteOrderMark.size()) == kByteOrderMark) json_line.remove_prefix(kByteOrderMark.size());
     try {
-      // The line is followed by the rest of the padded text, so simdjson's
-      // padding requirement holds without copying each line.
-      const std::size_t capacity =
-          all.size() - static_cast<std::size_t>(json_line.data() - all.data()) + simdjson::SIMDJSON_PADDING;
+      // The line is followed by the rest of the text and the readable bytes
+      // after it, so simdjson's padding requirement holds without copying
+      // each line.
+      const std::size_t capacity = all.size() - static_cast<std::size_t>(json_line.data() - all.data()) + readable_after;
       simdjson::ondemand::document document;
       if (auto error = parser.iterate(json_line.data(), json_line.size(), capacity).get(document))
         throw simdjson::simdjson_error(error);
       object o;
       if (auto error = document.get_object().get(o)) throw simdjson::simdjson_error(error);
-      Point point = point_from(o, raw);
-      read.points.push_back(std::move(point));
-      read.lines.push_back(line);
+      sink(point_from(o, raw), line);
     } catch (const simdjson::simdjson_error& e) {
-      read.problems.push_back({file_name, line, std::string("not valid JSON: ") + e.what()});
+      problems.push_back({file_name, line, std::string("not valid JSON: ") + e.what()});
     } catch (const std::exception& e) {
-      read.problems.push_back({file_name, line, e.what()});
+      problems.push_back({file_name, line, e.what()});
     }
   }
-  return read;
 }
 
 }  // namespace
 
-PointsRead read_points(std::string_view text, const std::string& file_name, RawTimes raw) {
-  const simdjson::padded_string padded(text.data(), text.size());
-  return read_padded(std::string_view(padded.data(), padded.size()), file_name, raw, 0);
+PointSink collect_into(PointsRead& read) {
+  return [&read](Point&& point, int line) {
+    read.points.push_back(std::move(point));
+    read.lines.push_back(line);
+  };
 }
 
-PointsRead read_points_file(const std::string& path, RawTimes raw, std::size_t last_lines) {
+PointsRead read_points(std::string_view text, const std::string& file_name, RawTimes raw) {
+  const simdjson::padded_string padded(text.data(), text.size());
+  PointsRead read;
+  read_padded(std::string_view(padded.data(), padded.size()), simdjson::SIMDJSON_PADDING, file_name, raw, 0,
+              collect_into(read), read.problems);
+  return read;
+}
+
+std::size_t scan_points_file(const std::string& path, RawTimes raw, std::size_t last_lines, const PointSink& sink,
+                             std::vector<StoreProblem>& problems) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return {};
+  if (!std::filesystem::exists(path, ec)) return 0;
   const MappedFile file(path);
   const std::string_view whole = file.text();
   const std::size_t tail_start = last_lines > 0 ? start_of_last_lines(whole, last_lines) : 0;
   const std::size_t skipped = count_lines(whole.substr(0, tail_start));
-  // simdjson wants padding after the text it parses: copy just the tail.
-  const simdjson::padded_string padded(whole.data() + tail_start, whole.size() - tail_start);
-  PointsRead read = read_padded(std::string_view(padded.data(), padded.size()), path, raw, skipped);
-  read.skipped_lines = skipped;
+  file.will_read(tail_start);
+  // simdjson reads up to SIMDJSON_PADDING bytes past a document. The lines
+  // that end that far before the end of the file are parsed where they are
+  // mapped (the file's own next bytes are the padding); only the last few
+  // are copied into a padded buffer. A copy of the whole file would double
+  // the memory and the page faults of a long store.
+  const std::string_view tail = whole.substr(tail_start);
+  std::size_t in_place = 0;
+  if (tail.size() > simdjson::SIMDJSON_PADDING) {
+    const void* newline = memrchr(tail.data(), '\n', tail.size() - simdjson::SIMDJSON_PADDING);
+    if (newline != nullptr) in_place = static_cast<std::size_t>(static_cast<const char*>(newline) - tail.data()) + 1;
+  }
+  const std::string_view mapped = tail.substr(0, in_place);
+  read_padded(mapped, tail.size() - in_place, path, raw, skipped, sink, problems);
+  const simdjson::padded_string last(tail.data() + in_place, tail.size() - in_place);
+  read_padded(std::string_view(last.data(), last.size()), simdjson::SIMDJSON_PADDING, path, raw,
+              skipped + count_lines(mapped), sink, problems);
+  return skipped;
+}
+
+PointsRead read_points_file(const std::string& path, RawTimes raw, std::size_t last_lines) {
+  PointsRead read;
+  read.skipped_lines = scan_points_file(path, raw, last_lines, collect_into(read), read.problems);
   return read;
 }
 

@@ -100,4 +100,21 @@ double robust_sigma(std::span<const double> values) {
   return 1.4826 * median(deviations);
 }
 
+double qn_sigma(std::span<const double> values) {
+  const std::size_t n = values.size();
+  if (n < 2) return 0;
+  std::vector<double> distances;
+  distances.reserve(n * (n - 1) / 2);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i + 1; j < n; ++j) distances.push_back(std::fabs(values[i] - values[j]));
+  const std::size_t h = n / 2 + 1;
+  const std::size_t k = h * (h - 1) / 2;
+  std::nth_element(distances.begin(), distances.begin() + static_cast<std::ptrdiff_t>(k - 1), distances.end());
+  // c_n: Croux and Rousseeuw's table for n <= 9, their formulas above.
+  static constexpr double kSmall[] = {0, 0, 0.399, 0.994, 0.512, 0.844, 0.611, 0.857, 0.669, 0.872};
+  const double dn = static_cast<double>(n);
+  const double c = n <= 9 ? kSmall[n] : n % 2 == 1 ? dn / (dn + 1.4) : dn / (dn + 3.8);
+  return 2.2219 * c * distances[k - 1];
+}
+
 }  // namespace heapline::bench

@@ -118,7 +118,8 @@ struct LiveHeader {
   // series follows the heap's timeline.
   std::uint32_t mapped_mode = 0;
   std::uint32_t reserved3 = 0;
-  char reserved1[3960 - 8] = {};
+  std::uint64_t start_mono_ns = 0;  // CLOCK_MONOTONIC at the start: the time base of publish_mono_ns
+  char reserved1[3960 - 16] = {};
   char exe[kLiveExeBytes] = {};
 
   // The latest figures, under the seqlock `seq` (one writer: the thread
@@ -141,7 +142,16 @@ struct LiveHeader {
   std::atomic<std::uint64_t> mapped_peak_time_ns{0};
   std::atomic<std::int64_t> total_peak{0};
   std::atomic<std::uint64_t> total_peak_time_ns{0};
-  char reserved2[4096 - 16 * 8 - 8] = {};
+
+  // The latest publish, written by every publish (outside the seqlock: each
+  // field on its own, the three on one cache line), so a reader is never
+  // further behind than the publishing itself, even after a kill: the live
+  // value within the stated precision, and the open interval since the
+  // latest sample. read_figures() and read_heap_line() fold it in.
+  std::atomic<std::uint64_t> publish_mono_ns{0};  // CLOCK_MONOTONIC at the latest publish (0: none yet)
+  std::atomic<std::int64_t> publish_live{0};  // the published live heap after it
+  std::atomic<std::int64_t> open_max{0};      // the largest published since the latest sample
+  char reserved2[4096 - 16 * 8 - 8 - 3 * 8] = {};
 };
 static_assert(sizeof(LiveHeader) == 3 * 4096);
 
@@ -168,6 +178,13 @@ struct LiveFigures {
   std::uint64_t total_peak_time_ns;
 };
 
+// The time of the latest publish since the start (0: none yet). The
+// writer stores the clock as it read it; the subtraction is the reader's.
+inline std::uint64_t latest_publish_ns(const LiveHeader& h) {
+  const std::uint64_t mono = h.publish_mono_ns.load(std::memory_order_acquire);
+  return mono > h.start_mono_ns ? mono - h.start_mono_ns : 0;
+}
+
 inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
   LiveFigures f{};
   for (int attempt = 0;; ++attempt) {
@@ -186,8 +203,28 @@ inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
     f.total_peak = h.total_peak.load(std::memory_order_relaxed);
     f.total_peak_time_ns = h.total_peak_time_ns.load(std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_acquire);
-    if ((seq % 2 == 0 && h.seq.load(std::memory_order_relaxed) == seq) || attempt >= attempts) return f;
+    if ((seq % 2 == 0 && h.seq.load(std::memory_order_relaxed) == seq) || attempt >= attempts) break;
   }
+  // A publish after the latest sample is the current figure.
+  const std::uint64_t publish_ns = latest_publish_ns(h);
+  if (publish_ns != 0 && publish_ns >= f.last_sample_ns) {
+    f.live = h.publish_live.load(std::memory_order_relaxed);
+    const std::int64_t open_max = h.open_max.load(std::memory_order_relaxed);
+    if (open_max > f.peak) f.peak = open_max, f.peak_time_ns = publish_ns;
+    if (f.live > f.peak) f.peak = f.live, f.peak_time_ns = publish_ns;
+  }
+  return f;
 }
+
+// Room for a heap line as read_heap_line() copies it: the timeline and the
+// open interval after it.
+constexpr std::size_t kHeapLineCapacity = kTimelineCapacity + 1;
+
+// The timeline (read_timeline) followed by the state of the latest publish
+// when it came after the latest sample ([its time, its live value, the open
+// interval's maximum]): the heap line up to the last publish, so that a
+// process killed between two samples loses nothing it had published. `out`
+// must hold kHeapLineCapacity samples.
+std::size_t read_heap_line(const LiveRegion& region, Sample* out, bool still_writing);
 
 }  // namespace heapline

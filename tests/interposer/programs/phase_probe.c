@@ -43,6 +43,15 @@
  *                                 prints "ready", sleeps
  *   phase_probe hold-abort        holds 2 MiB after a marker "holding",
  *                                 abort()
+ *   phase_probe steps N MS SECONDS
+ *                                 N blocks of 1 MiB, MS ms apart (0: at
+ *                                 once), held: prints "ready", sleeps
+ *   phase_probe dip               what a Python job does: 60 blocks of
+ *                                 2 MiB, frees 40, sleeps 100 ms, 30 of
+ *                                 1 MiB; prints "origin_before=
+ *                                 origin_after= freed= woke=" (freed: just
+ *                                 after the last free; woke: after the
+ *                                 sleep, before the next allocation)
  *   phase_probe mapped SECONDS    the same, and 8 MiB mapped anonymously
  *                                 and privately, 4 MiB of a file mapped
  *                                 privately (mapped memory: 8 MiB exactly),
@@ -242,6 +251,30 @@ int main(int argc, char** argv) {
     sleep_ms(atol(argv[2]) * 1000);
     return 0;
   }
+  if (strcmp(mode, "steps") == 0 && argc == 5) {
+    const int count = atoi(argv[2]);
+    for (int i = 0; i < count; ++i) {
+      if (i > 0 && atol(argv[3]) > 0) sleep_ms(atol(argv[3]));
+      g_sink = malloc(1 << 20);
+    }
+    say("ready\n");
+    sleep_ms(atol(argv[4]) * 1000);
+    return 0;
+  }
+  if (strcmp(mode, "dip") == 0) {
+    static void* blocks[60];
+    mark_origin();
+    for (int i = 0; i < 60; ++i) blocks[i] = malloc(2 << 20);
+    for (int i = 0; i < 40; ++i) free(blocks[i]);
+    const unsigned long long freed = clock_ns(CLOCK_MONOTONIC);
+    sleep_ms(100);
+    const unsigned long long woke = clock_ns(CLOCK_MONOTONIC);
+    for (int i = 0; i < 30; ++i) g_sink = malloc(1 << 20);
+    snprintf(line, sizeof line, "origin_before=%llu origin_after=%llu freed=%llu woke=%llu\n", g_stamp[kOriginBefore],
+             g_stamp[kOriginAfter], freed, woke);
+    say(line);
+    return 0;
+  }
   if (strcmp(mode, "mapped") == 0 && argc == 3) {
     FILE* file = tmpfile();
     char* block = malloc(2 << 20);
@@ -254,6 +287,6 @@ int main(int argc, char** argv) {
     sleep_ms(atol(argv[2]) * 1000);
     return 0;
   }
-  say("usage: phase_probe api|phases|pending N|churn MS|abort MS|oom MB|hold S|hold-abort|mapped S\n");
+  say("usage: phase_probe api|phases|pending N|churn MS|abort MS|oom MB|hold S|hold-abort|mapped S|steps N MS S|dip\n");
   return 2;
 }

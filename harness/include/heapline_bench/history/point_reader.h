@@ -8,6 +8,7 @@
 // is read in about a second.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +45,13 @@ PointsRead read_points(std::string_view text, const std::string& file_name, RawT
 // page needs the recent history, and reading from the end keeps its time flat
 // as the store grows. A missing file is an empty store.
 PointsRead read_points_file(const std::string& path, RawTimes raw, std::size_t last_lines = 0);
+
+// Reads like read_points_file, but hands each point to `sink` (with its line
+// number) instead of keeping them all: validate of a long store keeps only
+// what it checks. Returns the number of older lines skipped.
+using PointSink = std::function<void(Point&&, int line)>;
+std::size_t scan_points_file(const std::string& path, RawTimes raw, std::size_t last_lines, const PointSink& sink,
+                             std::vector<StoreProblem>& problems);
 
 // One point from one line of JSON; throws std::runtime_error saying which
 // field is wrong.

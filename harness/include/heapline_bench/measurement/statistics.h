@@ -52,4 +52,13 @@ double student_t_quantile(double p, double dof);
 // deviation (consistent for normal data), unmoved by a few outliers.
 double robust_sigma(std::span<const double> values);
 
+// Rousseeuw and Croux's Qn scale estimator ("Alternatives to the Median
+// Absolute Deviation", JASA 88, 1993): the k-th smallest of the n(n-1)/2
+// pairwise distances |xi - xj|, k = h(h-1)/2 with h = n/2 + 1, times 2.2219
+// (consistency at the normal) and their small-sample factor c_n. Like the
+// MAD it ignores up to half the points as outliers, but it is 82% efficient
+// at the normal where the MAD is 37%: a noise estimated from 10 points is
+// worth 8 points' standard deviation, not 4. 0 for fewer than 2 values.
+double qn_sigma(std::span<const double> values);
+
 }  // namespace heapline::bench

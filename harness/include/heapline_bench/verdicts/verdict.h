@@ -6,13 +6,14 @@
 // scenario, machine fingerprint, timing method and scale that have the same
 // figure (like with like), in the segment after the last established change:
 //   baseline  = median of the last `window` points of the segment
-//   noise     = max(1.4826 * MAD of those points, calibrated noise, noise_floor)
+//   noise     = max(Qn of those points, calibrated noise, noise_floor)
 //   threshold = max(min_effect, q * noise * sqrt(1 + pi / (2 * n)))
-// where q is the two-sided Student t quantile of false_alarm_rate / tests
-// (Bonferroni over the scenarios and the gated figures judged on each push)
-// with the degrees of freedom a MAD of n points is worth (0.37 n: its
-// efficiency for normal data), so that a noise estimated from few points
-// widens the threshold; the sqrt term adds the uncertainty of a median of n
+// where Qn is Rousseeuw and Croux's robust scale (statistics.h) and q is the
+// two-sided Student t quantile of false_alarm_rate / tests (Bonferroni over
+// the scenarios and the gated figures judged on each push) with the degrees
+// of freedom a Qn of n points is worth (0.5 n, below its asymptotic 82%
+// efficiency, as short histories need), so that a noise estimated from few
+// points widens the threshold; the sqrt term adds the uncertainty of a median of n
 // points to that of the new point. A point is a regression when it exceeds
 // the baseline by more than the threshold AND its own 95% interval lies
 // wholly above the baseline; an improvement is the mirror image; otherwise
