@@ -82,6 +82,8 @@ bool ensure_process_init() {
   g_process.start_unix_ns = clock_ns(CLOCK_REALTIME);
   load_config(g_process.config, [](const char* name) -> const char* { return getenv(name); });
   if (const char* root = getenv("HEAPLINE_ROOT_PID"); root != nullptr) g_process.root_pid = atoi(root);
+  g_process.pid = getpid();
+  decide_followed(false);
   if (getcwd(g_process.base_dir, sizeof g_process.base_dir) == nullptr) g_process.base_dir[0] = 0;
   g_cx16 = cpu_has_cx16();
   set_policy(g_published.live.load(std::memory_order_relaxed));
@@ -105,7 +107,9 @@ namespace {
 
 // A program that never allocates still gets its file: init at load time if
 // no allocation has done it yet (by then libc is initialised, getenv works).
-__attribute__((constructor)) void init_at_load() { ensure_process_init(); }
+__attribute__((constructor)) void init_at_load() {
+  if (ensure_process_init()) decide_followed(true);
+}
 
 __attribute__((destructor)) void report_at_unload() { write_report_at_exit(); }
 

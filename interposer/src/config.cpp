@@ -81,6 +81,13 @@ bool parse_on_off(const char* text, bool* out) {
   return true;
 }
 
+bool parse_follow(const char* text, bool* follow_children) {
+  if (std::strcmp(text, "tree") == 0) *follow_children = true;
+  else if (std::strcmp(text, "command") == 0) *follow_children = false;
+  else return false;
+  return true;
+}
+
 void load_config(Config& config, const char* (*lookup)(const char*)) {
   if (const char* out = lookup("HEAPLINE_OUT"); out != nullptr && *out != 0) {
     if (std::strcmp(out, "off") == 0) {
@@ -109,6 +116,9 @@ void load_config(Config& config, const char* (*lookup)(const char*)) {
   }
   if (const char* mapped = lookup("HEAPLINE_MAPPED"); mapped != nullptr) {
     if (!parse_on_off(mapped, &config.mapped)) report_bad_value("HEAPLINE_MAPPED", mapped, "on or off", "on");
+  }
+  if (const char* follow = lookup("HEAPLINE_FOLLOW"); follow != nullptr) {
+    if (!parse_follow(follow, &config.follow_children)) report_bad_value("HEAPLINE_FOLLOW", follow, "tree or command", "tree");
   }
 #if HEAPLINE_TEST_HOOKS  // only in the tests' build of the library, never in libheapline.so
   if (const char* kill = lookup("HEAPLINE_TEST_KILL_WRITER"); kill != nullptr) {

@@ -32,6 +32,11 @@ struct Config {
   bool summary = false;
   // Mapped memory (mapped_memory.h): HEAPLINE_MAPPED=on|off.
   bool mapped = true;
+  // HEAPLINE_FOLLOW=tree (every process that loads the library writes its
+  // own report) or command (only the command: HEAPLINE_ROOT_PID, or the first
+  // process of the run when that is unset; the processes it starts write
+  // nothing).
+  bool follow_children = true;
   KillWriter kill_writer = KillWriter::kNever;
 };
 
@@ -46,6 +51,8 @@ bool parse_precision(const char* text, Precision* out);
 bool parse_switch(const char* text, bool* out);
 // "on" or "off" (also "1" or "0").
 bool parse_on_off(const char* text, bool* out);
+// "tree" (true: the command and every process it starts) or "command".
+bool parse_follow(const char* text, bool* follow_children);
 
 // Reads the environment through `lookup` (getenv in production) and reports
 // each bad value on stderr.

@@ -122,6 +122,7 @@ void print_summary(const Report& report, std::size_t samples, const char* path, 
 void write_report_at_exit() {
   if (g_process.init_state.load(std::memory_order_acquire) != kDone) return;
   if (g_process.finished.exchange(true)) return;
+  if (!g_process.followed) return;  // HEAPLINE_FOLLOW=command: not the command
   int saved_errno = errno;
 
   // Exact figures: the published value plus every registered thread's
@@ -137,6 +138,7 @@ void write_report_at_exit() {
   // The final sample. Another thread may be appending one right now (exit()
   // does not stop threads); wait for it a little, never forever.
   const bool locked = lock_sampling();
+  g_process.live_file_floor = INT64_MAX;  // a live file is of no use any more
   if (locked) take_sample(now, final_bytes);
   g_region->header.state.store(kLiveExited, std::memory_order_release);
 
@@ -183,6 +185,18 @@ void write_report_at_exit() {
   report.mapped_samples = g_mapped_timeline.storage()->samples;
   report.mapped_sample_count = mapped::enabled() ? g_mapped_timeline.size() : 0;
   report.markers = g_region->markers;
+  if (g_region != &g_static_region) {
+    // A marker written while a deferred live file was being created may be
+    // only in the static copy (live_header.cpp).
+    const std::uint32_t claimed = g_process.markers_claimed.load(std::memory_order_acquire);
+    for (std::uint32_t i = 0; i < claimed && i < kLiveMarkerCapacity; ++i) {
+      if (g_region->markers[i].ready.load(std::memory_order_acquire) == 0 &&
+          g_static_region.markers[i].ready.load(std::memory_order_acquire) != 0) {
+        memcpy(static_cast<void*>(&g_region->markers[i]), static_cast<const void*>(&g_static_region.markers[i]),
+               sizeof(LiveMarker));
+      }
+    }
+  }
   report.marker_slots = g_process.markers_claimed.load(std::memory_order_acquire);
   report.ended = "exit";
   const char* culprit = nullptr;
@@ -229,6 +243,14 @@ void write_report_at_exit() {
   if (locked) g_sampling.busy.store(false, std::memory_order_release);
   if (config.summary) print_summary(report, g_timeline.size(), written_path, error);
   errno = saved_errno;
+}
+
+void write_report_at_early_exit() {
+  // A vfork child runs in its parent's memory, with its parent's pid in
+  // g_process (no fork handler ran): anything it did here would be the
+  // parent's report, and it would remove the parent's live file.
+  if (g_process.init_state.load(std::memory_order_acquire) != kDone || getpid() != g_process.pid) return;
+  write_report_at_exit();
 }
 
 }  // namespace heapline::accounting

@@ -1,6 +1,7 @@
 // The live file's creation and its header's identity (live_format.h is the
 // layout). When the file cannot be created, the same layout lives in static
 // memory (g_static_region) and one line on stderr says so.
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -20,6 +21,43 @@ namespace heapline::accounting {
 bool is_root_process() {
   const int pid = getpid();
   return !g_process.fork_child && (g_process.root_pid == 0 || g_process.root_pid == pid);
+}
+
+// Whether this library came in through LD_PRELOAD (rather than dlopen, which
+// may happen while the program's threads read the environment).
+bool preloaded() {
+  const char* preload = getenv("LD_PRELOAD");
+  Dl_info self{};
+  if (preload == nullptr || dladdr(reinterpret_cast<void*>(&preloaded), &self) == 0 || self.dli_fname == nullptr) {
+    return false;
+  }
+  const char* slash = strrchr(self.dli_fname, '/');
+  return strstr(preload, slash != nullptr ? slash + 1 : self.dli_fname) != nullptr;
+}
+
+void decide_followed(bool in_constructor) {
+  Config& config = g_process.config;
+  if (!config.follow_children && !is_root_process()) {
+    // A process the command started: the library is loaded (LD_PRELOAD is
+    // inherited) and counts, but nothing of it reaches the disk or stderr.
+    g_process.followed = false;
+    config.output_off = true;
+    config.summary = false;
+    return;
+  }
+  // With follow=command, the first process of a run without the launcher
+  // tells the processes it starts that they are not the command, as the
+  // launcher does. Only then: setenv allocates (a few dozen bytes, counted
+  // in the command's heap) and the program sees the variable. Only from
+  // the constructor of a preloaded library, where setenv cannot race the
+  // program's threads.
+  if (in_constructor && !config.follow_children && g_process.root_pid == 0 && is_root_process() && preloaded()) {
+    char pid_text[24];
+    TextSink text(pid_text, sizeof pid_text);
+    text.append_signed(g_process.pid);
+    setenv("HEAPLINE_ROOT_PID", text.c_str(), 1);
+    g_process.root_pid = g_process.pid;
+  }
 }
 
 namespace {
@@ -62,7 +100,32 @@ LiveRegion* claim(const char* report, char* live) {
   return mapped;
 }
 
+void say_no_live_file(char* path) {
+  char* line = g_line;
+  TextSink text(line, sizeof g_line);
+  append_failure(text, "create", path, errno);
+  text.append("; the heap line is kept in memory only (lost if the process is killed)\n");
+  write_stderr(line, text.size());
+  path[0] = 0;
+}
+
 }  // namespace
+
+void create_deferred_live_file() {
+  g_process.live_file_floor = INT64_MAX;  // once, whatever happens
+  LiveRegion* mapped = claim(g_process.report_path, g_process.live_path);
+  if (mapped == nullptr) {
+    say_no_live_file(g_process.live_path);  // the report keeps its name
+    return;
+  }
+  // Everything so far (identity, figures, markers, timeline) moves over as
+  // it is: only the holder of g_sampling.busy writes the figures and the
+  // timeline, and that is this thread. A marker being written right now may
+  // land in the static copy only: the exit report takes it from there.
+  memcpy(static_cast<void*>(mapped), static_cast<const void*>(&g_static_region), sizeof(LiveRegion));
+  attach_timelines(*mapped);
+  __atomic_store_n(&g_region, mapped, __ATOMIC_RELEASE);
+}
 
 // Creates this process's live file (at init, and in a fork child, whose
 // inherited mapping is its parent's file) and writes its identity. The
@@ -80,15 +143,28 @@ void open_live_file() {
   char* report = g_process.report_path;
   path[0] = 0;
   report[0] = 0;
+  g_process.live_file_floor = INT64_MAX;
   const Config& config = g_process.config;
   if (!config.output_off) {
     const int pid = getpid();
     const char* name = program_invocation_short_name;
     // A report path that cannot receive the report (a device...) gets no
     // live file beside it either; the exit says why, once.
-    if (format_output_path(config.out_template, g_process.base_dir, pid, name, !is_root_process(), report,
-                           kMaxPath - 8) &&
-        check_report_path(report) != kReportPathNotRegular) {
+    if (!is_root_process()) {
+      // Not the command: its name has its pid, so nothing to claim now; the
+      // live file waits for the heap to matter (create_deferred_live_file).
+      if (format_output_path(config.out_template, g_process.base_dir, pid, name, true, report, kMaxPath - 8) &&
+          check_report_path(report) != kReportPathNotRegular) {
+        // This very process may have made one before an exec.
+        if (live_name(report, path) && left_by_this_process(path)) unlink(path);
+        path[0] = 0;
+        g_process.live_file_floor = kLiveFileFloor;
+      } else {
+        report[0] = 0;
+      }
+    } else if (format_output_path(config.out_template, g_process.base_dir, pid, name, false, report,
+                                  kMaxPath - 8) &&
+               check_report_path(report) != kReportPathNotRegular) {
       LiveRegion* mapped = claim(report, path);
       if (mapped == nullptr && errno == EEXIST &&
           format_output_path(config.out_template, g_process.base_dir, pid, name, true, report, kMaxPath - 8) &&
@@ -98,12 +174,7 @@ void open_live_file() {
       if (mapped != nullptr) {
         g_region = mapped;
       } else {
-        char* line = g_line;
-        TextSink text(line, sizeof g_line);
-        append_failure(text, "create", path, errno);
-        text.append("; the heap line is kept in memory only (lost if the process is killed)\n");
-        write_stderr(line, text.size());
-        path[0] = 0;
+        say_no_live_file(path);
         report[0] = 0;
       }
     } else {

@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include <atomic>
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 
@@ -118,13 +119,21 @@ struct alignas(128) Process {
   std::atomic<std::uint64_t> start_mono_ns{0};
   std::uint64_t start_unix_ns = 0;
   bool fork_child = false;
+  int pid = 0;       // this process's, set at init and in a fork child (a vfork child has its parent's)
   int root_pid = 0;  // HEAPLINE_ROOT_PID, set by the launcher; 0 when unset
+  // False for a process HEAPLINE_FOLLOW=command does not follow: it counts
+  // (the library is loaded anyway) but writes nothing, not even on stderr.
+  bool followed = true;
   std::atomic<bool> finished{false};
   pthread_key_t exit_key{};
   Config config;
   char base_dir[kMaxPath] = {};
-  char live_path[kMaxPath] = {};    // empty: no live file (static fallback)
+  char live_path[kMaxPath] = {};    // empty: no live file (static fallback, or not yet due)
   char report_path[kMaxPath] = {};  // the name claimed with the live file; empty: none claimed
+  // The heap at which a process that is not the command creates its live
+  // file (live_header.cpp); INT64_MAX once created, or for the command.
+  // Read at each sample, under g_sampling.busy.
+  std::int64_t live_file_floor = INT64_MAX;
   // Markers claimed (the live file's copy is for readers only).
   std::atomic<std::uint32_t> markers_claimed{0};
 };
@@ -257,7 +266,19 @@ bool lock_sampling();
 
 // live_header.cpp
 bool is_root_process();
+// Decides g_process.followed (HEAPLINE_FOLLOW) for this process; with
+// follow=command and no HEAPLINE_ROOT_PID, the first process names itself
+// the command for the processes it starts (`in_constructor`: only from the
+// library's constructor, where setenv cannot race the program).
+void decide_followed(bool in_constructor);
 void open_live_file();
+// The live file of a process that is not the command (a fork child; with
+// HEAPLINE_ROOT_PID, any other process) is created only once its heap
+// reaches this floor: a shell's subshell, `basename` or `sed` that is killed
+// (or execs a program the library cannot follow) leaves nothing.
+constexpr std::int64_t kLiveFileFloor = 1 << 20;
+// Called by take_sample (g_sampling.busy held) when `live` reached the floor.
+void create_deferred_live_file();
 
 // fork_child.cpp
 void after_fork_in_child();
@@ -265,6 +286,9 @@ void after_fork_in_child();
 // exit_report.cpp: the exact figures, the last sample and the report, once
 // (g_process.finished), when the library's destructor runs.
 void write_report_at_exit();
+// _exit/_Exit (exit_override.cpp): the same report, unless this is a vfork
+// child, which shares its parent's memory and must change nothing.
+void write_report_at_early_exit();
 
 }  // namespace heapline::accounting
 #pragma GCC visibility pop

@@ -20,6 +20,17 @@ bool ready_for_api() { return g_process.init_state.load(std::memory_order_acquir
 void api_mark(const char* name) {
   if (!ready_for_api()) return;
   int saved_errno = errno;
+  // The heap at the marker: publish the caller's pending bytes first. That
+  // may take a sample of its own, so the marker's time is read after it:
+  // the marker's sample (below) must not go back in time.
+  if (t_mode == kRegistered) {
+    std::int64_t pending = t_own.own_pending();
+    if (pending != 0) {
+      take_pending(t_own, pending);
+      count_call(t_own.publishes);
+      publish_value(pending);
+    }
+  }
   const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
   LiveRegion& region = *g_region;
   const std::uint32_t index = g_process.markers_claimed.fetch_add(1, std::memory_order_relaxed);
@@ -30,16 +41,7 @@ void api_mark(const char* name) {
     copy_text(marker.name, sizeof marker.name, name != nullptr ? name : "");
     marker.ready.store(1, std::memory_order_release);
   }
-  // The heap at the marker: publish the caller's pending bytes and sample now
-  // (unless another thread is sampling at this very moment).
-  if (t_mode == kRegistered) {
-    std::int64_t pending = t_own.own_pending();
-    if (pending != 0) {
-      take_pending(t_own, pending);
-      count_call(t_own.publishes);
-      publish_value(pending);
-    }
-  }
+  // And sample now (unless another thread is sampling at this very moment).
   try_sample(now, SampleNow::kAlways);
   errno = saved_errno;
 }

@@ -79,6 +79,9 @@ void append(const Sample& sample) {
     const std::int64_t mapped_live = mapped::live_bytes();
     g_mapped_timeline.append(Sample{sample.t_ns, mapped_live, mapped::take_interval_max(mapped_live)});
   }
+  // A process that is not the command gets its live file once its heap
+  // matters (live_header.cpp); the timelines move over with it.
+  if (sample.max_live >= g_process.live_file_floor) create_deferred_live_file();
 }
 
 // Ends the open interval: the state of its last publish, with that

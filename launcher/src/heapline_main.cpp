@@ -1,19 +1,22 @@
 // heapline: run a command with libheapline.so preloaded.
 //
-//   heapline [--out F] [--plot F.png|F.svg] [--summary] [--quiet] [--lib PATH] -- CMD ARGS...
+//   heapline [--out F] [--plot F.png|F.svg] [--summary] [--follow tree|command] [--quiet] [--lib PATH] -- CMD ARGS...
 //   heapline convert LIVE_FILE [-o OUT] [--signal N]
 //   heapline top PID [--once] [--interval SECONDS]
+//   heapline clean [DIR] [--reports] [--dry-run]
 //
-// A first word `convert` or `top` is the subcommand; `heapline -- top` runs
-// a program named top.
+// A first word `convert`, `top` or `clean` is the subcommand; `heapline --
+// top` runs a program named top.
 //
 // The command's exit status is passed through (128+N when signal N killed
-// it). After it ends, a summary of the root process's report goes to stderr
-// and, with --plot, the heap line is drawn with gnuplot. The launcher's own
+// it). After it ends, a summary of the root process's report goes to stderr,
+// then one line per process of the tree it ran (stale_files.h,
+// process_tree.h) and, with --plot, the heap line is drawn with gnuplot. The launcher's own
 // problems after the command ran (no report, no gnuplot) are reported but
 // never change the exit status.
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <cstdio>
 #include <cstdlib>
@@ -33,7 +36,9 @@
 #include "library_locator.h"
 #include "live_view.h"
 #include "output_naming.h"
+#include "process_tree.h"
 #include "report_summary.h"
+#include "stale_files.h"
 #include "timeline_plot.h"
 
 namespace fs = std::filesystem;
@@ -95,6 +100,7 @@ struct Options {
   std::string plot;
   std::string lib;
   bool per_process_summary = false;
+  std::string follow = "tree";
   bool quiet = false;
   std::vector<std::string> command;
 };
@@ -180,11 +186,42 @@ int top_main(int argc, char** argv) {
   }
 }
 
+// heapline clean: live files (and reports) whose process is gone.
+int clean_main(int argc, char** argv) {
+  CLI::App app{"heapline clean: remove the live files that processes which are gone left in DIR "
+               "(never a running process's, never a file that is not heapline's or not yours).",
+               "heapline clean"};
+  std::string dir = ".";
+  CleanOptions options;
+  app.add_option("DIR", dir, "the directory (default: the current one; not recursive)");
+  app.add_flag("--reports", options.reports, "also remove the heapline/1 reports (*.json) there");
+  app.add_flag("-n,--dry-run", options.dry_run, "only say what would be removed");
+  if (auto status = parse_options(app, "heapline clean", [&] { app.parse(argc, argv); })) return *status;
+  try {
+    const CleanOutcome outcome = clean_directory(dir, options);
+    for (const std::string& kept : outcome.kept) std::cerr << "heapline clean: kept " << kept << "\n";
+    for (const std::string& removed : outcome.removed) {
+      std::cerr << "heapline clean: " << (options.dry_run ? "would remove " : "removed ") << removed << "\n";
+    }
+    if (outcome.removed.empty()) std::cerr << "heapline clean: nothing to remove in " << dir << "\n";
+    return 0;
+  } catch (const std::exception& error) {
+    std::cerr << "heapline clean: " << error.what() << "\n";
+    return 1;
+  }
+}
+
+std::uint64_t unix_now_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "convert") return convert_main(argc - 1, argv + 1);
   if (argc > 1 && std::string(argv[1]) == "top") return top_main(argc - 1, argv + 1);
+  if (argc > 1 && std::string(argv[1]) == "clean") return clean_main(argc - 1, argv + 1);
 
   Options options;
   CLI::App app{"heapline: run a command and record its live heap over time, with its peak.",
@@ -193,7 +230,8 @@ int main(int argc, char** argv) {
       "usage: heapline [OPTIONS] [--] CMD [ARGS...]\n\n"
       "The report (heapline/1 JSON) is written by the command's process itself at exit;\n"
       "processes it starts write their own, with their pid inserted before the extension\n"
-      "(as does the command when a running process holds the name).\n"
+      "(as does the command when a running process holds the name); the summary lists\n"
+      "each process of the tree with its peak, and their sum over time.\n"
       "Settings for the library: HEAPLINE_PRECISION (exact | MIN_BYTES[,DIVISOR]),\n"
       "HEAPLINE_INTERVAL_MS (sampling interval, default 10).");
   app.add_option("--out", options.out,
@@ -202,6 +240,10 @@ int main(int argc, char** argv) {
   app.add_option("--plot", options.plot, "draw the heap line into this .png or .svg file (needs gnuplot)");
   app.add_flag("--summary", options.per_process_summary,
                "also let every traced process print its own one-line summary");
+  app.add_option("--follow", options.follow,
+                 "tree: the command and every process it starts write a report (the default); "
+                 "command: only the command")
+      ->check(CLI::IsMember({"tree", "command"}));
   app.add_flag("-q,--quiet", options.quiet, "no summary from the launcher");
   app.add_option("--lib", options.lib, "libheapline.so to preload (default: $HEAPLINE_LIB, else next to heapline)");
 
@@ -221,7 +263,9 @@ int main(int argc, char** argv) {
       break;
     }
     own_args.push_back(arg);
-    if ((arg == "--out" || arg == "--plot" || arg == "--lib") && i + 1 < argc) own_args.push_back(argv[++i]);
+    if ((arg == "--out" || arg == "--plot" || arg == "--lib" || arg == "--follow") && i + 1 < argc) {
+      own_args.push_back(argv[++i]);
+    }
   }
   for (int i = command_start; i < argc; ++i) options.command.push_back(argv[i]);
 
@@ -245,11 +289,15 @@ int main(int argc, char** argv) {
   }
 
   std::fflush(stdout);
+  // Reports of this run start after this instant; older files of the same
+  // names are an earlier run's.
+  const std::uint64_t launched_unix_ns = unix_now_ns();
   ChildResult child = run_command(options.command, [&](pid_t pid) {
     // Runs in the child before exec: its own pid names the root report.
     prepend_preload(*library);
     setenv("HEAPLINE_OUT", as_template(root_output_path(options.out, options.command.front(), pid)).c_str(), 1);
     setenv("HEAPLINE_ROOT_PID", std::to_string(pid).c_str(), 1);
+    setenv("HEAPLINE_FOLLOW", options.follow.c_str(), 1);
     if (options.per_process_summary) setenv("HEAPLINE_SUMMARY", "1", 1);
   });
   if (!child.started) return child.exit_status;
@@ -271,10 +319,20 @@ int main(int argc, char** argv) {
       const int signal_number = child.exit_status > 128 ? child.exit_status - 128 : 0;
       write_converted_report(file, snapshot, name, snapshot.exited ? "exit" : "without-exit", signal_number);
       fs::remove(live_path);
-      if (!options.quiet) {
-        std::cerr << "heapline: the command ended without exit"
-                  << (signal_number > 0 ? " (signal " + std::to_string(signal_number) + ")" : std::string())
-                  << "; report converted from its live file\n";
+      if (!options.quiet && signal_number > 0) {
+        std::cerr << "heapline: the command ended without exit (signal " << signal_number
+                  << "); report converted from its live file\n";
+      } else if (!options.quiet && snapshot.exited) {
+        std::cerr << "heapline: the command's report could not be written at its exit (the library said why "
+                     "above); report converted from its live file\n";
+      } else if (!options.quiet) {
+        // Exited with a status, yet the library's exit handlers never ran:
+        // the last image the library saw was replaced by one it cannot
+        // follow, or the process left through the raw system call.
+        std::cerr << "heapline: the command (" << fs::path(snapshot.exe).filename().string()
+                  << " as the library last saw it) exited without the library's exit handlers: it exec'd a "
+                     "program the library cannot follow (a static binary?) or made the exit system call itself; "
+                     "report converted from its live file\n";
       }
     } catch (const std::exception& error) {
       std::cerr << "heapline: cannot convert " << live_path << ": " << error.what() << "\n";
@@ -289,11 +347,26 @@ int main(int argc, char** argv) {
       break;
     }
   }
+  // The processes the command started, each with its own report.
+  std::vector<std::string> notes;
+  std::vector<TreeReport> tree;
+  if (!report_path.empty()) tree.push_back({report_path, report});
+  for (TreeReport& other : find_child_reports(plain_path, launched_unix_ns, notes)) {
+    if (other.report.value("pid", 0) != child.pid) tree.push_back(std::move(other));
+  }
   if (report_path.empty()) {
     std::cerr << "heapline: no report from the command: " << why_no_report(plain_path, child.pid) << "\n";
+    if (!options.quiet && !tree.empty()) {
+      std::cerr << "heapline: " << tree.size() << (tree.size() == 1 ? " process" : " processes")
+                << " it started wrote a report, for example " << tree.front().path << "\n";
+    }
     return child.exit_status;
   }
-  if (!options.quiet) std::cerr << summarize(report, report_path);
+  if (!options.quiet) {
+    std::cerr << summarize(report, report_path);
+    for (const std::string& note : notes) std::cerr << "heapline: " << note << "\n";
+    std::cerr << summarize_tree(tree);
+  }
 
   if (!options.plot.empty()) {
     try {

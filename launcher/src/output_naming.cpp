@@ -41,11 +41,34 @@ std::string as_template(const std::string& path) {
   return out;
 }
 
-std::string pid_inserted_path(const std::string& path, pid_t pid) {
+namespace {
+
+// Where pid_inserted_path puts the pid: before the file name's extension.
+std::size_t pid_insertion_point(const std::string& path) {
   const std::size_t name = path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1;
   std::size_t dot = path.rfind('.');
   if (dot == std::string::npos || dot <= name) dot = path.size();
+  return dot;
+}
+
+}  // namespace
+
+std::string pid_inserted_path(const std::string& path, pid_t pid) {
+  const std::size_t dot = pid_insertion_point(path);
   return path.substr(0, dot) + "." + std::to_string(pid) + path.substr(dot);
+}
+
+pid_t pid_of_inserted_path(const std::string& path, const std::string& candidate) {
+  const std::size_t dot = pid_insertion_point(path);
+  const std::string before = path.substr(0, dot) + ".";
+  const std::string after = path.substr(dot);
+  if (candidate.size() <= before.size() + after.size() || candidate.compare(0, before.size(), before) != 0 ||
+      candidate.compare(candidate.size() - after.size(), after.size(), after) != 0) {
+    return 0;
+  }
+  const std::string digits = candidate.substr(before.size(), candidate.size() - before.size() - after.size());
+  if (digits.size() > 9 || digits[0] == '0' || digits.find_first_not_of("0123456789") != std::string::npos) return 0;
+  return static_cast<pid_t>(std::stol(digits));
 }
 
 }  // namespace heapline::launcher

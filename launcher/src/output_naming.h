@@ -21,4 +21,8 @@ std::string as_template(const std::string& path);
 // the file name's extension (a leading dot is not one), or at its end.
 std::string pid_inserted_path(const std::string& path, pid_t pid);
 
+// The pid in `candidate` when it is pid_inserted_path(path, pid) for some pid;
+// 0 otherwise.
+pid_t pid_of_inserted_path(const std::string& path, const std::string& candidate);
+
 }  // namespace heapline::launcher

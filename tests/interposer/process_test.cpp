@@ -403,7 +403,8 @@ TEST_F(Interposer, BadSettingsGiveOneClearLineAndTheDefault) {
                        BadValue{"HEAPLINE_PRECISION", "fast", "precision"},
                        BadValue{"HEAPLINE_PRECISION", "0,64", "precision"},
                        BadValue{"HEAPLINE_PRECISION", "4096,0", "precision"},
-                       BadValue{"HEAPLINE_SUMMARY", "yes", "precision"}}) {
+                       BadValue{"HEAPLINE_SUMMARY", "yes", "precision"},
+                       BadValue{"HEAPLINE_FOLLOW", "children", "precision"}}) {
     SCOPED_TRACE(std::string(bad.variable) + "=" + bad.value);
     std::string name = std::string("bad-") + bad.variable + ".json";
     // fork_probe forks: the child must not repeat the line.

@@ -53,6 +53,17 @@ TEST(Config, Switch) {
   EXPECT_FALSE(parse_switch("yes", &on));
 }
 
+TEST(Config, Follow) {
+  bool children = false;
+  EXPECT_TRUE(parse_follow("tree", &children));
+  EXPECT_TRUE(children);
+  EXPECT_TRUE(parse_follow("command", &children));
+  EXPECT_FALSE(children);
+  for (const char* bad : {"", "all", "Tree", "children", "1"}) EXPECT_FALSE(parse_follow(bad, &children)) << bad;
+  EXPECT_FALSE(children);
+  EXPECT_TRUE(Config{}.follow_children);  // the environment's default: the whole tree
+}
+
 TEST(Config, LoadUsesDefaultsForBadValues) {
   static const std::pair<const char*, const char*> env[] = {
       {"HEAPLINE_OUT", "/x/%e.json"}, {"HEAPLINE_INTERVAL_MS", "abc"}, {"HEAPLINE_PRECISION", "8192,16"}};

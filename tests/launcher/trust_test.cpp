@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <regex>
 #include <string>
 
 #include <heapline/live_format.h>
@@ -133,6 +134,18 @@ TEST_F(Trust, AStaticProgramIsSaidNotToHaveLoadedTheLibrary) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.err.find("heapline: no report from the command: the library was not loaded"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("exit handlers"), std::string::npos) << r.err;
+}
+
+// The command's shell replaces itself with a program the library cannot
+// follow: no signal, an exit status, and the shell's live file left.
+TEST_F(Trust, ACommandThatExecsAStaticProgramIsSaidToHaveDoneSo) {
+  RunResult r = launch({"--out", "exec.json", "--", "/bin/sh", "-c", "exec " + kStatic});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(heapline: the command \((da|ba)?sh as the library last saw it\) exited )"
+                                                  R"(without the library's exit handlers: it exec'd a program)")))
+      << r.err;
+  EXPECT_EQ(r.err.find("signal"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("heapline: report exec.json"), std::string::npos) << r.err;
 }
 
 TEST_F(Trust, AnUnwritableReportDirectoryIsSaidSo) {

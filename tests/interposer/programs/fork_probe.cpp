@@ -1,7 +1,9 @@
 // fork_probe: fork and exec patterns for heapline's per-process files.
 //
-//   fork_probe fork BYTES            hold BYTES in 1 KiB blocks, fork; the child
-//                                     allocates 64 KiB more and exits
+//   fork_probe fork BYTES [HOW]      hold BYTES in 1 KiB blocks, fork; the child
+//                                     allocates 64 KiB more and ends through HOW:
+//                                     exit (the default), _exit, _Exit or
+//                                     abort
 //   fork_probe exec PROGRAM ARGS...  fork, then exec PROGRAM in the child
 //
 // Prints "parent=PID child=PID held=COUNTED" (COUNTED in glibc chunk bytes).
@@ -29,6 +31,10 @@ int main(int argc, char** argv) {
     if (child == 0) {
       void* more[64];
       for (auto& block : more) block = std::malloc(1000);
+      const char* how = argc >= 4 ? argv[3] : "exit";
+      if (std::strcmp(how, "_exit") == 0) _exit(0);  // no destructors: a shell's subshell, a forked worker
+      if (std::strcmp(how, "_Exit") == 0) std::_Exit(0);
+      if (std::strcmp(how, "abort") == 0) std::abort();
       std::exit(0);  // runs destructors: the child writes its own file
     }
     int status = 0;

@@ -41,6 +41,8 @@
  *                                 the sampler took one in between.
  *   phase_probe hold SECONDS      holds 2 MiB after a marker "holding",
  *                                 prints "ready", sleeps
+ *   phase_probe hold-abort        holds 2 MiB after a marker "holding",
+ *                                 abort()
  *   phase_probe steps N MS SECONDS
  *                                 N blocks of 1 MiB, MS ms apart (0: at
  *                                 once), held: prints "ready", sleeps
@@ -233,6 +235,13 @@ int main(int argc, char** argv) {
       memset(block, 1, 1 << 20);
     }
   }
+  if (strcmp(mode, "hold-abort") == 0 && argc == 2) {
+    char* block = malloc(2 << 20);
+    memset(block, 1, 2 << 20);
+    g_sink = block;
+    heapline_mark("holding");
+    abort();
+  }
   if (strcmp(mode, "hold") == 0 && argc == 3) {
     char* block = malloc(2 << 20);
     memset(block, 1, 2 << 20);
@@ -278,6 +287,6 @@ int main(int argc, char** argv) {
     sleep_ms(atol(argv[2]) * 1000);
     return 0;
   }
-  say("usage: phase_probe api|phases|pending N|churn MS|abort MS|oom MB|hold S|mapped S|steps N MS S|dip\n");
+  say("usage: phase_probe api|phases|pending N|churn MS|abort MS|oom MB|hold S|hold-abort|mapped S|steps N MS S|dip\n");
   return 2;
 }

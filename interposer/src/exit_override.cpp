@@ -1,0 +1,42 @@
+// _exit and _Exit: a process that ends through them skips the library's
+// destructor, so without these it would leave no report and its live file
+// behind (a shell's `$(...)` subshells and python's forked workers end this
+// way). They write the report exactly as exit() does, then end the process
+// through the next definition. glibc's own calls (exit() ending in _exit,
+// posix_spawn's child) bind internally and never come here; nor does any
+// allocation call, so the hot path is untouched.
+#include <dlfcn.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "process_state.h"
+
+namespace {
+
+using ExitFunction = void (*)(int);
+
+// Resolved at load time: a vfork child calling _exit must not run dlsym
+// (it may allocate, in its parent's memory).
+ExitFunction g_next_exit = nullptr;
+ExitFunction g_next_exit_upper = nullptr;
+
+__attribute__((constructor)) void resolve_next_exits() {
+  g_next_exit = reinterpret_cast<ExitFunction>(dlsym(RTLD_NEXT, "_exit"));
+  g_next_exit_upper = reinterpret_cast<ExitFunction>(dlsym(RTLD_NEXT, "_Exit"));
+}
+
+[[noreturn]] void end_process(ExitFunction next, int status) {
+  heapline::accounting::write_report_at_early_exit();
+  if (next != nullptr) next(status);
+  for (;;) syscall(SYS_exit_group, status);  // before the constructor ran: what glibc's _exit does
+}
+
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) void _exit(int status) { end_process(g_next_exit, status); }
+
+__attribute__((visibility("default"))) void _Exit(int status) { end_process(g_next_exit_upper, status); }
+
+}  // extern "C"

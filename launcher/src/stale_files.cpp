@@ -1,0 +1,110 @@
+#include "stale_files.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <stdexcept>
+#include <system_error>
+
+#include <nlohmann/json.hpp>
+
+#include "live_view.h"
+
+namespace fs = std::filesystem;
+
+namespace heapline::launcher {
+
+namespace {
+
+// A regular file (not a link to one) of this user; `info` gets its identity.
+bool own_regular_file(const fs::path& path, struct stat& info) {
+  return ::lstat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) && info.st_uid == ::geteuid();
+}
+
+// Removes `path` only if it is still the file `before` described: another
+// process may have created a new file under the name meanwhile.
+bool remove_if_unchanged(const fs::path& path, const struct stat& before) {
+  struct stat now;
+  if (::lstat(path.c_str(), &now) != 0 || now.st_dev != before.st_dev || now.st_ino != before.st_ino) return false;
+  return ::unlink(path.c_str()) == 0;
+}
+
+bool ends_with(const std::string& text, const std::string& tail) {
+  return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+}  // namespace
+
+LiveFileState live_file_state(const fs::path& path, pid_t& pid) {
+  struct stat info;
+  if (!own_regular_file(path, info)) return LiveFileState::kNotOurs;
+  try {
+    LiveFile file(path);
+    pid = file.region().header.pid;
+  } catch (const std::exception&) {
+    return LiveFileState::kNotOurs;
+  }
+  if (pid <= 0 || !process_alive(pid)) return LiveFileState::kGone;
+  // The pid exists: it is the writer only if it has this very file mapped.
+  // When its mappings cannot be read (another user's process), it may be.
+  std::string why;
+  const auto mapped = find_live_file(pid, why);
+  if (!mapped) {
+    return why.rfind("cannot read", 0) == 0 ? LiveFileState::kRunning : LiveFileState::kGone;
+  }
+  std::error_code error;
+  return fs::equivalent(*mapped, path, error) || error ? LiveFileState::kRunning : LiveFileState::kGone;
+}
+
+CleanOutcome clean_directory(const fs::path& dir, const CleanOptions& options) {
+  std::error_code error;
+  fs::directory_iterator entries(dir, error);
+  if (error) throw std::runtime_error("cannot read " + dir.string() + ": " + error.message());
+  CleanOutcome outcome;
+  for (const fs::directory_entry& entry : entries) {
+    const fs::path path = entry.path();
+    const std::string name = path.filename().string();
+    struct stat info;
+    if (ends_with(name, ".live")) {
+      pid_t pid = 0;
+      const LiveFileState state = live_file_state(path, pid);
+      if (state == LiveFileState::kNotOurs) continue;  // not heapline's, or not this user's: not a word
+      if (state == LiveFileState::kRunning) {
+        outcome.kept.push_back(path.string() + ": process " + std::to_string(pid) + " is running");
+        continue;
+      }
+      std::string program;
+      try {
+        program = fs::path(take_snapshot(LiveFile(path), false).exe).filename().string();
+      } catch (const std::exception&) {
+        program = "?";
+      }
+      if (!own_regular_file(path, info)) continue;
+      if (options.dry_run || remove_if_unchanged(path, info)) {
+        outcome.removed.push_back(path.string() + " (pid " + std::to_string(pid) + ", " + program + ")");
+      }
+    } else if (options.reports && ends_with(name, ".json") && own_regular_file(path, info)) {
+      std::ifstream in(path);
+      const nlohmann::json report = nlohmann::json::parse(in, nullptr, false);
+      if (report.is_discarded() || !report.is_object() || report.value("format", "") != "heapline/1") continue;
+      const pid_t pid = report.value("pid", 0);
+      // A snapshot of a process that still runs, or a name a running
+      // process has claimed for its report: left alone.
+      pid_t writer = 0;
+      const bool snapshot_of_running = report.value("ended", "") == "running" && process_alive(pid);
+      if (snapshot_of_running || (fs::exists(path.string() + ".live") &&
+                                  live_file_state(path.string() + ".live", writer) == LiveFileState::kRunning)) {
+        outcome.kept.push_back(path.string() + ": a running process writes it");
+        continue;
+      }
+      if (options.dry_run || remove_if_unchanged(path, info)) {
+        outcome.removed.push_back(path.string() + " (pid " + std::to_string(pid) + ", " +
+                                  fs::path(report.value("exe", "?")).filename().string() + ")");
+      }
+    }
+  }
+  return outcome;
+}
+
+}  // namespace heapline::launcher

@@ -1,0 +1,214 @@
+// The launcher and the process tree it runs: the summary of every process
+// (and their sum over time), --follow, and `heapline clean`.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+
+#include "output_naming.h"
+#include "process_runner.h"
+#include "process_tree.h"
+
+namespace fs = std::filesystem;
+using heapline::launcher::TreeReport;
+using heapline::test::files_matching;
+using heapline::test::finish;
+using heapline::test::run;
+using heapline::test::RunOptions;
+using heapline::test::RunResult;
+using heapline::test::start;
+using heapline::test::wait_for_output;
+using nlohmann::json;
+
+namespace {
+
+const std::string kLauncher = HEAPLINE_LAUNCHER;
+const std::string kLib = HEAPLINE_LIB;
+const std::string kPatterns = ALLOC_PATTERNS;
+const std::string kProbe = PHASE_PROBE;
+
+class Tree : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = heapline::test::make_temp_dir("tree"); }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+  RunOptions options(bool preload = false, const std::string& out = "") {
+    RunOptions o;
+    o.cwd = dir_;
+    o.env = {{"LD_PRELOAD", preload ? std::optional<std::string>(kLib) : std::nullopt},
+             {"HEAPLINE_OUT", out.empty() ? std::nullopt : std::optional<std::string>((dir_ / out).string())},
+             {"HEAPLINE_ROOT_PID", std::nullopt},
+             {"HEAPLINE_FOLLOW", std::nullopt},
+             {"HEAPLINE_LIB", kLib}};
+    return o;
+  }
+  RunResult launch(std::vector<std::string> args) {
+    args.insert(args.begin(), kLauncher);
+    return run(args, options());
+  }
+  fs::path dir_;
+};
+
+// alloc_patterns "single chunk 2000 0": 2000 blocks held, about 2 MiB.
+std::string two_children() {
+  const std::string child = kPatterns + " single chunk 2000 0";
+  return child + " & " + child + "; wait";
+}
+
+TEST_F(Tree, TheSummaryShowsEveryProcessOfTheTreeAndTheirSum) {
+  RunResult r = launch({"--out", "run.json", "--", "/bin/sh", "-c", two_children()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("heapline: report run.json\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("heapline: 3 processes (peak, when, pid, parent, program"), std::string::npos) << r.err;
+  const std::regex child_line(R"(heapline:\s+\d\.\d MiB at\s+[\d.]+ s\s+pid \d+\s+parent \d+\s+alloc_patterns\n)");
+  const auto children = std::distance(std::sregex_iterator(r.err.begin(), r.err.end(), child_line), std::sregex_iterator());
+  EXPECT_EQ(children, 2) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(pid \d+\s+parent \d+\s+(da|ba)?sh \(the command\)\n)"))) << r.err;
+  EXPECT_EQ(files_matching(dir_, R"(run\.\d+\.json)").size(), 2u);
+  EXPECT_TRUE(files_matching(dir_, R"(.*\.live)").empty());
+}
+
+TEST_F(Tree, FollowingOnlyTheCommandLeavesOneReportAndNoTree) {
+  RunResult r = launch({"--follow", "command", "--out", "run.json", "--", "/bin/sh", "-c", two_children()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("heapline: report run.json\n"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("processes"), std::string::npos) << r.err;
+  EXPECT_EQ(files_matching(dir_, R"(run.*)").size(), 1u);
+  RunResult bad = launch({"--follow", "children", "--", "/bin/true"});
+  EXPECT_EQ(bad.exit_code, 2);
+}
+
+// A child killed by a signal (after its heap passed the floor of its live
+// file) left its live file: the launcher converts it into the child's report
+// and removes it.
+TEST_F(Tree, AKilledChildsLiveFileBecomesItsReport) {
+  RunResult r = launch({"--out", "run.json", "--", "/bin/sh", "-c", kProbe + " hold-abort; true"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(1 process the command started ended without exit \(a signal\?\): \d+ \(phase_probe\))")))
+      << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(pid \d+\s+parent \d+\s+phase_probe \(ended without exit\)\n)"))) << r.err;
+  EXPECT_TRUE(files_matching(dir_, R"(.*\.live)").empty());
+}
+
+TEST_F(Tree, AnEarlierRunsChildReportsAreNotThisRuns) {
+  ASSERT_EQ(launch({"--out", "run.json", "--", "/bin/sh", "-c", two_children()}).exit_code, 0);
+  // Renamed so that this run's root cannot take the old pids' names.
+  RunResult again = launch({"--out", "run.json", "--", kPatterns, "single", "chunk", "10", "0"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.err.find("processes"), std::string::npos) << again.err;
+}
+
+TreeReport fake(int pid, std::uint64_t start, std::vector<std::array<std::int64_t, 3>> samples) {
+  json report = {{"format", "heapline/1"}, {"pid", pid}, {"start_unix_ns", start}, {"samples", json::array()}};
+  std::int64_t peak = 0;
+  for (const auto& s : samples) {
+    report["samples"].push_back({s[0], s[1], s[2]});
+    peak = std::max(peak, s[2]);
+  }
+  report["peak_bytes"] = peak;
+  return {"r" + std::to_string(pid), report};
+}
+
+TEST(TreeSum, AddsOverlappingProcessesAndNeverFallsBelowOnesPeak) {
+  // A driver holding 100 while a compiler (started at t=1000) reaches 900
+  // between its samples: the sum counts the compiler at its interval's
+  // maximum, the driver at its current value.
+  std::vector<TreeReport> tree = {fake(1, 0, {{0, 100, 100}, {5000, 100, 100}}),
+                                  fake(2, 1000, {{0, 10, 10}, {1000, 300, 900}, {2000, 50, 300}})};
+  auto sum = heapline::launcher::sum_over_time(tree);
+  EXPECT_EQ(sum.peak_bytes, 1000);
+  EXPECT_EQ(sum.peak_unix_ns, 2000u);
+  EXPECT_EQ(sum.overlapping, 2u);
+  // One after the other: nothing adds up, the sum is the larger one.
+  tree = {fake(1, 0, {{0, 100, 100}, {1000, 400, 400}}), fake(2, 2000, {{0, 300, 300}, {1000, 0, 350}})};
+  sum = heapline::launcher::sum_over_time(tree);
+  EXPECT_EQ(sum.peak_bytes, 400);
+  EXPECT_EQ(sum.overlapping, 1u);
+}
+
+TEST(TreeSummary, ListsTheLargestFirstAndCountsTheRest) {
+  std::vector<TreeReport> tree = {fake(1, 0, {{0, 100, 100}, {9000, 100, 100}})};
+  for (int pid = 2; pid < 6; ++pid) tree.push_back(fake(pid, 10, {{0, pid * 1000, pid * 1000}, {10, 0, 0}}));
+  const std::string text = heapline::launcher::summarize_tree(tree, 2);
+  EXPECT_NE(text.find("heapline: 5 processes"), std::string::npos) << text;
+  EXPECT_LT(text.find("pid 5 "), text.find("pid 4 ")) << text;
+  EXPECT_EQ(text.find("pid 3 "), std::string::npos) << text;
+  EXPECT_NE(text.find("... and 3 more, each at most 2.9 KiB"), std::string::npos) << text;
+  EXPECT_NE(text.find("together at most 13.8 KiB"), std::string::npos) << text;
+  EXPECT_EQ(heapline::launcher::summarize_tree({tree[0]}), "");
+}
+
+// A shim that execs the real program: the command's report starts when the
+// program did, after processes of the run had come and gone. Times count
+// from the first of them.
+TEST(TreeSummary, TimesCountFromTheFirstProcess) {
+  const std::uint64_t second = 1'000'000'000;
+  std::vector<TreeReport> tree = {fake(1, 3 * second, {{0, 5000, 5000}}), fake(2, 1 * second, {{0, 100, 100}})};
+  const std::string text = heapline::launcher::summarize_tree(tree);
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(at\s+2\.000 s\s+pid 1 )"))) << text;
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(at\s+0\.000 s\s+pid 2 )"))) << text;
+}
+
+TEST(OutputNaming, FindsThePidInAnInsertedName) {
+  using heapline::launcher::pid_of_inserted_path;
+  EXPECT_EQ(pid_of_inserted_path("/d/run.json", "/d/run.123.json"), 123);
+  EXPECT_EQ(pid_of_inserted_path("/d/run", "/d/run.77"), 77);
+  EXPECT_EQ(pid_of_inserted_path("/d/run.json", "/d/run.json"), 0);
+  EXPECT_EQ(pid_of_inserted_path("/d/run.json", "/d/run.12x.json"), 0);
+  EXPECT_EQ(pid_of_inserted_path("/d/run.json", "/d/run.012.json"), 0);
+  EXPECT_EQ(pid_of_inserted_path("/d/run.json", "/e/run.12.json"), 0);
+  EXPECT_EQ(pid_of_inserted_path("/d/run.json", "/d/run.12.json.live"), 0);
+}
+
+// heapline clean removes what processes that are gone left, and nothing
+// else: a running process's live file, a file that only looks like one, a
+// link, another program's JSON.
+TEST_F(Tree, CleanRemovesOnlyWhatGoneProcessesLeft) {
+  RunOptions aborted = options(true, "dead.json");
+  ASSERT_EQ(run({kProbe, "abort", "30"}, aborted).signal, SIGABRT);
+  ASSERT_TRUE(fs::exists(dir_ / "dead.json.live"));
+  ASSERT_EQ(run({kPatterns, "single", "chunk", "10", "0"}, options(true, "done.json")).exit_code, 0);
+  std::ofstream(dir_ / "notes.live") << "not a live file";
+  std::ofstream(dir_ / "other.json") << R"({"format":"something/2","pid":1})";
+  fs::create_symlink(dir_ / "dead.json.live", dir_ / "link.live");
+  auto running = start({kProbe, "hold", "20"}, options(true, "held.json"));
+  ASSERT_TRUE(wait_for_output(running, "ready"));
+
+  RunResult dry = launch({"clean", dir_.string(), "--dry-run"});
+  EXPECT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_NE(dry.err.find("would remove " + (dir_ / "dead.json.live").string() + " (pid "), std::string::npos) << dry.err;
+  EXPECT_TRUE(fs::exists(dir_ / "dead.json.live"));
+
+  RunResult clean = launch({"clean", dir_.string()});
+  EXPECT_EQ(clean.exit_code, 0) << clean.err;
+  EXPECT_NE(clean.err.find("kept " + (dir_ / "held.json.live").string() + ": process " + std::to_string(running.pid) +
+                           " is running"),
+            std::string::npos)
+      << clean.err;
+  EXPECT_FALSE(fs::exists(dir_ / "dead.json.live"));
+  EXPECT_TRUE(fs::exists(dir_ / "held.json.live"));
+  EXPECT_TRUE(fs::exists(dir_ / "notes.live"));
+  EXPECT_TRUE(fs::is_symlink(dir_ / "link.live"));
+  EXPECT_TRUE(fs::exists(dir_ / "done.json"));
+
+  RunResult reports = launch({"clean", dir_.string(), "--reports"});
+  EXPECT_EQ(reports.exit_code, 0) << reports.err;
+  EXPECT_FALSE(fs::exists(dir_ / "done.json"));
+  EXPECT_TRUE(fs::exists(dir_ / "other.json"));
+  EXPECT_TRUE(fs::exists(dir_ / "held.json.live"));
+  kill(running.pid, SIGKILL);
+  finish(running);
+
+  RunResult after = launch({"clean", dir_.string()});
+  EXPECT_NE(after.err.find("removed " + (dir_ / "held.json.live").string()), std::string::npos) << after.err;
+  RunResult missing = launch({"clean", (dir_ / "nowhere").string()});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("heapline clean: cannot read "), std::string::npos) << missing.err;
+}
+
+}  // namespace
