@@ -77,7 +77,9 @@ namespace detail {
 struct alignas(128) Live {
   std::atomic<std::int64_t> bytes{0};
 };
-extern Live g_live;
+// Hidden, as in accounting.h: every heap publish reads it, and a hidden
+// declaration reaches it rip-relative instead of through the GOT.
+extern Live g_live __attribute__((visibility("hidden")));
 }  // namespace detail
 // Inline: every heap publish reads it (accounting.cpp).
 inline std::int64_t live_bytes() { return detail::g_live.bytes.load(std::memory_order_relaxed); }

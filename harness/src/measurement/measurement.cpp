@@ -158,7 +158,10 @@ std::string checked_preload_libraries(const std::string& list) {
   const auto libraries = preload_list(list);
   if (libraries.empty()) throw Refusal("no library given to preload ('" + list + "').");
   std::string joined;
-  for (const auto& library : libraries) joined += (joined.empty() ? "" : ":") + checked_preload_library(library);
+  for (const auto& library : libraries) {
+    if (!joined.empty()) joined += ':';
+    joined += checked_preload_library(library);
+  }
   return joined;
 }
 
