@@ -134,7 +134,7 @@ PlotOutcome draw_history_plots(const History& history, const std::vector<std::st
     script << ")\n";
     bool any_change = false;
     for (const auto& c : changes) {
-      if (c.scenario != name) continue;
+      if (c.scenario != name || c.figure != Figure::wall) continue;  // the plot draws the wall figure
       for (std::size_t i = 0; i < entries.size(); ++i)
         if (entries[i] == c.first_after) {
           any_change = true;
