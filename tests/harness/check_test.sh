@@ -56,6 +56,17 @@ grep -q '| `churn-4t` | instructions (gated) | `22ccccc` | +14\.[56][0-9]% | +14
 grep -q '| `churn-1t` | instructions (gated) | .* | \*\*unchanged\*\* |' "$work/out"
 grep -q 'Gated: instructions, cpu\.' "$work/out"
 
+# A calibration from before calibrate recorded its command is announced: it
+# applies to no point that records one.
+mkdir -p "$work/noted"
+cp "$work/store/points.jsonl" "$work/noted/"
+echo '{"scenario":"churn-4t","fingerprint":"aaaabbbbcccc","sigma":0.001,"figure":"cpu"}' >"$work/noted/calibration.jsonl"
+"$bench" check --store "$work/noted" >/dev/null 2>"$work/noted.err"
+grep -q 'note: 1 calibration(s) in .* do not say which command they measured .* run calibrate again' "$work/noted.err" ||
+  { cat "$work/noted.err"; exit 1; }
+"$bench" check --store "$work/store" 2>"$work/plain.err" >/dev/null
+if grep -q 'note:' "$work/plain.err"; then cat "$work/plain.err"; exit 1; fi
+
 # Six points after the step: the change point is found, and the newest point
 # is judged against the segment after it, so the step raised one alarm, not
 # six.

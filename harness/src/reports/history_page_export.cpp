@@ -247,7 +247,7 @@ std::string history_page_markdown(const History& history, const Catalogue& catal
   } else {
     out << "Each plot shows the last " << options.plot_points
         << " points of one scenario at most, oldest to newest: the figure, its 95% interval as a band, and a "
-           "new colour whenever the machine changes.\n\n";
+           "new colour whenever the machine or the command changes.\n\n";
     for (const auto& name : scenarios)
       out << "![" << name << ": overhead over the history](plots/" << name << ".svg)\n\n";
   }
