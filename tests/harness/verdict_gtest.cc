@@ -311,8 +311,8 @@ TEST(Figures, CalibrationsApplyToTheirFigureAndScaleOnly) {
   EXPECT_EQ(judge_point(h, last, Figure::cpu, {}, cpu).verdict, Verdict::unchanged);
 }
 
-// A scenario whose command changed (large-4t went from 2 500 000 operations
-// to 500 000) starts a new series: its first points are not judged against
+// A scenario whose command changes (here large-4t's operation count, from
+// 2 500 000 to 500 000) starts a new series: its first points are not judged against
 // the old command's, in any figure, and the old command's noise calibration
 // does not apply to it. The instruction figure follows the counted command.
 HistoryEntry commanded(double level, const std::string& command, const std::string& counted) {
