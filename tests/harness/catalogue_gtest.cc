@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -13,7 +14,8 @@ TEST(Catalogue, TheProjectCatalogueDefinesTheFiveScenarios) {
   EXPECT_EQ(catalogue.names(), (std::vector<std::string>{"churn-1t", "churn-4t", "resident-4t", "large-4t", "python"}));
   EXPECT_EQ(catalogue.find("churn-4t")->display_command(), "malloc_churn 4 10000000");
   EXPECT_EQ(catalogue.find("resident-4t")->display_command(), "malloc_churn 4 10000000 16 4096 512");
-  EXPECT_EQ(catalogue.find("large-4t")->display_command(), "malloc_churn 4 2500000 65536 1048576");
+  // 2 500 000 operations until the suite had to fit its time (docs/regressions.md).
+  EXPECT_EQ(catalogue.find("large-4t")->display_command(), "malloc_churn 4 500000 65536 1048576");
   EXPECT_EQ(catalogue.find("python")->display_command(), "python3 bench/python_churn.py 500");
   for (const auto& scenario : catalogue.scenarios) EXPECT_FALSE(scenario.shows.empty()) << scenario.name;
 }
@@ -24,7 +26,7 @@ TEST(Catalogue, ExpandsPlaceholdersAndScalesTheOperationCount) {
   EXPECT_EQ(expand_command(*catalogue.find("churn-1t"), where),
             (std::vector<std::string>{"/b/malloc_churn", "1", "10000000"}));
   EXPECT_EQ(expand_command(*catalogue.find("large-4t"), where, 0.01),
-            (std::vector<std::string>{"/b/malloc_churn", "4", "25000", "65536", "1048576"}));
+            (std::vector<std::string>{"/b/malloc_churn", "4", "5000", "65536", "1048576"}));
   EXPECT_EQ(expand_command(*catalogue.find("python"), where, 0.5),
             (std::vector<std::string>{"/usr/bin/python3", "/s/bench/python_churn.py", "250"}));
   EXPECT_EQ(expand_command(*catalogue.find("churn-1t"), where, 1e-12)[2], "1") << "never below one operation";
@@ -60,6 +62,31 @@ TEST(Catalogue, TheAllocatorEntriesAreApartFromTheFive) {
 TEST(Catalogue, ScenarioEnvironmentIsRead) {
   auto catalogue = load_catalogue(HEAPLINE_SOURCE_DIR "/scenarios/scenarios.json");
   EXPECT_EQ(catalogue.find("python")->env.at("PYTHONHASHSEED"), "0");
+}
+
+// The issue's spread goals: CPU time within 3 points where several threads
+// average the host's drift out, 5 for one thread; instructions within 0.1%
+// for one thread, 0.5% where valgrind's thread switches move the publishes.
+TEST(Catalogue, SpreadGoalsPerFigure) {
+  auto catalogue = load_catalogue(HEAPLINE_SOURCE_DIR "/scenarios/scenarios.json");
+  const std::map<std::string, std::pair<double, double>> goals = {
+      {"churn-1t", {5, 0.1}}, {"churn-4t", {3, 0.5}}, {"resident-4t", {3, 0.5}}, {"large-4t", {3, 0.5}},
+      {"python", {5, 0.1}}};
+  for (const auto& [name, goal] : goals) {
+    const auto& set = catalogue.find(name)->spread_goal_points;
+    EXPECT_EQ(set.size(), 2u) << name;
+    EXPECT_DOUBLE_EQ(set.at("cpu"), goal.first) << name;
+    EXPECT_DOUBLE_EQ(set.at("instructions"), goal.second) << name;
+  }
+  EXPECT_THROW(parse_catalogue(R"({"scenarios": [{"name": "a", "command": ["x"], "spread_goal_points": {"cycles": 1}}]})",
+                               "t"),
+               std::runtime_error);
+  EXPECT_THROW(parse_catalogue(R"({"scenarios": [{"name": "a", "command": ["x"], "spread_goal_points": {"cpu": 0}}]})",
+                               "t"),
+               std::runtime_error);
+  EXPECT_THROW(parse_catalogue(R"({"scenarios": [{"name": "a", "command": ["x"], "spread_goal_points": {"cpu": "3"}}]})",
+                               "t"),
+               std::runtime_error);
 }
 
 TEST(Catalogue, RejectsMalformedCatalogues) {

@@ -56,13 +56,27 @@ grep -q '| `churn-4t` | instructions (gated) | `22ccccc` | +14\.[56][0-9]% | +14
 grep -q '| `churn-1t` | instructions (gated) | .* | \*\*unchanged\*\* |' "$work/out"
 grep -q 'Gated: instructions, cpu\.' "$work/out"
 
+# A calibration from before calibrate recorded its command is announced: it
+# applies to no point that records one.
+mkdir -p "$work/noted"
+cp "$work/store/points.jsonl" "$work/noted/"
+echo '{"scenario":"churn-4t","fingerprint":"aaaabbbbcccc","sigma":0.001,"figure":"cpu"}' >"$work/noted/calibration.jsonl"
+"$bench" check --store "$work/noted" >/dev/null 2>"$work/noted.err"
+grep -q 'note: 1 calibration(s) in .* do not say which command they measured .* run calibrate again' "$work/noted.err" ||
+  { cat "$work/noted.err"; exit 1; }
+"$bench" check --store "$work/store" 2>"$work/plain.err" >/dev/null
+if grep -q 'note:' "$work/plain.err"; then cat "$work/plain.err"; exit 1; fi
+
 # Six points after the step: the change point is found, and the newest point
 # is judged against the segment after it, so the step raised one alarm, not
 # six.
 "$bench" check --store "$work/steps" --fail-on-regression >"$work/steps.out" || { cat "$work/steps.out"; exit 1; }
 grep -q '### Change points' "$work/steps.out"
-grep -q '`churn-4t` on `aaaabbbbcccc`: +[23]\.[0-9]% → +1[45]\.[0-9]% between `16ccccc` and `17ccccc`' "$work/steps.out" ||
+grep -q '`churn-4t` wall on `aaaabbbbcccc`: +[23]\.[0-9]% → +1[45]\.[0-9]% between `16ccccc` and `17ccccc`' "$work/steps.out" ||
   { cat "$work/steps.out"; exit 1; }
+grep -q '`churn-4t` cpu on `aaaabbbbcccc`: +[23]\.[0-9]% → +1[45]\.[0-9]% between `16ccccc` and `17ccccc`' "$work/steps.out"
+grep -q '`churn-4t` instructions on `aaaabbbbcccc`: +14\.0[0-9]% → +14\.[56][0-9]% between `16ccccc` and `17ccccc`' \
+  "$work/steps.out"
 for figure in wall 'cpu (gated)' 'instructions (gated)'; do
   grep -qF "| \`churn-4t\` | $figure | \`22ccccc\` |" "$work/steps.out"
 done
@@ -91,7 +105,13 @@ grep -q -- "--gate takes wall, cpu or instructions" "$work/err"
 grep -q '▲ \*\*regression\*\*' "$work/gen/performance.md"
 "$bench" render --store "$work/steps" --out "$work/gen-steps" --no-plots >/dev/null 2>&1
 [[ $(grep -c '▲ \*\*regression\*\*' "$work/gen-steps/performance.md") -eq 1 ]] || { echo "one step, one mark"; exit 1; }
-grep -q '^- `churn-4t` (machine `aaaabbbbcccc`): +[23]\.[0-9]% → ' "$work/gen-steps/performance.md"
+# The page names the change of each figure, not only the wall clock's.
+for figure in wall cpu; do
+  grep -q "^- \`churn-4t\` $figure (machine \`aaaabbbbcccc\`): +[23]\.[0-9]% → +1[45]\.[0-9]%, between \`16ccccc\` and \`17ccccc\`" \
+    "$work/gen-steps/performance.md" || { cat "$work/gen-steps/performance.md"; exit 1; }
+done
+grep -q '^- `churn-4t` instructions (machine `aaaabbbbcccc`): +14\.0[0-9]% → +14\.[56][0-9]%, between' \
+  "$work/gen-steps/performance.md"
 
 # Too few points: every verdict is "insufficient history", and never fails.
 head -n 10 "$work/store/points.jsonl" >"$work/short.jsonl"
@@ -109,7 +129,9 @@ echo "check: ok"
 "$bench" calibrate --store "$work/cal" --only churn-1t,python --runs 2 --repeats 3 --scale 0.0005 \
   >"$work/cal.out" 2>"$work/cal.err" || { cat "$work/cal.err"; exit 1; }
 grep -q '| `churn-1t` | wall | ±' "$work/cal.out"
-grep -q '| `churn-1t` | cpu | ±' "$work/cal.out"
+grep -q '| `churn-1t` | cpu | ±.* | \(met\|\*\*not met\*\*\) (±5\.0 pts) |$' "$work/cal.out" || { cat "$work/cal.out"; exit 1; }
+grep -q '| `churn-1t` | wall | ±.* | – |$' "$work/cal.out"
+grep -q '^Spread goals (.*): [0-9] of [24] met\.$' "$work/cal.out"
 figures=2
 command -v valgrind >/dev/null && figures=3
 [[ $(grep -c . "$work/cal/calibration.jsonl") -eq $((2 * figures)) ]]
@@ -118,6 +140,10 @@ import json, sys
 for line in open(sys.argv[1]):
     c = json.loads(line)
     assert c["scale"] == 0.0005, c
+    # the series the noise belongs to: the command at that scale
+    timed = {"churn-1t": "malloc_churn 1 5000", "python": "python3 bench/python_churn.py 1"}
+    counted = {"churn-1t": "malloc_churn 1 100", "python": "python3 bench/python_churn.py 1"}
+    assert c["command"] == (counted if c["figure"] == "instructions" else timed)[c["scenario"]], c
     if c["figure"] == "instructions":
         # the A/A of counts: each count with the library against the first
         assert len(c["aa"]) == 2 and len(c["repeated"]) == 3, c

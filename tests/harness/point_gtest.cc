@@ -1,4 +1,5 @@
 #include "heapline_bench/history/point.h"
+#include "heapline_bench/history/history.h"
 
 #include <gtest/gtest.h>
 
@@ -29,7 +30,7 @@ Point sample_point() {
   p.fingerprint = p.machine.fingerprint();
   p.scale = 0.25;
   p.cpu = RunFigure{0.02, {0.01, 0.03}, 2.05, 2.0};
-  p.instructions = InstructionFigure{0.125, 1125, 1000};
+  p.instructions = InstructionFigure{0.125, 1125, 1000, "malloc_churn 4 100000 16 4096 64"};
   p.library_report = {5.25, 128};
   return p;
 }
@@ -45,6 +46,10 @@ TEST(Point, RoundTripsEveryField) {
   EXPECT_DOUBLE_EQ(back.scale, 0.25);
   EXPECT_DOUBLE_EQ(back.cpu->interval.high, 0.03);
   EXPECT_EQ(back.instructions->with, 1125u);
+  EXPECT_EQ(back.instructions->command, "malloc_churn 4 100000 16 4096 64");
+  const HistoryEntry entry = history_entry(back, 1);
+  EXPECT_EQ(entry.command, "malloc_churn 4 10000000 16 4096 512");
+  EXPECT_EQ(entry.instructions_command, "malloc_churn 4 100000 16 4096 64");
   EXPECT_EQ(*back.library_report.extra_peak_rss_kib, 128);
 }
 

@@ -232,6 +232,26 @@ TEST_F(RenderFiles, PlotsAReaderCanMatchToTheTable) {
   EXPECT_NE(script.find("with yerrorlines"), std::string::npos) << "every point drawn with its interval";
 }
 
+// A scenario whose command changed is drawn as two series, each named by its
+// command, never one line through a step that only the command made.
+TEST_F(RenderFiles, PointsOfAnotherCommandAreAnotherSeries) {
+  History h;
+  h.machines = {"CPU-A, 2 cores"};
+  for (int i = 0; i < 6; ++i) {
+    h.entries.push_back(entry("churn-1t", "c00000" + std::to_string(i), i < 3 ? 0.05 : 0.02, i + 1));
+    h.entries.back().command = i < 3 ? "malloc_churn 1 50" : "malloc_churn 1 10";
+  }
+  auto result = render_history(h, two_scenarios(), options);
+  ASSERT_EQ(result.plot_note, "");
+  const std::string data = file_text(out / "plots" / "churn-1t.dat");
+  EXPECT_NE(data.find("3 5 4.3 5.8 c000002\n\n\n4 2 1.3 2.8 c000003"), std::string::npos) << data;
+  const std::string svg = file_text(out / "plots" / "churn-1t.svg");
+  for (const char* text : {"CPU-A, 2 cores, malloc_churn 1 50", "CPU-A, 2 cores, malloc_churn 1 10"})
+    EXPECT_NE(svg.find(text), std::string::npos) << text;
+  // One command: the key names the machine only, as before.
+  EXPECT_EQ(file_text(out / "plots" / "python.svg").find("malloc_churn"), std::string::npos);
+}
+
 TEST_F(RenderFiles, WithoutGnuplotThePageSaysSo) {
   const char* path = std::getenv("PATH");
   const std::string saved = path ? path : "";

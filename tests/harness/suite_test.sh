@@ -16,6 +16,13 @@ for scenario in churn-1t churn-4t resident-4t large-4t python; do
   grep -q "| \`$scenario\`" "$work/table" || { echo "no row for $scenario"; cat "$work/table"; exit 1; }
 done
 grep -q '"commit":"0123456789abcdef0123456789abcdef01234567"' "$work/store/points.jsonl"
+# Where the time went: each scenario's timed runs (and counts), then the whole.
+for scenario in churn-1t churn-4t resident-4t large-4t python; do
+  grep -q "^$scenario: .* (timed runs [0-9.]* s\(, instruction counts [0-9.]* s\)\?)$" "$work/log" ||
+    { echo "no phase times for $scenario"; cat "$work/log"; exit 1; }
+done
+grep -q '^suite: 5 scenario(s) in [0-9.]* s (timed runs [0-9.]* s, instruction counts [0-9.]* s, render [0-9.]* s); points appended to ' \
+  "$work/log" || { cat "$work/log"; exit 1; }
 grep -q '| `0123456` |' "$work/gen/performance.md"
 "$bench" validate --store "$work/store" >/dev/null
 

@@ -311,6 +311,62 @@ TEST(Figures, CalibrationsApplyToTheirFigureAndScaleOnly) {
   EXPECT_EQ(judge_point(h, last, Figure::cpu, {}, cpu).verdict, Verdict::unchanged);
 }
 
+// A scenario whose command changed (large-4t went from 2 500 000 operations
+// to 500 000) starts a new series: its first points are not judged against
+// the old command's, in any figure, and the old command's noise calibration
+// does not apply to it. The instruction figure follows the counted command.
+HistoryEntry commanded(double level, const std::string& command, const std::string& counted) {
+  HistoryEntry e = figured(level, level, level);
+  e.scenario = "large-4t";
+  e.command = command;
+  e.instructions_command = counted;
+  return e;
+}
+
+TEST(Figures, OnlyPointsOfTheSameCommandAreCompared) {
+  const std::string old_command = "malloc_churn 4 2500000 65536 1048576", counted = "malloc_churn 4 10000 65536 1048576";
+  History h;
+  Noise noise{{45}};
+  for (int i = 0; i < 12; ++i) h.entries.push_back(commanded(0.05 + 0.001 * noise.normal(), old_command, counted));
+  h.entries.push_back(commanded(0.12, "malloc_churn 4 500000 65536 1048576", counted + " "));
+  const std::size_t last = h.entries.size() - 1;
+  for (Figure figure : kFigures) {
+    EXPECT_EQ(comparable_series(h, last, figure).size(), 1u) << figure_name(figure);
+    EXPECT_EQ(judge_point(h, last, figure, {}).verdict, Verdict::insufficient_history) << figure_name(figure);
+  }
+  // The timed figures follow the timed command, the instructions the counted one.
+  h.entries.push_back(commanded(0.12, old_command, "malloc_churn 4 20000 65536 1048576"));
+  EXPECT_EQ(judge_point(h, last + 1, Figure::cpu, {}).verdict, Verdict::regression);
+  EXPECT_EQ(judge_point(h, last + 1, Figure::instructions, {}).verdict, Verdict::insufficient_history);
+  h.entries.push_back(commanded(0.12, "malloc_churn 4 500000 65536 1048576", counted));
+  EXPECT_EQ(comparable_series(h, last + 2, Figure::instructions).size(), 13u);
+  EXPECT_EQ(comparable_series(h, last + 2, Figure::wall).size(), 2u);
+  // Change points: a new command's level is no step of the library.
+  History moved;
+  for (int i = 0; i < 20; ++i) moved.entries.push_back(commanded(0.03 + 0.002 * noise.normal(), old_command, counted));
+  for (int i = 0; i < 20; ++i)
+    moved.entries.push_back(commanded(0.09 + 0.002 * noise.normal(), "malloc_churn 4 500000 65536 1048576", counted));
+  EXPECT_TRUE(history_change_points(moved, {"large-4t"}, Figure::wall).empty());
+  EXPECT_EQ(history_change_points(moved, {"large-4t"}, Figure::instructions).size(), 1u)
+      << "the counted command did not change: its step is the library's";
+}
+
+TEST(Figures, CalibrationsApplyToTheirCommandOnly) {
+  History h;
+  Noise noise{{46}};
+  for (int i = 0; i < 15; ++i) h.entries.push_back(commanded(0.05 + 0.002 * noise.normal(), "new", "counted"));
+  h.entries.push_back(commanded(0.09, "new", "counted"));
+  const std::size_t last = h.entries.size() - 1;
+  std::vector<NoiseCalibration> other = {{"large-4t", "machine-a", 0.05, Figure::cpu, 1.0, "old"}};
+  EXPECT_EQ(judge_point(h, last, Figure::cpu, {}, other).verdict, Verdict::regression);
+  std::vector<NoiseCalibration> unrecorded = {{"large-4t", "machine-a", 0.05, Figure::cpu, 1.0, ""}};
+  EXPECT_EQ(judge_point(h, last, Figure::cpu, {}, unrecorded).verdict, Verdict::regression);
+  std::vector<NoiseCalibration> same = {{"large-4t", "machine-a", 0.05, Figure::cpu, 1.0, "new"}};
+  EXPECT_EQ(judge_point(h, last, Figure::cpu, {}, same).verdict, Verdict::unchanged);
+  std::vector<NoiseCalibration> counted = {{"large-4t", "machine-a", 0.05, Figure::instructions, 1.0, "counted"}};
+  EXPECT_EQ(judge_point(h, last, Figure::instructions, {}, counted).verdict, Verdict::unchanged);
+}
+
 // The deliberately slower library (tests/harness/slow_shim.c, about 50
 // instructions more per call in front of libheapline.so) after 10 normal
 // points, judged with the rule check uses in the workflow (5 scenarios, the
@@ -485,6 +541,39 @@ TEST(Calibration, NoiseIsTheLargerRobustSpreadAndSetsTheThresholds) {
   auto counted = summarise_calibration("churn-1t", Figure::instructions, {0, 0, 0}, {0.2, 0.2, 0.2}, rule);
   EXPECT_DOUBLE_EQ(counted.sigma, rule.instructions_noise_floor);
   EXPECT_DOUBLE_EQ(counted.threshold, rule.instructions_min_effect);
+}
+
+TEST(Calibration, SpreadGoalNeedsEveryAAFigureAndTheNoiseWithinIt) {
+  const VerdictRule rule;
+  auto quiet = summarise_calibration("churn-4t", Figure::cpu, {0.01, -0.02, 0.015}, {0.05, 0.06, 0.055}, rule);
+  EXPECT_TRUE(spread_goal_met(quiet, 0.03));
+  EXPECT_FALSE(spread_goal_met(quiet, 0.015)) << "an A/A figure of -2 points is outside +-1.5";
+  auto outlier = summarise_calibration("churn-4t", Figure::cpu, {0.0, 0.0, 0.0, 0.0, 0.13}, {0.05, 0.05, 0.05}, rule);
+  EXPECT_LT(outlier.sigma, 0.03) << "the robust spread ignores the outlier";
+  EXPECT_FALSE(spread_goal_met(outlier, 0.03)) << "but the goal does not";
+  auto wide = summarise_calibration("churn-4t", Figure::cpu, {0.0, 0.01, -0.01}, {0.0, 0.08, -0.08, 0.04}, rule);
+  EXPECT_FALSE(spread_goal_met(wide, 0.03)) << "repeats spread beyond the goal";
+  auto counted = summarise_calibration("churn-1t", Figure::instructions, {0.00002, -0.00001}, {0.05, 0.05, 0.05}, rule);
+  EXPECT_TRUE(spread_goal_met(counted, 0.001));
+}
+
+TEST(Calibration, ReadPerCommandLinesWithoutOneHaveAnEmptyCommand) {
+  const std::string path = ::testing::TempDir() + "/calibration-commands.jsonl";
+  {
+    std::ofstream out(path);
+    out << R"({"scenario":"large-4t","fingerprint":"m","sigma":0.03,"figure":"cpu"})" << "\n"
+        << R"({"scenario":"large-4t","fingerprint":"m","sigma":0.01,"figure":"cpu","command":"a"})" << "\n"
+        << R"({"scenario":"large-4t","fingerprint":"m","sigma":0.02,"figure":"cpu","command":"b"})" << "\n";
+  }
+  std::vector<std::string> problems;
+  auto calibrations = read_calibrations(path, problems);
+  EXPECT_TRUE(problems.empty());
+  ASSERT_EQ(calibrations.size(), 3u) << "one per command";
+  std::map<std::string, double> sigma;
+  for (const auto& c : calibrations) sigma[c.command] = c.sigma;
+  EXPECT_DOUBLE_EQ(sigma.at(""), 0.03);
+  EXPECT_DOUBLE_EQ(sigma.at("a"), 0.01);
+  EXPECT_DOUBLE_EQ(sigma.at("b"), 0.02);
 }
 
 TEST(Calibration, ReadPerFigureAndScaleOldLinesAreTheWallFigures) {

@@ -48,15 +48,13 @@ std::pair<std::int64_t, std::int64_t> spike_and_leak(const std::string& out) {
   return {std::stoll(m[1]), std::stoll(m[2])};
 }
 
-class PreloadedAllocator : public ::testing::TestWithParam<Allocator> {
+class PreloadedAllocator : public heapline::test::TempDirFixture<::testing::TestWithParam<Allocator>> {
  protected:
+  PreloadedAllocator() : TempDirFixture(GetParam().name) {}
   void SetUp() override {
     ASSERT_NE(std::string(GetParam().library), "")
         << GetParam().name << " is not installed: tools/setup.sh --test installs " << GetParam().package;
-    dir_ = heapline::test::make_temp_dir(GetParam().name);
-  }
-  void TearDown() override {
-    if (!HasFailure() && !dir_.empty()) fs::remove_all(dir_);
+    TempDirFixture::SetUp();
   }
 
   // heapline first, the allocator after it: heapline forwards to it.
@@ -87,8 +85,6 @@ class PreloadedAllocator : public ::testing::TestWithParam<Allocator> {
     EXPECT_EQ(r["mapped"]["peak_bytes"], 0) << "the allocator's own mappings were counted";
     return r;
   }
-
-  fs::path dir_;
 };
 
 std::int64_t peak(const json& r) { return r.at("peak_bytes").get<std::int64_t>(); }

@@ -27,19 +27,15 @@ const std::string kForkProbe = FORK_PROBE;
 const std::string kOwnMalloc = OWN_MALLOC;
 const std::string kPhaseProbe = PHASE_PROBE;
 
-class Litter : public ::testing::Test {
+class Litter : public heapline::test::TempDirTest {
  protected:
-  void SetUp() override { dir_ = heapline::test::make_temp_dir("litter"); }
-  void TearDown() override {
-    if (!HasFailure()) fs::remove_all(dir_);
-  }
+  Litter() : TempDirTest("litter") {}
   RunResult traced(const std::vector<std::string>& argv, const std::string& name,
                    std::map<std::string, std::optional<std::string>> env = {}) {
     return run(argv, preload_options(kLib, dir_, name, std::move(env)));
   }
   std::vector<fs::path> live_files() { return files_matching(dir_, R"(.*\.live)"); }
   void check_shim(const std::string& shell);
-  fs::path dir_;
 };
 
 // A fork child ending through _exit or _Exit skips every destructor: it

@@ -32,12 +32,9 @@ const std::string kPython = "/usr/bin/python3";
 std::int64_t mapped_peak(const json& r) { return r.at("mapped").at("peak_bytes").get<std::int64_t>(); }
 std::int64_t mapped_final(const json& r) { return r.at("mapped").at("final_bytes").get<std::int64_t>(); }
 
-class Mapped : public ::testing::Test {
+class Mapped : public heapline::test::TempDirTest {
  protected:
-  void SetUp() override { dir_ = heapline::test::make_temp_dir("mapped"); }
-  void TearDown() override {
-    if (!HasFailure()) fs::remove_all(dir_);
-  }
+  Mapped() : TempDirTest("mapped") {}
 
   RunResult run_with(const std::string& preload, const std::vector<std::string>& argv, const std::string& name,
                      std::map<std::string, std::optional<std::string>> env = {}) {
@@ -58,8 +55,6 @@ class Mapped : public ::testing::Test {
     EXPECT_EQ(heapline_format_problem(r), "");
     return r;
   }
-
-  fs::path dir_;
 };
 
 TEST_F(Mapped, EveryKindOfMappingCountsExactlyWhatTheProgramHolds) {

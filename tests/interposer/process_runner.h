@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 namespace heapline::test {
@@ -44,6 +45,28 @@ bool wait_for_output(const Started& started, const std::string& text, int timeou
 
 // A fresh directory under the build tree's temp area, removed by the fixture.
 std::filesystem::path make_temp_dir(const std::string& label);
+
+// The fixture of the process-level tests: each test gets a fresh directory of
+// its own, dir_, removed after the test and kept when it failed, so that the
+// reports and logs of a failure can be read. Base is ::testing::Test, or
+// ::testing::TestWithParam<T> for a parameterised test.
+template <typename Base = ::testing::Test>
+class TempDirFixture : public Base {
+ protected:
+  explicit TempDirFixture(std::string label) : label_(std::move(label)) {}
+  void SetUp() override { dir_ = make_temp_dir(label_); }
+  void TearDown() override {
+    if (!::testing::Test::HasFailure() && !dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+  std::filesystem::path dir_;
+
+ private:
+  std::string label_;
+};
+class TempDirTest : public TempDirFixture<> {
+ protected:
+  using TempDirFixture::TempDirFixture;
+};
 
 std::string read_file(const std::filesystem::path& path);
 nlohmann::json read_json(const std::filesystem::path& path);

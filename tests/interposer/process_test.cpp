@@ -49,12 +49,9 @@ Figures parse_figures(const std::string& out) {
   return {std::stoll(match[2]), std::stoll(match[4])};
 }
 
-class Interposer : public ::testing::Test {
+class Interposer : public heapline::test::TempDirTest {
  protected:
-  void SetUp() override { dir_ = heapline::test::make_temp_dir("interposer"); }
-  void TearDown() override {
-    if (!HasFailure()) fs::remove_all(dir_);
-  }
+  Interposer() : TempDirTest("interposer") {}
 
   // Runs argv with libheapline.so preloaded, writing to dir_/<name>.
   RunResult run_traced(const std::vector<std::string>& argv, const std::string& name,
@@ -85,8 +82,6 @@ class Interposer : public ::testing::Test {
     EXPECT_EQ(heapline_format_problem(report), "") << file;
     return report;
   }
-
-  fs::path dir_;
 };
 
 std::int64_t peak(const json& r) { return r.at("peak_bytes").get<std::int64_t>(); }

@@ -48,13 +48,9 @@ Outcome run_probe(const fs::path& dir, const std::string& precision) {
   return outcome;
 }
 
-class SignalSafety : public ::testing::Test {
+class SignalSafety : public heapline::test::TempDirTest {
  protected:
-  void SetUp() override { dir_ = heapline::test::make_temp_dir("signal"); }
-  void TearDown() override {
-    if (!HasFailure()) fs::remove_all(dir_);
-  }
-  fs::path dir_;
+  SignalSafety() : TempDirTest("signal") {}
 };
 
 TEST_F(SignalSafety, AllocatingHandlerDuringTheHotPathLosesNoBytes) {

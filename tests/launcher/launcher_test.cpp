@@ -104,12 +104,9 @@ TEST(Plot, FormatFromExtension) {
 
 // --- the command line -----------------------------------------------------
 
-class Launcher : public ::testing::Test {
+class Launcher : public heapline::test::TempDirTest {
  protected:
-  void SetUp() override { dir_ = heapline::test::make_temp_dir("launcher"); }
-  void TearDown() override {
-    if (!HasFailure()) fs::remove_all(dir_);
-  }
+  Launcher() : TempDirTest("launcher") {}
   RunResult launch(std::vector<std::string> args, std::map<std::string, std::optional<std::string>> env = {}) {
     args.insert(args.begin(), kLauncher);
     RunOptions options;
@@ -119,7 +116,6 @@ class Launcher : public ::testing::Test {
     options.env.emplace("HEAPLINE_LIB", std::nullopt);
     return run(args, options);
   }
-  fs::path dir_;
 };
 
 const char* kSummary =

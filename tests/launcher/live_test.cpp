@@ -63,12 +63,9 @@ ProbeStamps parse_stamps(const std::string& out) {
   return s;
 }
 
-class LiveFile : public ::testing::Test {
+class LiveFile : public heapline::test::TempDirTest {
  protected:
-  void SetUp() override { dir_ = heapline::test::make_temp_dir("live"); }
-  void TearDown() override {
-    if (!HasFailure()) fs::remove_all(dir_);
-  }
+  LiveFile() : TempDirTest("live") {}
   RunOptions traced(const std::string& name, const std::string& interval_ms = "5") {
     RunOptions options;
     options.cwd = dir_;
@@ -126,7 +123,6 @@ class LiveFile : public ::testing::Test {
     EXPECT_LT(earliest_last_allocation - last, interval)
         << "last sample " << (earliest_last_allocation - last) / 1000 << " us before the last allocation";
   }
-  fs::path dir_;
 };
 
 TEST_F(LiveFile, SigkillMidRunLeavesAFileThatConvertsIntoAReport) {

@@ -31,12 +31,9 @@ const std::string kLib = HEAPLINE_LIB;
 const std::string kPatterns = ALLOC_PATTERNS;
 const std::string kProbe = PHASE_PROBE;
 
-class Tree : public ::testing::Test {
+class Tree : public heapline::test::TempDirTest {
  protected:
-  void SetUp() override { dir_ = heapline::test::make_temp_dir("tree"); }
-  void TearDown() override {
-    if (!HasFailure()) fs::remove_all(dir_);
-  }
+  Tree() : TempDirTest("tree") {}
   RunOptions options(bool preload = false, const std::string& out = "") {
     RunOptions o;
     o.cwd = dir_;
@@ -51,7 +48,6 @@ class Tree : public ::testing::Test {
     args.insert(args.begin(), kLauncher);
     return run(args, options());
   }
-  fs::path dir_;
 };
 
 // alloc_patterns "single chunk 2000 0": 2000 blocks held, about 2 MiB.

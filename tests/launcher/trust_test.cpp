@@ -31,12 +31,9 @@ const std::string kLib = HEAPLINE_LIB;
 const std::string kProbe = PHASE_PROBE;
 const std::string kStatic = STATIC_PROGRAM;
 
-class Trust : public ::testing::Test {
+class Trust : public heapline::test::TempDirTest {
  protected:
-  void SetUp() override { dir_ = heapline::test::make_temp_dir("trust"); }
-  void TearDown() override {
-    if (!HasFailure()) fs::remove_all(dir_);
-  }
+  Trust() : TempDirTest("trust") {}
   // The launcher (or, with `preload`, any command under the library).
   RunResult launch(std::vector<std::string> args, bool preload = false, const std::string& out = "") {
     if (!preload) args.insert(args.begin(), kLauncher);
@@ -56,7 +53,6 @@ class Trust : public ::testing::Test {
     EXPECT_TRUE(fs::exists(live));
     return live;
   }
-  fs::path dir_;
 };
 
 TEST_F(Trust, ConvertNeverReplacesWhatIsNotARegularFile) {

@@ -68,6 +68,9 @@ std::optional<InstructionRequest> instruction_request(const Scenario& scenario, 
   InstructionRequest request;
   request.valgrind = valgrind;
   request.command = expand_instructions_command(scenario, {where.bin_dir, where.source_dir}, scale);
+  Scenario reduced = scenario;
+  reduced.command = scenario.instructions_command;
+  request.shown = describe_command(reduced, {}, request.command);
   request.command[0] = resolved_program(request.command[0]);
   request.env = measured.env;
   request.library = measured.library;

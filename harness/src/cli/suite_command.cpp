@@ -1,4 +1,5 @@
 #include <chrono>
+#include <cstdio>
 #include <optional>
 #include <iostream>
 
@@ -23,6 +24,28 @@ std::optional<CommitRange> parse_commit_range(const std::string& text) {
   if (dots == std::string::npos || dots == 0 || dots + 2 >= text.size())
     throw Refusal("--commit-range must be FIRST..LAST, got '" + text + "'.");
   return CommitRange{text.substr(0, dots), text.substr(dots + 2)};
+}
+
+// Where the suite's time goes (the budget is the whole suite's wall
+// time): the timed runs of each scenario, the instruction counts, the page.
+class PhaseClock {
+ public:
+  using Clock = std::chrono::steady_clock;
+  double lap() {
+    const auto now = Clock::now();
+    const double seconds = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return seconds;
+  }
+
+ private:
+  Clock::time_point last_ = Clock::now();
+};
+
+std::string seconds_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, seconds < 10 ? "%.1f s" : "%.0f s", seconds);
+  return text;
 }
 
 }  // namespace
@@ -62,6 +85,7 @@ int run_suite(const SuiteOptions& options) {
   PosixProcessRunner runner;
   std::vector<SuiteRow> rows;
   bool any_failed = false;
+  double timed_seconds = 0, counting_seconds = 0;
   const auto started = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < selected.size(); ++i) {
     const Scenario& scenario = *selected[i];
@@ -69,21 +93,28 @@ int run_suite(const SuiteOptions& options) {
     row.scenario = scenario.name;
     row.command = scenario.display_command();
     ProgressLine progress("[" + std::to_string(i + 1) + "/" + std::to_string(selected.size()) + "] ");
+    PhaseClock clock;
+    double timed = 0, counting = 0;
     try {
       ScratchDirectory scratch;
       auto request = build_request(scenario, options.where, library, options.runs, options.scale, {}, scratch.path());
       apply_precision(request, options.precision);
       auto measurement = measure(runner, request, [&](const ProgressEvent& e) { progress.show(e); });
       progress.clear();
+      timed = clock.lap();
       row.command = describe_command(scenario, {}, request.command);
       row.point = point_from_measurement(measurement, library, row.command, options.scale);
-      if (auto counted = instruction_request(scenario, options.where, request, options.scale, {}, valgrind))
+      if (auto counted = instruction_request(scenario, options.where, request, options.scale, {}, valgrind)) {
         row.point.instructions = count_instructions(runner, *counted);
+        counting = clock.lap();
+      }
       row.point.commit = commit;
       row.point.commit_range = commit_range;
       store.append(row.point);  // at once: an interruption later keeps it
       row.measured = true;
-      std::cerr << scenario.name << ": " << format_overhead(row.point.overhead, row.point.interval) << "\n";
+      std::cerr << scenario.name << ": " << format_overhead(row.point.overhead, row.point.interval) << " (timed runs "
+                << seconds_text(timed) << (row.point.instructions ? ", instruction counts " + seconds_text(counting) : "")
+                << ")\n";
     } catch (const Refusal& refusal) {
       // One failing scenario is reported; the others still run.
       progress.clear();
@@ -91,17 +122,23 @@ int run_suite(const SuiteOptions& options) {
       row.failure = refusal.what();
       std::cerr << scenario.name << ": FAILED\n" << refusal.what() << "\n";
     }
+    timed_seconds += timed;
+    counting_seconds += counting;
     rows.push_back(std::move(row));
   }
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   std::cout << format_suite_table(rows, library, this_machine());
-  std::cerr << "suite: " << rows.size() << " scenario(s) in " << static_cast<long>(elapsed + 0.5) << " s"
-            << (any_failed ? ", some FAILED" : "") << "; points appended to " << store.points_path() << "\n";
+  PhaseClock render_clock;
   RenderCommandOptions render = options.render;
   render.where = options.where;
   render.store = store.directory();
   run_render(render);
+  const double rendering = render_clock.lap();
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::cerr << "suite: " << rows.size() << " scenario(s) in " << seconds_text(elapsed) << " (timed runs "
+            << seconds_text(timed_seconds) << ", instruction counts " << seconds_text(counting_seconds) << ", render "
+            << seconds_text(rendering) << ")" << (any_failed ? ", some FAILED" : "") << "; points appended to "
+            << store.points_path() << "\n";
   return any_failed ? kExitRefused : kExitOk;
 }
 

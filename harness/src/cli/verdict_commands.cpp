@@ -1,5 +1,6 @@
 // check and calibrate: the regression verdicts and the noise they rest on.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -76,14 +77,9 @@ VerdictRule verdict_rule(const VerdictOptions& options, int scenarios) {
 
 namespace {
 
-// Instruction figures repeat far better than a tenth of a point: two decimals.
-std::string figure_percent(Figure figure, double ratio, bool sign = true) {
-  return format_percent(ratio, sign, figure == Figure::instructions ? 2 : 1);
-}
-
 std::string figure_cell(const PointVerdict& v) {
   const FigureValue value = v.point->figure(v.figure);
-  if (v.figure == Figure::instructions || !value.interval_known) return figure_percent(v.figure, value.overhead) + "%";
+  if (v.figure == Figure::instructions || !value.interval_known) return format_figure(v.figure, value.overhead) + "%";
   return format_overhead(value.overhead, {value.low, value.high});
 }
 
@@ -97,6 +93,10 @@ int run_check(const CheckOptions& options) {
   std::vector<std::string> calibration_problems;
   const auto calibrations = read_calibrations(store.calibration_path(), calibration_problems);
   for (const auto& problem : calibration_problems) std::cerr << "heapline-bench: warning: " << problem << "\n";
+  if (const auto unrecorded = std::count_if(calibrations.begin(), calibrations.end(),
+                                            [](const NoiseCalibration& c) { return c.command.empty(); }))
+    std::cerr << "heapline-bench: note: " << unrecorded << " calibration(s) in " << store.calibration_path()
+              << " do not say which command they measured and apply to no point that does; run calibrate again\n";
 
   const VerdictRule rule = verdict_rule(options.rule, static_cast<int>(catalogue.scenarios.size()));
   const std::vector<Figure> gated = gated_figures(options.rule);
@@ -117,17 +117,17 @@ int run_check(const CheckOptions& options) {
       table << "– (" << v.history << " earlier points) | – | – | insufficient history |\n";
       continue;
     }
-    table << figure_percent(v.figure, v.baseline) << "% (" << v.baseline_points;
+    table << format_figure(v.figure, v.baseline) << "% (" << v.baseline_points;
     if (v.segment_start != nullptr) table << " since `" << short_commit(v.segment_start->commit) << "`";
-    table << ") | " << figure_percent(v.figure, v.change) << " pts | ±" << figure_percent(v.figure, v.threshold, false)
+    table << ") | " << format_figure(v.figure, v.change) << " pts | ±" << format_figure(v.figure, v.threshold, false)
           << " pts | **" << verdict_name(v.verdict) << "** |\n";
     const bool fails = v.verdict == Verdict::regression && is_gated(v.figure);
     if (fails) ++regressions;
     if (options.github && v.verdict != Verdict::unchanged) {
       const std::string message = v.scenario + " (" + figure_name(v.figure) + ") at " + short_commit(p.commit) + ": " +
-                                  figure_percent(v.figure, v.value) + "% against a baseline of " +
-                                  figure_percent(v.figure, v.baseline) + "% over " + std::to_string(v.baseline_points) +
-                                  " points (threshold " + figure_percent(v.figure, v.threshold, false) + " pts)";
+                                  format_figure(v.figure, v.value) + "% against a baseline of " +
+                                  format_figure(v.figure, v.baseline) + "% over " + std::to_string(v.baseline_points) +
+                                  " points (threshold " + format_figure(v.figure, v.threshold, false) + " pts)";
       const char* kind = fails                                  ? "::error title=Overhead regression::"
                          : v.verdict == Verdict::regression     ? "::warning title=Overhead regression (not gated)::"
                                                                 : "::notice title=Overhead improvement::";
@@ -136,20 +136,21 @@ int run_check(const CheckOptions& options) {
   }
   std::ostringstream change_text;
   for (const auto& c : changes)
-    change_text << "- `" << c.scenario << "` on `" << c.fingerprint << "`: " << format_percent(c.change.before) << "% → "
-                << format_percent(c.change.after) << "% between `" << short_commit(c.last_before->commit) << "` and `"
+    change_text << "- `" << c.scenario << "` " << figure_name(c.figure) << " on `" << c.fingerprint
+                << "`: " << format_figure(c.figure, c.change.before) << "% → " << format_figure(c.figure, c.change.after)
+                << "% between `" << short_commit(c.last_before->commit) << "` and `"
                 << short_commit(c.first_after->commit) << "` (p = " << c.change.p_value << ")\n";
 
   std::string gate_names;
   for (Figure f : gated) gate_names += (gate_names.empty() ? "" : ", ") + std::string(figure_name(f));
   std::ostringstream report;
   report << "### Overhead verdicts\n\n" << table.str() << "\nRule: each figure of the newest point against the median of up to "
-         << rule.window << " earlier points of the same scenario, machine, timing method and scale, after the last "
-            "established step; threshold = max(" << format_percent(rule.min_effect, false) << " pts ("
+         << rule.window << " earlier points of the same scenario, machine, timing method, scale and command, after "
+            "the last established step; threshold = max(" << format_percent(rule.min_effect, false) << " pts ("
          << format_percent(rule.instructions_min_effect, false, 2) << " for instructions), t × noise); false-alarm rate "
          << rule.false_alarm_rate << " per push over " << rule.scenarios << " scenarios × " << rule.figures
          << " gated figure(s). Gated: " << (gate_names.empty() ? "none" : gate_names) << ".\n";
-  if (!changes.empty()) report << "\n### Change points (wall)\n\n" << change_text.str();
+  if (!changes.empty()) report << "\n### Change points\n\n" << change_text.str();
   std::cout << report.str();
 
   if (options.github) {
@@ -179,10 +180,11 @@ int run_calibrate(const CalibrateOptions& options) {
   if (options.instructions && valgrind.empty()) std::cerr << "heapline-bench: " << kNoValgrindNote << "\n";
 
   PosixProcessRunner runner;
-  std::string lines;
+  int goals = 0, goals_met = 0;
   std::cout << "| Scenario | Figure | A/A spread | A/A largest | Repeat spread | Noise (sigma) | Threshold | "
-               "Detectable (80%) |\n|---|---|---:|---:|---:|---:|---:|---:|\n";
+               "Detectable (80%) | Spread goal |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n";
   for (const Scenario* scenario : selected) {
+    const auto started = std::chrono::steady_clock::now();
     ScratchDirectory scratch;
     ProgressLine progress("calibrate ");
     auto show = [&](const ProgressEvent& e) { progress.show(e); };
@@ -212,25 +214,45 @@ int run_calibrate(const CalibrateOptions& options) {
     for (std::size_t i = 1; i < counts.size(); ++i)
       aa[Figure::instructions].push_back(static_cast<double>(counts[i].with) / static_cast<double>(counts[0].with) - 1);
     progress.clear();
+    std::string lines;
     for (Figure figure : kFigures) {
       if (repeated[figure].empty() || aa[figure].empty()) continue;
-      const auto c = summarise_calibration(scenario->name, figure, aa[figure], repeated[figure], rule);
+      auto c = summarise_calibration(scenario->name, figure, aa[figure], repeated[figure], rule);
+      // The command of the series this noise belongs to (history.h, SeriesKey).
+      c.command = figure == Figure::instructions
+                      ? counts.front().command
+                      : describe_command(*scenario, {}, expand_command(*scenario, {}, options.scale));
+      std::string goal_text = "–";
+      if (const auto goal = scenario->spread_goal_points.find(figure_name(figure));
+          goal != scenario->spread_goal_points.end()) {
+        const bool met = spread_goal_met(c, goal->second / 100);
+        ++goals;
+        goals_met += met;
+        goal_text = (met ? "met" : "**not met**") + std::string(" (±") +
+                    format_figure(figure, goal->second / 100, false) + " pts)";
+      }
       double largest = 0;
       for (double x : c.aa_overheads) largest = std::max(largest, std::fabs(x));
       std::cout << "| `" << c.scenario << "` | " << figure_name(figure) << " | ±"
-                << figure_percent(figure, robust_sigma(c.aa_overheads), false) << " | "
-                << figure_percent(figure, largest, false) << " | ±"
-                << figure_percent(figure, robust_sigma(c.repeated_overheads), false) << " | "
-                << figure_percent(figure, c.sigma, false) << " pts | " << figure_percent(figure, c.threshold, false)
-                << " pts | " << figure_percent(figure, c.detectable, false) << " pts |\n";
+                << format_figure(figure, robust_sigma(c.aa_overheads), false) << " | "
+                << format_figure(figure, largest, false) << " | ±"
+                << format_figure(figure, robust_sigma(c.repeated_overheads), false) << " | "
+                << format_figure(figure, c.sigma, false) << " pts | " << format_figure(figure, c.threshold, false)
+                << " pts | " << format_figure(figure, c.detectable, false) << " pts | " << goal_text << " |\n";
       lines += calibration_to_json(c, machine.fingerprint(), machine.describe(), options.runs, options.scale,
                                    utc_now_iso8601())
                    .dump() +
                "\n";
     }
     std::cout.flush();
+    // Scenario by scenario: an interruption keeps what was calibrated.
+    store.append_lines(store.calibration_path(), lines);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    std::cerr << "calibrate: " << scenario->name << " in " << std::lround(seconds) << " s\n";
   }
-  store.append_lines(store.calibration_path(), lines);
+  std::cout << "\nSpread goals (the catalogue's spread_goal_points: every A/A figure and the noise within the "
+               "goal): "
+            << goals_met << " of " << goals << " met.\n";
   std::cerr << "calibrate: appended to " << store.calibration_path() << " (machine " << machine.fingerprint()
             << ")\n";
   return kExitOk;

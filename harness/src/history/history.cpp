@@ -31,6 +31,11 @@ FigureValue HistoryEntry::figure(Figure which) const {
   return {};
 }
 
+SeriesKey series_key(const HistoryEntry& e, Figure figure) {
+  return {e.scenario, e.fingerprint, e.timing, e.scale,
+          figure == Figure::instructions ? e.instructions_command : e.command};
+}
+
 namespace {
 
 // Schema-1 points kept no cpu figure: the same ratio of medians, from their
@@ -57,6 +62,8 @@ HistoryEntry history_entry(const Point& p, int line) {
   e.measured_at = p.measured_at;
   e.timing = p.timing;
   e.fingerprint = p.fingerprint;
+  e.command = p.command;
+  if (p.instructions) e.instructions_command = p.instructions->command;
   e.scale = p.scale;
   e.overhead = p.overhead;
   e.low = p.interval.low;

@@ -133,7 +133,8 @@ ordered_json to_json(const Point& p) {
                     : ordered_json(nullptr)},
       {"instructions", p.instructions ? ordered_json{{"overhead", p.instructions->overhead},
                                                      {"with", p.instructions->with},
-                                                     {"without", p.instructions->without}}
+                                                     {"without", p.instructions->without},
+                                                     {"command", p.instructions->command}}
                                       : ordered_json(nullptr)},
       {"library_report",
        {{"publishes_per_1000_calls", p.library_report.publishes_per_1000_calls

@@ -159,6 +159,7 @@ Point point_from(object o, RawTimes raw) {
     figure.overhead = required_number(i, "overhead");
     figure.with = static_cast<std::uint64_t>(optional_integer(i, "with").value_or(0));
     figure.without = static_cast<std::uint64_t>(optional_integer(i, "without").value_or(0));
+    figure.command = optional_string(i, "command").value_or("");
     p.instructions = figure;
   }
   if (auto report = optional_field(o, "library_report")) {

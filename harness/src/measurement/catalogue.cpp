@@ -62,6 +62,8 @@ Catalogue parse_catalogue(const std::string& json_text, const std::string& origi
         scenario.instructions_command = entry["instructions_command"].get<std::vector<std::string>>();
       scenario.allocator = entry.value("allocator", "");
       if (entry.contains("env")) scenario.env = entry["env"].get<std::map<std::string, std::string>>();
+      if (entry.contains("spread_goal_points"))
+        scenario.spread_goal_points = entry["spread_goal_points"].get<std::map<std::string, double>>();
     } catch (const nlohmann::json::exception& e) {
       throw fail("a scenario is malformed: " + std::string(e.what()));
     }
@@ -70,6 +72,9 @@ Catalogue parse_catalogue(const std::string& json_text, const std::string& origi
         (!scenario.instructions_command.empty() &&
          scenario.scale_arg >= static_cast<int>(scenario.instructions_command.size())))
       throw fail(scenario.name + ": scale_arg is past the end of the command");
+    for (const auto& [figure, goal] : scenario.spread_goal_points)
+      if (!(goal > 0) || (figure != "wall" && figure != "cpu" && figure != "instructions"))
+        throw fail(scenario.name + ": spread_goal_points takes wall, cpu or instructions, each a positive number");
     if (catalogue.find(scenario.name) != nullptr) throw fail("scenario " + scenario.name + " is defined twice");
     catalogue.scenarios.push_back(std::move(scenario));
   }

@@ -53,6 +53,7 @@ InstructionFigure count_instructions(ProcessRunner& runner, const InstructionReq
   figure.without = count_once(runner, request, false);
   figure.with = count_once(runner, request, true);
   figure.overhead = static_cast<double>(figure.with) / static_cast<double>(figure.without) - 1;
+  figure.command = request.shown;
   return figure;
 }
 

@@ -122,8 +122,10 @@ void library_behaviour_table(std::ostream& out, const std::vector<std::string>& 
     } else {
       out << "–";
     }
-    out << " | " << (newest->commit.empty() ? "(no commit)" : "`" + short_commit(newest->commit) + "`") << " | "
-        << date_of(newest->measured_at) << " |\n";
+    out << " | ";
+    if (newest->commit.empty()) out << "(no commit)";
+    else out << '`' << short_commit(newest->commit) << '`';  // no string temporary: GCC 12's -Wrestrict false alarm
+    out << " | " << date_of(newest->measured_at) << " |\n";
   }
   out << "\n";
 }
@@ -219,20 +221,23 @@ std::string history_page_markdown(const History& history, const Catalogue& catal
   out << "\n";
 
   out << "Marks: ▲ a regression, ▼ an improvement, against the median of up to " << options.rule.window
-      << " earlier points of the same scenario and machine (`heapline-bench check` explains each verdict).\n\n";
+      << " earlier points of the same scenario, machine and command (`heapline-bench check` explains each verdict).\n\n";
 
   figures_table(out, rows, scenarios, history, options);
   library_behaviour_table(out, scenarios, history);
 
   out << "### Change points\n\n";
   if (changes.empty()) {
-    out << "No lasting change in any scenario's history (binary segmentation with a t statistic and a "
-           "permutation test, segments of at least 5 points).\n\n";
+    out << "No lasting change in any figure of any scenario's history (binary segmentation with a t statistic and "
+           "a permutation test, segments of at least 5 points of the same command, scale and machine).\n\n";
   } else {
+    out << "Where a figure moved for good (binary segmentation with a t statistic and a permutation test, segments "
+           "of at least 5 points of the same command, scale and machine), by figure:\n\n";
     for (const auto& c : changes)
-      out << "- `" << c.scenario << "` (machine `" << c.fingerprint << "`): " << format_percent(c.change.before) + "%"
-          << " → " << format_percent(c.change.after) + "%" << ", between `" << c.last_before->commit.substr(0, 7)
-          << "` and `" << c.first_after->commit.substr(0, 7) << "`\n";
+      out << "- `" << c.scenario << "` " << figure_name(c.figure) << " (machine `" << c.fingerprint
+          << "`): " << format_figure(c.figure, c.change.before) + "%" << " → " << format_figure(c.figure, c.change.after) + "%"
+          << ", between `" << short_commit(c.last_before->commit) << "` and `" << short_commit(c.first_after->commit)
+          << "`\n";
     out << "\n";
   }
 
@@ -242,7 +247,7 @@ std::string history_page_markdown(const History& history, const Catalogue& catal
   } else {
     out << "Each plot shows the last " << options.plot_points
         << " points of one scenario at most, oldest to newest: the figure, its 95% interval as a band, and a "
-           "new colour whenever the machine changes.\n\n";
+           "new colour whenever the machine or the command changes.\n\n";
     for (const auto& name : scenarios)
       out << "![" << name << ": overhead over the history](plots/" << name << ".svg)\n\n";
   }

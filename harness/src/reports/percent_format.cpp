@@ -23,4 +23,8 @@ std::string format_overhead(double overhead, const Interval& interval) {
 
 std::string format_instructions(double overhead) { return format_percent(overhead, true, 2) + "%"; }
 
+std::string format_figure(Figure figure, double ratio, bool sign) {
+  return format_percent(ratio, sign, figure == Figure::instructions ? 2 : 1);
+}
+
 }  // namespace heapline::bench

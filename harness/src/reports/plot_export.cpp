@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "heapline_bench/measurement/measurement.h"
@@ -79,7 +80,8 @@ PlotOutcome draw_history_plots(const History& history, const std::vector<std::st
   for (const auto& entry : history.entries) by_scenario[entry.scenario].push_back(&entry);
 
   // The key goes below the plot, never over a point; every figure is a
-  // marker with its 95% interval, joined only to points of the same machine.
+  // marker with its 95% interval, joined only to points of the same machine
+  // and command.
   std::ostringstream script;
   script << "set terminal svg size 760,400 dynamic noenhanced font 'sans,11' background rgb 'white'\n"
             "set grid ytics lc rgb '#dddddd'\nset border 3\nset ytics nomirror\nset ylabel 'overhead (%)'\n"
@@ -95,18 +97,24 @@ PlotOutcome draw_history_plots(const History& history, const std::vector<std::st
     const std::vector<const HistoryEntry*> entries(all.begin() + static_cast<std::ptrdiff_t>(first), all.end());
     const PlotLayout layout = plot_layout(entries);
 
-    // One data block per machine, in the order the machines first appear.
-    std::vector<int> machines;
-    for (const auto* e : entries)
-      if (std::find(machines.begin(), machines.end(), e->machine) == machines.end()) machines.push_back(e->machine);
+    // One data block per machine and command, in the order they first
+    // appear: points of another command are another series (history.h,
+    // SeriesKey), and a line joining them would draw a step nobody made.
+    std::vector<std::pair<int, std::string>> blocks;
+    std::set<std::string> commands;
+    for (const auto* e : entries) {
+      const std::pair<int, std::string> block{e->machine, e->command};
+      if (std::find(blocks.begin(), blocks.end(), block) == blocks.end()) blocks.push_back(block);
+      commands.insert(e->command);
+    }
     const std::string data = work + "/" + name + ".dat";
     {
       std::ofstream out(data);
-      out << "# x overhead% low% high% commit: one block per machine\n";
-      for (int machine : machines) {
+      out << "# x overhead% low% high% commit: one block per machine and command\n";
+      for (const auto& [machine, command] : blocks) {
         for (std::size_t i = 0; i < entries.size(); ++i) {
           const auto& e = *entries[i];
-          if (e.machine != machine) continue;
+          if (e.machine != machine || e.command != command) continue;
           out << layout.x[i] << ' ' << e.overhead * 100 << ' ' << e.low * 100 << ' ' << e.high * 100 << ' '
               << layout.labels[static_cast<std::size_t>(layout.x[i] - 1)] << '\n';
         }
@@ -134,7 +142,7 @@ PlotOutcome draw_history_plots(const History& history, const std::vector<std::st
     script << ")\n";
     bool any_change = false;
     for (const auto& c : changes) {
-      if (c.scenario != name) continue;
+      if (c.scenario != name || c.figure != Figure::wall) continue;  // the plot draws the wall figure
       for (std::size_t i = 0; i < entries.size(); ++i)
         if (entries[i] == c.first_after) {
           any_change = true;
@@ -143,8 +151,8 @@ PlotOutcome draw_history_plots(const History& history, const std::vector<std::st
         }
     }
     script << "plot ";
-    for (std::size_t m = 0; m < machines.size(); ++m) {
-      const int machine = machines[m];
+    for (std::size_t m = 0; m < blocks.size(); ++m) {
+      const auto& [machine, command] = blocks[m];
       const std::string description =
           machine >= 0 && static_cast<std::size_t>(machine) < history.machines.size()
               ? history.machines[static_cast<std::size_t>(machine)]
@@ -153,9 +161,11 @@ PlotOutcome draw_history_plots(const History& history, const std::vector<std::st
       std::string fingerprint;
       for (const auto* e : entries)
         if (e->machine == machine) fingerprint = e->fingerprint;
+      // The command is named when the plot holds more than one.
+      const std::string series = commands.size() > 1 ? ", " + (command.empty() ? "command not recorded" : command) : "";
       script << (m ? ", " : "") << gnuplot_quoted(data) << " index " << m
              << " using 1:2:3:4 with yerrorlines pt 7 ps 0.6 lw 1.2 lc rgb '" << colours[m % 8] << "' title "
-             << gnuplot_quoted(fingerprint + ": " + shortened(description, 60) + " (bars: 95% interval)");
+             << gnuplot_quoted(fingerprint + ": " + shortened(description, 60) + series + " (bars: 95% interval)");
     }
     if (any_change) script << ", NaN with lines dt 2 lw 1.5 lc rgb '#d62728' title 'change point'";
     script << "\n";

@@ -27,9 +27,16 @@ ScenarioCalibration summarise_calibration(std::string scenario, Figure figure, s
   return c;
 }
 
+bool spread_goal_met(const ScenarioCalibration& c, double goal) {
+  for (double x : c.aa_overheads)
+    if (!(std::fabs(x) <= goal)) return false;
+  return c.sigma <= goal;
+}
+
 nlohmann::json calibration_to_json(const ScenarioCalibration& c, const std::string& fingerprint,
                                    const std::string& machine, int runs, double scale, const std::string& measured_at) {
   return {{"schema", 2},          {"scenario", c.scenario},     {"figure", figure_name(c.figure)},
+          {"command", c.command},
           {"fingerprint", fingerprint}, {"machine", machine},   {"measured_at", measured_at},
           {"runs", runs},         {"scale", scale},
           {"aa", c.aa_overheads}, {"repeated", c.repeated_overheads},
@@ -37,7 +44,7 @@ nlohmann::json calibration_to_json(const ScenarioCalibration& c, const std::stri
 }
 
 std::vector<NoiseCalibration> read_calibrations(const std::string& path, std::vector<std::string>& problems) {
-  std::map<std::tuple<std::string, std::string, Figure, double>, NoiseCalibration> newest;
+  std::map<std::tuple<std::string, std::string, Figure, double, std::string>, NoiseCalibration> newest;
   std::ifstream in(path);
   std::string line;
   int number = 0;
@@ -46,15 +53,18 @@ std::vector<NoiseCalibration> read_calibrations(const std::string& path, std::ve
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     try {
       const auto j = nlohmann::json::parse(line);
-      NoiseCalibration c{j.at("scenario").get<std::string>(), j.at("fingerprint").get<std::string>(),
-                         j.at("sigma").get<double>()};
+      NoiseCalibration c;
+      c.scenario = j.at("scenario").get<std::string>();
+      c.fingerprint = j.at("fingerprint").get<std::string>();
+      c.sigma = j.at("sigma").get<double>();
       const std::string figure = j.value("figure", std::string("wall"));
       const auto known = figure_from_name(figure);
       if (!known) throw std::runtime_error("unknown figure '" + figure + "'");
       c.figure = *known;
       c.scale = j.value("scale", 1.0);
+      c.command = j.value("command", std::string());
       if (!(c.sigma >= 0) || !(c.scale > 0)) throw std::runtime_error("sigma and scale must be positive numbers");
-      newest[{c.scenario, c.fingerprint, c.figure, c.scale}] = c;  // later lines are newer
+      newest[{c.scenario, c.fingerprint, c.figure, c.scale, c.command}] = c;  // later lines are newer
     } catch (const std::exception& e) {
       problems.push_back(path + ":" + std::to_string(number) + ": " + e.what());
     }

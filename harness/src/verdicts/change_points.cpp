@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <tuple>
 
 #include <heapline/splitmix64.h>
 
@@ -98,20 +97,32 @@ std::vector<ChangePoint> change_points(std::span<const double> series, const Cha
 }
 
 std::vector<HistoryChange> history_change_points(const History& history, const std::vector<std::string>& scenarios,
-                                                 const ChangePointOptions& options, std::size_t recent) {
-  // One series per scenario, machine and timing method, in history order.
-  std::map<std::tuple<std::string, std::string, std::string>, std::vector<const HistoryEntry*>> series;
-  for (const auto& e : history.entries) series[{e.scenario, e.fingerprint, e.timing}].push_back(&e);
+                                                 Figure figure, const ChangePointOptions& options, std::size_t recent) {
+  // One series per scenario, machine, timing method, scale and command, in
+  // history order: a change of the command is not a change of the library.
+  std::map<SeriesKey, std::vector<const HistoryEntry*>> series;
+  for (const auto& e : history.entries)
+    if (e.figure(figure).present) series[series_key(e, figure)].push_back(&e);
   std::vector<HistoryChange> changes;
   for (const auto& scenario : scenarios) {
     for (const auto& [key, entries] : series) {
-      if (std::get<0>(key) != scenario) continue;
+      if (key.scenario != scenario) continue;
       const std::size_t first = entries.size() > recent ? entries.size() - recent : 0;
       std::vector<double> values;
-      for (std::size_t i = first; i < entries.size(); ++i) values.push_back(entries[i]->overhead);
+      for (std::size_t i = first; i < entries.size(); ++i) values.push_back(entries[i]->figure(figure).overhead);
       for (const auto& c : change_points(values, options))
-        changes.push_back({scenario, std::get<1>(key), entries[first + c.index - 1], entries[first + c.index], c});
+        changes.push_back({scenario, key.fingerprint, figure, entries[first + c.index - 1], entries[first + c.index], c});
     }
+  }
+  return changes;
+}
+
+std::vector<HistoryChange> history_change_points(const History& history, const std::vector<std::string>& scenarios,
+                                                 const ChangePointOptions& options, std::size_t recent) {
+  std::vector<HistoryChange> changes;
+  for (Figure figure : kFigures) {
+    auto found = history_change_points(history, scenarios, figure, options, recent);
+    changes.insert(changes.end(), found.begin(), found.end());
   }
   return changes;
 }

@@ -41,10 +41,11 @@ std::vector<std::size_t> comparable_series(const History& history, std::size_t i
   const HistoryEntry& point = history.entries.at(index);
   std::vector<std::size_t> series;
   if (!point.figure(figure).present) return series;
+  const SeriesKey key = series_key(point, figure);
   for (std::size_t i = 0; i <= index; ++i) {
     const HistoryEntry& e = history.entries[i];
-    if (e.scenario == point.scenario && e.fingerprint == point.fingerprint && e.timing == point.timing &&
-        e.scale == point.scale && e.figure(figure).present)
+    // Cheap fields first: the page judges 375 cells of a 100 000-point store.
+    if (e.scenario == point.scenario && e.figure(figure).present && series_key(e, figure) == key)
       series.push_back(i);
   }
   return series;
@@ -183,9 +184,10 @@ PointVerdict judge_point(const History& history, std::size_t index, Figure figur
     return absent;
   }
   double calibrated = 0;
+  const std::string& command = series_key(point, figure).command;
   for (const auto& c : calibrations)
     if (c.scenario == point.scenario && c.fingerprint == point.fingerprint && c.figure == figure &&
-        c.scale == point.scale)
+        c.scale == point.scale && c.command == command)
       calibrated = std::max(calibrated, c.sigma);
   return SeriesJudge(history, std::move(series), figure, rule, calibrated).judge_last(lookback);
 }

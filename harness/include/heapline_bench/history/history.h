@@ -2,6 +2,7 @@
 // (no raw times), read through the one schema reader (point_reader.h).
 #pragma once
 
+#include <compare>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +37,8 @@ struct HistoryEntry {
   std::string measured_at;
   std::string timing;
   std::string fingerprint;
+  std::string command;               // what the timed runs ran ("" in points older than the field)
+  std::string instructions_command;  // what callgrind counted ("" when unknown or not counted)
   int machine = -1;  // index into History::machines; -1 when the point has none
   double scale = 1.0;
   double overhead = 0;  // the wall figure, the headline
@@ -48,6 +51,22 @@ struct HistoryEntry {
 
   FigureValue figure(Figure which) const;
 };
+
+// Which points measure the same thing: a figure of a point is compared only
+// with the same figure of points of the same key. The scale alone is not
+// enough: the catalogue's operation count can change (large-4t's did), and
+// a point measured with an explicit --command carries its scenario's name.
+// The instruction figure follows the reduced command callgrind counted, the
+// timed figures the command of the timed runs.
+struct SeriesKey {
+  std::string scenario;
+  std::string fingerprint;
+  std::string timing;
+  double scale = 1.0;
+  std::string command;
+  auto operator<=>(const SeriesKey&) const = default;
+};
+SeriesKey series_key(const HistoryEntry& entry, Figure figure);
 
 struct History {
   std::vector<HistoryEntry> entries;  // oldest first, by measured_at (file order within the same second)

@@ -22,6 +22,10 @@ struct Scenario {
   // it, so the figure is heapline's cost over that allocator's own floor
   // (scenarios/allocators.json). Empty: the program's own allocator.
   std::string allocator;
+  // How little each figure may move when nothing changed on a quiet machine
+  // of the project's class (2 cores), in percentage points, by figure name
+  // ("cpu", "instructions"): calibrate says whether it holds. Absent: no goal.
+  std::map<std::string, double> spread_goal_points;
 
   // The command as a user would type it: placeholders dropped.
   std::string display_command() const;

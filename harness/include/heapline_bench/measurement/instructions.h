@@ -21,6 +21,10 @@ struct InstructionFigure {
   double overhead = 0;  // with / without - 1
   std::uint64_t with = 0;
   std::uint64_t without = 0;
+  // The reduced command as the catalogue shows it, scaled: a point is
+  // compared only with points that counted the same command (history.h).
+  // Empty in points counted before it was recorded.
+  std::string command;
 };
 
 struct InstructionRequest {
@@ -28,6 +32,7 @@ struct InstructionRequest {
   std::vector<std::string> command;        // the reduced command, resolved
   std::map<std::string, std::string> env;  // the scenario's environment
   std::string library;                     // preloaded on the with side
+  std::string shown;                       // the command as the figure records it
 };
 
 // valgrind's path, or empty when it is not installed.

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "heapline_bench/history/history.h"
 #include "heapline_bench/measurement/statistics.h"
 
 namespace heapline::bench {
@@ -20,5 +21,9 @@ std::string format_overhead(double overhead, const Interval& interval);
 // The instruction figure: two decimals, as it repeats to far better than a
 // tenth of a point. "+14.14%".
 std::string format_instructions(double overhead);
+
+// A figure's ratio without the percent sign: two decimals for instructions,
+// one for the timed figures.
+std::string format_figure(Figure figure, double ratio, bool sign = true);
 
 }  // namespace heapline::bench

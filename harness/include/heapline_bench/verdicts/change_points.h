@@ -31,17 +31,23 @@ struct ChangePoint {
 
 std::vector<ChangePoint> change_points(std::span<const double> series, const ChangePointOptions& options = {});
 
-// Change points of each scenario's history on each machine, with the indices
-// of the history entries on both sides (for the commit range).
+// Change points of one figure of each scenario's history, series by series
+// (the same series the verdicts compare: history.h, SeriesKey), with the
+// history entries on both sides (for the commit range).
 struct HistoryChange {
   std::string scenario;
   std::string fingerprint;
+  Figure figure = Figure::wall;
   const HistoryEntry* last_before = nullptr;
   const HistoryEntry* first_after = nullptr;
   ChangePoint change;
 };
 // Only the last `recent` points of each series are searched: the cost grows
 // with the series, and the page shows the recent history.
+std::vector<HistoryChange> history_change_points(const History& history, const std::vector<std::string>& scenarios,
+                                                 Figure figure, const ChangePointOptions& options = {},
+                                                 std::size_t recent = 500);
+// The change points of every figure, wall first (kFigures order).
 std::vector<HistoryChange> history_change_points(const History& history, const std::vector<std::string>& scenarios,
                                                  const ChangePointOptions& options = {}, std::size_t recent = 500);
 

@@ -3,8 +3,9 @@
 //
 // The rule (documented in docs/regressions.md; its constants live in
 // VerdictRule): a point is compared with the earlier points of the same
-// scenario, machine fingerprint, timing method and scale that have the same
-// figure (like with like), in the segment after the last established change:
+// scenario, machine fingerprint, timing method, scale and command that have
+// the same figure (like with like: history.h, SeriesKey), in the segment
+// after the last established change:
 //   baseline  = median of the last `window` points of the segment
 //   noise     = max(Qn of those points, calibrated noise, noise_floor)
 //   threshold = max(min_effect, q * noise * sqrt(1 + pi / (2 * n)))
@@ -84,18 +85,21 @@ struct PointVerdict {
 };
 
 // Calibrated noise of one figure of one scenario on one machine, at one scale
-// (from `calibrate`).
+// and for one command (from `calibrate`): it applies to the points of that
+// series only (history.h, SeriesKey).
 struct NoiseCalibration {
   std::string scenario;
   std::string fingerprint;
   double sigma = 0;
   Figure figure = Figure::wall;
   double scale = 1.0;
+  std::string command;  // "" in lines written before calibrate recorded it: they apply to no point with a command
 };
 
 // The entries comparable with history.entries[index] on `figure`, oldest
-// first, ending with index itself: same scenario, fingerprint, timing and
-// scale, and the figure present. Empty when the point has no such figure.
+// first, ending with index itself: the figure present and the same series
+// (scenario, fingerprint, timing, scale and command: history.h, SeriesKey).
+// Empty when the point has no such figure.
 std::vector<std::size_t> comparable_series(const History& history, std::size_t index, Figure figure);
 
 // The verdict on `index` (an entry of history.entries) for one figure,
