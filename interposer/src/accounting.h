@@ -57,8 +57,8 @@ enum CallKind : unsigned { kAllocCall = 0, kFreeCall = 1, kReallocCall = 2, kCal
 // headroom is kIdleHeadroom (-2^62, the value of a new thread's TLS), so
 // every malloc's subtraction stays negative and publishes too: no call
 // takes the hot path, which then needs no test of its own. The slow path
-// publishes the call's own bytes; headroom drifts by them, 2^62 bytes away
-// from turning positive.
+// publishes the call's own bytes; headroom drifts by them, 2^62 bytes
+// (4 EiB) away from turning positive or wrapping round.
 //
 // Signal safety. A signal handler that allocates runs the hot path on the
 // same slot in the middle of its owner's. Every change to `headroom` is
