@@ -9,8 +9,9 @@
 // glibc_free in alloc_override.cpp) does per call:
 //   BM_ForwardOnly  __libc_malloc / __libc_free, direct calls: what
 //                   libheapline_null.so reaches after its one jump;
-//   BM_Accounted    the same plus the chunk-header read and
-//                   accounting::record: what libheapline.so adds.
+//   BM_Accounted    the same plus the chunk-header read and the slot's
+//                   add-and-test (add_crosses_threshold,
+//                   remove_crosses_threshold): what libheapline.so adds.
 // The workload is malloc_churn's: each thread keeps 64 blocks and replaces
 // them in turn with a pseudo-random size in [16, 4096] (or 64 KiB–1 MiB for
 // the large variant), so the pending delta wanders and publishes happen at
@@ -37,7 +38,12 @@ template <bool kAccounted>
 void* forward_malloc(std::size_t size) {
   void* p = __libc_malloc(size);
   if constexpr (kAccounted) {
-    if (__builtin_expect(p != nullptr, 1)) accounting::record(chunk_bytes(p), accounting::kAllocCall);
+    if (__builtin_expect(p != nullptr, 1)) {
+      const std::int64_t bytes = chunk_bytes(p);
+      if (accounting::add_crosses_threshold(bytes, accounting::kAllocCall)) {
+        accounting::publish(bytes, accounting::kAllocCall);
+      }
+    }
   }
   return p;
 }

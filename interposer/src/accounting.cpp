@@ -32,7 +32,9 @@ constinit Sampling g_sampling;
 // reset after it had been set up.
 constinit Process g_process;
 constinit LiveRegion g_static_region;
-LiveRegion* g_region = &g_static_region;
+// Read by every publish, written only when the live file is created (or at
+// fork): a line of its own, not the timelines' (written at every sample).
+alignas(64) LiveRegion* g_region = &g_static_region;
 constinit Timeline g_timeline{&g_static_region.timeline};
 constinit Timeline g_mapped_timeline{&g_static_region.mapped_timeline};
 char g_line[kMaxPath + 256];

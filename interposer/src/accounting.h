@@ -34,46 +34,64 @@ enum CallKind : unsigned { kAllocCall = 0, kFreeCall = 1, kReallocCall = 2, kCal
 // other threads read them (through the registry, thread_registry.cpp) only
 // to sum the exact figures at exit, at fork and for the API.
 //
-// The threshold test |pending| >= threshold is one unsigned compare: the slot
-// keeps biased = pending + bias, with bias = threshold - 1, and publishes when
-// (uint64)biased >= span = 2 × threshold - 1. Since the threshold is a power
-// of two, bias = span >> 1 and the pair (biased, span) says everything. The
-// owner refreshes its threshold from the global policy each time it
-// publishes; a stale copy is still a threshold that was in force, so the
-// precision bound (built on the largest threshold ever used) holds.
+// The threshold test. The slot keeps headroom = bias - pending, with
+// bias = threshold - 1, and span = 2 × threshold - 1 (so bias = span >> 1,
+// the threshold being a power of two): pending is within (-threshold,
+// threshold) exactly when (uint64)headroom < span. A malloc, the call that
+// raises pending, subtracts its bytes from headroom and needs only the sign
+// of that very subtraction (one instruction and a `js`: pending reached
+// +threshold); every other change (a free, a realloc, the foreign path)
+// makes the two-sided unsigned compare. The owner refreshes its threshold
+// from the global policy each time it publishes; a stale copy is still a
+// threshold that was in force, so the precision bound (built on the largest
+// threshold ever used) holds.
+//
+// A malloc's one-sided test misses pending below -threshold, a state no
+// call leaves behind: a free that reaches it publishes, and publish()
+// leaves the slot within range (it publishes again should a signal
+// handler's bytes, kept pending across a threshold change, exceed the new
+// threshold).
 //
 // A thread without a place in the registry (not registered yet, registry
-// full, exiting) has span 0: every call takes the slow path, which publishes
-// the call's own bytes (what `biased` then accumulates means nothing), so
-// the hot path needs no test of its own.
+// full, exiting) has span 0, so every two-sided test publishes, and its
+// headroom is kIdleHeadroom (-2^62, the value of a new thread's TLS), so
+// every malloc's subtraction stays negative and publishes too: no call
+// takes the hot path, which then needs no test of its own. The slow path
+// publishes the call's own bytes; headroom drifts by them, 2^62 bytes
+// (4 EiB) away from turning positive or wrapping round.
 //
 // Signal safety. A signal handler that allocates runs the hot path on the
-// same slot in the middle of its owner's. Every change to `biased` is
-// therefore a single instruction: an unlocked `add` to memory for a call (a
-// signal arrives between instructions, never inside one), the same for the
-// slow path taking out what it publishes (it subtracts the value it read, so
-// a handler's bytes meanwhile stay pending), and a cmpxchg16b when the
-// threshold changes or the slot is handed over (biased and span move
+// same slot in the middle of its owner's. Every change to `headroom` is
+// therefore a single instruction: an unlocked `sub` or `add` to memory for
+// a call (a signal arrives between instructions, never inside one, and the
+// malloc's test reads the flags of its own subtraction), the same for the
+// slow path taking out what it publishes (it adds back the value it read,
+// so a handler's bytes meanwhile stay pending), and a cmpxchg16b when the
+// threshold changes or the slot is handed over (headroom and span move
 // together). Whatever interleaving, published + pending is exact.
+constexpr std::int64_t kIdleHeadroom = INT64_MIN / 2;
+
 struct alignas(64) Slot {
-  std::atomic<std::int64_t> biased{0};  // with span: one aligned 16-byte pair
-  std::uint64_t span = 0;               // owner's plain reads: a memory operand
+  std::atomic<std::int64_t> headroom{kIdleHeadroom};  // with span: one aligned 16-byte pair
+  std::uint64_t span = 0;                             // owner's plain reads: a memory operand
   std::atomic<std::uint64_t> calls[kCallKinds] = {};
   std::atomic<std::uint64_t> publishes{0};
 
   // The owner's pending bytes (or its signal handler's).
   std::int64_t own_pending() const {
-    return biased.load(std::memory_order_relaxed) - static_cast<std::int64_t>(span >> 1);
+    return static_cast<std::int64_t>(span >> 1) - headroom.load(std::memory_order_relaxed);
   }
+  // Whether pending is outside (-threshold, threshold), or span is 0.
+  bool out_of_range() const { return static_cast<std::uint64_t>(headroom.load(std::memory_order_relaxed)) >= span; }
   // Another thread's view: the pair read until it is consistent (a threshold
   // change moves both).
   std::int64_t pending_bytes() const {
     for (;;) {
       const std::uint64_t before = __atomic_load_n(&span, __ATOMIC_ACQUIRE);
-      const std::int64_t value = biased.load(std::memory_order_acquire);
+      const std::int64_t value = headroom.load(std::memory_order_acquire);
       if (__atomic_load_n(&span, __ATOMIC_ACQUIRE) != before) continue;
       // Span 0: not (or no longer) holding anything back.
-      return before != 0 ? value - static_cast<std::int64_t>(before >> 1) : 0;
+      return before != 0 ? static_cast<std::int64_t>(before >> 1) - value : 0;
     }
   }
   // The owner's threshold change: the pending bytes kept.
@@ -84,12 +102,12 @@ struct alignas(64) Slot {
   std::int64_t start_over(std::int64_t threshold);
 
  private:
-  // (biased, span) := what `next` makes of the pair, in one instruction
+  // (headroom, span) := what `next` makes of the pair, in one instruction
   // against a signal handler's change (cmpxchg16b, retried).
   template <typename Next>
   void replace_pair(Next next);
 };
-static_assert(offsetof(Slot, span) == offsetof(Slot, biased) + 8);
+static_assert(offsetof(Slot, span) == offsetof(Slot, headroom) + 8);
 
 // The global threshold: copied into slots at each publish, and the
 // published live values [low, high) it holds for (threshold_policy.h), so
@@ -147,9 +165,24 @@ inline void count_call(std::atomic<std::uint64_t>& counter) {
 #endif
 }
 
+// `counter -= value`, and whether the result is negative, read from the
+// flags of that one instruction (so a signal cannot come between them).
+// Only the owner thread (and its signal handlers) may use it.
+inline bool subtract_turns_negative(std::atomic<std::int64_t>& counter, std::int64_t value) {
+#if defined(__x86_64__)
+  bool negative;
+  asm volatile("subq %2, %0" : "+m"(*reinterpret_cast<std::int64_t*>(&counter)), "=@ccs"(negative) : "er"(value));
+  return negative;
+#else
+  const std::int64_t result = counter.load(std::memory_order_relaxed) - value;
+  counter.store(result, std::memory_order_relaxed);
+  return result < 0;
+#endif
+}
+
 // Moves `delta` out of the caller's pending bytes (to be published): one
 // instruction, so a signal handler's change meanwhile is kept.
-inline void take_pending(Slot& slot, std::int64_t delta) { subtract_in_place(slot.biased, delta); }
+inline void take_pending(Slot& slot, std::int64_t delta) { add_in_place(slot.headroom, delta); }
 
 template <typename Next>
 inline void Slot::replace_pair(Next next) {
@@ -158,16 +191,16 @@ inline void Slot::replace_pair(Next next) {
     // Fails only if a signal handler changed the pair in between; then the
     // new pair is retried.
     using Pair = unsigned __int128 __attribute__((may_alias));
-    std::int64_t old_biased = biased.load(std::memory_order_relaxed);
+    std::int64_t old_headroom = headroom.load(std::memory_order_relaxed);
     std::uint64_t old_span = span;
     for (;;) {
-      std::int64_t new_biased;
+      std::int64_t new_headroom;
       std::uint64_t new_span;
-      next(old_biased, old_span, &new_biased, &new_span);
+      next(old_headroom, old_span, &new_headroom, &new_span);
       bool swapped;
       asm volatile("lock cmpxchg16b %1"
-                   : "=@ccz"(swapped), "+m"(*reinterpret_cast<Pair*>(&biased)), "+a"(old_biased), "+d"(old_span)
-                   : "b"(new_biased), "c"(new_span)
+                   : "=@ccz"(swapped), "+m"(*reinterpret_cast<Pair*>(&headroom)), "+a"(old_headroom), "+d"(old_span)
+                   : "b"(new_headroom), "c"(new_span)
                    : "memory");
       if (swapped) return;
     }
@@ -175,21 +208,26 @@ inline void Slot::replace_pair(Next next) {
 #endif
   // Without cmpxchg16b (a few early x86-64 processors, other
   // architectures): two stores, and a signal handler that allocates between
-  // them can shift the pending bytes by one call's.
-  std::int64_t new_biased;
+  // them can shift the pending bytes by one call's. Their order keeps a
+  // span of 0 with an idle headroom (the handler's call publishes exactly):
+  // leaving span 0, the headroom goes first; entering it, the span.
+  std::int64_t new_headroom;
   std::uint64_t new_span;
-  next(biased.load(std::memory_order_relaxed), span, &new_biased, &new_span);
+  const std::uint64_t old_span = span;
+  next(headroom.load(std::memory_order_relaxed), old_span, &new_headroom, &new_span);
+  if (old_span == 0) headroom.store(new_headroom, std::memory_order_relaxed);
   __atomic_store_n(&span, new_span, __ATOMIC_RELAXED);
-  biased.store(new_biased, std::memory_order_relaxed);
+  if (old_span != 0) headroom.store(new_headroom, std::memory_order_relaxed);
 }
 
 inline void Slot::set_threshold(std::int64_t threshold) {
   const std::uint64_t new_span = static_cast<std::uint64_t>(2 * threshold - 1);
   if (span == new_span) return;
   // Rebased so the pending bytes stay what they were.
-  replace_pair([new_span](std::int64_t old_biased, std::uint64_t old_span, std::int64_t* out_biased,
+  replace_pair([new_span](std::int64_t old_headroom, std::uint64_t old_span, std::int64_t* out_headroom,
                           std::uint64_t* out_span) {
-    *out_biased = old_biased - static_cast<std::int64_t>(old_span >> 1) + static_cast<std::int64_t>(new_span >> 1);
+    *out_headroom =
+        old_headroom - static_cast<std::int64_t>(old_span >> 1) + static_cast<std::int64_t>(new_span >> 1);
     *out_span = new_span;
   });
 }
@@ -197,33 +235,41 @@ inline void Slot::set_threshold(std::int64_t threshold) {
 inline std::int64_t Slot::start_over(std::int64_t threshold) {
   const std::uint64_t new_span = threshold > 0 ? static_cast<std::uint64_t>(2 * threshold - 1) : 0;
   std::int64_t pending = 0;
-  replace_pair([new_span, &pending](std::int64_t old_biased, std::uint64_t old_span, std::int64_t* out_biased,
+  replace_pair([new_span, &pending](std::int64_t old_headroom, std::uint64_t old_span, std::int64_t* out_headroom,
                                     std::uint64_t* out_span) {
-    pending = old_span != 0 ? old_biased - static_cast<std::int64_t>(old_span >> 1) : 0;
-    *out_biased = static_cast<std::int64_t>(new_span >> 1);
+    pending = old_span != 0 ? static_cast<std::int64_t>(old_span >> 1) - old_headroom : 0;
+    *out_headroom = new_span != 0 ? static_cast<std::int64_t>(new_span >> 1) : kIdleHeadroom;
     *out_span = new_span;
   });
   return pending;
 }
 
-// The hot path: counts the call in t_own, adds its bytes, compares. True
-// when the thread must publish: the caller then calls publish(bytes, kind),
-// from a cold function of its own so that this stays free of spills.
+// The hot path of a malloc (bytes > 0): counts the call in t_own, takes
+// its bytes from the headroom and tests the sign of the result. True when
+// the thread must publish: the caller then calls publish(bytes, kind), from
+// a cold function of its own so that this stays free of spills.
 inline bool add_crosses_threshold(std::int64_t bytes, CallKind kind) {
   count_call(t_own.calls[kind]);
-  add_in_place(t_own.biased, bytes);
-  return __builtin_expect(static_cast<std::uint64_t>(t_own.biased.load(std::memory_order_relaxed)) >= t_own.span, 0);
+  return __builtin_expect(subtract_turns_negative(t_own.headroom, bytes), 0);
 }
 
-// The same for bytes that go.
+// The same for bytes that go (a free: bytes >= 0), with the two-sided test.
 inline bool remove_crosses_threshold(std::int64_t bytes, CallKind kind) {
   count_call(t_own.calls[kind]);
-  subtract_in_place(t_own.biased, bytes);
-  return __builtin_expect(static_cast<std::uint64_t>(t_own.biased.load(std::memory_order_relaxed)) >= t_own.span, 0);
+  add_in_place(t_own.headroom, bytes);
+  return __builtin_expect(t_own.out_of_range(), 0);
+}
+
+// Any change, of either sign (realloc, calloc, the foreign path): the
+// two-sided test.
+inline bool change_crosses_threshold(std::int64_t bytes, CallKind kind) {
+  count_call(t_own.calls[kind]);
+  subtract_in_place(t_own.headroom, bytes);
+  return __builtin_expect(t_own.out_of_range(), 0);
 }
 
 inline void record(std::int64_t bytes, CallKind kind) {
-  if (add_crosses_threshold(bytes, kind)) publish(bytes, kind);
+  if (change_crosses_threshold(bytes, kind)) publish(bytes, kind);
 }
 
 // The public API (include/heapline.h, exported by public_api.cpp). Out of

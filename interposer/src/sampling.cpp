@@ -252,11 +252,16 @@ void publish(std::int64_t bytes, CallKind kind) {
     unregistered_change(bytes, kind);
     return;
   }
-  const std::int64_t delta = t_own.own_pending();
-  take_pending(t_own, delta);  // a signal handler's bytes meanwhile stay pending
-  count_call(t_own.publishes);
-  publish_delta(delta);
-  t_own.set_threshold(g_policy.threshold.load(std::memory_order_relaxed));
+  // Left within range (a malloc's one-sided test relies on it): a signal
+  // handler's bytes that arrived meanwhile and exceed the new threshold
+  // are published too.
+  do {
+    const std::int64_t delta = t_own.own_pending();
+    take_pending(t_own, delta);  // a signal handler's bytes meanwhile stay pending
+    count_call(t_own.publishes);
+    publish_delta(delta);
+    t_own.set_threshold(g_policy.threshold.load(std::memory_order_relaxed));
+  } while (__builtin_expect(t_own.out_of_range(), 0));
 }
 
 }  // namespace heapline::accounting
