@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <string>
 
@@ -36,5 +37,28 @@ class ProgressLine {
   bool enabled_;
   bool drawn_ = false;
 };
+
+// Where a command's time goes (the suite's phases, calibrate's scenarios,
+// render): seconds since the start or since the previous lap.
+class Stopwatch {
+ public:
+  using Clock = std::chrono::steady_clock;
+  double lap() {
+    const auto now = Clock::now();
+    const double seconds = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return seconds;
+  }
+
+ private:
+  Clock::time_point last_ = Clock::now();
+};
+
+// "9.5 s" under ten seconds, "42 s" above.
+inline std::string seconds_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, seconds < 10 ? "%.1f s" : "%.0f s", seconds);
+  return text;
+}
 
 }  // namespace heapline::bench

@@ -1,5 +1,4 @@
 // render, validate and import: the subcommands that read or feed the store.
-#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -10,6 +9,7 @@
 #include <fstream>
 
 #include "commands.h"
+#include "progress.h"
 #include "heapline_bench/verdicts/calibration.h"
 #include "heapline_bench/measurement/catalogue.h"
 #include "heapline_bench/history/history.h"
@@ -50,7 +50,7 @@ std::string store_directory(const std::string& option, const Locations& where) {
 int run_render(const RenderCommandOptions& options) {
   const Catalogue catalogue = load_catalogue(options.where.catalogue);
   const Store store(store_directory(options.store, options.where));
-  const auto started = std::chrono::steady_clock::now();
+  Stopwatch stopwatch;
   RenderOptions render;
   // The page shows the last plot_points points of each scenario at most: the
   // newest lines cover them with room to spare, whatever the store's length.
@@ -69,7 +69,7 @@ int run_render(const RenderCommandOptions& options) {
   render.calibrations = read_calibrations(store.calibration_path(), calibration_problems);
   const RenderResult result = render_history(history, catalogue, render);
   render_release_comparison(comparison_json_path("", options.where), render.out_dir);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double seconds = stopwatch.lap();
 
   for (const auto& problem : history.problems) std::cerr << "heapline-bench: warning: " << problem.describe() << "\n";
   std::cerr << "render: the newest " << history.entries.size() << " point(s) of "

@@ -1,5 +1,3 @@
-#include <chrono>
-#include <cstdio>
 #include <optional>
 #include <iostream>
 
@@ -24,28 +22,6 @@ std::optional<CommitRange> parse_commit_range(const std::string& text) {
   if (dots == std::string::npos || dots == 0 || dots + 2 >= text.size())
     throw Refusal("--commit-range must be FIRST..LAST, got '" + text + "'.");
   return CommitRange{text.substr(0, dots), text.substr(dots + 2)};
-}
-
-// Where the suite's time goes (the budget is the whole suite's wall
-// time): the timed runs of each scenario, the instruction counts, the page.
-class PhaseClock {
- public:
-  using Clock = std::chrono::steady_clock;
-  double lap() {
-    const auto now = Clock::now();
-    const double seconds = std::chrono::duration<double>(now - last_).count();
-    last_ = now;
-    return seconds;
-  }
-
- private:
-  Clock::time_point last_ = Clock::now();
-};
-
-std::string seconds_text(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, seconds < 10 ? "%.1f s" : "%.0f s", seconds);
-  return text;
 }
 
 }  // namespace
@@ -86,14 +62,14 @@ int run_suite(const SuiteOptions& options) {
   std::vector<SuiteRow> rows;
   bool any_failed = false;
   double timed_seconds = 0, counting_seconds = 0;
-  const auto started = std::chrono::steady_clock::now();
+  Stopwatch whole_suite;
   for (std::size_t i = 0; i < selected.size(); ++i) {
     const Scenario& scenario = *selected[i];
     SuiteRow row;
     row.scenario = scenario.name;
     row.command = scenario.display_command();
     ProgressLine progress("[" + std::to_string(i + 1) + "/" + std::to_string(selected.size()) + "] ");
-    PhaseClock clock;
+    Stopwatch clock;
     double timed = 0, counting = 0;
     try {
       ScratchDirectory scratch;
@@ -128,13 +104,13 @@ int run_suite(const SuiteOptions& options) {
   }
 
   std::cout << format_suite_table(rows, library, this_machine());
-  PhaseClock render_clock;
+  Stopwatch render_clock;
   RenderCommandOptions render = options.render;
   render.where = options.where;
   render.store = store.directory();
   run_render(render);
   const double rendering = render_clock.lap();
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double elapsed = whole_suite.lap();
   std::cerr << "suite: " << rows.size() << " scenario(s) in " << seconds_text(elapsed) << " (timed runs "
             << seconds_text(timed_seconds) << ", instruction counts " << seconds_text(counting_seconds) << ", render "
             << seconds_text(rendering) << ")" << (any_failed ? ", some FAILED" : "") << "; points appended to "

@@ -1,6 +1,5 @@
 // check and calibrate: the regression verdicts and the noise they rest on.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -184,7 +183,7 @@ int run_calibrate(const CalibrateOptions& options) {
   std::cout << "| Scenario | Figure | A/A spread | A/A largest | Repeat spread | Noise (sigma) | Threshold | "
                "Detectable (80%) | Spread goal |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n";
   for (const Scenario* scenario : selected) {
-    const auto started = std::chrono::steady_clock::now();
+    Stopwatch stopwatch;
     ScratchDirectory scratch;
     ProgressLine progress("calibrate ");
     auto show = [&](const ProgressEvent& e) { progress.show(e); };
@@ -247,7 +246,7 @@ int run_calibrate(const CalibrateOptions& options) {
     std::cout.flush();
     // Scenario by scenario: an interruption keeps what was calibrated.
     store.append_lines(store.calibration_path(), lines);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const double seconds = stopwatch.lap();
     std::cerr << "calibrate: " << scenario->name << " in " << std::lround(seconds) << " s\n";
   }
   std::cout << "\nSpread goals (the catalogue's spread_goal_points: every A/A figure and the noise within the "
