@@ -1,6 +1,8 @@
-// Round alternation and the median of rounds, with a fake runner.
+// Round alternation and the median of rounds, with a fake runner; the table
+// from the JSON, old files included.
 #include "heapline_bench/measurement/compare.h"
 #include "heapline_bench/reports/comparison_export.h"
+#include "heapline_bench/reports/percent_format.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -9,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 
 namespace heapline::bench {
 namespace {
@@ -87,6 +90,7 @@ TEST(CompareBuilds, AlternatesBuildsAndTakesTheMedianOfRounds) {
     EXPECT_NEAR(row[1].overhead, 0.05, 1e-9) << "median of 0.05, 0.01, 0.50";
     EXPECT_EQ(row[0].rounds.size(), 3u);
     EXPECT_EQ(row[0].rounds[0].with_runs.size(), 2u);
+    EXPECT_FALSE(row[0].cpu_overhead) << "the runs held no CPU times";
   }
 
   const auto markdown = comparison_markdown(comparison);
@@ -94,11 +98,119 @@ TEST(CompareBuilds, AlternatesBuildsAndTakesTheMedianOfRounds) {
   EXPECT_NE(markdown.find("| `churn-1t` | +20.0% | +5.0% |"), std::string::npos) << markdown;
   EXPECT_NE(markdown.find("median of 3 rounds"), std::string::npos);
   EXPECT_NE(markdown.find("Measured on "), std::string::npos);
+  EXPECT_NE(markdown.find("kept no CPU-time figure."), std::string::npos) << markdown;
 
   const auto json = comparison_json(comparison);
   EXPECT_EQ(json["scenarios"][1]["results"][0]["rounds"].size(), 3u);
   EXPECT_EQ(json["scenarios"][1]["results"][0]["rounds"][2]["with"].size(), 2u);
   EXPECT_EQ(comparison_markdown_from_json(nlohmann::json::parse(json.dump())), markdown);
+}
+
+// CPU time that differs from the wall clock, and whose user and sys shares
+// differ: each round's CPU overhead (user + sys) is cpu_cost_per_round, while
+// user alone, sys alone or wall time give other figures. Each side's sys time
+// is jittered by -d, 0, +d over any three consecutive runs, so the medians stay
+// exact and the intervals are not points.
+class CpuCostRunner : public LibraryCostRunner {
+ public:
+  std::map<std::string, std::vector<double>> cpu_cost_per_round;
+  RunResult run(const RunSpec& spec) override {
+    RunResult r = LibraryCostRunner::run(spec);
+    auto preload = spec.env.find("LD_PRELOAD");
+    const std::string lib = preload != spec.env.end() ? preload->second : "";
+    double cost = 0;
+    if (!lib.empty()) {
+      const auto round = static_cast<std::size_t>((measurements_seen[lib] - 1) / scenarios_);
+      cost = cpu_cost_per_round[lib][round];
+    }
+    const int k = runs_on_side_[lib]++;
+    r.user_seconds = 0.7 + 0.25 * cost;
+    r.system_seconds = 0.3 + 0.75 * cost + 0.01 * (k % 3 - 1);
+    return r;
+  }
+
+ private:
+  std::map<std::string, int> runs_on_side_;
+};
+
+TEST(CompareBuilds, CpuFigureIsUserPlusSysOfEachRoundThenTheMedianOfRounds) {
+  const auto scratch = std::filesystem::temp_directory_path() / ("heapline-cpu-" + std::to_string(getpid()));
+  std::filesystem::create_directories(scratch);
+  CpuCostRunner runner;
+  runner.cost_per_round["/a.so"] = {0.10, 0.30, 0.20};
+  runner.cost_per_round["/b.so"] = {0.05, 0.01, 0.50};
+  // Medians 0.08 and 0.06; neither the mean, the first nor the last round.
+  runner.cpu_cost_per_round["/a.so"] = {0.30, 0.08, 0.04};
+  runner.cpu_cost_per_round["/b.so"] = {0.02, 0.50, 0.06};
+  auto comparison =
+      compare_builds(runner, {{"A", "/a.so"}, {"B", "/b.so"}}, {"churn-1t"}, 3, 3, 1.0, requests_in(scratch));
+  std::filesystem::remove_all(scratch);
+
+  const auto& a = comparison.cells[0][0];
+  ASSERT_EQ(a.round_cpu.size(), 3u);
+  for (std::size_t r = 0; r < 3; ++r) {
+    ASSERT_TRUE(a.round_cpu[r]) << "round " << r;
+    EXPECT_NEAR(a.round_cpu[r]->overhead, runner.cpu_cost_per_round["/a.so"][r], 1e-9) << "round " << r;
+    // The interval of the suite's cpu figure: the bootstrap of user + sys.
+    std::vector<double> with, without;
+    for (const auto& run : a.rounds[r].with_runs) with.push_back(run.user_seconds + run.system_seconds);
+    for (const auto& run : a.rounds[r].without_runs) without.push_back(run.user_seconds + run.system_seconds);
+    const Interval expected = bootstrap_overhead_interval(with, without);
+    EXPECT_DOUBLE_EQ(a.round_cpu[r]->interval.low, expected.low);
+    EXPECT_DOUBLE_EQ(a.round_cpu[r]->interval.high, expected.high);
+    EXPECT_LT(expected.low, expected.high);
+    EXPECT_NEAR(a.round_cpu[r]->median_without_seconds, 1.0, 1e-9);
+  }
+  ASSERT_TRUE(a.cpu_overhead);
+  EXPECT_NEAR(*a.cpu_overhead, 0.08, 1e-9) << "median of 0.30, 0.08, 0.04";
+  ASSERT_TRUE(comparison.cells[0][1].cpu_overhead);
+  EXPECT_NEAR(*comparison.cells[0][1].cpu_overhead, 0.06, 1e-9) << "median of 0.02, 0.50, 0.06";
+  EXPECT_NEAR(a.overhead, 0.20, 1e-9) << "the wall figure is unchanged";
+
+  const auto json = comparison_json(comparison);
+  const auto& result = json["scenarios"][0]["results"][0];
+  EXPECT_NEAR(result["cpu_overhead"].get<double>(), 0.08, 1e-9);
+  EXPECT_NEAR(result["rounds"][0]["cpu"]["overhead"].get<double>(), 0.30, 1e-9);
+  EXPECT_DOUBLE_EQ(result["rounds"][0]["cpu"]["interval"][0].get<double>(), a.round_cpu[0]->interval.low);
+
+  const auto markdown = comparison_markdown(comparison);
+  EXPECT_NE(markdown.find("| Scenario | A | B |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| `churn-1t` | +20.0% (+8.0%) | +5.0% (+6.0%) |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("then in CPU time (user + sys of the same runs"), std::string::npos) << markdown;
+  EXPECT_EQ(markdown.find("kept no CPU-time figure"), std::string::npos) << markdown;
+
+  // A file whose results kept no cpu figure (older than the figure, or runs
+  // without CPU times) shows the wall figure alone in those cells.
+  auto older = nlohmann::json::parse(json.dump());
+  older["scenarios"][0]["results"][1].erase("cpu_overhead");
+  const auto mixed = comparison_markdown_from_json(older);
+  EXPECT_NE(mixed.find("| `churn-1t` | +20.0% (+8.0%) | +5.0% |"), std::string::npos) << mixed;
+  EXPECT_NE(mixed.find("A cell without brackets kept no CPU-time figure."), std::string::npos) << mixed;
+}
+
+// The repository's comparison, written before compare kept a cpu figure, is
+// still read: every cell shows its wall figure, and a cpu figure only where
+// the file has one.
+TEST(ComparisonMarkdown, ReadsTheRepositorysComparison) {
+  std::ifstream in(HEAPLINE_SOURCE_DIR "/docs/release-comparison.json");
+  ASSERT_TRUE(in) << "docs/release-comparison.json";
+  const auto json = nlohmann::json::parse(in);
+  const auto markdown = comparison_markdown_from_json(json);
+  std::size_t rows = 0;
+  for (const auto& row : json.at("scenarios")) {
+    std::ostringstream expected;
+    expected << "| `" << row.at("name").get<std::string>() << "` |";
+    for (const auto& result : row.at("results")) {
+      expected << ' ' << format_percent(result.at("overhead").get<double>()) << '%';
+      if (result.contains("cpu_overhead") && !result.at("cpu_overhead").is_null())
+        expected << " (" << format_percent(result.at("cpu_overhead").get<double>()) << "%)";
+      expected << " |";
+    }
+    EXPECT_NE(markdown.find(expected.str() + "\n"), std::string::npos) << expected.str() << "\n" << markdown;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 5u);
+  EXPECT_NE(markdown.find("Each "), std::string::npos) << markdown;
 }
 
 // A peer's own settings reach both sides of its measurements and no other

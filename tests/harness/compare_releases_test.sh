@@ -16,9 +16,11 @@ git -C "$work/repo" -c user.name=test -c user.email=test@example.invalid \
   --scale 0.0005 --json "$work/comparison.json" --out "$work/generated" >"$work/table" 2>"$work/log" ||
   { cat "$work/log"; exit 1; }
 grep -q '^| Scenario | HEAD~1 | HEAD | forwarding only |$' "$work/table" || { cat "$work/table"; exit 1; }
-# shellcheck disable=SC2016 # the backquotes are Markdown
-grep -qE '^\| `churn-1t` \| [+-][0-9.]+% \| [+-][0-9.]+% \| [+-][0-9.]+% \|$' "$work/table"
+# Each cell: the wall figure, then the cpu figure in brackets.
+cell='[+-][0-9.]+% \([+-][0-9.]+%\)'
+grep -qE "^\| \`churn-1t\` \| $cell \| $cell \| $cell \|\$" "$work/table" || { cat "$work/table"; exit 1; }
 grep -q "median of 2 rounds" "$work/generated/release-comparison.md"
+grep -q "then in CPU time (user + sys of the same runs" "$work/generated/release-comparison.md"
 /usr/bin/python3 - "$work/comparison.json" <<'PY'
 import json, sys
 data = json.load(open(sys.argv[1]))
@@ -27,6 +29,11 @@ assert [b["label"] for b in data["builds"]] == ["HEAD~1", "HEAD", "forwarding on
 assert [b["library"] for b in data["builds"]] == ["libheapline.so", "libheapline.so", "libheapline_null.so"], data["builds"]
 result = data["scenarios"][0]["results"][0]
 assert len(result["rounds"]) == 2 and len(result["rounds"][0]["with"]) == 2, result
+# The cpu figure beside the wall one: per round with its interval, and per build.
+for r in result["rounds"]:
+    assert r["cpu"]["interval"][0] <= r["cpu"]["overhead"] <= r["cpu"]["interval"][1], r["cpu"]
+cpus = sorted(r["cpu"]["overhead"] for r in result["rounds"])
+assert abs(result["cpu_overhead"] - (cpus[0] + cpus[1]) / 2) < 1e-12, result["cpu_overhead"]
 PY
 
 # A ref that does not exist: refused before anything is built.
@@ -53,8 +60,7 @@ grep -q "at least two builds" "$work/err"
   --runs 1 --rounds 1 --scale 0.0005 --json "$work/absent.json" --out "$work/absent" >"$work/table" 2>"$work/err" ||
   { cat "$work/err"; exit 1; }
 grep -q "heaptrack is absent" "$work/err"
-# shellcheck disable=SC2016 # the backquotes are Markdown
-grep -qE '^\| `churn-1t` \| [+-][0-9.]+% \| [+-][0-9.]+% \| absent \|$' "$work/table" || { cat "$work/table"; exit 1; }
+grep -qE "^\| \`churn-1t\` \| $cell \| $cell \| absent \|\$" "$work/table" || { cat "$work/table"; exit 1; }
 grep -q '^heaptrack: absent, not installed here (no /nonexistent/libheaptrack_preload.so; Debian package heaptrack).$' \
   "$work/table" || { cat "$work/table"; exit 1; }
 heaptrack_library=/usr/lib/heaptrack/libheaptrack_preload.so

@@ -56,7 +56,8 @@ python3 "$ci_source_dir/tools/ci/pull_request_figures.py" \
   echo
   cat "$out/figures.md"
   echo
-  echo "Wall clock, for reference (noisy on a shared runner; the figures above resolve small changes):"
+  echo "\`heapline-bench compare\`'s own table, for reference: wall clock, CPU time in brackets (noisy on a shared"
+  echo "runner; the figures above resolve small changes):"
   echo
   cat "$out/wall.md"
 } >"$out/summary.md"

@@ -10,9 +10,10 @@ of a few points on a shared 2-core runner, where the wall clock does not:
   scaled down) under callgrind with each library preloaded and without any,
   as a relative difference; callgrind counts the same instructions whatever
   else the machine does.
-- CPU time: from the raw runs of `heapline-bench compare`, user + sys time,
-  median with the library / median without - 1, per round, and the median of
-  the rounds (the rule of the wall-clock figure, on CPU time).
+- CPU time: the `cpu_overhead` that `heapline-bench compare` keeps for each
+  build (user + sys time, median with the library / median without - 1, per
+  round, and the median of the rounds: the rule of the wall-clock figure, on
+  CPU time, computed by compare itself so there is one statistics path).
 
 The change is the pull request's figure minus the base's, in percentage
 points. Prints a Markdown table; the workflow appends it to the job summary.
@@ -21,22 +22,13 @@ import argparse
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
 
 
 def cpu_overhead(result):
-    """The median over rounds of median(cpu with) / median(cpu without) - 1."""
-    figures = []
-    for round_ in result["rounds"]:
-        with_ = [run["user_s"] + run["sys_s"] for run in round_["with"]]
-        without = [run["user_s"] + run["sys_s"] for run in round_["without"]]
-        base = statistics.median(without)
-        if base <= 0:
-            return None
-        figures.append(statistics.median(with_) / base - 1)
-    return statistics.median(figures) if figures else None
+    """compare's median over rounds of the cpu figure; None where it kept none."""
+    return result.get("cpu_overhead")
 
 
 def reduced_command(scenario, bin_dir, source_dir, scale):

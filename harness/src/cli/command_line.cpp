@@ -111,7 +111,10 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
   add_render_options(*suite_cmd, suite.render);
 
   auto* compare_cmd = app.add_subcommand(
-      "compare", "Compare library builds on the scenarios, in rounds that alternate them; print the docs' table");
+      "compare",
+      "Compare library builds on the scenarios, in rounds that alternate them; print the docs' table. Each cell is "
+      "the overhead in wall time, then in CPU time (user + sys of the same runs) in brackets: median with / median "
+      "without - 1 in each round, then the median of the rounds");
   compare_cmd->add_option("--lib", compare.libs, "A build: LABEL=PATH (twice or more)");
   compare_cmd->add_flag("--floor", compare.floor, "Add the forwarding-only library (the floor of any interposer)");
   compare_cmd->add_flag("--memusage", compare.memusage, "Add glibc's libmemusage.so (the closest peer)");
@@ -120,7 +123,7 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
                         "is not installed)");
   compare_cmd->add_option("--heaptrack-library", compare.heaptrack_library,
                           "libheaptrack_preload.so (default: where Debian's heaptrack package installs it)");
-  compare_cmd->add_option("--rounds", compare.rounds, "Rounds; each figure is their median")->capture_default_str();
+  compare_cmd->add_option("--rounds", compare.rounds, "Rounds; each figure (wall and cpu) is their median")->capture_default_str();
   compare_cmd->add_option("--runs", compare.runs, "Runs per side in each measurement")->capture_default_str();
   compare_cmd->add_option("--scale", compare.scale, "Multiply every operation count")->capture_default_str();
   compare_cmd->add_option("--only", compare.only, "Only these scenarios (comma-separated)")->delimiter(',');

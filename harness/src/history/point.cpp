@@ -25,6 +25,21 @@ ordered_json raw_runs_to_json(const std::vector<RawRun>& runs) {
 
 RawRun raw_run(const RunResult& r) { return {r.wall_seconds, r.user_seconds, r.system_seconds, r.max_rss_kib}; }
 
+std::vector<RawRun> raw_runs(const std::vector<RunResult>& results) {
+  std::vector<RawRun> raw;
+  raw.reserve(results.size());
+  for (const auto& r : results) raw.push_back(raw_run(r));
+  return raw;
+}
+
+ordered_json run_figure_json(const std::optional<RunFigure>& figure) {
+  if (!figure) return nullptr;
+  return {{"overhead", figure->overhead},
+          {"interval", {figure->interval.low, figure->interval.high}},
+          {"median_with_s", figure->median_with_seconds},
+          {"median_without_s", figure->median_without_seconds}};
+}
+
 namespace {
 
 // "0.3.2" < "0.4.0"; anything unparsable counts as old.
@@ -91,8 +106,8 @@ Point point_from_measurement(const Measurement& m, const std::string& library_la
   point.runs = m.request.runs;
   point.median_with_seconds = m.median_with;
   point.median_without_seconds = m.median_without;
-  for (const auto& r : m.with_runs) point.with_runs.push_back(raw_run(r));
-  for (const auto& r : m.without_runs) point.without_runs.push_back(raw_run(r));
+  point.with_runs = raw_runs(m.with_runs);
+  point.without_runs = raw_runs(m.without_runs);
   point.scale = scale;
   point.cpu = cpu_figure(point.with_runs, point.without_runs);
   point.library_report.extra_peak_rss_kib = extra_peak_rss_kib(point.with_runs, point.without_runs);
@@ -126,11 +141,7 @@ ordered_json to_json(const Point& p) {
       {"scale", p.scale},
       {"median_with_s", p.median_with_seconds},
       {"median_without_s", p.median_without_seconds},
-      {"cpu", p.cpu ? ordered_json{{"overhead", p.cpu->overhead},
-                                   {"interval", {p.cpu->interval.low, p.cpu->interval.high}},
-                                   {"median_with_s", p.cpu->median_with_seconds},
-                                   {"median_without_s", p.cpu->median_without_seconds}}
-                    : ordered_json(nullptr)},
+      {"cpu", run_figure_json(p.cpu)},
       {"instructions", p.instructions ? ordered_json{{"overhead", p.instructions->overhead},
                                                      {"with", p.instructions->with},
                                                      {"without", p.instructions->without},

@@ -13,6 +13,21 @@ std::vector<std::size_t> round_order(std::size_t builds, int round) {
   return order;
 }
 
+namespace {
+
+// The median of the rounds' cpu overheads; absent when a round has none.
+std::optional<double> median_cpu_overhead(const std::vector<std::optional<RunFigure>>& rounds) {
+  std::vector<double> overheads;
+  for (const auto& figure : rounds) {
+    if (!figure) return std::nullopt;
+    overheads.push_back(figure->overhead);
+  }
+  if (overheads.empty()) return std::nullopt;
+  return median(overheads);
+}
+
+}  // namespace
+
 Comparison compare_builds(ProcessRunner& runner, const std::vector<Build>& builds,
                           const std::vector<std::string>& scenarios, int rounds, int runs, double scale,
                           const RequestForScenario& request_for, const ProgressCallback& progress) {
@@ -40,12 +55,16 @@ Comparison compare_builds(ProcessRunner& runner, const std::vector<Build>& build
         Measurement measurement = measure(runner, request, progress);
         auto& cell = comparison.cells[s][b];
         cell.round_overheads.push_back(measurement.overhead);
+        cell.round_cpu.push_back(cpu_figure(raw_runs(measurement.with_runs), raw_runs(measurement.without_runs)));
         cell.rounds.push_back(std::move(measurement));
       }
     }
   }
   for (auto& row : comparison.cells)
-    for (auto& cell : row) cell.overhead = median(cell.round_overheads);
+    for (auto& cell : row) {
+      cell.overhead = median(cell.round_overheads);
+      cell.cpu_overhead = median_cpu_overhead(cell.round_cpu);
+    }
   comparison.machine = this_machine();
   comparison.measured_at = utc_now_iso8601();
   return comparison;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -15,10 +16,37 @@ namespace {
 using nlohmann::json;
 using nlohmann::ordered_json;
 
-ordered_json runs_json(const std::vector<RunResult>& runs) {
-  std::vector<RawRun> raw;
-  for (const auto& r : runs) raw.push_back(raw_run(r));
-  return raw_runs_to_json(raw);
+ordered_json runs_json(const std::vector<RunResult>& runs) { return raw_runs_to_json(raw_runs(runs)); }
+
+// A result's cpu figure: absent in files written before compare kept one
+// (their cells show the wall figure alone), and null where the runs held no
+// CPU times.
+std::optional<double> cpu_overhead_of(const json& result) {
+  const auto found = result.find("cpu_overhead");
+  if (found == result.end() || found->is_null()) return std::nullopt;
+  return found->get<double>();
+}
+
+std::string cell_text(const json& result) {
+  std::string text = format_percent(result.at("overhead").get<double>()) + "%";
+  if (const auto cpu = cpu_overhead_of(result)) text += " (" + format_percent(*cpu) + "%)";
+  return text;
+}
+
+// What the cells hold, true of every cell of the table.
+std::string cells_note(const json& scenarios) {
+  std::size_t with_cpu = 0, cells = 0;
+  for (const auto& row : scenarios)
+    for (const auto& result : row.at("results")) {
+      ++cells;
+      if (cpu_overhead_of(result)) ++with_cpu;
+    }
+  if (with_cpu == 0) return "Each figure is the overhead in wall time; this comparison kept no CPU-time figure.";
+  std::string note =
+      "Each cell is the overhead in wall time, then in CPU time (user + sys of the same runs, the same ratio of "
+      "medians) in brackets.";
+  if (with_cpu < cells) note += " A cell without brackets kept no CPU-time figure.";
+  return note;
 }
 
 }  // namespace
@@ -51,14 +79,19 @@ ordered_json comparison_json(const Comparison& c) {
     for (std::size_t b = 0; b < c.builds.size(); ++b) {
       const auto& cell = c.cells[s][b];
       ordered_json rounds = ordered_json::array();
-      for (const auto& m : cell.rounds)
+      for (std::size_t r = 0; r < cell.rounds.size(); ++r) {
+        const Measurement& m = cell.rounds[r];
         rounds.push_back({{"overhead", m.overhead},
                           {"interval", {m.interval.low, m.interval.high}},
                           {"median_with_s", m.median_with},
                           {"median_without_s", m.median_without},
+                          {"cpu", run_figure_json(r < cell.round_cpu.size() ? cell.round_cpu[r] : std::nullopt)},
                           {"with", runs_json(m.with_runs)},
                           {"without", runs_json(m.without_runs)}});
-      row["results"].push_back({{"build", c.builds[b].label}, {"overhead", cell.overhead}, {"rounds", rounds}});
+      }
+      const ordered_json cpu = cell.cpu_overhead ? ordered_json(*cell.cpu_overhead) : ordered_json(nullptr);
+      row["results"].push_back(
+          {{"build", c.builds[b].label}, {"overhead", cell.overhead}, {"cpu_overhead", cpu}, {"rounds", rounds}});
     }
     out["scenarios"].push_back(row);
   }
@@ -77,7 +110,7 @@ std::string comparison_markdown_from_json(const json& j) {
   out << "\n";
   for (const auto& row : j.at("scenarios")) {
     out << "| `" << row.at("name").get<std::string>() << "` |";
-    for (const auto& result : row.at("results")) out << ' ' << format_percent(result.at("overhead").get<double>()) + "%" << " |";
+    for (const auto& result : row.at("results")) out << ' ' << cell_text(result) << " |";
     for (std::size_t i = 0; i < absent.size(); ++i) out << " absent |";
     out << "\n";
   }
@@ -88,7 +121,7 @@ std::string comparison_markdown_from_json(const json& j) {
       << (rounds == 1 ? " round" : " rounds") << " that alternate the builds";
   const double scale = j.value("scale", 1.0);
   if (scale != 1.0) out << ", operation counts scaled by " << scale;
-  out << ".\n";
+  out << ". " << cells_note(j.at("scenarios")) << "\n";
   for (const auto& b : builds) {
     if (b.contains("note")) out << "\n" << b.at("label").get<std::string>() << ": " << b.at("note").get<std::string>() << "\n";
   }

@@ -97,8 +97,13 @@ std::optional<long> extra_peak_rss_kib(const std::vector<RawRun>& with, const st
 
 nlohmann::ordered_json to_json(const Point& point);
 
+// A point's "cpu" object (and a release comparison round's): the figure, its
+// interval and the two medians, or null when absent.
+nlohmann::ordered_json run_figure_json(const std::optional<RunFigure>& figure);
+
 // The raw times of runs, as points (and the release comparison) keep them.
 RawRun raw_run(const RunResult& result);
+std::vector<RawRun> raw_runs(const std::vector<RunResult>& results);
 nlohmann::ordered_json raw_runs_to_json(const std::vector<RawRun>& runs);
 // Reads a point with the one schema reader (point_reader.h). Throws
 // std::runtime_error saying which field is missing or of the wrong type.

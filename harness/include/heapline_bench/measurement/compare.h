@@ -2,15 +2,20 @@
 // library builds measured on the same scenarios in rounds. Within a round
 // each scenario measures every build in turn, and the order of the builds
 // rotates from round to round, so no build always runs first (or last) on a
-// warming or drifting machine. Each figure is the median of its rounds.
+// warming or drifting machine. Two figures per build and scenario, both from
+// the same runs: wall time (the headline) and CPU time (user + sys, the `cpu`
+// figure of a point: on a machine with fewer cores than threads the wall
+// clock mostly measures the scheduler). Each is the median of its rounds.
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <functional>
 
+#include "heapline_bench/history/point.h"
 #include "heapline_bench/measurement/machine.h"
 #include "heapline_bench/measurement/measurement.h"
 
@@ -33,9 +38,15 @@ struct AbsentPeer {
 };
 
 struct ComparisonCell {
-  std::vector<double> round_overheads;  // one per round, in round order
+  std::vector<double> round_overheads;  // wall, one per round, in round order
   std::vector<Measurement> rounds;      // every run of every round
   double overhead = 0;                  // median of round_overheads
+  // cpu_figure() of each round's runs, in round order: absent for a round
+  // whose runs hold no CPU times.
+  std::vector<std::optional<RunFigure>> round_cpu;
+  // The median of the rounds' cpu overheads; absent unless every round has one
+  // (a median of some rounds would not be the figure the table names).
+  std::optional<double> cpu_overhead;
 };
 
 struct Comparison {
