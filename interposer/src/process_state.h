@@ -35,6 +35,7 @@
 #include "accounting.h"
 #include "config.h"
 #include "live_file.h"
+#include "publish_clock.h"
 #include "text.h"
 #include "threshold_policy.h"
 #include "timeline.h"
@@ -99,8 +100,14 @@ extern Published g_published;
 // Read by every publish, written once per sample.
 struct alignas(128) Sampling {
   std::atomic<std::uint64_t> next_sample_ns{0};
+  // The clock publishes read (publish_clock.h), chosen for the interval.
+  std::atomic<clockid_t> publish_clock{CLOCK_MONOTONIC};
+  // The latest sample's clock reading: a publish's time is never below it,
+  // so a publish after a sample is never taken for one before it.
+  std::atomic<std::uint64_t> sample_mono_ns{0};
   std::atomic<bool> busy{false};
   std::uint64_t last_sample_ns = 0;  // the latest sample's time, since start (written under busy)
+  std::uint64_t coarse_tick_ns = 0;  // clock_getres(CLOCK_MONOTONIC_COARSE), set at init; 0: unknown
 };
 extern Sampling g_sampling;
 

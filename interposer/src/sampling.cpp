@@ -84,6 +84,25 @@ void append(const Sample& sample) {
   if (sample.max_live >= g_process.live_file_floor) create_deferred_live_file();
 }
 
+// The next interval runs from `now`, a sample's CLOCK_MONOTONIC reading;
+// the clock of its publishes follows the interval, which doubles as the
+// timeline fills.
+void schedule_next_sample(std::uint64_t now) {
+  const std::uint64_t interval_ns = g_timeline.interval_ns();
+  g_sampling.publish_clock.store(publish_clock_for(interval_ns, g_sampling.coarse_tick_ns), std::memory_order_relaxed);
+  g_sampling.sample_mono_ns.store(now, std::memory_order_relaxed);
+  g_sampling.next_sample_ns.store(now + interval_ns, std::memory_order_relaxed);
+}
+
+// A publish's time: the publish clock, but after the latest sample (the
+// coarse clock may be up to a tick behind it), or a reader of the live file
+// would take the publish for one the sample already holds.
+inline std::uint64_t publish_time() {
+  const std::uint64_t now = clock_ns(g_sampling.publish_clock.load(std::memory_order_relaxed));
+  const std::uint64_t sampled = g_sampling.sample_mono_ns.load(std::memory_order_relaxed);
+  return now > sampled ? now : sampled + 1;
+}
+
 // Ends the open interval: the state of its last publish, with that
 // publish's own time, and the interval's maximum become a sample. Nothing
 // when no publish came since the latest sample. Called with
@@ -102,6 +121,13 @@ bool close_interval(std::uint64_t t_ns) {
   return true;
 }
 
+// A new peak's time: CLOCK_MONOTONIC, which the publish read already unless
+// it read the coarse clock (a new peak is rare once the heap has grown).
+std::uint64_t peak_clock(std::uint64_t publish_now) {
+  return g_sampling.publish_clock.load(std::memory_order_relaxed) == CLOCK_MONOTONIC ? publish_now
+                                                                                      : clock_ns(CLOCK_MONOTONIC);
+}
+
 // Raises the interval's maximum (and records it in the live file for a
 // reader of the open interval) and the peaks. Out of line: most publishes
 // raise nothing.
@@ -109,7 +135,7 @@ bool close_interval(std::uint64_t t_ns) {
   bool raised = false;
   raise_to(g_published.interval_max, live, &raised);
   if (raised) h.open_max.store(live, std::memory_order_relaxed);
-  if (live > g_published.phase_peak.load(std::memory_order_relaxed)) raise_peaks(live, now);
+  if (live > g_published.phase_peak.load(std::memory_order_relaxed)) raise_peaks(live, peak_clock(now));
 }
 
 // Another publish moved live between this one's add and its store to the
@@ -123,6 +149,12 @@ bool close_interval(std::uint64_t t_ns) {
     h.publish_live.store(live, std::memory_order_relaxed);
     if (g_published.live.load(std::memory_order_relaxed) == live) return;
   }
+}
+
+// Heap plus mapped memory above its phase peak (which is at most the run's):
+// both raised. Out of line: only while something is mapped.
+[[gnu::noinline]] void raise_total_maxima(std::int64_t total, std::uint64_t now) {
+  if (total > g_published.phase_total_peak.load(std::memory_order_relaxed)) raise_total_peak(total, peak_clock(now));
 }
 
 // The heap left the threshold's range: a new threshold (rare: the heap
@@ -150,7 +182,7 @@ void start_timeline(std::uint64_t now, std::int64_t live) {
   if (max_live < live) max_live = live;
   const std::uint64_t t_ns = since_start(now);
   append(Sample{t_ns, live, max_live});
-  g_sampling.next_sample_ns.store(now + g_timeline.interval_ns(), std::memory_order_relaxed);
+  schedule_next_sample(now);
   publish_figures(t_ns, live, mapped::live_bytes());
 }
 
@@ -158,7 +190,7 @@ void take_sample(std::uint64_t now, std::int64_t live) {
   const std::uint64_t t_ns = since_start(now);
   close_interval(t_ns);
   append(Sample{t_ns, live, live});
-  g_sampling.next_sample_ns.store(now + g_timeline.interval_ns(), std::memory_order_relaxed);
+  schedule_next_sample(now);
   publish_figures(t_ns, live, mapped::live_bytes());
 }
 
@@ -178,7 +210,7 @@ void try_sample(std::uint64_t now, SampleNow sample_now) {
       const Sample& sample = g_timeline[g_timeline.size() - 1];
       publish_figures(sample.t_ns, sample.live, mapped::live_bytes());
     }
-    g_sampling.next_sample_ns.store(now + g_timeline.interval_ns(), std::memory_order_relaxed);
+    schedule_next_sample(now);
   }
   g_sampling.busy.store(false, std::memory_order_release);
 }
@@ -195,14 +227,17 @@ bool lock_sampling() {
 // The publish itself, inlined into publish() (the path of every batched
 // publish: one call less) and publish_value() (the others). What is rare
 // (a new maximum, a new threshold, a race, a sample) is out of line, so the
-// common path is the add, the clock, the stores of its state and five
-// compares.
+// common path is the add, the publish clock (publish_clock.h), the stores
+// of its state and five compares.
 [[gnu::always_inline]] inline void publish_delta(std::int64_t delta) {
   const std::int64_t live = g_published.live.fetch_add(delta, std::memory_order_relaxed) + delta;
-  const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
+  std::uint64_t now = publish_time();
   // The interval has passed: it ends with its last publish, before this
-  // one opens the next.
-  if (now >= g_sampling.next_sample_ns.load(std::memory_order_relaxed)) [[unlikely]] try_sample(now, SampleNow::kNever);
+  // one opens the next, at a sample's own CLOCK_MONOTONIC reading.
+  if (now >= g_sampling.next_sample_ns.load(std::memory_order_relaxed)) [[unlikely]] {
+    now = clock_ns(CLOCK_MONOTONIC);
+    try_sample(now, SampleNow::kNever);
+  }
   // The clock as read: made relative to the start only when it is used.
   g_published.publish_mono_ns.store(now, std::memory_order_relaxed);  // the line the add above just took
   g_published.publish_live.store(live, std::memory_order_relaxed);
@@ -219,7 +254,7 @@ bool lock_sampling() {
   // While nothing is mapped the sum is the heap, whose peak is kept anyway:
   // total_peak() takes the larger of the two, so this costs one load here.
   if (const std::int64_t mapped_live = mapped::live_bytes(); mapped_live != 0) [[unlikely]] {
-    raise_total_peak(live + mapped_live, now);
+    raise_total_maxima(live + mapped_live, now);
   }
   if (live < g_policy.low.load(std::memory_order_relaxed) || live >= g_policy.high.load(std::memory_order_relaxed))
       [[unlikely]] {

@@ -89,6 +89,17 @@ class LiveFile : public heapline::test::TempDirTest {
     options.env = {{"LD_PRELOAD", std::nullopt}, {"HEAPLINE_LIB", std::nullopt}};
     return run(args, options);
   }
+  // Starts the probe with `argv`, waits for its "ready", runs `heapline top
+  // --once` on it, then kills it: what top printed.
+  RunResult top_of_running_probe(const std::vector<std::string>& argv, const RunOptions& options) {
+    auto running = start(argv, options);
+    EXPECT_TRUE(wait_for_output(running, "ready"));
+    RunResult top = heapline({"top", std::to_string(running.pid), "--once"});
+    EXPECT_EQ(kill(running.pid, SIGKILL), 0);
+    finish(running);
+    EXPECT_EQ(top.exit_code, 0) << top.err;
+    return top;
+  }
   // Converts NAME.live into NAME.json and checks what every converted report
   // must say; returns it.
   nlohmann::json convert(const std::string& name) {
@@ -224,6 +235,19 @@ TEST_F(LiveFile, PeakOfAKilledProcessHoldsItsLastAllocation) {
   for (const auto& sample : r["samples"]) EXPECT_GE(peak, sample[2].get<std::int64_t>()) << sample.dump();
 }
 
+// A publish right after a sample is newer than it, whatever clock the
+// publish read: the coarse clock (the default 10 ms interval, where its tick
+// is at most 5 ms) lags up to a tick behind the marker's sample, and a
+// publish time taken as it was read looked older than the sample, so `top`
+// and `convert` showed the marker's empty heap instead of the 2 MiB.
+TEST_F(LiveFile, APublishRightAfterASampleIsTheCurrentFigure) {
+  RunResult top = top_of_running_probe({kProbe, "mark-hold", "20"}, batched("after-mark"));
+  EXPECT_TRUE(std::regex_search(top.out, std::regex(R"(live 2\.\d MiB   peak 2\.\d MiB)"))) << top.out;
+  auto r = convert("after-mark");
+  EXPECT_GE(r["samples"].back()[1].get<std::int64_t>(), std::int64_t{2} << 20) << r["samples"].dump();
+  EXPECT_GE(r["final_bytes"].get<std::int64_t>(), std::int64_t{2} << 20);
+}
+
 // The live file is current at every publish, not only at the samples
 // (design.md, The interposer). Blocks of 1 MiB come from mmap: a chunk of
 // 1 MiB and a page.
@@ -315,12 +339,7 @@ TEST_F(LiveFile, ADropBeforeAQuietSpellIsInTheTimelineAtItsOwnTime) {
 // of heap, 8 MiB mapped anonymously and privately (counted) and 4 MiB of a
 // file mapped privately (never counted).
 TEST_F(LiveFile, TopAndConvertShowMappedMemoryBesideTheHeap) {
-  auto running = start({kProbe, "mapped", "20"}, traced("mapped"));
-  ASSERT_TRUE(wait_for_output(running, "ready"));
-  RunResult top = heapline({"top", std::to_string(running.pid), "--once"});
-  ASSERT_EQ(kill(running.pid, SIGKILL), 0);
-  finish(running);
-  EXPECT_EQ(top.exit_code, 0) << top.err;
+  RunResult top = top_of_running_probe({kProbe, "mapped", "20"}, traced("mapped"));
   EXPECT_TRUE(std::regex_search(top.out, std::regex(R"(\nmapped 8\.0 MiB   peak 8\.0 MiB at [0-9.]+ s   )"
                                                     R"(heap \+ mapped 10\.\d MiB   peak 10\.\d MiB at [0-9.]+ s\n)")))
       << top.out;

@@ -148,7 +148,10 @@ struct LiveHeader {
   // further behind than the publishing itself, even after a kill: the live
   // value within the stated precision, and the open interval since the
   // latest sample. read_figures() and read_heap_line() fold it in.
-  std::atomic<std::uint64_t> publish_mono_ns{0};  // CLOCK_MONOTONIC at the latest publish (0: none yet)
+  // The latest publish's time on CLOCK_MONOTONIC's time base (0: none yet),
+  // read from CLOCK_MONOTONIC_COARSE where its tick is fine enough for the
+  // interval: then up to a tick early, but never before the latest sample.
+  std::atomic<std::uint64_t> publish_mono_ns{0};
   std::atomic<std::int64_t> publish_live{0};  // the published live heap after it
   std::atomic<std::int64_t> open_max{0};      // the largest published since the latest sample
   char reserved2[4096 - 16 * 8 - 8 - 3 * 8] = {};

@@ -43,6 +43,9 @@
  *                                 prints "ready", sleeps
  *   phase_probe hold-abort        holds 2 MiB after a marker "holding",
  *                                 abort()
+ *   phase_probe mark-hold SECONDS a marker "holding", then 2 MiB held: the
+ *                                 allocation publishes right after the
+ *                                 marker's sample; prints "ready", sleeps
  *   phase_probe steps N MS SECONDS
  *                                 N blocks of 1 MiB, MS ms apart (0: at
  *                                 once), held: prints "ready", sleeps
@@ -251,6 +254,15 @@ int main(int argc, char** argv) {
     sleep_ms(atol(argv[2]) * 1000);
     return 0;
   }
+  if (strcmp(mode, "mark-hold") == 0 && argc == 3) {
+    heapline_mark("holding");
+    char* block = malloc(2 << 20);
+    memset(block, 1, 2 << 20);
+    g_sink = block;
+    say("ready\n");
+    sleep_ms(atol(argv[2]) * 1000);
+    return 0;
+  }
   if (strcmp(mode, "steps") == 0 && argc == 5) {
     const int count = atoi(argv[2]);
     for (int i = 0; i < count; ++i) {
@@ -287,6 +299,6 @@ int main(int argc, char** argv) {
     sleep_ms(atol(argv[2]) * 1000);
     return 0;
   }
-  say("usage: phase_probe api|phases|pending N|churn MS|abort MS|oom MB|hold S|hold-abort|mapped S|steps N MS S|dip\n");
+  say("usage: phase_probe api|phases|pending N|churn MS|abort MS|oom MB|hold S|hold-abort|mark-hold S|mapped S|steps N MS S|dip\n");
   return 2;
 }
