@@ -191,10 +191,9 @@ int run_calibrate(const CalibrateOptions& options) {
     std::vector<InstructionFigure> counts;
     auto add_timed = [&](std::map<Figure, std::vector<double>>& into, const Measurement& m) {
       into[Figure::wall].push_back(m.overhead);
-      std::vector<RawRun> with, without;
-      for (const auto& r : m.with_runs) with.push_back(raw_run(r));
-      for (const auto& r : m.without_runs) without.push_back(raw_run(r));
-      if (const auto cpu = cpu_figure(with, without)) into[Figure::cpu].push_back(cpu->overhead);
+      if (const auto cpu = cpu_figure(raw_runs(m.with_runs), raw_runs(m.without_runs))) {
+        into[Figure::cpu].push_back(cpu->overhead);
+      }
     };
     for (int r = 0; r < options.repeats; ++r) {
       // A/A: the library on both sides; the figure should be 0.

@@ -23,12 +23,10 @@ ordered_json raw_runs_to_json(const std::vector<RawRun>& runs) {
   return out;
 }
 
-RawRun raw_run(const RunResult& r) { return {r.wall_seconds, r.user_seconds, r.system_seconds, r.max_rss_kib}; }
-
 std::vector<RawRun> raw_runs(const std::vector<RunResult>& results) {
   std::vector<RawRun> raw;
   raw.reserve(results.size());
-  for (const auto& r : results) raw.push_back(raw_run(r));
+  for (const auto& r : results) raw.push_back({r.wall_seconds, r.user_seconds, r.system_seconds, r.max_rss_kib});
   return raw;
 }
 

@@ -102,7 +102,6 @@ nlohmann::ordered_json to_json(const Point& point);
 nlohmann::ordered_json run_figure_json(const std::optional<RunFigure>& figure);
 
 // The raw times of runs, as points (and the release comparison) keep them.
-RawRun raw_run(const RunResult& result);
 std::vector<RawRun> raw_runs(const std::vector<RunResult>& results);
 nlohmann::ordered_json raw_runs_to_json(const std::vector<RawRun>& runs);
 // Reads a point with the one schema reader (point_reader.h). Throws
