@@ -89,7 +89,8 @@ bool ensure_process_init() {
   if (getcwd(g_process.base_dir, sizeof g_process.base_dir) == nullptr) g_process.base_dir[0] = 0;
   g_cx16 = cpu_has_cx16();
   if (timespec tick; clock_getres(CLOCK_MONOTONIC_COARSE, &tick) == 0) {
-    g_sampling.coarse_tick_ns = static_cast<std::uint64_t>(tick.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(tick.tv_nsec);
+    g_sampling.coarse_tick_ns =
+        static_cast<std::uint64_t>(tick.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(tick.tv_nsec);
   }
   set_policy(g_published.live.load(std::memory_order_relaxed));
   g_process.max_threshold.store(g_policy.threshold.load(std::memory_order_relaxed), std::memory_order_relaxed);
