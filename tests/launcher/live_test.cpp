@@ -63,6 +63,14 @@ ProbeStamps parse_stamps(const std::string& out) {
   return s;
 }
 
+// The report time of the probe's marker "origin" (-1: none).
+std::int64_t origin_time(const nlohmann::json& report) {
+  for (const auto& marker : report["markers"]) {
+    if (marker[1] == "origin") return marker[0].get<std::int64_t>();
+  }
+  return -1;
+}
+
 class LiveFile : public heapline::test::TempDirTest {
  protected:
   LiveFile() : TempDirTest("live") {}
@@ -120,10 +128,7 @@ class LiveFile : public heapline::test::TempDirTest {
   // and a timeline that stopped early cannot pass it.
   static void expect_last_sample_near(const nlohmann::json& r, const ProbeStamps& stamps, std::int64_t ended_ns) {
     ASSERT_GT(stamps.origin_before, 0) << "the probe printed no stamps";
-    std::int64_t origin_t = -1;
-    for (const auto& marker : r["markers"]) {
-      if (marker[1] == "origin") origin_t = marker[0].get<std::int64_t>();
-    }
+    const std::int64_t origin_t = origin_time(r);
     ASSERT_GE(origin_t, 0) << r["markers"].dump();
     const std::int64_t last = r["last_sample_ns"].get<std::int64_t>();
     const std::int64_t interval = r["interval_ns"].get<std::int64_t>();
@@ -248,6 +253,25 @@ TEST_F(LiveFile, APublishRightAfterASampleIsTheCurrentFigure) {
   EXPECT_GE(r["final_bytes"].get<std::int64_t>(), std::int64_t{2} << 20);
 }
 
+// A new peak's time is read from CLOCK_MONOTONIC even where publishes read
+// the coarse clock (a 1 s interval: no sample is due, so nothing else reads
+// the precise clock): a coarse reading is up to a tick before the probe's
+// stamp taken just before the malloc.
+TEST_F(LiveFile, ANewPeakHasItsExactTimeWhenPublishesReadTheCoarseClock) {
+  RunResult result = run({kProbe, "late-peak"}, batched("late-peak.json", "1000"));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(result.out, m, std::regex(R"(origin_before=(\d+) origin_after=(\d+) peak_before=(\d+))")))
+      << result.out;
+  const std::int64_t origin_after = std::stoll(m[2]), peak_before = std::stoll(m[3]);
+  auto r = read_json(dir_ / "late-peak.json");
+  const std::int64_t origin_t = origin_time(r);
+  ASSERT_GE(origin_t, 0) << r["markers"].dump();
+  ASSERT_GE(r["peak_bytes"].get<std::int64_t>(), std::int64_t{4} << 20);
+  // The earliest the stamp can be in the report's time base.
+  EXPECT_GE(r["peak_time_ns"].get<std::int64_t>(), peak_before - origin_after + origin_t);
+}
+
 // The live file is current at every publish, not only at the samples
 // (design.md, The interposer). Blocks of 1 MiB come from mmap: a chunk of
 // 1 MiB and a page.
@@ -318,10 +342,7 @@ TEST_F(LiveFile, ADropBeforeAQuietSpellIsInTheTimelineAtItsOwnTime) {
       << result.out;
   const std::int64_t origin_after = std::stoll(m[2]), woke = std::stoll(m[4]);
   auto r = read_json(dir_ / "dip.json");
-  std::int64_t origin_t = -1;
-  for (const auto& marker : r["markers"]) {
-    if (marker[1] == "origin") origin_t = marker[0].get<std::int64_t>();
-  }
+  const std::int64_t origin_t = origin_time(r);
   ASSERT_GE(origin_t, 0) << r["markers"].dump();
   // The earliest the probe's "woke" can be in the report's time base.
   const std::int64_t woke_at_earliest = woke - origin_after + origin_t;

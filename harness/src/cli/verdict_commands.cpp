@@ -191,9 +191,7 @@ int run_calibrate(const CalibrateOptions& options) {
     std::vector<InstructionFigure> counts;
     auto add_timed = [&](std::map<Figure, std::vector<double>>& into, const Measurement& m) {
       into[Figure::wall].push_back(m.overhead);
-      if (const auto cpu = cpu_figure(raw_runs(m.with_runs), raw_runs(m.without_runs))) {
-        into[Figure::cpu].push_back(cpu->overhead);
-      }
+      if (const auto cpu = cpu_figure(m)) into[Figure::cpu].push_back(cpu->overhead);
     };
     for (int r = 0; r < options.repeats; ++r) {
       // A/A: the library on both sides; the figure should be 0.

@@ -85,6 +85,10 @@ std::optional<RunFigure> cpu_figure(const std::vector<RawRun>& with, const std::
   return figure;
 }
 
+std::optional<RunFigure> cpu_figure(const Measurement& measurement) {
+  return cpu_figure(raw_runs(measurement.with_runs), raw_runs(measurement.without_runs));
+}
+
 std::optional<long> extra_peak_rss_kib(const std::vector<RawRun>& with, const std::vector<RawRun>& without) {
   std::vector<double> with_rss, without_rss;
   for (const auto& r : with) with_rss.push_back(static_cast<double>(r.max_rss_kib));

@@ -55,7 +55,7 @@ Comparison compare_builds(ProcessRunner& runner, const std::vector<Build>& build
         Measurement measurement = measure(runner, request, progress);
         auto& cell = comparison.cells[s][b];
         cell.round_overheads.push_back(measurement.overhead);
-        cell.round_cpu.push_back(cpu_figure(raw_runs(measurement.with_runs), raw_runs(measurement.without_runs)));
+        cell.round_cpu.push_back(cpu_figure(measurement));
         cell.rounds.push_back(std::move(measurement));
       }
     }

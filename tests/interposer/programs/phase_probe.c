@@ -46,6 +46,10 @@
  *   phase_probe mark-hold SECONDS a marker "holding", then 2 MiB held: the
  *                                 allocation publishes right after the
  *                                 marker's sample; prints "ready", sleeps
+ *   phase_probe late-peak         the marker "origin", 30 ms of sleep, then
+ *                                 a new peak of 4 MiB; prints "origin_before=
+ *                                 origin_after= peak_before=": the last is
+ *                                 CLOCK_MONOTONIC just before that malloc
  *   phase_probe steps N MS SECONDS
  *                                 N blocks of 1 MiB, MS ms apart (0: at
  *                                 once), held: prints "ready", sleeps
@@ -263,6 +267,18 @@ int main(int argc, char** argv) {
     sleep_ms(atol(argv[2]) * 1000);
     return 0;
   }
+  if (strcmp(mode, "late-peak") == 0) {
+    mark_origin();
+    sleep_ms(30);
+    const unsigned long long peak_before = clock_ns(CLOCK_MONOTONIC);
+    char* block = malloc(4 << 20);
+    memset(block, 1, 4 << 20);
+    g_sink = block;
+    snprintf(line, sizeof line, "origin_before=%llu origin_after=%llu peak_before=%llu\n", g_stamp[kOriginBefore],
+             g_stamp[kOriginAfter], peak_before);
+    say(line);
+    return 0;
+  }
   if (strcmp(mode, "steps") == 0 && argc == 5) {
     const int count = atoi(argv[2]);
     for (int i = 0; i < count; ++i) {
@@ -299,6 +315,6 @@ int main(int argc, char** argv) {
     sleep_ms(atol(argv[2]) * 1000);
     return 0;
   }
-  say("usage: phase_probe api|phases|pending N|churn MS|abort MS|oom MB|hold S|hold-abort|mark-hold S|mapped S|steps N MS S|dip\n");
+  say("usage: phase_probe api|phases|pending N|churn MS|abort MS|oom MB|hold S|hold-abort|mark-hold S|late-peak|mapped S|steps N MS S|dip\n");
   return 2;
 }

@@ -91,6 +91,8 @@ Point point_from_measurement(const Measurement& measurement, const std::string& 
 // The cpu figure of raw runs (user + sys seconds), as a measurement computes
 // it; absent when the runs hold no CPU times (the oldest stores).
 std::optional<RunFigure> cpu_figure(const std::vector<RawRun>& with, const std::vector<RawRun>& without);
+// The same of a measurement's runs (a point's, a compare round's, calibrate's).
+std::optional<RunFigure> cpu_figure(const Measurement& measurement);
 
 // The median peak RSS with the library minus without; absent without RSS.
 std::optional<long> extra_peak_rss_kib(const std::vector<RawRun>& with, const std::vector<RawRun>& without);
