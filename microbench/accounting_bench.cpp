@@ -19,6 +19,7 @@
 // each library) is what the harness measures; this isolates the hot path.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 
@@ -87,14 +88,29 @@ void BM_Accounted(benchmark::State& state) { churn<true>(state, 16, 4096); }
 void BM_ForwardOnlyLarge(benchmark::State& state) { churn<false>(state, 65536, 1 << 20); }
 void BM_AccountedLarge(benchmark::State& state) { churn<true>(state, 65536, 1 << 20); }
 
-// The slow path alone: every call crosses the 16 KiB threshold and
-// publishes (shared counter, peak, clock read, sample check). Multiply by
-// the publishes per call of a run (the report's publishes / calls) for its
-// share of the overhead.
+// The slow path alone: every call publishes (shared counter, peak, clock
+// read, sample check). Multiply by the publishes per call of a run (the
+// report's publishes / calls) for its share of the overhead.
+//
+// The change is four times the larger of the policy's threshold and the
+// thread's own copy: the earlier benchmarks leave a heap, and a threshold,
+// of their own, and a fixed size below it would time the inline test alone.
+// Four times, so that no thread's change moves the policy (live / 64 stays
+// below the threshold). The run is refused if a call did not publish.
 void BM_PublishEveryCall(benchmark::State& state) {
+  const std::int64_t own = static_cast<std::int64_t>((accounting::t_own.span + 1) / 2);
+  const std::int64_t policy = accounting::g_policy.threshold.load(std::memory_order_relaxed);
+  const std::int64_t bytes = 4 * std::max<std::int64_t>({own, policy, 16 * 1024});
+  const std::uint64_t publishes_before = accounting::t_own.publishes.load(std::memory_order_relaxed);
   for (auto _ : state) {
-    accounting::record(20000, accounting::kAllocCall);
-    accounting::record(-20000, accounting::kFreeCall);
+    accounting::record(bytes, accounting::kAllocCall);
+    accounting::record(-bytes, accounting::kFreeCall);
+  }
+  const std::uint64_t publishes = accounting::t_own.publishes.load(std::memory_order_relaxed) - publishes_before;
+  // A thread registers at its first call, which publishes exactly, so at
+  // most that one call is counted elsewhere.
+  if (publishes + 1 < 2 * static_cast<std::uint64_t>(state.iterations())) {
+    state.SkipWithError("a call did not publish: the figure would be the inline path's");
   }
   state.SetItemsProcessed(2 * state.iterations());
 }
