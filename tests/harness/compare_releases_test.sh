@@ -53,6 +53,30 @@ grep -q "does not exist" "$work/err"
 if "$bench" compare --floor 2>"$work/err"; then echo "accepted a single build"; exit 1; fi
 grep -q "at least two builds" "$work/err"
 
+# The same library under two settings is two builds: --env sets a variable
+# for one build's runs, kept in the JSON and said under the table.
+"$bench" compare --lib "default=$build_dir/bin/libheapline.so" --lib "exact=$build_dir/bin/libheapline.so" \
+  --env exact:HEAPLINE_PRECISION=exact --env exact:HEAPLINE_INTERVAL_MS=5 --only churn-1t --runs 1 --rounds 1 \
+  --scale 0.0005 --json "$work/settings.json" --out "$work/settings" >"$work/table" 2>"$work/err" ||
+  { cat "$work/err"; exit 1; }
+grep -q '^exact: Run with HEAPLINE_PRECISION=exact. Run with HEAPLINE_INTERVAL_MS=5.$' "$work/table" ||
+  { cat "$work/table"; exit 1; }
+/usr/bin/python3 - "$work/settings.json" <<'PY'
+import json, sys
+builds = json.load(open(sys.argv[1]))["builds"]
+assert "env" not in builds[0], builds[0]
+assert builds[1]["env"] == {"HEAPLINE_PRECISION": "exact", "HEAPLINE_INTERVAL_MS": "5"}, builds[1]
+PY
+for setting in exact nolabel=1 :HEAPLINE_PRECISION=exact exact:=1; do
+  if "$bench" compare --lib "exact=$build_dir/bin/libheapline.so" --floor --env "$setting" 2>"$work/err"; then
+    echo "accepted --env $setting"; exit 1
+  fi
+  grep -q "takes LABEL:NAME=VALUE, got '$setting'" "$work/err" || { cat "$work/err"; exit 1; }
+done
+if "$bench" compare --lib "exact=$build_dir/bin/libheapline.so" --floor --env wide:HEAPLINE_PRECISION=exact \
+  2>"$work/err"; then echo "accepted --env for a build that is not there"; exit 1; fi
+grep -q "names build 'wide', which is not one of the builds" "$work/err" || { cat "$work/err"; exit 1; }
+
 # heaptrack, the peer beside memusage: a column of its own when installed (its
 # trace discarded), "absent" with a note when not; never a refusal.
 "$bench" compare --lib "heapline=$build_dir/bin/libheapline.so" --floor --heaptrack \

@@ -116,6 +116,9 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
       "the overhead in wall time, then in CPU time (user + sys of the same runs) in brackets: median with / median "
       "without - 1 in each round, then the median of the rounds");
   compare_cmd->add_option("--lib", compare.libs, "A build: LABEL=PATH (twice or more)");
+  compare_cmd->add_option("--env", compare.settings,
+                          "A setting for one build's runs, LABEL:NAME=VALUE (e.g. wide:HEAPLINE_PRECISION=32768,64): the "
+                          "same library under two settings is two builds");
   compare_cmd->add_flag("--floor", compare.floor, "Add the forwarding-only library (the floor of any interposer)");
   compare_cmd->add_flag("--memusage", compare.memusage, "Add glibc's libmemusage.so (the closest peer)");
   compare_cmd->add_flag("--heaptrack", compare.heaptrack,

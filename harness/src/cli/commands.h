@@ -84,6 +84,7 @@ struct ImportOptions {
 struct CompareOptions {
   Locations where;
   std::vector<std::string> libs;  // LABEL=PATH
+  std::vector<std::string> settings;  // LABEL:NAME=VALUE, a variable for one build's runs
   bool floor = false;             // add the forwarding-only library
   bool memusage = false;          // add glibc's libmemusage.so
   bool heaptrack = false;         // add heaptrack's recording library (absent when not installed)

@@ -31,6 +31,25 @@ Build heaptrack_build(const std::string& library) {
           "interpreter beside the program, which this figure does not count."};
 }
 
+// --env LABEL:NAME=VALUE: NAME=VALUE in the environment of that build's
+// runs (both sides, like a peer's own settings), and said under the table.
+void apply_setting(std::vector<Build>& builds, const std::string& setting) {
+  const auto colon = setting.find(':');
+  const auto equals = colon == std::string::npos ? std::string::npos : setting.find('=', colon);
+  if (colon == std::string::npos || colon == 0 || equals == std::string::npos || equals == colon + 1)
+    throw Refusal("--env takes LABEL:NAME=VALUE, got '" + setting + "'.");
+  const std::string label = setting.substr(0, colon);
+  const std::string name = setting.substr(colon + 1, equals - colon - 1);
+  const std::string value = setting.substr(equals + 1);
+  for (Build& build : builds) {
+    if (build.label != label) continue;
+    build.env[name] = value;
+    build.note += std::string(build.note.empty() ? "" : " ") + "Run with " + name + "=" + value + ".";
+    return;
+  }
+  throw Refusal("--env names build '" + label + "', which is not one of the builds.");
+}
+
 std::vector<Build> builds_from(const CompareOptions& options, std::vector<AbsentPeer>& absent) {
   std::vector<Build> builds;
   for (const auto& spec : options.libs) {
@@ -54,6 +73,7 @@ std::vector<Build> builds_from(const CompareOptions& options, std::vector<Absent
   for (std::size_t i = 0; i < builds.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
       if (builds[i].label == builds[j].label) throw Refusal("two builds are labelled '" + builds[i].label + "'.");
+  for (const auto& setting : options.settings) apply_setting(builds, setting);
   if (builds.size() < 2) throw Refusal("compare needs at least two builds: --lib LABEL=PATH, --floor, --memusage, --heaptrack.");
   return builds;
 }
