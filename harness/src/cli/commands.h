@@ -83,12 +83,12 @@ struct ImportOptions {
 
 struct CompareOptions {
   Locations where;
-  std::vector<std::string> libs;  // LABEL=PATH
+  std::vector<std::string> libs;      // LABEL=PATH
   std::vector<std::string> settings;  // LABEL:NAME=VALUE, a variable for one build's runs
-  bool floor = false;             // add the forwarding-only library
-  bool memusage = false;          // add glibc's libmemusage.so
-  bool heaptrack = false;         // add heaptrack's recording library (absent when not installed)
-  std::string heaptrack_library;  // default: where Debian's heaptrack puts it
+  bool floor = false;                 // add the forwarding-only library
+  bool memusage = false;              // add glibc's libmemusage.so
+  bool heaptrack = false;             // add heaptrack's recording library (absent when not installed)
+  std::string heaptrack_library;      // default: where Debian's heaptrack puts it
   int rounds = 3;
   int runs = 10;
   double scale = 1.0;
