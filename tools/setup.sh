@@ -4,6 +4,7 @@
 #
 #   tools/setup.sh          what building and running the suite needs
 #   tools/setup.sh --test   also what the tests and the docs build need
+#   tools/setup.sh --fuzz   also clang and libFuzzer, for tools/fuzz.sh
 set -euo pipefail
 
 build_packages=(
@@ -14,6 +15,10 @@ build_packages=(
   # comparison's peer beside glibc's memusage
   libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 heaptrack
 )
+# tools/fuzz.sh: libFuzzer and clang's sanitizer runtimes
+fuzz_packages=(
+  clang libfuzzer-14-dev libclang-rt-14-dev
+)
 test_packages=(
   python3-sphinx python3-myst-parser
   shellcheck
@@ -23,8 +28,9 @@ test_packages=(
 wanted=("${build_packages[@]}")
 case "${1:-}" in
   --test) wanted+=("${test_packages[@]}") ;;
+  --fuzz) wanted+=("${fuzz_packages[@]}") ;;
   "") ;;
-  *) echo "usage: tools/setup.sh [--test]" >&2; exit 2 ;;
+  *) echo "usage: tools/setup.sh [--test|--fuzz]" >&2; exit 2 ;;
 esac
 
 missing=()
