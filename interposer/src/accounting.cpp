@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "heapline/report_format.h"
+#include "heap_sampler.h"
 #include "mapped_memory.h"
 #include "process_state.h"
 
@@ -115,6 +116,8 @@ namespace {
 // no allocation has done it yet (by then libc is initialised, getenv works).
 __attribute__((constructor)) void init_at_load() {
   if (ensure_process_init()) decide_followed(true);
+  // Not from an allocation call: dlopen may wait for the loader's lock.
+  sampler::load_unwinder();
 }
 
 __attribute__((destructor)) void report_at_unload() { write_report_at_exit(); }

@@ -71,6 +71,17 @@ enum CallKind : unsigned { kAllocCall = 0, kFreeCall = 1, kReallocCall = 2, kCal
 // together). Whatever interleaving, published + pending is exact.
 constexpr std::int64_t kIdleHeadroom = INT64_MIN / 2;
 
+// A sampled block's chunk header reads 2^60 (heap_sampler.h): the hot path
+// adds or subtracts that marker before its slow path takes it back out. A
+// signal handler that runs in between, or another thread reading the
+// slot, sees pending bytes off by whole markers, which no real pending
+// delta comes near: they are left out of every figure (and left in the
+// slot for the interrupted slow path to take back).
+constexpr std::int64_t kMarkerInFlight = std::int64_t{1} << 60;
+inline std::int64_t markers_in_flight(std::int64_t pending) {
+  return (pending + kMarkerInFlight / 2) >> 60 << 60;
+}
+
 struct alignas(64) Slot {
   std::atomic<std::int64_t> headroom{kIdleHeadroom};  // with span: one aligned 16-byte pair
   std::uint64_t span = 0;                             // owner's plain reads: a memory operand
@@ -79,7 +90,12 @@ struct alignas(64) Slot {
 
   // The owner's pending bytes (or its signal handler's).
   std::int64_t own_pending() const {
-    return static_cast<std::int64_t>(span >> 1) - headroom.load(std::memory_order_relaxed);
+    const std::int64_t pending = static_cast<std::int64_t>(span >> 1) - headroom.load(std::memory_order_relaxed);
+    return pending - markers_in_flight(pending);
+  }
+  // Whether the headroom holds a sampled block's marker (kMarkerInFlight).
+  bool marker_in_flight() const {
+    return markers_in_flight(static_cast<std::int64_t>(span >> 1) - headroom.load(std::memory_order_relaxed)) != 0;
   }
   // Whether pending is outside (-threshold, threshold), or span is 0.
   bool out_of_range() const { return static_cast<std::uint64_t>(headroom.load(std::memory_order_relaxed)) >= span; }
@@ -91,7 +107,8 @@ struct alignas(64) Slot {
       const std::int64_t value = headroom.load(std::memory_order_acquire);
       if (__atomic_load_n(&span, __ATOMIC_ACQUIRE) != before) continue;
       // Span 0: not (or no longer) holding anything back.
-      return before != 0 ? static_cast<std::int64_t>(before >> 1) - value : 0;
+      const std::int64_t pending = before != 0 ? static_cast<std::int64_t>(before >> 1) - value : 0;
+      return pending - markers_in_flight(pending);
     }
   }
   // The owner's threshold change: the pending bytes kept.

@@ -29,6 +29,8 @@
 // per call (compare, jump) where the entry costs none beyond the jump that
 // any forwarder pays, and the inline malloc()/free() fold the choice into
 // the NULL test they make anyway.
+#include <dlfcn.h>
+
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -38,6 +40,7 @@
 
 #if HEAPLINE_COUNTING
 #include "accounting.h"
+#include "heap_sampler.h"
 #else
 namespace heapline::accounting {
 enum CallKind : unsigned { kAllocCall, kFreeCall, kReallocCall };
@@ -71,16 +74,53 @@ struct Entries {
 
 inline std::int64_t chunk_bytes(const void* p) { return static_cast<std::int64_t>(glibc_chunk_size(p)); }
 
+#if HEAPLINE_COUNTING
+// --- sampled blocks (heap_sampler.h) -------------------------------------------
+// A sampled glibc block's chunk header reads kSampledChunkMarker, so the
+// inline accounting of malloc() and free() took that marker for its size
+// and its threshold test sent the call here. Each first takes the marker's
+// bytes back out of the headroom (one instruction, as the hot path put
+// them in: a signal handler's bytes meanwhile stay), then counts the
+// block's real glibc chunk as the hot path would have.
+constexpr std::int64_t kMarker = sampler::kSampledChunkMarker;
+
+[[gnu::noinline, gnu::cold]] void* account_marked_malloc(void* p) {
+  accounting::add_in_place(accounting::t_own.headroom, kMarker);
+  const std::int64_t bytes = chunk_bytes(sampler::underlying(p));
+  if (accounting::subtract_turns_negative(accounting::t_own.headroom, bytes)) accounting::publish(bytes, kAllocCall);
+  return p;
+}
+
+[[gnu::noinline, gnu::cold]] void account_marked_free(void* p) {
+  accounting::subtract_in_place(accounting::t_own.headroom, kMarker);
+  const std::int64_t bytes = chunk_bytes(sampler::underlying(p));
+  accounting::add_in_place(accounting::t_own.headroom, bytes);
+  if (accounting::t_own.out_of_range()) accounting::publish(-bytes, kFreeCall);
+  sampler::free_marked(p);
+}
+
+// The bytes the heap figure counts for a glibc block, marked or not.
+inline std::int64_t accounted_bytes(void* p) {
+  return sampler::is_marked(p) ? chunk_bytes(sampler::underlying(p)) : chunk_bytes(p);
+}
+#endif
+
 // --- glibc: direct calls, the chunk header read inline ----------------------
 // A block is counted out before glibc takes it, so that free() ends in a
 // tail call; the figures are the same.
 
 [[gnu::noinline, gnu::cold]] void* publish_after_malloc(void* p, std::int64_t bytes) {
+#if HEAPLINE_COUNTING
+  if (bytes == kMarker) return account_marked_malloc(p);
+#endif
   accounting::publish(bytes, kAllocCall);
   return p;
 }
 
 [[gnu::noinline, gnu::cold]] void publish_then_free(void* p, std::int64_t bytes) {
+#if HEAPLINE_COUNTING
+  if (bytes == -kMarker) return account_marked_free(p);
+#endif
   accounting::publish(bytes, kFreeCall);
   __libc_free(p);
 }
@@ -160,8 +200,62 @@ void* glibc_paged(std::size_t size) noexcept {  // valloc, pvalloc
   return p;
 }
 
+#if HEAPLINE_COUNTING
+// --- glibc with the heap sampler: the meter on every allocation's bytes ------
+// malloc() reaches glibc through sampling_malloc (g_malloc_target) instead
+// of __libc_malloc; calloc and realloc have entries of their own. With
+// HEAPLINE_SAMPLE=off none of them is bound: the calls are today's.
+
+void* sampling_malloc(std::size_t size) noexcept {
+  if (sampler::meter_runs_out(size)) [[unlikely]] return sampler::allocate_sampled(size, false);
+  return __libc_malloc(size);
+}
+
+[[gnu::noinline, gnu::cold]] void* calloc_sampled(std::size_t bytes) noexcept {
+  void* p = sampler::allocate_sampled(bytes, true);
+  if (p != nullptr) record(accounted_bytes(p), kAllocCall);
+  return p;
+}
+
+void* glibc_calloc_sampling(std::size_t count, std::size_t size) noexcept {
+  std::size_t bytes;
+  if (!__builtin_mul_overflow(count, size, &bytes) && sampler::meter_runs_out(bytes)) [[unlikely]] {
+    return calloc_sampled(bytes);
+  }
+  return glibc_calloc(count, size);
+}
+
+// A marked block moves (glibc cannot resize it), or the meter chose the
+// new block: either way a new block, the old one's bytes copied.
+[[gnu::noinline, gnu::cold]] void* realloc_sampled(void* p, std::size_t size, bool sample) noexcept {
+  std::int64_t old_bytes, new_bytes;
+  void* q = sampler::reallocate_sampled(p, size, sample, &old_bytes, &new_bytes);
+  if (q != nullptr) {
+    record(new_bytes - old_bytes, kReallocCall);
+  } else if (p != nullptr && size == 0) {
+    record(-old_bytes, kFreeCall);
+  }
+  return q;
+}
+
+void* glibc_realloc_sampling(void* p, std::size_t size) noexcept {
+  const bool sample = sampler::meter_runs_out(size);
+  if (sample || (p != nullptr && sampler::is_marked(p))) [[unlikely]] return realloc_sampled(p, size, sample);
+  return glibc_realloc(p, size);
+}
+#endif
+
 Entries glibc_entries() {
   if constexpr (kCounting) {
+#if HEAPLINE_COUNTING
+    if (sampler::enabled()) {
+      return {glibc_malloc,         glibc_free,
+              glibc_calloc_sampling, glibc_realloc_sampling,
+              glibc_posix_memalign, glibc_aligned_alloc,
+              glibc_memalign, glibc_paged<__libc_valloc>,
+              glibc_paged<__libc_pvalloc>};
+    }
+#endif
     return {glibc_malloc,         glibc_free,
             glibc_calloc,         glibc_realloc,
             glibc_posix_memalign, glibc_aligned_alloc,
@@ -180,12 +274,46 @@ inline std::int64_t usable_bytes(void* p) {
   return 0;
 }
 
+// With the sampler, the meter counts a foreign block's usable bytes; a
+// sampled one is remembered by address (it has no header of heapline's).
+bool g_foreign_sampling = false;
+
 inline void* counted_foreign(void* p) {
-  if (p != nullptr && kCounting) record(usable_bytes(p), kAllocCall);
+  if (p != nullptr && kCounting) {
+    const std::int64_t bytes = usable_bytes(p);
+    record(bytes, kAllocCall);
+#if HEAPLINE_COUNTING
+    if (g_foreign_sampling && sampler::meter_runs_out(static_cast<std::size_t>(bytes))) [[unlikely]] {
+      sampler::note_foreign_allocation(p, static_cast<std::size_t>(bytes), bytes);
+    }
+#endif
+  }
   return p;
 }
 
+// A foreign block that goes (freed, or moved by realloc) leaves the
+// sampled set; looked up only while that holds any foreign block.
+inline void forget_if_sampled(void* p) {
+#if HEAPLINE_COUNTING
+  if (sampler::foreign_sampled_count() != 0) [[unlikely]] sampler::forget_foreign(p);
+#else
+  (void)p;
+#endif
+}
+
 void* foreign_malloc(std::size_t size) noexcept { return counted_foreign(g_foreign.malloc(size)); }
+
+// A foreign realloc's new block: counted as a change, and metered as a new
+// block of its size.
+inline void counted_realloc_foreign(void* q, std::int64_t old_bytes) {
+  const std::int64_t bytes = usable_bytes(q);
+  record(bytes - old_bytes, kReallocCall);
+#if HEAPLINE_COUNTING
+  if (g_foreign_sampling && sampler::meter_runs_out(static_cast<std::size_t>(bytes))) [[unlikely]] {
+    sampler::note_foreign_allocation(q, static_cast<std::size_t>(bytes), bytes);
+  }
+#endif
+}
 
 void foreign_free(void* p) noexcept {
   if (p == nullptr) return;
@@ -194,7 +322,10 @@ void foreign_free(void* p) noexcept {
     __libc_free(p);  // a glibc block from the resolution, never counted
     return;
   }
-  if constexpr (kCounting) record(-usable_bytes(p), kFreeCall);
+  if constexpr (kCounting) {
+    record(-usable_bytes(p), kFreeCall);
+    forget_if_sampled(p);
+  }
   g_foreign.free(p);
 }
 
@@ -214,15 +345,17 @@ void* foreign_realloc(void* p, std::size_t size) noexcept {
     }
     if (fresh != nullptr) {
       std::memcpy(fresh, p, early_size < size ? early_size : size);
-      if constexpr (kCounting) record(usable_bytes(fresh), kReallocCall);
+      if constexpr (kCounting) counted_realloc_foreign(fresh, 0);
     }
     __libc_free(p);
     return fresh;
   }
   const std::int64_t old_bytes = p != nullptr ? usable_bytes(p) : 0;
+  // Read before the block moves: its address may be the new block's.
+  if (kCounting && p != nullptr) forget_if_sampled(p);
   void* q = g_foreign.realloc(p, size);
   if (q != nullptr) {
-    if constexpr (kCounting) record(usable_bytes(q) - old_bytes, kReallocCall);
+    if constexpr (kCounting) counted_realloc_foreign(q, old_bytes);
   } else if (p != nullptr && size == 0) {
     if constexpr (kCounting) record(-old_bytes, kFreeCall);
   }
@@ -293,7 +426,12 @@ bool bind_entries() {
   // The limit before the target: x86 keeps stores in order, so a thread that
   // calls the new target then reads the new limit.
   if (resolution == Resolution::kGlibc) bind(g_inline_from, std::uintptr_t{1});
-  bind(g_malloc_target, resolution == Resolution::kGlibc ? __libc_malloc : foreign_malloc);
+  void* (*glibc_target)(std::size_t) = __libc_malloc;
+#if HEAPLINE_COUNTING
+  if (sampler::enabled()) glibc_target = sampling_malloc;
+  g_foreign_sampling = resolution == Resolution::kForeign && sampler::enabled();
+#endif
+  bind(g_malloc_target, resolution == Resolution::kGlibc ? glibc_target : foreign_malloc);
   // With glibc, the blocks dlsym took meanwhile are ordinary glibc blocks
   // that glibc_free() will count out: count them in.
   if (kCounting && resolution == Resolution::kGlibc) {
@@ -377,3 +515,26 @@ HEAPLINE_EXPORT void* memalign(std::size_t alignment, std::size_t size) noexcept
 }
 HEAPLINE_EXPORT void* valloc(std::size_t size) noexcept { return g_entry.valloc(size); }
 HEAPLINE_EXPORT void* pvalloc(std::size_t size) noexcept { return g_entry.pvalloc(size); }
+
+// glibc's malloc_usable_size reads the chunk header, which a sampled block's
+// marker would make nonsense of: the size is answered here (and forwarded
+// to a foreign allocator as its own).
+namespace {
+std::size_t (*g_glibc_usable_size)(void*) = nullptr;
+}
+
+HEAPLINE_EXPORT std::size_t malloc_usable_size(void* p) noexcept {
+  if (p == nullptr) return 0;
+  const Resolution resolution = resolve_allocator();
+  if (resolution == Resolution::kForeign) return g_foreign.usable_size(p);
+#if HEAPLINE_COUNTING
+  if (heapline::sampler::is_marked(p)) return heapline::sampler::usable_size_marked(p);
+#endif
+  auto usable = __atomic_load_n(&g_glibc_usable_size, __ATOMIC_ACQUIRE);
+  if (usable == nullptr) {
+    usable = reinterpret_cast<std::size_t (*)(void*)>(dlsym(RTLD_NEXT, "malloc_usable_size"));
+    if (usable == nullptr) return 0;
+    __atomic_store_n(&g_glibc_usable_size, usable, __ATOMIC_RELEASE);
+  }
+  return usable(p);
+}

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "heap_sampler.h"
 #include "mapped_memory.h"
 #include "output.h"
 #include "process_state.h"
@@ -20,6 +21,26 @@ namespace {
 
 char g_exe[kMaxPath];
 char g_path[kMaxPath];
+ProfileSnapshot g_exit_profile;  // static: see the exit path's note on stacks
+SamplingReport g_sampling_report;
+
+// The sampler's figures, and the profile of what was never freed.
+const SamplingReport* sampling_at_exit(std::int64_t final_bytes, std::uint64_t t_ns) {
+  SamplingReport& s = g_sampling_report;
+  s.mean_bytes = sampler::mean_bytes();
+  if (s.mean_bytes == 0) return &s;
+  const sampler::Totals totals = sampler::totals();
+  s.unwinder = sampler::unwinder_name();
+  s.samples = totals.samples;
+  s.dropped = totals.dropped;
+  s.live_capacity = sampler::live_capacity();
+  s.stack_capacity = sampler::stack_capacity();
+  s.snapshots = totals.snapshots;
+  s.peak_profile = &g_region->peak_profile;
+  sampler::snapshot_now(g_exit_profile, final_bytes, t_ns);
+  s.exit_profile = &g_exit_profile;
+  return &s;
+}
 
 // The first definition of malloc in the dynamic linker's load order (the
 // program, then its preloads and libraries, then what dlopen added): what
@@ -199,6 +220,7 @@ void write_report_at_exit() {
   }
   report.marker_slots = g_process.markers_claimed.load(std::memory_order_acquire);
   report.ended = "exit";
+  report.sampling = sampling_at_exit(final_bytes, report.duration_ns);
   const char* culprit = nullptr;
   report.allocations_seen = program_malloc_is_ours(&culprit) ? 1 : 0;
   if (report.allocations_seen == 0) {

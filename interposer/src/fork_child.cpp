@@ -2,6 +2,7 @@
 // heap it inherited.
 #include <unistd.h>
 
+#include "heap_sampler.h"
 #include "mapped_memory.h"
 #include "process_state.h"
 
@@ -51,6 +52,7 @@ void after_fork_in_child() {
   decide_followed(false);
   g_process.finished.store(false, std::memory_order_relaxed);
   g_sampling.busy.store(false, std::memory_order_relaxed);  // a parent thread may have held it
+  sampler::after_fork_in_child();
   open_live_file();
   // What the child allocates itself decides whether its live file is due.
   if (g_process.live_file_floor != INT64_MAX) g_process.live_file_floor = inherited + kLiveFileFloor;

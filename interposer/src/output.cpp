@@ -1,5 +1,7 @@
 #include "output.h"
 
+#include "profile_output.h"
+
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -169,6 +171,7 @@ void write_report_json(TextSink& sink, const Report& r) {
       sink.append_signed(r.signal);
     }
   }
+  if (r.sampling != nullptr) write_sampling_json(sink, *r.sampling);
   sink.append(",\n\"markers\":[");
   bool first_marker = true;
   const std::uint32_t slots = r.marker_slots < kLiveMarkerCapacity ? r.marker_slots : kLiveMarkerCapacity;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "heap_sampler.h"
 #include "mapped_memory.h"
 #include "process_state.h"
 
@@ -63,6 +64,7 @@ void api_reset_peak() {
   if (!ready_for_api()) return;
   const std::int64_t live = exact_live();
   g_published.phase_peak.store(live, std::memory_order_relaxed);
+  sampler::phase_reset();
   g_published.phase_total_peak.store(live + mapped::live_bytes(), std::memory_order_relaxed);
   raise_peaks(live, clock_ns(CLOCK_MONOTONIC));  // the run's peak keeps every value seen
 }

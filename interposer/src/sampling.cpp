@@ -19,6 +19,7 @@
 // a ready flag).
 #include <sched.h>
 
+#include "heap_sampler.h"
 #include "mapped_memory.h"
 #include "process_state.h"
 
@@ -135,7 +136,13 @@ std::uint64_t peak_clock(std::uint64_t publish_now) {
   bool raised = false;
   raise_to(g_published.interval_max, live, &raised);
   if (raised) h.open_max.store(live, std::memory_order_relaxed);
-  if (live > g_published.phase_peak.load(std::memory_order_relaxed)) raise_peaks(live, peak_clock(now));
+  if (live > g_published.phase_peak.load(std::memory_order_relaxed)) {
+    const std::uint64_t at = peak_clock(now);
+    raise_peaks(live, at);
+    sampler::peak_raised(g_region->peak_profile, live, since_start(at),
+                         g_process.max_registered.load(std::memory_order_relaxed) *
+                             static_cast<std::uint64_t>(g_process.max_threshold.load(std::memory_order_relaxed)));
+  }
 }
 
 // Another publish moved live between this one's add and its store to the
@@ -296,7 +303,8 @@ void publish(std::int64_t bytes, CallKind kind) {
     count_call(t_own.publishes);
     publish_delta(delta);
     t_own.set_threshold(g_policy.threshold.load(std::memory_order_relaxed));
-  } while (__builtin_expect(t_own.out_of_range(), 0));
+    // A marker in flight (accounting.h) stays for its own slow path.
+  } while (__builtin_expect(t_own.out_of_range(), 0) && !t_own.marker_in_flight());
 }
 
 }  // namespace heapline::accounting

@@ -4,9 +4,10 @@
 //   heapline convert LIVE_FILE [-o OUT] [--signal N]
 //   heapline top PID [--once] [--interval SECONDS]
 //   heapline clean [DIR] [--reports] [--dry-run]
+//   heapline profile REPORT [--format text|folded|pprof] [-o FILE] [--at peak|exit]
 //
-// A first word `convert`, `top` or `clean` is the subcommand; `heapline --
-// top` runs a program named top.
+// A first word `convert`, `top`, `clean` or `profile` is the subcommand;
+// `heapline -- top` runs a program named top.
 //
 // The command's exit status is passed through (128+N when signal N killed
 // it). After it ends, a summary of the root process's report goes to stderr,
@@ -37,6 +38,7 @@
 #include "live_view.h"
 #include "output_naming.h"
 #include "process_tree.h"
+#include "profile_command.h"
 #include "report_summary.h"
 #include "stale_files.h"
 #include "timeline_plot.h"
@@ -211,6 +213,25 @@ int clean_main(int argc, char** argv) {
   }
 }
 
+// heapline profile: a report's heap profile, named offline.
+int profile_main(int argc, char** argv) {
+  CLI::App app{"heapline profile: the call sites that held the heap at the peak (or at exit), from a heapline/1 "
+               "report, their frames named offline from the program's files.",
+               "heapline profile"};
+  ProfileOptions options;
+  app.add_option("REPORT", options.report, "the heapline/1 report")->required();
+  app.add_option("--format", options.format,
+                 "text (the default), folded (stacks for flame graphs), or pprof (gzipped profile.proto for "
+                 "go tool pprof)")
+      ->check(CLI::IsMember({"text", "folded", "pprof"}));
+  app.add_option("-o,--out", options.out, "the output file (default: stdout; pprof needs one)");
+  app.add_option("--at", options.at, "peak (the default) or exit (what was never freed)")
+      ->check(CLI::IsMember({"peak", "exit"}));
+  app.add_option("--sites", options.sites, "text: how many sites (default 20)")->check(CLI::PositiveNumber);
+  if (auto status = parse_options(app, "heapline profile", [&] { app.parse(argc, argv); })) return *status;
+  return run_profile(options);
+}
+
 std::uint64_t unix_now_ns() {
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
@@ -222,6 +243,7 @@ int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "convert") return convert_main(argc - 1, argv + 1);
   if (argc > 1 && std::string(argv[1]) == "top") return top_main(argc - 1, argv + 1);
   if (argc > 1 && std::string(argv[1]) == "clean") return clean_main(argc - 1, argv + 1);
+  if (argc > 1 && std::string(argv[1]) == "profile") return profile_main(argc - 1, argv + 1);
 
   Options options;
   CLI::App app{"heapline: run a command and record its live heap over time, with its peak.",
@@ -366,11 +388,15 @@ int main(int argc, char** argv) {
     std::cerr << summarize(report, report_path);
     for (const std::string& note : notes) std::cerr << "heapline: " << note << "\n";
     std::cerr << summarize_tree(tree);
+    Symbolizer symbolizer;
+    std::cerr << summarize_peak_profile(report, report_path, 10, symbolizer);
+    std::cerr << summarize_tree_profile(tree, symbolizer, 10);
   }
 
   if (!options.plot.empty()) {
     try {
-      PlotFiles files = write_plot_files(report, options.plot);
+      Symbolizer symbolizer;
+      PlotFiles files = write_plot_files(report, options.plot, top_peak_site(report, report_path, symbolizer).value_or(""));
       std::string problem = render_plot(files, options.plot);
       if (!problem.empty()) {
         std::cerr << problem << "\n";

@@ -46,7 +46,7 @@ LiveFile::LiveFile(const fs::path& path) : path_(path) {
   std::string problem;
   if (h.magic.load(std::memory_order_acquire) != kLiveMagic) {
     problem = path.string() + " is not a heapline live file (no magic; a process killed while creating it?)";
-  } else if (h.version != kLiveVersion || h.header_bytes != sizeof(LiveHeader) ||
+  } else if ((h.version != kLiveVersion && h.version != kLiveVersionWithoutProfile) || h.header_bytes != sizeof(LiveHeader) ||
              h.marker_capacity != kLiveMarkerCapacity || h.sample_capacity != kTimelineCapacity) {
     problem = path.string() + ": live file version " + std::to_string(h.version) + " is not supported (this heapline reads " +
               std::to_string(kLiveVersion) + ")";

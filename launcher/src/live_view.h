@@ -30,7 +30,11 @@ class LiveFile {
   const std::filesystem::path& path() const { return path_; }
   // A file of the current layout, whose writer kept the mapped figures.
   bool has_mapped_series() const {
-    return mapped_bytes_ >= sizeof(LiveRegion) && region_->header.mapped_mode != kMappedUnknown;
+    return mapped_bytes_ >= kLiveRegionWithoutProfileBytes && region_->header.mapped_mode != kMappedUnknown;
+  }
+  // A file of version 2, with room for the peak profile.
+  bool has_peak_profile() const {
+    return mapped_bytes_ >= sizeof(LiveRegion) && region_->header.version >= kLiveVersion;
   }
 
  private:

@@ -36,7 +36,7 @@ PlotFormat plot_format_for(const fs::path& output) {
   return PlotFormat::kUnknown;
 }
 
-PlotFiles write_plot_files(const nlohmann::json& report, const fs::path& output) {
+PlotFiles write_plot_files(const nlohmann::json& report, const fs::path& output, const std::string& peak_note) {
   std::string pattern = (fs::temp_directory_path() / "heapline-plot.XXXXXX").string();
   if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("cannot create a temporary directory");
   PlotFiles files{pattern, fs::path(pattern) / "timeline.gp", fs::path(pattern) / "timeline.dat"};
@@ -103,6 +103,13 @@ PlotFiles write_plot_files(const nlohmann::json& report, const fs::path& output)
              << "set label " << quoted(marker[1].get<std::string>()) << " at " << t
              << ", graph 0.98 rotate by 90 right offset -0.6,0 font ',9' tc rgb '#404040' front\n";
     }
+  }
+  if (!peak_note.empty()) {
+    // The peak, and what held most of it.
+    const double t = report.at("peak_time_ns").get<double>() / 1e9;
+    const double y = report.at("peak_bytes").get<double>() / scale;
+    script << "set label " << quoted("peak: " + peak_note) << " at " << t << ", " << y
+           << " point pt 7 ps 1 lc rgb '#c02020' offset 1,0.5 front font ',9'\n";
   }
   if (report.value("ended", std::string("exit")) != "exit") {
     script << "set label " << quoted("ended without exit (last sample)") << " at graph 0.99, graph 0.04 right\n";

@@ -20,8 +20,10 @@ struct PlotFiles {
   std::filesystem::path data;
 };
 
-// Writes the script and the data; the script writes to `output`.
-PlotFiles write_plot_files(const nlohmann::json& report, const std::filesystem::path& output);
+// Writes the script and the data; the script writes to `output`. The peak
+// is marked with `peak_note` (its largest site) when there is one.
+PlotFiles write_plot_files(const nlohmann::json& report, const std::filesystem::path& output,
+                           const std::string& peak_note = "");
 
 // Runs gnuplot on the script. Returns "" or a message for stderr; the
 // temporary directory is removed when gnuplot succeeded.

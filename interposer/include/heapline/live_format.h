@@ -7,7 +7,7 @@
 // exit; left behind when the process ends without running its exit handlers
 // (killed, `_exit`, exec without exit).
 //
-// Layout (version 1, native byte order, x86-64):
+// Layout (version 2, native byte order, x86-64):
 //   LiveHeader     4096 + 8192 bytes: identity (written once, before the
 //                  magic is published), then the figures of the latest
 //                  sample under a seqlock (`seq` odd while updating)
@@ -41,6 +41,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "heapline/profile_format.h"
+
 namespace heapline {
 
 // [t_ns since start, live bytes, the largest live value published since the
@@ -72,7 +74,8 @@ static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "the mapped file 
 std::size_t read_timeline(const TimelineStorage& storage, Sample* out, bool still_writing);
 
 constexpr std::uint64_t kLiveMagic = 0x3156494c50414548ull;  // "HEAPLIV1" in memory order
-constexpr std::uint32_t kLiveVersion = 1;
+constexpr std::uint32_t kLiveVersion = 2;
+constexpr std::uint32_t kLiveVersionWithoutProfile = 1;  // still read
 constexpr std::size_t kLiveMarkerCapacity = 256;
 constexpr std::size_t kLiveMarkerNameBytes = 48;  // 47 bytes and the NUL
 constexpr std::size_t kLiveExeBytes = 4096;
@@ -163,12 +166,15 @@ struct LiveRegion {
   LiveMarker markers[kLiveMarkerCapacity];
   TimelineStorage timeline;
   TimelineStorage mapped_timeline;  // present when header.mapped_mode != 0
+  ProfileSnapshot peak_profile;     // version 2
 };
 
 // The size of a file of the older layout, without the mapped series.
 constexpr std::size_t kLiveRegionV1Bytes =
     sizeof(LiveHeader) + kLiveMarkerCapacity * sizeof(LiveMarker) + sizeof(TimelineStorage);
-static_assert(sizeof(LiveRegion) == kLiveRegionV1Bytes + sizeof(TimelineStorage));
+// And of version 1 with the mapped series, before the peak profile.
+constexpr std::size_t kLiveRegionWithoutProfileBytes = kLiveRegionV1Bytes + sizeof(TimelineStorage);
+static_assert(sizeof(LiveRegion) == kLiveRegionWithoutProfileBytes + sizeof(ProfileSnapshot));
 
 // The figures under the seqlock, copied consistently (or, after
 // `attempts` tries on a writer that died mid-update, as they are).

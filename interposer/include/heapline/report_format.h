@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "heapline/live_format.h"
+#include "heapline/profile_format.h"
 
 namespace heapline {
 
@@ -69,6 +70,9 @@ struct Report {
   const char* ended = "exit";
   std::uint64_t last_sample_ns = 0;
   int signal = 0;
+  // The heap sampler's figures and profiles ("sampling", "peak_profile",
+  // "exit_profile"); none when null (a library without the sampler).
+  const SamplingReport* sampling = nullptr;
 };
 
 // Writes `report` as heapline/1 JSON at final_path through a temporary name.

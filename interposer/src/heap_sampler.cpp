@@ -1,0 +1,711 @@
+// The heap sampler's slow paths (heap_sampler.h): the draw of the next
+// sample, the live sampled set, the stack table, the profiles.
+//
+// Memory. Everything lives in one private anonymous mapping of the
+// library's own (mapped on the first sample, never through the program's
+// allocator, its pages touched only as used):
+//   live set     kLiveCapacity records of 32 bytes            2 MiB
+//   stack table  kStackCapacity stacks of 272 bytes            4.25 MiB
+//   per-stack sums for a snapshot, 32 bytes each              0.5 MiB
+//   foreign index: kForeignSlots (pointer, record) pairs      2 MiB
+//   a counting filter for foreign frees, 1 byte per bucket    64 KiB
+// about 8.8 MiB of address space at most; a process with a heap of H bytes
+// touches about (H / M) x (32 + 32) bytes of the set plus 272 per distinct
+// stack. When the set is full an allocation the meter chose is not sampled
+// (counted as dropped, and the report says how many).
+//
+// Concurrency. Adding to the set, the stack table and the foreign index,
+// and taking a snapshot, hold one spin lock, tried a bounded number of
+// times (a sample that cannot get it is dropped: nothing ever waits long).
+// Removing a glibc block from the set takes no lock: its record is marked
+// free with one atomic store and pushed on a free list that only lock
+// holders pop (so it is safe from any thread, a signal handler included).
+// A thread inside the sampler never samples again (t_inside): libunwind's
+// own allocations and a signal handler's are served unsampled.
+#include "heap_sampler.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+
+#include "heapline/splitmix64.h"
+#include "mapped_memory.h"
+#include "stack_capture.h"
+
+namespace heapline::sampler {
+
+__thread std::int64_t t_meter __attribute__((tls_model("initial-exec"))) = 0;
+
+namespace {
+
+// --- configuration -----------------------------------------------------------
+
+constexpr std::uint64_t kDefaultMeanBytes = 4 * 1024 * 1024;
+constexpr std::uint64_t kUnread = UINT64_MAX;
+std::atomic<std::uint64_t> g_mean{kUnread};
+std::uint64_t g_seed = 0;  // HEAPLINE_SAMPLE_SEED; 0: from the clock and the pid
+
+// "off", "0", or a positive number of bytes with an optional k, m or g
+// (binary) suffix; anything else: the default, said once on stderr.
+std::uint64_t parse_mean(const char* text, bool* valid) {
+  *valid = true;
+  if (text == nullptr || text[0] == 0) return kDefaultMeanBytes;
+  if (strcmp(text, "off") == 0 || strcmp(text, "0") == 0) return 0;
+  std::uint64_t value = 0;
+  const char* c = text;
+  for (; *c >= '0' && *c <= '9'; ++c) {
+    if (value > (UINT64_MAX - 9) / 10) break;
+    value = value * 10 + static_cast<std::uint64_t>(*c - '0');
+  }
+  unsigned shift = 0;
+  if (*c == 'k' || *c == 'K') shift = 10, ++c;
+  else if (*c == 'm' || *c == 'M') shift = 20, ++c;
+  else if (*c == 'g' || *c == 'G') shift = 30, ++c;
+  if (*c != 0 || c == text || value == 0 || value > (std::uint64_t{1} << 40 >> shift)) {
+    *valid = false;
+    return kDefaultMeanBytes;
+  }
+  return value << shift;
+}
+
+std::uint64_t parse_seed(const char* text) {
+  std::uint64_t value = 0;
+  for (const char* c = text; c != nullptr && *c >= '0' && *c <= '9'; ++c) value = value * 10 + (*c - '0');
+  return value;
+}
+
+void say(const char* text) {
+  const int saved = errno;
+  [[maybe_unused]] ssize_t ignored = write(STDERR_FILENO, text, strlen(text));
+  errno = saved;
+}
+
+// --- arithmetic without libm (the library needs libc alone) -------------------
+
+// ln(x) for x in (0, 1]: x = m 2^e with m in [1, 2), ln m = 2 atanh(t),
+// t = (m - 1) / (m + 1) in [0, 1/3): the series to t^15 is within 1e-8.
+double natural_log(double x) {
+  std::uint64_t bits;
+  memcpy(&bits, &x, sizeof bits);
+  const int exponent = static_cast<int>((bits >> 52) & 0x7ff) - 1023;
+  bits = (bits & ((std::uint64_t{1} << 52) - 1)) | (std::uint64_t{1023} << 52);
+  double m;
+  memcpy(&m, &bits, sizeof m);
+  const double t = (m - 1) / (m + 1);
+  const double t2 = t * t;
+  double series = 1.0 / 15;
+  for (int k = 13; k >= 1; k -= 2) series = 1.0 / k + t2 * series;
+  return exponent * 0.6931471805599453 + 2 * t * series;
+}
+
+// 1 - exp(-x) for x >= 0: the probability that a block of x means is sampled.
+double sampled_probability(double x) {
+  if (x < 1e-3) return x * (1 - x / 2 * (1 - x / 3 * (1 - x / 4)));
+  if (x > 40) return 1;
+  // exp(-x) = 2^-k exp(-r), r in [0, ln 2).
+  const int k = static_cast<int>(x / 0.6931471805599453);
+  const double r = x - k * 0.6931471805599453;
+  double term = 1, sum = 1;
+  for (int n = 1; n < 20; ++n) {
+    term *= -r / n;
+    sum += term;
+  }
+  double scale = 1;
+  for (int i = 0; i < k; ++i) scale *= 0.5;
+  return 1 - sum * scale;
+}
+
+inline void add_to_meter(std::int64_t bytes) {
+#if defined(__x86_64__)
+  asm volatile("addq %1, %0" : "+m"(t_meter) : "r"(bytes));
+#else
+  t_meter += bytes;
+#endif
+}
+
+// --- per thread ------------------------------------------------------------------
+
+__thread bool t_inside __attribute__((tls_model("initial-exec"))) = false;
+__thread bool t_drawing __attribute__((tls_model("initial-exec"))) = false;
+__thread SplitMix64 t_random __attribute__((tls_model("initial-exec"))) = {0};
+std::atomic<std::uint64_t> g_threads_seeded{0};
+
+// A distance to the next sample: exponential with mean M.
+std::int64_t draw_distance() {
+  const std::uint64_t mean = g_mean.load(std::memory_order_relaxed);
+  // u in (0, 1]: 53 random bits, never 0.
+  const double u = static_cast<double>((t_random.next() >> 11) + 1) * (1.0 / 9007199254740992.0);
+  const double distance = -natural_log(u) * static_cast<double>(mean);
+  return distance < 4.0e18 ? static_cast<std::int64_t>(distance) + 1 : INT64_MAX / 4;
+}
+
+// Whether the allocation that turned the meter negative is to be sampled:
+// a thread's first allocation only draws its first distance (the meter
+// started at 0), and is sampled only if that distance is already used up.
+bool meter_says_sample() {
+  if (!t_drawing) {
+    t_drawing = true;
+    const std::uint64_t ordinal = g_threads_seeded.fetch_add(1, std::memory_order_relaxed);
+    std::uint64_t seed = g_seed;
+    if (seed == 0) {
+      timespec now{};
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      seed = static_cast<std::uint64_t>(now.tv_nsec) ^ (static_cast<std::uint64_t>(now.tv_sec) << 32) ^
+             (static_cast<std::uint64_t>(getpid()) << 16) ^ reinterpret_cast<std::uintptr_t>(&t_meter);
+    }
+    // Each seed and each thread a stream of its own: both go through the
+    // mixer (a plain sum would make seed s + 1's stream seed s's, one draw
+    // on).
+    t_random.state = SplitMix64{SplitMix64{seed}.next() + ordinal}.next();
+    add_to_meter(draw_distance());
+    if (t_meter >= 0) return false;
+  }
+  // The next distance counts from the end of this block (the process has no
+  // memory: where the point fell inside the block does not matter).
+  const std::int64_t observed = t_meter;
+  add_to_meter(draw_distance() - observed);
+  return true;
+}
+
+// --- the shared state ------------------------------------------------------------
+
+constexpr std::uint32_t kLiveCapacity = 1u << 16;
+constexpr std::uint32_t kStackCapacity = 1u << 14;
+constexpr std::uint32_t kForeignSlots = 1u << 17;
+constexpr std::uint32_t kFilterBuckets = 1u << 16;
+constexpr std::uint32_t kNoRecord = 0;
+
+struct Record {
+  std::atomic<void*> block{nullptr};  // the program's pointer; nullptr: free
+  std::uint64_t size;                 // requested bytes (what the meter counted)
+  std::int64_t chunk;                 // bytes the heap figure counts for it
+  std::uint32_t stack;
+  std::atomic<std::uint32_t> next_free;
+};
+static_assert(sizeof(Record) == 32);
+
+struct Stack {
+  std::uint64_t hash;  // 0: empty entry
+  std::uint32_t depth;
+  std::uint32_t reserved;
+  std::uintptr_t frames[kProfileFrames];
+};
+
+struct SiteSum {
+  double bytes, variance;
+  std::uint64_t samples, sampled_bytes;
+};
+
+struct ForeignSlot {
+  std::uintptr_t block;  // 0: empty
+  std::uint32_t record;
+  std::uint32_t reserved;
+};
+
+struct Arena {
+  Record records[kLiveCapacity];
+  Stack stacks[kStackCapacity];
+  SiteSum sums[kStackCapacity];
+  std::uint32_t touched[kStackCapacity];
+  ForeignSlot foreign[kForeignSlots];
+  std::atomic<std::uint8_t> filter[kFilterBuckets];
+};
+
+Arena* g_arena = nullptr;
+std::atomic<bool> g_arena_failed{false};
+std::atomic<bool> g_lock{false};
+// Records [1, g_high_water) were handed out at least once; the free list
+// holds the ones given back (pushed by anyone, popped under the lock).
+std::uint32_t g_high_water = 1;
+std::atomic<std::uint32_t> g_free_head{kNoRecord};
+std::atomic<std::uint64_t> g_live{0};
+std::atomic<std::uint64_t> g_foreign_live{0};
+std::uint32_t g_stack_count = 0;
+std::atomic<std::uint64_t> g_samples{0};
+std::atomic<std::uint64_t> g_dropped{0};
+std::atomic<std::uint64_t> g_snapshots{0};
+std::atomic<std::int64_t> g_snapshot_at{0};
+
+// Waits for another thread's sample or snapshot (a dropped sample would
+// bias the estimates down), but not without end.
+bool try_lock() {
+  for (int attempt = 0; attempt < 100000; ++attempt) {
+    if (!g_lock.load(std::memory_order_relaxed) && !g_lock.exchange(true, std::memory_order_acquire)) return true;
+    if (attempt >= 64) sched_yield();
+  }
+  return false;
+}
+void unlock() { g_lock.store(false, std::memory_order_release); }
+
+// Under the lock.
+bool have_arena() {
+  if (g_arena != nullptr) return true;
+  if (g_arena_failed.load(std::memory_order_relaxed)) return false;
+  void* memory = mapped::system_mmap(nullptr, sizeof(Arena), PROT_READ | PROT_WRITE,
+                                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (memory == MAP_FAILED) {
+    g_arena_failed.store(true, std::memory_order_relaxed);
+    return false;
+  }
+  g_arena = static_cast<Arena*>(memory);
+  return true;
+}
+
+// Under the lock.
+std::uint32_t take_record() {
+  std::uint32_t head = g_free_head.load(std::memory_order_acquire);
+  while (head != kNoRecord) {
+    const std::uint32_t next = g_arena->records[head].next_free.load(std::memory_order_relaxed);
+    if (g_free_head.compare_exchange_weak(head, next, std::memory_order_acq_rel)) return head;
+  }
+  if (g_high_water < kLiveCapacity) return g_high_water++;
+  return kNoRecord;
+}
+
+// Any thread, no lock.
+void give_back(std::uint32_t index) {
+  Record& record = g_arena->records[index];
+  std::uint32_t head = g_free_head.load(std::memory_order_relaxed);
+  do {
+    record.next_free.store(head, std::memory_order_relaxed);
+  } while (!g_free_head.compare_exchange_weak(head, index, std::memory_order_release, std::memory_order_relaxed));
+}
+
+std::uint64_t mix(std::uint64_t value) {
+  value ^= value >> 33;
+  value *= 0xff51afd7ed558ccdULL;
+  value ^= value >> 33;
+  value *= 0xc4ceb9fe1a85ec53ULL;
+  return value ^ (value >> 33);
+}
+
+// Under the lock: the stack's index, added if new; 0 when the table is full
+// (such samples are counted under an empty stack).
+std::uint32_t intern_stack(const std::uintptr_t* frames, std::size_t depth) {
+  std::uint64_t hash = 0x9e3779b97f4a7c15ULL ^ depth;
+  for (std::size_t i = 0; i < depth; ++i) hash = mix(hash ^ frames[i]);
+  if (hash == 0) hash = 1;
+  // Entry 0 is the empty stack of a full table; probing starts past it.
+  for (std::uint32_t probe = 0; probe < kStackCapacity; ++probe) {
+    const std::uint32_t index = 1 + static_cast<std::uint32_t>((hash + probe) % (kStackCapacity - 1));
+    Stack& stack = g_arena->stacks[index];
+    if (stack.hash == 0) {
+      if (g_stack_count + 1 >= kStackCapacity * 3 / 4) return 0;  // keep probes short
+      stack.depth = static_cast<std::uint32_t>(depth);
+      memcpy(stack.frames, frames, depth * sizeof frames[0]);
+      stack.hash = hash;
+      ++g_stack_count;
+      return index;
+    }
+    if (stack.hash == hash && stack.depth == depth && memcmp(stack.frames, frames, depth * sizeof frames[0]) == 0) {
+      return index;
+    }
+  }
+  return 0;
+}
+
+// A sampled block's record, under the lock; kNoRecord when there is no room.
+std::uint32_t add_record(void* block, std::uint64_t size, std::int64_t chunk, std::uint32_t stack) {
+  const std::uint32_t index = take_record();
+  if (index == kNoRecord) return kNoRecord;
+  Record& record = g_arena->records[index];
+  record.size = size;
+  record.chunk = chunk;
+  record.stack = stack;
+  record.block.store(block, std::memory_order_release);
+  g_live.fetch_add(1, std::memory_order_relaxed);
+  g_samples.fetch_add(1, std::memory_order_relaxed);
+  return index;
+}
+
+// Any thread: the record of `block` leaves the set.
+void remove_record(std::uint32_t index, void* block) {
+  if (index == kNoRecord || index >= kLiveCapacity || g_arena == nullptr) return;
+  void* expected = block;
+  if (!g_arena->records[index].block.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel)) return;
+  g_live.fetch_sub(1, std::memory_order_relaxed);
+  give_back(index);
+}
+
+// The part of a sample before the block exists: the stack, captured before
+// the lock (libunwind may allocate: t_inside keeps that unsampled).
+struct Captured {
+  std::uintptr_t frames[kProfileFrames];
+  std::size_t depth;
+};
+
+}  // namespace
+
+std::uint64_t mean_bytes() {
+  std::uint64_t mean = g_mean.load(std::memory_order_acquire);
+  if (mean != kUnread) return mean;
+  bool valid;
+  mean = parse_mean(getenv("HEAPLINE_SAMPLE"), &valid);
+  g_seed = parse_seed(getenv("HEAPLINE_SAMPLE_SEED"));
+  std::uint64_t expected = kUnread;
+  if (g_mean.compare_exchange_strong(expected, mean, std::memory_order_acq_rel) && !valid) {
+    say("heapline: HEAPLINE_SAMPLE must be off or a number of bytes (with k, m or g); sampling with the default mean\n");
+  }
+  return g_mean.load(std::memory_order_acquire);
+}
+
+// --- glibc ----------------------------------------------------------------------
+
+void* allocate_sampled(std::size_t size, bool zeroed) {
+  auto plain = [&]() -> void* { return zeroed ? __libc_calloc(1, size) : __libc_malloc(size); };
+  if (t_inside || !meter_says_sample()) return plain();
+  std::size_t total;
+  if (__builtin_add_overflow(size, kPrefixBytes, &total)) return plain();
+  t_inside = true;
+  const int saved_errno = errno;
+  Captured captured;
+  captured.depth = stacks::capture(captured.frames, kProfileFrames);
+  errno = saved_errno;
+  void* result = nullptr;
+  bool sampled = false;
+  if (try_lock()) {
+    if (have_arena()) {
+      const std::uint32_t stack = intern_stack(captured.frames, captured.depth);
+      void* base = zeroed ? __libc_calloc(1, total) : __libc_malloc(total);
+      if (base == nullptr) {
+        unlock();
+        t_inside = false;
+        return nullptr;  // ENOMEM, from glibc
+      }
+      void* block = static_cast<char*>(base) + kPrefixBytes;
+      // The estimate stands for blocks served without the prefix: their
+      // chunk is this one's less 16 bytes (32 at least, glibc's smallest).
+      const std::int64_t chunk = static_cast<std::int64_t>(glibc_chunk_size(base)) - kPrefixBytes;
+      const std::uint32_t index = add_record(block, size, chunk > 32 ? chunk : 32, stack);
+      if (index != kNoRecord) {
+        static_cast<std::uint64_t*>(base)[0] = index;
+        static_cast<std::int64_t*>(base)[1] = kSampledChunkMarker;
+        result = block;
+        sampled = true;
+      } else {
+        __libc_free(base);
+      }
+    }
+    unlock();
+  }
+  t_inside = false;
+  if (sampled) return result;
+  g_dropped.fetch_add(1, std::memory_order_relaxed);
+  return plain();
+}
+
+std::int64_t free_marked(void* p) {
+  void* base = underlying(p);
+  const std::int64_t chunk = static_cast<std::int64_t>(glibc_chunk_size(base));
+  remove_record(static_cast<std::uint32_t>(static_cast<std::uint64_t*>(base)[0]), p);
+  __libc_free(base);
+  return chunk;
+}
+
+std::size_t usable_size_marked(void* p) {
+  void* base = underlying(p);
+  // glibc's usable size: the chunk less its header (two words for an
+  // mmapped chunk), less heapline's prefix.
+  const std::size_t header = (static_cast<const std::size_t*>(base)[-1] & 2) != 0 ? 16 : 8;
+  const std::size_t chunk = glibc_chunk_size(base);
+  return chunk > header + kPrefixBytes ? chunk - header - kPrefixBytes : 0;
+}
+
+void* reallocate_sampled(void* p, std::size_t size, bool sample, std::int64_t* old_chunk, std::int64_t* new_chunk) {
+  *old_chunk = 0;
+  *new_chunk = 0;
+  const bool marked = p != nullptr && is_marked(p);
+  auto chunk_of = [](void* block) {
+    return static_cast<std::int64_t>(is_marked(block) ? glibc_chunk_size(underlying(block)) : glibc_chunk_size(block));
+  };
+  if (p != nullptr && size == 0) {  // glibc: frees p, returns NULL
+    *old_chunk = chunk_of(p);
+    if (marked) {
+      free_marked(p);
+    } else {
+      __libc_free(p);
+    }
+    return nullptr;
+  }
+  if (!sample && !marked) {  // not reached from the override layer; kept whole
+    const std::int64_t before = p != nullptr ? chunk_of(p) : 0;
+    void* q = __libc_realloc(p, size);
+    if (q != nullptr) *old_chunk = before, *new_chunk = chunk_of(q);
+    return q;
+  }
+  // The meter counted `size` already: the new block is sampled or not as
+  // it said (a thread drawing its first distance may yet say no).
+  void* q = sample ? allocate_sampled(size, false) : __libc_malloc(size);
+  if (q == nullptr) return nullptr;  // p untouched, as glibc's failure
+  if (p != nullptr) {
+    const std::size_t old_usable = marked ? usable_size_marked(p) : glibc_chunk_size(p) - 8;
+    memcpy(q, p, old_usable < size ? old_usable : size);
+    *old_chunk = chunk_of(p);
+    if (marked) {
+      free_marked(p);
+    } else {
+      __libc_free(p);
+    }
+  }
+  *new_chunk = chunk_of(q);
+  return q;
+}
+
+// --- a foreign allocator ------------------------------------------------------
+
+namespace {
+
+std::uint32_t filter_bucket(const void* p) {
+  return static_cast<std::uint32_t>(mix(reinterpret_cast<std::uintptr_t>(p)) >> 48);
+}
+
+// Under the lock.
+std::uint32_t* foreign_find(std::uintptr_t block, bool for_insert) {
+  std::uint32_t slot = static_cast<std::uint32_t>(mix(block)) & (kForeignSlots - 1);
+  for (std::uint32_t probe = 0; probe < kForeignSlots; ++probe, slot = (slot + 1) & (kForeignSlots - 1)) {
+    ForeignSlot& entry = g_arena->foreign[slot];
+    if (entry.block == block) return &entry.record;
+    if (entry.block == 0) {
+      if (!for_insert) return nullptr;
+      entry.block = block;
+      return &entry.record;
+    }
+  }
+  return nullptr;
+}
+
+// Under the lock: linear probing's deletion, the entries after it moved up.
+void foreign_erase(std::uintptr_t block) {
+  std::uint32_t slot = static_cast<std::uint32_t>(mix(block)) & (kForeignSlots - 1);
+  for (std::uint32_t probe = 0; probe < kForeignSlots; ++probe, slot = (slot + 1) & (kForeignSlots - 1)) {
+    if (g_arena->foreign[slot].block == 0) return;
+    if (g_arena->foreign[slot].block == block) break;
+  }
+  if (g_arena->foreign[slot].block != block) return;
+  std::uint32_t hole = slot;
+  for (std::uint32_t next = (hole + 1) & (kForeignSlots - 1);; next = (next + 1) & (kForeignSlots - 1)) {
+    ForeignSlot& entry = g_arena->foreign[next];
+    if (entry.block == 0) break;
+    const std::uint32_t home = static_cast<std::uint32_t>(mix(entry.block)) & (kForeignSlots - 1);
+    // Movable into the hole when its home is not in (hole, next].
+    const bool between = hole <= next ? (home > hole && home <= next) : (home > hole || home <= next);
+    if (!between) {
+      g_arena->foreign[hole] = entry;
+      hole = next;
+    }
+  }
+  g_arena->foreign[hole].block = 0;
+}
+
+}  // namespace
+
+std::size_t foreign_sampled_count() { return g_foreign_live.load(std::memory_order_relaxed); }
+
+void note_foreign_allocation(void* p, std::size_t size, std::int64_t bytes) {
+  if (p == nullptr || t_inside || !meter_says_sample()) return;
+  t_inside = true;
+  const int saved_errno = errno;
+  Captured captured;
+  captured.depth = stacks::capture(captured.frames, kProfileFrames);
+  bool sampled = false;
+  if (try_lock()) {
+    if (have_arena() && g_foreign_live.load(std::memory_order_relaxed) < kForeignSlots / 2) {
+      const std::uint32_t stack = intern_stack(captured.frames, captured.depth);
+      const std::uint32_t index = add_record(p, size, bytes, stack);
+      if (index != kNoRecord) {
+        std::uint32_t* slot = foreign_find(reinterpret_cast<std::uintptr_t>(p), true);
+        if (slot != nullptr) {
+          *slot = index;
+          g_arena->filter[filter_bucket(p)].fetch_add(1, std::memory_order_release);
+          g_foreign_live.fetch_add(1, std::memory_order_relaxed);
+          sampled = true;
+        } else {
+          remove_record(index, p);
+        }
+      }
+    }
+    unlock();
+  }
+  errno = saved_errno;
+  t_inside = false;
+  if (!sampled) g_dropped.fetch_add(1, std::memory_order_relaxed);
+}
+
+void forget_foreign(void* p) {
+  if (g_arena == nullptr || g_arena->filter[filter_bucket(p)].load(std::memory_order_acquire) == 0) return;
+  if (t_inside || !try_lock()) {
+    // This thread holds the lock (a signal handler inside the sampler), or
+    // it stayed busy: the record goes now, its index entry at the next
+    // lookup of the same address, which finds the record no longer its.
+    for (std::uint32_t index = 1; index < g_high_water && index < kLiveCapacity; ++index) {
+      if (g_arena->records[index].block.load(std::memory_order_acquire) == p) {
+        remove_record(index, p);
+        g_arena->filter[filter_bucket(p)].fetch_sub(1, std::memory_order_release);
+        g_foreign_live.fetch_sub(1, std::memory_order_relaxed);
+        return;
+      }
+    }
+    return;
+  }
+  if (std::uint32_t* slot = foreign_find(reinterpret_cast<std::uintptr_t>(p), false); slot != nullptr) {
+    const std::uint32_t index = *slot;
+    foreign_erase(reinterpret_cast<std::uintptr_t>(p));
+    if (g_arena->records[index].block.load(std::memory_order_acquire) == p) {
+      remove_record(index, p);
+      g_arena->filter[filter_bucket(p)].fetch_sub(1, std::memory_order_release);
+      g_foreign_live.fetch_sub(1, std::memory_order_relaxed);
+    }
+  }
+  unlock();
+}
+
+// --- profiles --------------------------------------------------------------------
+
+namespace {
+
+// Under the lock: the live set, summed by stack, into `out` (the top sites
+// with their frames named, the rest as `other`).
+void aggregate(ProfileSnapshot& out, std::int64_t heap_bytes, std::uint64_t t_ns) {
+  out.seq.store(out.seq.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  const double mean = static_cast<double>(g_mean.load(std::memory_order_relaxed));
+  std::uint32_t touched = 0;
+  std::uint64_t live_samples = 0;
+  for (std::uint32_t index = 1; index < g_high_water && index < kLiveCapacity; ++index) {
+    const Record& record = g_arena->records[index];
+    if (record.block.load(std::memory_order_acquire) == nullptr) continue;
+    const std::uint32_t stack = record.stack < kStackCapacity ? record.stack : 0;
+    SiteSum& sum = g_arena->sums[stack];
+    if (sum.samples == 0) g_arena->touched[touched++] = stack;
+    const double chunk = static_cast<double>(record.chunk);
+    const double p = sampled_probability(static_cast<double>(record.size) / mean);
+    const double weight = chunk / p;
+    sum.bytes += weight;
+    sum.variance += weight * weight * (1 - p);
+    sum.samples += 1;
+    sum.sampled_bytes += static_cast<std::uint64_t>(record.chunk);
+    ++live_samples;
+  }
+  // The top sites by estimated bytes (a selection: touched is short).
+  out.state = kProfileTaken;
+  out.time_ns = t_ns;
+  out.heap_bytes = heap_bytes;
+  out.mean_bytes = static_cast<std::uint64_t>(mean);
+  out.live_samples = live_samples;
+  out.stacks = touched;
+  out.module_count = 0;
+  out.site_count = 0;
+  out.total_bytes = 0;
+  out.total_variance = 0;
+  out.other = ProfileSite{};
+  out.other_sites = 0;
+  std::uint32_t top[kProfileSites];
+  std::uint32_t top_count = 0;
+  for (std::uint32_t i = 0; i < touched; ++i) {
+    const std::uint32_t stack = g_arena->touched[i];
+    const double bytes = g_arena->sums[stack].bytes;
+    out.total_bytes += bytes;
+    out.total_variance += g_arena->sums[stack].variance;
+    std::uint32_t position = top_count;
+    while (position > 0 && g_arena->sums[top[position - 1]].bytes < bytes) --position;
+    if (position >= kProfileSites) continue;
+    const std::uint32_t last = top_count < kProfileSites ? top_count : kProfileSites - 1;
+    for (std::uint32_t j = last; j > position; --j) top[j] = top[j - 1];
+    top[position] = stack;
+    if (top_count < kProfileSites) ++top_count;
+  }
+  stacks::FrameNamer namer(out);
+  for (std::uint32_t i = 0; i < top_count; ++i) {
+    const SiteSum& sum = g_arena->sums[top[i]];
+    ProfileSite& site = out.sites[i];
+    site.bytes = sum.bytes;
+    site.variance = sum.variance;
+    site.samples = sum.samples;
+    site.sampled_bytes = sum.sampled_bytes;
+    const Stack& stack = g_arena->stacks[top[i]];
+    site.frame_count = top[i] == 0 ? 0 : stack.depth;
+    for (std::uint32_t f = 0; f < site.frame_count; ++f) site.frames[f] = namer.name(stack.frames[f]);
+  }
+  out.site_count = top_count;
+  // The rest, summed; and every sum back to zero for the next snapshot.
+  for (std::uint32_t i = 0; i < touched; ++i) {
+    SiteSum& sum = g_arena->sums[g_arena->touched[i]];
+    bool in_top = false;
+    for (std::uint32_t j = 0; j < top_count && !in_top; ++j) in_top = top[j] == g_arena->touched[i];
+    if (!in_top) {
+      out.other.bytes += sum.bytes;
+      out.other.variance += sum.variance;
+      out.other.samples += sum.samples;
+      out.other.sampled_bytes += sum.sampled_bytes;
+      ++out.other_sites;
+    }
+    sum = SiteSum{};
+  }
+  out.seq.store(out.seq.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
+
+}  // namespace
+
+void peak_raised(ProfileSnapshot& target, std::int64_t live, std::uint64_t t_ns, std::uint64_t precision_bound) {
+  if (g_arena == nullptr || t_inside) return;
+  // A new snapshot once the published peak has risen by 1/128 of itself
+  // (so a long climb takes a few hundred, not one per publish). Published
+  // peaks are within the precision bound of the true ones: waiting for the
+  // peak to rise by the bound itself would leave the snapshot up to twice
+  // the bound behind.
+  (void)precision_bound;
+  const std::int64_t at = g_snapshot_at.load(std::memory_order_relaxed);
+  std::int64_t step = 64 * 1024;
+  if (live / 128 > step) step = live / 128;
+  if (live <= at + step) return;
+  t_inside = true;
+  if (g_lock.load(std::memory_order_relaxed) || g_lock.exchange(true, std::memory_order_acquire)) {
+    t_inside = false;
+    return;  // another thread samples: the next publish above tries again
+  }
+  g_snapshot_at.store(live, std::memory_order_relaxed);
+  aggregate(target, live, t_ns);
+  g_snapshots.fetch_add(1, std::memory_order_relaxed);
+  unlock();
+  t_inside = false;
+}
+
+void phase_reset() { g_snapshot_at.store(0, std::memory_order_relaxed); }
+
+void snapshot_now(ProfileSnapshot& out, std::int64_t heap_bytes, std::uint64_t t_ns) {
+  if (g_arena == nullptr) return;
+  const bool was_inside = t_inside;
+  t_inside = true;
+  if (try_lock()) {
+    aggregate(out, heap_bytes, t_ns);
+    unlock();
+  }
+  t_inside = was_inside;
+}
+
+Totals totals() {
+  return {g_samples.load(std::memory_order_relaxed), g_dropped.load(std::memory_order_relaxed),
+          g_live.load(std::memory_order_relaxed), g_stack_count, g_snapshots.load(std::memory_order_relaxed)};
+}
+
+std::uint64_t live_capacity() { return kLiveCapacity - 1; }
+std::uint64_t stack_capacity() { return kStackCapacity * 3 / 4; }
+
+const char* unwinder_name() { return stacks::have_unwinder() ? "libunwind" : "none"; }
+
+void load_unwinder() {
+  if (enabled()) stacks::load_unwinder();
+}
+
+void after_fork_in_child() {
+  g_lock.store(false, std::memory_order_relaxed);
+  t_inside = false;
+}
+
+}  // namespace heapline::sampler

@@ -1,0 +1,130 @@
+// The heap sampler: which call sites hold the heap (docs/design.md, "The
+// heap sampler"). Off the hot path except for the byte meter.
+//
+// Sampling by bytes, as tcmalloc and jemalloc do. Each thread keeps a meter
+// of the bytes left before its next sample, drawn from an exponential
+// distribution with mean M (HEAPLINE_SAMPLE=BYTES, or off); an allocation
+// subtracts its size, and the one that turns the meter negative is sampled:
+// its stack is captured (stack_capture.h) and it joins the live sampled set
+// until it is freed. So a block of s bytes is sampled with probability
+// 1 - exp(-s/M), whatever came before it.
+//
+// How a free finds a sampled block without a lookup on every free. With
+// glibc, a sampled block is served from a glibc block 16 bytes larger, and
+// the program gets the pointer 16 bytes in: the word before it, where
+// glibc's chunk header would be, holds kSampledChunkMarker (2^60, no real
+// chunk's size), the word before that the block's index in the live set.
+// Every path that already reads the chunk header (malloc's and free's
+// accounting, realloc, malloc_usable_size) thus sees a size so large that
+// the threshold test it makes anyway sends the call to its slow path, which
+// tells the marker apart: nothing is added to the hot path of free. A
+// foreign allocator's blocks have no header of heapline's to mark: its
+// sampled blocks are found in a hash table, looked up only while it holds
+// any (foreign_sampled_count()).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "heapline/profile_format.h"
+#include "next_allocator.h"
+
+#pragma GCC visibility push(hidden)
+namespace heapline::sampler {
+
+// What a marked block's chunk header reads (chunk sizes lose their three
+// flag bits: the marker has none).
+constexpr std::int64_t kSampledChunkMarker = std::int64_t{1} << 60;
+constexpr std::size_t kPrefixBytes = 16;
+
+// Bytes left before this thread's next sample. Zero at a thread's start:
+// its first allocation takes the slow path, which draws the first distance.
+extern __thread std::int64_t t_meter __attribute__((tls_model("initial-exec")));
+
+// `t_meter -= bytes`, and whether it turned negative, in one instruction
+// (a signal handler's allocation between the two cannot be lost).
+inline bool meter_runs_out(std::size_t bytes) {
+#if defined(__x86_64__)
+  bool negative;
+  asm volatile("subq %2, %0" : "+m"(t_meter), "=@ccs"(negative) : "r"(bytes));
+  return negative;
+#else
+  t_meter -= static_cast<std::int64_t>(bytes);
+  return t_meter < 0;
+#endif
+}
+
+// HEAPLINE_SAMPLE, read once (at the allocator's resolution or the init,
+// whichever asks first): the mean M in bytes, 0 when off.
+std::uint64_t mean_bytes();
+inline bool enabled() { return mean_bytes() != 0; }
+
+// --- glibc ---------------------------------------------------------------
+// Whether `p` (a block the program holds) is a marked sampled block.
+inline bool is_marked(const void* p) {
+  return static_cast<std::int64_t>(glibc_chunk_size(p)) == kSampledChunkMarker;
+}
+// The glibc block under a marked one.
+inline void* underlying(void* p) { return static_cast<char*>(p) - kPrefixBytes; }
+
+// The meter ran out on malloc(size) or calloc(count, size): a sampled
+// block (marked), or an ordinary one when no sample can be taken now; NULL
+// with errno as glibc leaves it. `zeroed`: calloc's.
+void* allocate_sampled(std::size_t size, bool zeroed);
+// realloc(p, size) where p is marked or the meter ran out: the block
+// moved into a new one (sampled when `sample` is set, else ordinary), its
+// bytes copied. *old_chunk gets the glibc chunk bytes that went (0 when p
+// was NULL), *new_chunk those that came (0 on failure). Follows glibc's
+// realloc for NULL, size 0 and failure.
+void* reallocate_sampled(void* p, std::size_t size, bool sample, std::int64_t* old_chunk, std::int64_t* new_chunk);
+// A marked block leaves the live set; returns its glibc chunk's bytes (to
+// count out) and frees it.
+std::int64_t free_marked(void* p);
+// malloc_usable_size of a marked block.
+std::size_t usable_size_marked(void* p);
+
+// --- a foreign allocator ------------------------------------------------
+// How many sampled foreign blocks are live: a foreign free looks its block
+// up only when this is not 0.
+std::size_t foreign_sampled_count();
+// A foreign block just allocated: sampled (it joins the live set) if the
+// meter ran out. `bytes`: what the heap figure counts for it.
+void note_foreign_allocation(void* p, std::size_t size, std::int64_t bytes);
+// A foreign block about to be freed or moved: leaves the live set if it
+// was sampled.
+void forget_foreign(void* p);
+
+// --- profiles --------------------------------------------------------------
+// A new phase peak was published (sampling.cpp): snapshots the live set
+// into `target` (the live file's peak profile) when the peak rose by more
+// than the precision bound and 1/128 of itself since the latest snapshot.
+// Never waits: when another thread holds the sampler, the next publish
+// above tries again. `t_ns`: since the start.
+void peak_raised(ProfileSnapshot& target, std::int64_t live, std::uint64_t t_ns, std::uint64_t precision_bound);
+// heapline_reset_peak(): the next phase peak gets its own snapshot.
+void phase_reset();
+// The live set now, as a profile (the exit's: what was never freed).
+void snapshot_now(ProfileSnapshot& out, std::int64_t heap_bytes, std::uint64_t t_ns);
+// Counts for the report.
+struct Totals {
+  std::uint64_t samples;     // sampled blocks, ever
+  std::uint64_t dropped;     // allocations the meter chose but the set could not take
+  std::uint64_t live;        // sampled blocks live now
+  std::uint64_t stacks;      // distinct stacks recorded
+  std::uint64_t snapshots;   // peak profiles taken
+};
+Totals totals();
+// "libunwind", or "none" when libunwind8 could not be loaded (stacks are then
+// empty).
+const char* unwinder_name();
+std::uint64_t live_capacity();
+std::uint64_t stack_capacity();
+
+// The library's constructor: loads the unwinder (never from an allocation
+// call: dlopen may wait for the loader's lock).
+void load_unwinder();
+// A fork child: the sampler's lock as if no thread held it.
+void after_fork_in_child();
+
+}  // namespace heapline::sampler
+#pragma GCC visibility pop

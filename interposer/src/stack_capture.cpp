@@ -1,0 +1,200 @@
+#include "stack_capture.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <atomic>
+
+namespace heapline::stacks {
+
+namespace {
+
+// libunwind's entry points, by name (no build dependency on its headers).
+using Backtrace = int (*)(void**, int);
+using SetCachingPolicy = int (*)(void*, int);
+constexpr int kUnwCachePerThread = 2;  // UNW_CACHE_PER_THREAD
+
+std::atomic<Backtrace> g_backtrace{nullptr};
+
+// libheapline.so's own code: frames there are the sampler's, not the program's.
+std::uintptr_t g_own_start = 0;
+std::uintptr_t g_own_end = 0;
+
+struct Range {
+  std::uintptr_t address;
+  std::uintptr_t start = 0, end = 0;
+};
+
+int find_own_range(dl_phdr_info* info, std::size_t, void* data) {
+  auto* range = static_cast<Range*>(data);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& segment = info->dlpi_phdr[i];
+    if (segment.p_type != PT_LOAD) continue;
+    const std::uintptr_t start = info->dlpi_addr + segment.p_vaddr;
+    if (range->address >= start && range->address < start + segment.p_memsz) {
+      // The whole object: from its lowest loaded segment to its highest.
+      std::uintptr_t low = UINTPTR_MAX, high = 0;
+      for (int j = 0; j < info->dlpi_phnum; ++j) {
+        const ElfW(Phdr)& load = info->dlpi_phdr[j];
+        if (load.p_type != PT_LOAD) continue;
+        if (info->dlpi_addr + load.p_vaddr < low) low = info->dlpi_addr + load.p_vaddr;
+        if (info->dlpi_addr + load.p_vaddr + load.p_memsz > high) high = info->dlpi_addr + load.p_vaddr + load.p_memsz;
+      }
+      range->start = low;
+      range->end = high;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+bool load_unwinder() {
+  if (g_backtrace.load(std::memory_order_acquire) != nullptr) return true;
+  Range own{reinterpret_cast<std::uintptr_t>(&load_unwinder)};
+  dl_iterate_phdr(find_own_range, &own);
+  g_own_start = own.start;
+  g_own_end = own.end;
+  void* library = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) return false;
+  auto backtrace = reinterpret_cast<Backtrace>(dlsym(library, "unw_backtrace"));
+  auto set_caching = reinterpret_cast<SetCachingPolicy>(dlsym(library, "_ULx86_64_set_caching_policy"));
+  void** local_space = static_cast<void**>(dlsym(library, "_ULx86_64_local_addr_space"));
+  if (backtrace == nullptr) return false;
+  // The global cache's lock masks signals around each use; a per-thread
+  // cache takes no lock.
+  if (set_caching != nullptr && local_space != nullptr) set_caching(*local_space, kUnwCachePerThread);
+  g_backtrace.store(backtrace, std::memory_order_release);
+  return true;
+}
+
+bool have_unwinder() { return g_backtrace.load(std::memory_order_acquire) != nullptr; }
+
+std::size_t capture(std::uintptr_t* frames, std::size_t capacity) {
+  const Backtrace backtrace = g_backtrace.load(std::memory_order_acquire);
+  if (backtrace == nullptr) return 0;
+  constexpr int kRaw = static_cast<int>(kProfileFrames) + 16;  // room for the library's own frames
+  void* raw[kRaw];
+  const int depth = backtrace(raw, kRaw);
+  std::size_t count = 0;
+  int i = 0;
+  while (i < depth && reinterpret_cast<std::uintptr_t>(raw[i]) >= g_own_start &&
+         reinterpret_cast<std::uintptr_t>(raw[i]) < g_own_end) {
+    ++i;
+  }
+  for (; i < depth && count < capacity; ++i) frames[count++] = reinterpret_cast<std::uintptr_t>(raw[i]);
+  return count;
+}
+
+// --- naming ----------------------------------------------------------------
+
+namespace {
+
+struct LoadedModule {
+  std::uintptr_t start, end, bias;
+  const char* name;
+  const std::uint8_t* build_id;
+  std::uint32_t build_id_bytes;
+};
+constexpr std::size_t kLoadedCapacity = 512;
+// Filled once per snapshot, under the sampler's lock (one namer at a time).
+LoadedModule g_loaded[kLoadedCapacity];
+std::size_t g_loaded_count = 0;
+const ProfileSnapshot* g_loaded_for = nullptr;
+char g_exe_path[kProfilePathBytes];
+
+void find_build_id(const dl_phdr_info* info, LoadedModule& module) {
+  module.build_id = nullptr;
+  module.build_id_bytes = 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& segment = info->dlpi_phdr[i];
+    if (segment.p_type != PT_NOTE) continue;
+    const auto* note = reinterpret_cast<const std::uint8_t*>(info->dlpi_addr + segment.p_vaddr);
+    const std::uint8_t* end = note + segment.p_filesz;
+    while (note + sizeof(ElfW(Nhdr)) <= end) {
+      const auto* header = reinterpret_cast<const ElfW(Nhdr)*>(note);
+      const std::uint8_t* name = note + sizeof(ElfW(Nhdr));
+      const std::uint8_t* desc = name + ((header->n_namesz + 3) & ~3u);
+      const std::uint8_t* next = desc + ((header->n_descsz + 3) & ~3u);
+      if (next > end) break;
+      if (header->n_type == NT_GNU_BUILD_ID && header->n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
+        module.build_id = desc;
+        module.build_id_bytes = header->n_descsz;
+        return;
+      }
+      note = next;
+    }
+  }
+}
+
+int collect_module(dl_phdr_info* info, std::size_t, void*) {
+  if (g_loaded_count == kLoadedCapacity) return 1;
+  LoadedModule module{UINTPTR_MAX, 0, info->dlpi_addr, info->dlpi_name, nullptr, 0};
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& segment = info->dlpi_phdr[i];
+    if (segment.p_type != PT_LOAD) continue;
+    const std::uintptr_t start = info->dlpi_addr + segment.p_vaddr;
+    if (start < module.start) module.start = start;
+    if (start + segment.p_memsz > module.end) module.end = start + segment.p_memsz;
+  }
+  if (module.start >= module.end) return 0;
+  if (module.name == nullptr || module.name[0] == 0) {
+    // The program itself (the first object) has no name of its own here.
+    if (g_exe_path[0] == 0) {
+      const ssize_t length = readlink("/proc/self/exe", g_exe_path, sizeof g_exe_path - 1);
+      g_exe_path[length > 0 ? length : 0] = 0;
+    }
+    module.name = g_exe_path;
+  }
+  find_build_id(info, module);
+  g_loaded[g_loaded_count++] = module;
+  return 0;
+}
+
+void copy_path(char* out, const char* text) {
+  std::size_t i = 0;
+  for (; text[i] != 0 && i + 1 < kProfilePathBytes; ++i) out[i] = text[i];
+  out[i] = 0;
+}
+
+}  // namespace
+
+ProfileFrame FrameNamer::name(std::uintptr_t address) {
+  if (g_loaded_for != &snapshot_ || snapshot_.module_count == 0) {
+    g_loaded_count = 0;
+    dl_iterate_phdr(collect_module, nullptr);
+    g_loaded_for = &snapshot_;
+  }
+  ProfileFrame frame;
+  frame.address = address;
+  for (std::size_t i = 0; i < g_loaded_count; ++i) {
+    const LoadedModule& module = g_loaded[i];
+    if (address < module.start || address >= module.end) continue;
+    frame.address = address - module.bias;
+    std::uint32_t index = 0;
+    for (; index < snapshot_.module_count; ++index) {
+      if (strncmp(snapshot_.modules[index].path, module.name, kProfilePathBytes - 1) == 0) break;
+    }
+    if (index == snapshot_.module_count) {
+      if (index == kProfileModules) {
+        frame.address = address;
+        return frame;
+      }
+      ProfileModule& added = snapshot_.modules[index];
+      copy_path(added.path, module.name);
+      added.build_id_bytes = module.build_id_bytes <= kProfileBuildIdBytes ? module.build_id_bytes : 0;
+      memset(added.build_id, 0, sizeof added.build_id);
+      if (added.build_id_bytes != 0) memcpy(added.build_id, module.build_id, added.build_id_bytes);
+      snapshot_.module_count = index + 1;
+    }
+    frame.module = index;
+    return frame;
+  }
+  return frame;
+}
+
+}  // namespace heapline::stacks

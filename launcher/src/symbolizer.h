@@ -1,0 +1,52 @@
+// Names a profile's frames offline, after the program has ended: each
+// frame (module path, build id, address in the module's ELF file) becomes
+// its function and, where the module or its separate debug file
+// (/usr/lib/debug/.build-id/...) has line tables, its file and line.
+// elfutils' libdw reads the files; nothing is run, nothing runs in the
+// program. A module whose file is gone, or whose build id is no longer the
+// one recorded (the file was rebuilt since), is named by path and address.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <heapline/profile_reader.h>
+
+namespace heapline::launcher {
+
+struct FrameName {
+  std::string function;  // demangled; empty when unknown
+  std::string file;      // empty when no line table
+  int line = 0;
+  std::string module;    // the module's file name (no directory)
+  std::uint64_t address = 0;
+  // "function (file:line)", "function (module)", or "module+0xADDR".
+  std::string text() const;
+  // The function, or "module+0xADDR" when unknown: a stack's element.
+  std::string short_text() const;
+};
+
+class Symbolizer {
+ public:
+  Symbolizer();
+  ~Symbolizer();
+  Symbolizer(const Symbolizer&) = delete;
+  Symbolizer& operator=(const Symbolizer&) = delete;
+
+  // A frame of `profile` (a return address: the call it returns from is
+  // looked up, one byte before it).
+  FrameName name(const format::ProfileData& profile, const format::ProfileFrameData& frame);
+  // Why modules could not be named ("PATH: build id differs"), one line each.
+  std::vector<std::string> problems() const;
+
+ private:
+  struct Module;
+  Module& module_for(const format::ProfileModuleData& module);
+  std::map<std::string, std::unique_ptr<Module>> modules_;
+  std::map<std::pair<std::string, std::uint64_t>, FrameName> names_;
+};
+
+}  // namespace heapline::launcher

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Runs the heap sampler's known-sites program (tests/interposer/programs/
+# profile_sites.cpp) with 20 seeds and says how many runs had every
+# estimate (sites A, B and C at the peak) within its stated error. Not part
+# of ctest: it takes a few minutes. Needs a build (tools/build.sh).
+set -euo pipefail
+source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir=${HEAPLINE_BUILD_DIR:-$source_dir/build/release}
+test_binary=$build_dir/tests/interposer/profile_gtest
+if [[ ! -x "$test_binary" ]]; then
+  echo "profile_accuracy: $test_binary is missing: build first (tools/build.sh)" >&2
+  exit 1
+fi
+exec "$test_binary" --gtest_also_run_disabled_tests --gtest_filter='*DISABLED_AccuracyOverTwentySeeds'
