@@ -11,6 +11,10 @@ build_packages=(
   g++ cmake make git
   libcli11-dev nlohmann-json3-dev libsimdjson-dev libbenchmark-dev libgtest-dev libgmock-dev
   python3 gnuplot-nox valgrind
+  # the heap sampler: libunwind8 is loaded by the library at run time (it
+  # still needs libc alone); the launcher names frames with libdw and
+  # gzips pprof profiles with zlib
+  libunwind8 libdw-dev zlib1g-dev pkg-config
   # the suite's allocator entries (scenarios/allocators.json) and the release
   # comparison's peer beside glibc's memusage
   libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 heaptrack
@@ -23,6 +27,8 @@ test_packages=(
   python3-sphinx python3-myst-parser
   shellcheck
   python3-yaml nodejs
+  # go tool pprof reads the exported heap profiles (tests/launcher)
+  golang-go
 )
 
 wanted=("${build_packages[@]}")

@@ -117,7 +117,25 @@ namespace {
 __attribute__((constructor)) void init_at_load() {
   if (ensure_process_init()) decide_followed(true);
   // Not from an allocation call: dlopen may wait for the loader's lock.
+  // What the loader and libunwind allocate for themselves (a few KiB, kept
+  // for the process's life) is heapline's, not the program's: taken out of
+  // the figures.
+  // Nor do they raise the peaks.
+  const bool counting = g_process.init_state.load(std::memory_order_acquire) == kDone;
+  const std::int64_t before = counting ? exact_live() : 0;
+  const std::int64_t peak_before = g_published.peak.load(std::memory_order_relaxed);
+  const std::int64_t phase_peak_before = g_published.phase_peak.load(std::memory_order_relaxed);
   sampler::load_unwinder();
+  if (counting) {
+    if (const std::int64_t own = exact_live() - before; own != 0) publish_value(-own);
+    const std::int64_t live = exact_live();
+    const std::int64_t floor = live > peak_before ? live : peak_before;
+    if (g_published.peak.load(std::memory_order_relaxed) > floor) g_published.peak.store(floor, std::memory_order_relaxed);
+    const std::int64_t phase_floor = live > phase_peak_before ? live : phase_peak_before;
+    if (g_published.phase_peak.load(std::memory_order_relaxed) > phase_floor) {
+      g_published.phase_peak.store(phase_floor, std::memory_order_relaxed);
+    }
+  }
 }
 
 __attribute__((destructor)) void report_at_unload() { write_report_at_exit(); }

@@ -81,6 +81,10 @@ constexpr std::int64_t kMarkerInFlight = std::int64_t{1} << 60;
 inline std::int64_t markers_in_flight(std::int64_t pending) {
   return (pending + kMarkerInFlight / 2) >> 60 << 60;
 }
+// Whether `pending` holds any (one compare: no real delta is 2^59).
+inline bool has_markers_in_flight(std::int64_t pending) {
+  return static_cast<std::uint64_t>(pending + kMarkerInFlight / 2) >= static_cast<std::uint64_t>(kMarkerInFlight);
+}
 
 struct alignas(64) Slot {
   std::atomic<std::int64_t> headroom{kIdleHeadroom};  // with span: one aligned 16-byte pair
@@ -89,13 +93,13 @@ struct alignas(64) Slot {
   std::atomic<std::uint64_t> publishes{0};
 
   // The owner's pending bytes (or its signal handler's).
+  // Whole markers in flight included (see publish()).
   std::int64_t own_pending() const {
-    const std::int64_t pending = static_cast<std::int64_t>(span >> 1) - headroom.load(std::memory_order_relaxed);
-    return pending - markers_in_flight(pending);
+    return static_cast<std::int64_t>(span >> 1) - headroom.load(std::memory_order_relaxed);
   }
   // Whether the headroom holds a sampled block's marker (kMarkerInFlight).
   bool marker_in_flight() const {
-    return markers_in_flight(static_cast<std::int64_t>(span >> 1) - headroom.load(std::memory_order_relaxed)) != 0;
+    return has_markers_in_flight(own_pending());
   }
   // Whether pending is outside (-threshold, threshold), or span is 0.
   bool out_of_range() const { return static_cast<std::uint64_t>(headroom.load(std::memory_order_relaxed)) >= span; }

@@ -86,23 +86,19 @@ constexpr std::int64_t kMarker = sampler::kSampledChunkMarker;
 
 [[gnu::noinline, gnu::cold]] void* account_marked_malloc(void* p) {
   accounting::add_in_place(accounting::t_own.headroom, kMarker);
-  const std::int64_t bytes = chunk_bytes(sampler::underlying(p));
+  const std::int64_t bytes = sampler::marked_bytes(p);
   if (accounting::subtract_turns_negative(accounting::t_own.headroom, bytes)) accounting::publish(bytes, kAllocCall);
   return p;
 }
 
 [[gnu::noinline, gnu::cold]] void account_marked_free(void* p) {
   accounting::subtract_in_place(accounting::t_own.headroom, kMarker);
-  const std::int64_t bytes = chunk_bytes(sampler::underlying(p));
+  const std::int64_t bytes = sampler::marked_bytes(p);
   accounting::add_in_place(accounting::t_own.headroom, bytes);
   if (accounting::t_own.out_of_range()) accounting::publish(-bytes, kFreeCall);
   sampler::free_marked(p);
 }
 
-// The bytes the heap figure counts for a glibc block, marked or not.
-inline std::int64_t accounted_bytes(void* p) {
-  return sampler::is_marked(p) ? chunk_bytes(sampler::underlying(p)) : chunk_bytes(p);
-}
 #endif
 
 // --- glibc: direct calls, the chunk header read inline ----------------------
@@ -213,7 +209,7 @@ void* sampling_malloc(std::size_t size) noexcept {
 
 [[gnu::noinline, gnu::cold]] void* calloc_sampled(std::size_t bytes) noexcept {
   void* p = sampler::allocate_sampled(bytes, true);
-  if (p != nullptr) record(accounted_bytes(p), kAllocCall);
+  if (p != nullptr) record(sampler::counted_bytes(p), kAllocCall);
   return p;
 }
 
@@ -276,7 +272,7 @@ inline std::int64_t usable_bytes(void* p) {
 
 // With the sampler, the meter counts a foreign block's usable bytes; a
 // sampled one is remembered by address (it has no header of heapline's).
-bool g_foreign_sampling = false;
+[[maybe_unused]] bool g_foreign_sampling = false;  // written only by libheapline.so
 
 inline void* counted_foreign(void* p) {
   if (p != nullptr && kCounting) {

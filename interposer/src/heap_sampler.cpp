@@ -379,13 +379,11 @@ void* allocate_sampled(std::size_t size, bool zeroed) {
         return nullptr;  // ENOMEM, from glibc
       }
       void* block = static_cast<char*>(base) + kPrefixBytes;
-      // The estimate stands for blocks served without the prefix: their
-      // chunk is this one's less 16 bytes (32 at least, glibc's smallest).
-      const std::int64_t chunk = static_cast<std::int64_t>(glibc_chunk_size(base)) - kPrefixBytes;
-      const std::uint32_t index = add_record(block, size, chunk > 32 ? chunk : 32, stack);
+      static_cast<std::int64_t*>(base)[1] = kSampledChunkMarker;
+      // The estimate stands for the bytes blocks count unsampled.
+      const std::uint32_t index = add_record(block, size, marked_bytes(block), stack);
       if (index != kNoRecord) {
         static_cast<std::uint64_t*>(base)[0] = index;
-        static_cast<std::int64_t*>(base)[1] = kSampledChunkMarker;
         result = block;
         sampled = true;
       } else {
@@ -402,28 +400,35 @@ void* allocate_sampled(std::size_t size, bool zeroed) {
 
 std::int64_t free_marked(void* p) {
   void* base = underlying(p);
-  const std::int64_t chunk = static_cast<std::int64_t>(glibc_chunk_size(base));
+  const std::int64_t bytes = marked_bytes(p);
   remove_record(static_cast<std::uint32_t>(static_cast<std::uint64_t*>(base)[0]), p);
   __libc_free(base);
-  return chunk;
+  return bytes;
 }
 
+namespace {
+
+// glibc's malloc_usable_size of an ordinary block: its chunk less the
+// header glibc keeps in it (two words for an mmapped chunk, whose IS_MMAPPED
+// flag is bit 1, one otherwise).
+std::size_t glibc_usable(const void* p) {
+  const std::size_t header = (static_cast<const std::size_t*>(p)[-1] & 2) != 0 ? 16 : 8;
+  const std::size_t chunk = glibc_chunk_size(p);
+  return chunk > header ? chunk - header : 0;
+}
+
+}  // namespace
+
 std::size_t usable_size_marked(void* p) {
-  void* base = underlying(p);
-  // glibc's usable size: the chunk less its header (two words for an
-  // mmapped chunk), less heapline's prefix.
-  const std::size_t header = (static_cast<const std::size_t*>(base)[-1] & 2) != 0 ? 16 : 8;
-  const std::size_t chunk = glibc_chunk_size(base);
-  return chunk > header + kPrefixBytes ? chunk - header - kPrefixBytes : 0;
+  const std::size_t usable = glibc_usable(underlying(p));
+  return usable > kPrefixBytes ? usable - kPrefixBytes : 0;
 }
 
 void* reallocate_sampled(void* p, std::size_t size, bool sample, std::int64_t* old_chunk, std::int64_t* new_chunk) {
   *old_chunk = 0;
   *new_chunk = 0;
   const bool marked = p != nullptr && is_marked(p);
-  auto chunk_of = [](void* block) {
-    return static_cast<std::int64_t>(is_marked(block) ? glibc_chunk_size(underlying(block)) : glibc_chunk_size(block));
-  };
+  auto chunk_of = [](void* block) { return counted_bytes(block); };
   if (p != nullptr && size == 0) {  // glibc: frees p, returns NULL
     *old_chunk = chunk_of(p);
     if (marked) {
@@ -444,7 +449,7 @@ void* reallocate_sampled(void* p, std::size_t size, bool sample, std::int64_t* o
   void* q = sample ? allocate_sampled(size, false) : __libc_malloc(size);
   if (q == nullptr) return nullptr;  // p untouched, as glibc's failure
   if (p != nullptr) {
-    const std::size_t old_usable = marked ? usable_size_marked(p) : glibc_chunk_size(p) - 8;
+    const std::size_t old_usable = marked ? usable_size_marked(p) : glibc_usable(p);
     memcpy(q, p, old_usable < size ? old_usable : size);
     *old_chunk = chunk_of(p);
     if (marked) {

@@ -66,6 +66,18 @@ inline bool is_marked(const void* p) {
 }
 // The glibc block under a marked one.
 inline void* underlying(void* p) { return static_cast<char*>(p) - kPrefixBytes; }
+// The bytes the heap figure counts for a marked block: its glibc chunk
+// less heapline's prefix (32 at least, glibc's smallest chunk), what the
+// block would have counted unsampled. The prefix is heapline's, not the
+// program's; and a program's figures do not move with the sampling.
+inline std::int64_t marked_bytes(void* p) {
+  const std::int64_t chunk = static_cast<std::int64_t>(glibc_chunk_size(underlying(p))) - kPrefixBytes;
+  return chunk > 32 ? chunk : 32;
+}
+// The same for any glibc block the program holds, marked or not.
+inline std::int64_t counted_bytes(void* p) {
+  return is_marked(p) ? marked_bytes(p) : static_cast<std::int64_t>(glibc_chunk_size(p));
+}
 
 // The meter ran out on malloc(size) or calloc(count, size): a sampled
 // block (marked), or an ordinary one when no sample can be taken now; NULL
@@ -77,8 +89,8 @@ void* allocate_sampled(std::size_t size, bool zeroed);
 // was NULL), *new_chunk those that came (0 on failure). Follows glibc's
 // realloc for NULL, size 0 and failure.
 void* reallocate_sampled(void* p, std::size_t size, bool sample, std::int64_t* old_chunk, std::int64_t* new_chunk);
-// A marked block leaves the live set; returns its glibc chunk's bytes (to
-// count out) and frees it.
+// A marked block leaves the live set; returns its counted bytes
+// (marked_bytes) and frees it.
 std::int64_t free_marked(void* p);
 // malloc_usable_size of a marked block.
 std::size_t usable_size_marked(void* p);

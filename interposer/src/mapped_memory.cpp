@@ -30,6 +30,8 @@ __thread bool t_inside __attribute__((tls_model("initial-exec"))) = false;
 // when the next allocator is glibc's.
 constinit std::atomic<std::uintptr_t> g_allocator_begin{0};
 constinit std::atomic<std::uintptr_t> g_allocator_end{0};
+constinit std::atomic<std::uintptr_t> g_helper_begin{0};
+constinit std::atomic<std::uintptr_t> g_helper_end{0};
 
 // The region set: static room for the first ranges, then pages of its own,
 // doubled when full (mapped with the system calls directly, never counted).
@@ -137,8 +139,10 @@ void publish(std::int64_t delta) {
 
 bool from_allocator(const void* caller) {
   const std::uintptr_t address = address_of(caller);
-  return address >= g_allocator_begin.load(std::memory_order_relaxed) &&
-         address < g_allocator_end.load(std::memory_order_relaxed);
+  return (address >= g_allocator_begin.load(std::memory_order_relaxed) &&
+          address < g_allocator_end.load(std::memory_order_relaxed)) ||
+         (address >= g_helper_begin.load(std::memory_order_relaxed) &&
+          address < g_helper_end.load(std::memory_order_relaxed));
 }
 
 // Scope of one call: marks the thread as inside, keeps errno for the caller.
@@ -267,7 +271,7 @@ void configure(bool enabled) {
 
 bool enabled() { return g_state.load(std::memory_order_relaxed) != kOff; }
 
-void set_allocator_object(const void* code) {
+ObjectRange object_range_of(const void* code) {
   struct Search {
     std::uintptr_t address;
     std::uintptr_t begin;
@@ -290,8 +294,19 @@ void set_allocator_object(const void* code) {
         return 1;
       },
       &search);
-  g_allocator_begin.store(search.begin, std::memory_order_relaxed);
-  g_allocator_end.store(search.end, std::memory_order_relaxed);
+  return {search.begin, search.end};
+}
+
+void set_allocator_object(const void* code) {
+  const ObjectRange range = object_range_of(code);
+  g_allocator_begin.store(range.begin, std::memory_order_relaxed);
+  g_allocator_end.store(range.end, std::memory_order_relaxed);
+}
+
+void set_helper_object(const void* code) {
+  const ObjectRange range = object_range_of(code);
+  g_helper_begin.store(range.begin, std::memory_order_relaxed);
+  g_helper_end.store(range.end, std::memory_order_relaxed);
 }
 
 Figures figures() {

@@ -26,6 +26,7 @@ void api_mark(const char* name) {
   // the marker's sample (below) must not go back in time.
   if (t_mode == kRegistered) {
     std::int64_t pending = t_own.own_pending();
+    pending -= markers_in_flight(pending);  // a marker's own slow path takes it (accounting.h)
     if (pending != 0) {
       take_pending(t_own, pending);
       count_call(t_own.publishes);

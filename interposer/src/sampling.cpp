@@ -298,7 +298,8 @@ void publish(std::int64_t bytes, CallKind kind) {
   // handler's bytes that arrived meanwhile and exceed the new threshold
   // are published too.
   do {
-    const std::int64_t delta = t_own.own_pending();
+    std::int64_t delta = t_own.own_pending();
+    if (has_markers_in_flight(delta)) [[unlikely]] delta -= markers_in_flight(delta);
     take_pending(t_own, delta);  // a signal handler's bytes meanwhile stay pending
     count_call(t_own.publishes);
     publish_delta(delta);

@@ -8,6 +8,8 @@
 
 #include <atomic>
 
+#include "mapped_memory.h"
+
 namespace heapline::stacks {
 
 namespace {
@@ -23,41 +25,12 @@ std::atomic<Backtrace> g_backtrace{nullptr};
 std::uintptr_t g_own_start = 0;
 std::uintptr_t g_own_end = 0;
 
-struct Range {
-  std::uintptr_t address;
-  std::uintptr_t start = 0, end = 0;
-};
-
-int find_own_range(dl_phdr_info* info, std::size_t, void* data) {
-  auto* range = static_cast<Range*>(data);
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& segment = info->dlpi_phdr[i];
-    if (segment.p_type != PT_LOAD) continue;
-    const std::uintptr_t start = info->dlpi_addr + segment.p_vaddr;
-    if (range->address >= start && range->address < start + segment.p_memsz) {
-      // The whole object: from its lowest loaded segment to its highest.
-      std::uintptr_t low = UINTPTR_MAX, high = 0;
-      for (int j = 0; j < info->dlpi_phnum; ++j) {
-        const ElfW(Phdr)& load = info->dlpi_phdr[j];
-        if (load.p_type != PT_LOAD) continue;
-        if (info->dlpi_addr + load.p_vaddr < low) low = info->dlpi_addr + load.p_vaddr;
-        if (info->dlpi_addr + load.p_vaddr + load.p_memsz > high) high = info->dlpi_addr + load.p_vaddr + load.p_memsz;
-      }
-      range->start = low;
-      range->end = high;
-      return 1;
-    }
-  }
-  return 0;
-}
-
 }  // namespace
 
 bool load_unwinder() {
   if (g_backtrace.load(std::memory_order_acquire) != nullptr) return true;
-  Range own{reinterpret_cast<std::uintptr_t>(&load_unwinder)};
-  dl_iterate_phdr(find_own_range, &own);
-  g_own_start = own.start;
+  const mapped::ObjectRange own = mapped::object_range_of(reinterpret_cast<const void*>(&load_unwinder));
+  g_own_start = own.begin;
   g_own_end = own.end;
   void* library = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) return false;
@@ -65,10 +38,17 @@ bool load_unwinder() {
   auto set_caching = reinterpret_cast<SetCachingPolicy>(dlsym(library, "_ULx86_64_set_caching_policy"));
   void** local_space = static_cast<void**>(dlsym(library, "_ULx86_64_local_addr_space"));
   if (backtrace == nullptr) return false;
+  // libunwind's caches are mapped through the exported mmap: heapline's
+  // memory, not the program's mapped memory.
+  mapped::set_helper_object(reinterpret_cast<const void*>(backtrace));
   // The global cache's lock masks signals around each use; a per-thread
   // cache takes no lock.
   if (set_caching != nullptr && local_space != nullptr) set_caching(*local_space, kUnwCachePerThread);
   g_backtrace.store(backtrace, std::memory_order_release);
+  // A first unwind now: libunwind sets up what it keeps for this thread
+  // here, not in the middle of the program's first sampled allocation.
+  std::uintptr_t frames[kProfileFrames];
+  capture(frames, kProfileFrames);
   return true;
 }
 

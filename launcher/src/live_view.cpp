@@ -239,6 +239,20 @@ void fill_mapped(Report& report, const LiveSnapshot& s) {
 
 }  // namespace
 
+bool copy_peak_profile(const LiveFile& file, ProfileSnapshot& out) {
+  if (!file.has_peak_profile()) return false;
+  const ProfileSnapshot& shared = file.region().peak_profile;
+  // A writer killed mid-update leaves `seq` odd for good: after a while
+  // the copy is taken as it is (the JSON writer clamps every count).
+  for (int attempt = 0; attempt < 100000; ++attempt) {
+    const std::uint64_t before = shared.seq.load(std::memory_order_acquire);
+    std::memcpy(static_cast<void*>(&out), static_cast<const void*>(&shared), sizeof out);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (before % 2 == 0 && shared.seq.load(std::memory_order_relaxed) == before) break;
+  }
+  return out.state == kProfileTaken;
+}
+
 void write_converted_report(const LiveFile& file, const LiveSnapshot& s, const fs::path& out, const std::string& ended,
                             int signal) {
   const std::uint64_t last_t = s.samples.empty() ? s.figures.last_sample_ns : s.samples.back().t_ns;
@@ -283,6 +297,15 @@ void write_converted_report(const LiveFile& file, const LiveSnapshot& s, const f
   report.ended = ended.c_str();
   report.last_sample_ns = last_t;
   report.signal = signal;
+  // The latest peak profile (version 2 files), copied under its seqlock.
+  auto profile = std::make_unique<ProfileSnapshot>();
+  SamplingReport sampling;
+  if (copy_peak_profile(file, *profile)) {
+    sampling.mean_bytes = profile->mean_bytes;
+    sampling.unwinder = "unknown";  // a live file does not say
+    sampling.peak_profile = profile.get();
+    report.sampling = &sampling;
+  }
   int error = write_report_file(out.c_str(), report);
   if (error != 0) throw std::runtime_error("cannot write " + out.string() + ": " + report_error_text(error));
 }

@@ -76,6 +76,10 @@ std::optional<std::filesystem::path> find_live_file(pid_t pid, std::string& why)
 // Whether process `pid` exists.
 bool process_alive(pid_t pid);
 
+// The file's latest peak profile (heapline/profile_format.h), copied
+// consistently; false when it has none (version 1, or none taken yet).
+bool copy_peak_profile(const LiveFile& file, ProfileSnapshot& out);
+
 // The heapline/1 report of a snapshot, written with the library's own writer
 // (through a temporary name). `ended`: "without-exit", "exit" or "running";
 // signal 0 when unknown. Throws std::runtime_error on failure.

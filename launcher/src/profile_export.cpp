@@ -10,7 +10,7 @@
 namespace heapline::launcher {
 
 std::string NamedSite::where() const {
-  if (frames.empty()) return "(no stack: the unwinder was not available)";
+  if (frames.empty()) return "(no stack: allocated before libunwind was loaded, or without it)";
   std::string text = frames[0].text();
   if (frames.size() > 1) text += " < " + frames[1].text();
   return text;

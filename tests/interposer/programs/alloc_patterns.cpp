@@ -35,6 +35,10 @@ std::size_t counted(void* p) {
   // through an integer so the compiler does not see a negative subscript.
   std::size_t header;
   std::memcpy(&header, reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(p) - sizeof header), sizeof header);
+  // A block heapline's sampler chose reads 2^60 there (its marker): it
+  // counts as it would have unsampled, malloc_usable_size + 8 for the
+  // blocks here (no mmapped ones).
+  if ((header & ~std::size_t{7}) == std::size_t{1} << 60) return malloc_usable_size(p) + 8;
   return header & ~std::size_t{7};
 }
 

@@ -7,6 +7,7 @@
 //   fork_probe exec PROGRAM ARGS...  fork, then exec PROGRAM in the child
 //
 // Prints "parent=PID child=PID held=COUNTED" (COUNTED in glibc chunk bytes).
+#include <malloc.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,7 +24,10 @@ int main(int argc, char** argv) {
       blocks[i] = std::malloc(1024 - 16);
       std::size_t header;  // glibc's chunk size, in the word before the block
       std::memcpy(&header, static_cast<char*>(blocks[i]) - sizeof header, sizeof header);
-      held += header & ~std::size_t{7};
+      // A block heapline's sampler chose reads 2^60 there: it counts as it
+      // would have unsampled, malloc_usable_size + 8.
+      held += (header & ~std::size_t{7}) == std::size_t{1} << 60 ? malloc_usable_size(blocks[i]) + 8
+                                                               : header & ~std::size_t{7};
     }
     std::fflush(stdout);
     pid_t child = fork();

@@ -1,15 +1,13 @@
 // Every file heapline-bench writes for readers (the page, the plots' sources,
 // the release comparison) is written whole to a temporary name and renamed
 // into place, so a reader running at the same time (a docs build) never sees
-// half of it.
+// half of it: heapline/atomic_file.h, shared with the launcher.
 #pragma once
 
-#include <string>
+#include <heapline/atomic_file.h>
 
 namespace heapline::bench {
 
-// Creates the parent directory if needed; throws std::runtime_error naming
-// the path and the reason when the file cannot be written.
-void write_file_atomically(const std::string& path, const std::string& text);
+using heapline::write_file_atomically;
 
 }  // namespace heapline::bench

@@ -1,0 +1,50 @@
+/* realloc moves a block into a sampled one (HEAPLINE_SAMPLE=1: every
+ * allocation the meter sees is sampled) and must copy no byte past the old
+ * block's end. The old block comes from posix_memalign, which is never
+ * sampled (so it has glibc's own header), above glibc's mmap threshold, and
+ * gets a PROT_NONE page right after its mapping: a read past it kills the
+ * process. Prints "ok" when every byte came over.
+ *
+ *   realloc_guard */
+#define _GNU_SOURCE
+#include <malloc.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+int main(void) {
+  const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  int guarded = 0;
+  for (int round = 0; round < 64; ++round) {
+    /* Above glibc's mmap threshold: its own mapping, the user block ending
+     * where the mapping ends (usable size = chunk - 16). */
+    const size_t size = 300 * 1024 - 16;
+    /* The kernel maps each new block just below the previous one: the
+     * block above p, freed, leaves the page after p's mapping free. */
+    void* above = NULL;
+    void* block = NULL;
+    if (posix_memalign(&above, 16, size) != 0 || posix_memalign(&block, 16, size) != 0) return 1;
+    unsigned char* p = block;
+    free(above);
+    const size_t usable = malloc_usable_size(p);
+    memset(p, 0xab, usable);
+    uintptr_t end = ((uintptr_t)p + usable + page - 1) & ~(uintptr_t)(page - 1);
+    void* guard = mmap((void*)end, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (guard != MAP_FAILED) ++guarded;
+    unsigned char* q = realloc(p, 2 * size);
+    if (q == NULL) return 1;
+    for (size_t i = 0; i < usable && i < 2 * size; ++i) {
+      if (q[i] != 0xab) {
+        printf("byte %zu lost\n", i);
+        return 1;
+      }
+    }
+    free(q);
+    if (guard != MAP_FAILED) munmap(guard, page);
+  }
+  printf("ok guarded=%d\n", guarded);
+  return 0;
+}

@@ -1,0 +1,190 @@
+// heapline profile and the profile in the launcher's summary and plot, run
+// for real on the known-sites program (tests/interposer/programs/
+// profile_sites.cpp: at the peak site_a holds 60 MiB, site_b 30, site_c 10),
+// built with line tables so that frames name their file and line.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "process_runner.h"
+
+namespace fs = std::filesystem;
+using heapline::test::read_file;
+using heapline::test::read_json;
+using heapline::test::run;
+using heapline::test::RunOptions;
+using heapline::test::RunResult;
+
+namespace {
+
+const std::string kLauncher = HEAPLINE_LAUNCHER;
+const std::string kLib = HEAPLINE_LIB;
+const std::string kProgram = PROFILE_SITES;
+
+// The program `name` as found on PATH, or "".
+std::string program_on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string directories = path != nullptr ? path : "";
+  std::size_t start = 0;
+  while (start <= directories.size()) {
+    const std::size_t end = std::min(directories.find(':', start), directories.size());
+    const fs::path candidate = fs::path(directories.substr(start, end - start)) / name;
+    if (!directories.substr(start, end - start).empty() && ::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return "";
+}
+
+// Where each of the three sites' names first appears in `text`, in order.
+void expect_sites_in_order(const std::string& text) {
+  const std::size_t a = text.find("site_a");
+  const std::size_t b = text.find("site_b");
+  const std::size_t c = text.find("site_c");
+  ASSERT_NE(a, std::string::npos) << text;
+  ASSERT_NE(b, std::string::npos) << text;
+  ASSERT_NE(c, std::string::npos) << text;
+  EXPECT_LT(a, b) << text;
+  EXPECT_LT(b, c) << text;
+}
+
+class ProfileCli : public heapline::test::TempDirTest {
+ protected:
+  ProfileCli() : TempDirTest("profile-cli") {}
+
+  RunOptions options() {
+    RunOptions options;
+    options.cwd = dir_;
+    options.env["HEAPLINE_SAMPLE"] = "256k";
+    options.env["HEAPLINE_SAMPLE_SEED"] = "7";
+    options.env["HEAPLINE_LIB"] = kLib;
+    return options;
+  }
+
+  // The known-sites program under the launcher: its report.
+  fs::path report() {
+    const RunResult result = run({kLauncher, "--out", "sites.json", "--", kProgram, "threads"}, options());
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    summary_ = result.err;
+    return dir_ / "sites.json";
+  }
+
+  std::string summary_;
+};
+
+TEST_F(ProfileCli, SummaryNamesTheLargestSitesAtThePeakWithFileAndLine) {
+  report();
+  const std::size_t at_peak = summary_.find("heapline: at the peak (profile_sites");
+  ASSERT_NE(at_peak, std::string::npos) << summary_;
+  expect_sites_in_order(summary_.substr(at_peak));
+  EXPECT_TRUE(std::regex_search(summary_, std::regex(R"(site_a\(.*\) \(profile_sites\.cpp:\d+\))"))) << summary_;
+  EXPECT_TRUE(std::regex_search(summary_, std::regex("MiB \u00b1 [0-9.]+ (MiB|KiB)"))) << summary_;
+}
+
+TEST_F(ProfileCli, TextFoldedAndStdout) {
+  const fs::path path = report();
+  const RunResult text = run({kLauncher, "profile", path.string()}, options());
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("peak profile of profile_sites"), std::string::npos) << text.out;
+  expect_sites_in_order(text.out);
+  EXPECT_NE(text.out.find("< (anonymous namespace)::worker(void*)"), std::string::npos) << "the stack below the site";
+
+  const RunResult folded = run({kLauncher, "profile", path.string(), "--format", "folded"}, options());
+  ASSERT_EQ(folded.exit_code, 0) << folded.err;
+  expect_sites_in_order(folded.out);
+  // root;outermost;...;innermost BYTES: the site last, the thread's start before it.
+  EXPECT_TRUE(std::regex_search(folded.out, std::regex(R"(^profile_sites;[^\n]*start_thread;[^\n]*worker[^\n]*;[^\n;]*site_a[^\n;]* \d+$)",
+                                                       std::regex::multiline)))
+      << folded.out;
+
+  const RunResult at_exit = run({kLauncher, "profile", path.string(), "--at", "exit"}, options());
+  ASSERT_EQ(at_exit.exit_code, 0) << at_exit.err;
+  EXPECT_NE(at_exit.out.find("site_e"), std::string::npos) << "what was never freed: " << at_exit.out;
+}
+
+TEST_F(ProfileCli, PprofFileIsGzippedAndGoToolPprofListsTheSites) {
+  const fs::path path = report();
+  const RunResult written = run({kLauncher, "profile", path.string(), "--format", "pprof", "-o", "sites.pb.gz"}, options());
+  ASSERT_EQ(written.exit_code, 0) << written.err;
+  const std::string bytes = read_file(dir_ / "sites.pb.gz");
+  ASSERT_GE(bytes.size(), 2u);
+  EXPECT_EQ(static_cast<unsigned char>(bytes[0]), 0x1f);  // gzip
+  EXPECT_EQ(static_cast<unsigned char>(bytes[1]), 0x8b);
+  const std::string go = program_on_path("go");
+  if (go.empty()) {
+    GTEST_SKIP() << "go is not installed (Debian golang-go, tools/setup.sh --test): go tool pprof not run";
+  }
+  RunOptions go_options = options();
+  go_options.env["HOME"] = dir_.string();  // go keeps a cache there
+  go_options.env["GOCACHE"] = (dir_ / "gocache").string();
+  const RunResult top = run({go, "tool", "pprof", "-top", (dir_ / "sites.pb.gz").string()}, go_options);
+  ASSERT_EQ(top.exit_code, 0) << top.err;
+  EXPECT_NE(top.out.find("Type: inuse_space"), std::string::npos) << top.out;
+  expect_sites_in_order(top.out);
+}
+
+TEST_F(ProfileCli, PprofNeedsAFile) {
+  const fs::path path = report();
+  const RunResult refused = run({kLauncher, "profile", path.string(), "--format", "pprof"}, options());
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("give it with -o FILE"), std::string::npos) << refused.err;
+}
+
+TEST_F(ProfileCli, MalformedProfileIsOneLineNamingFileAndField) {
+  const fs::path path = report();
+  nlohmann::json bad = read_json(path);
+  bad["peak_profile"]["sites"][1]["frames"][0] = "not a frame";
+  std::ofstream(dir_ / "bad.json") << bad.dump();
+  const RunResult refused = run({kLauncher, "profile", "bad.json"}, options());
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_EQ(refused.err, "heapline profile: bad.json: peak_profile.sites[1].frames[0]: not [module, address]\n");
+  EXPECT_EQ(refused.out, "") << "nothing half written";
+}
+
+TEST_F(ProfileCli, ReportWithoutSamplingSaysSo) {
+  RunOptions off = options();
+  off.env["HEAPLINE_SAMPLE"] = "off";
+  ASSERT_EQ(run({kLauncher, "--out", "off.json", "--", kProgram, "threads"}, off).exit_code, 0);
+  const RunResult refused = run({kLauncher, "profile", "off.json"}, options());
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_EQ(refused.err, "heapline profile: off.json: no heap profile (HEAPLINE_SAMPLE=off)\n");
+}
+
+// A process killed at its peak leaves its latest peak profile in the live
+// file: convert puts it in the report.
+TEST_F(ProfileCli, KilledProcessKeepsItsPeakProfileInTheLiveFile) {
+  RunOptions direct = options();
+  direct.env["LD_PRELOAD"] = kLib;
+  direct.env["HEAPLINE_OUT"] = (dir_ / "killed.json").string();
+  direct.env["HEAPLINE_ROOT_PID"] = std::nullopt;
+  const heapline::test::Started started = heapline::test::start({kProgram, "threads", "hold"}, direct);
+  ASSERT_TRUE(heapline::test::wait_for_output(started, "peak", 60000)) << started.out_so_far();
+  ::kill(started.pid, SIGKILL);
+  heapline::test::finish(started);
+  ASSERT_TRUE(fs::exists(dir_ / "killed.json.live"));
+  const RunResult converted = run({kLauncher, "convert", "killed.json.live", "-o", "converted.json"}, options());
+  ASSERT_EQ(converted.exit_code, 0) << converted.err;
+  const nlohmann::json report = read_json(dir_ / "converted.json");
+  ASSERT_TRUE(report["peak_profile"].is_object()) << report.dump().substr(0, 300);
+  EXPECT_GT(report["peak_profile"]["heap_bytes"].get<std::int64_t>(), 90 << 20);
+  const RunResult text = run({kLauncher, "profile", "converted.json"}, options());
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  expect_sites_in_order(text.out);
+}
+
+TEST_F(ProfileCli, PlotMarksThePeakWithItsTopSite) {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot is not installed";
+  RunOptions plot = options();
+  const RunResult result =
+      run({kLauncher, "--out", "sites.json", "--plot", "sites.svg", "--", kProgram, "threads"}, plot);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const std::string svg = read_file(dir_ / "sites.svg");
+  EXPECT_NE(svg.find("peak: "), std::string::npos);
+  EXPECT_NE(svg.find("site_a"), std::string::npos) << "the peak's top site is labelled";
+}
+
+}  // namespace
