@@ -6,7 +6,7 @@
 set -euo pipefail
 source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${HEAPLINE_BUILD_DIR:-$source_dir/build/release}
-test_binary=$build_dir/tests/interposer/profile_gtest
+test_binary=$build_dir/bin/profile_gtest
 if [[ ! -x "$test_binary" ]]; then
   echo "profile_accuracy: $test_binary is missing: build first (tools/build.sh)" >&2
   exit 1

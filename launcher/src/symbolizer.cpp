@@ -120,6 +120,8 @@ FrameName Symbolizer::name(const format::ProfileData& profile, const format::Pro
     GElf_Sym symbol;
     const char* function = dwfl_module_addrinfo(module.module, address, &offset, &symbol, nullptr, nullptr, nullptr);
     name.function = demangled(function);
+    // A versioned dynamic symbol reads "__libc_start_main@@GLIBC_2.34".
+    if (const std::size_t at = name.function.find('@'); at != std::string::npos && at > 0) name.function.resize(at);
     if (Dwfl_Line* line = dwfl_module_getsrc(module.module, address); line != nullptr) {
       int number = 0;
       const char* file = dwfl_lineinfo(line, nullptr, &number, nullptr, nullptr, nullptr);
