@@ -21,7 +21,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -30,7 +29,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
+#include <heapline/report_reader.h>
 
 #include "child_process.h"
 #include "library_locator.h"
@@ -49,14 +48,10 @@ namespace {
 constexpr int kUsageError = 2;
 
 // The heapline/1 report at `path` when it is process `pid`'s.
-std::optional<nlohmann::json> report_of(const std::string& path, pid_t pid) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  nlohmann::json report = nlohmann::json::parse(in, nullptr, false);
-  if (report.is_discarded() || !report.is_object() || !report.contains("pid") || report["pid"] != pid) {
-    return std::nullopt;
-  }
-  return report;
+std::optional<heapline::ParsedReport> report_of(const std::string& path, pid_t pid) {
+  heapline::ReportReading reading = heapline::read_report_file(path);
+  if (!reading || reading.report->pid != pid) return std::nullopt;
+  return std::move(reading.report);
 }
 
 // Why the command (pid) left no report at `path`: each case its own true
@@ -64,18 +59,16 @@ std::optional<nlohmann::json> report_of(const std::string& path, pid_t pid) {
 std::string why_no_report(const std::string& path, pid_t pid) {
   const fs::path file = fs::absolute(path);
   const fs::path dir = file.parent_path();
-  if (std::ifstream in{file}) {
-    nlohmann::json found = nlohmann::json::parse(in, nullptr, false);
-    if (found.is_discarded() || !found.is_object() || !found.contains("pid")) {
-      return file.string() + " is not a valid heapline/1 report";
-    }
-    return file.string() + " is from an earlier run (pid " + found["pid"].dump() + "), not from this command (pid " +
-           std::to_string(pid) + ")";
+  std::error_code error;
+  if (fs::exists(fs::symlink_status(file, error))) {
+    const heapline::ReportReading reading = heapline::read_report_file(file.string());
+    if (!reading) return reading.error;
+    return file.string() + " is from an earlier run (pid " + std::to_string(reading.report->pid) +
+           "), not from this command (pid " + std::to_string(pid) + ")";
   }
   if (::access(dir.c_str(), W_OK | X_OK) != 0) {
     return "cannot write in " + dir.string() + " (" + std::strerror(errno) + ")";
   }
-  if (fs::exists(file) && !fs::is_regular_file(file)) return file.string() + " is not a regular file";
   return "the library was not loaded (a statically linked program, or one that removes LD_PRELOAD)";
 }
 
@@ -339,7 +332,7 @@ int main(int argc, char** argv) {
     }
   }
   std::string report_path;
-  nlohmann::json report;
+  heapline::ParsedReport report;
   for (const std::string& name : names) {
     if (auto found = report_of(name, child.pid)) {
       report_path = name;
@@ -352,7 +345,7 @@ int main(int argc, char** argv) {
   std::vector<TreeReport> tree;
   if (!report_path.empty()) tree.push_back({report_path, report});
   for (TreeReport& other : find_child_reports(plain_path, launched_unix_ns, notes)) {
-    if (other.report.value("pid", 0) != child.pid) tree.push_back(std::move(other));
+    if (other.report.pid != child.pid) tree.push_back(std::move(other));
   }
   if (report_path.empty()) {
     std::cerr << "heapline: no report from the command: " << why_no_report(plain_path, child.pid) << "\n";

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <system_error>
 
@@ -17,11 +16,11 @@ namespace heapline::launcher {
 
 namespace {
 
-std::uint64_t start_of(const nlohmann::json& report) { return report.value("start_unix_ns", std::uint64_t{0}); }
+std::uint64_t start_of(const ParsedReport& report) { return report.start_unix_ns; }
 
-std::string program_of(const nlohmann::json& report) {
-  const std::string name = fs::path(report.value("exe", std::string())).filename().string();
-  return name.empty() ? "?" : name;
+std::string program_of(const ParsedReport& report) {
+  const std::string name = fs::path(report.exe).filename().string();
+  return name.empty() ? "?" : printable_text(name, 64);
 }
 
 }  // namespace
@@ -80,12 +79,14 @@ std::vector<TreeReport> find_child_reports(const std::string& plain_path, std::u
   }
   std::vector<TreeReport> found;
   for (const fs::path& path : reports) {
-    std::ifstream in(path);
-    nlohmann::json report = nlohmann::json::parse(in, nullptr, false);
-    if (report.is_discarded() || !report.is_object() || report.value("format", "") != "heapline/1") continue;
-    if (report.value("pid", 0) != pid_of_inserted_path(plain.string(), path.string())) continue;
-    if (start_of(report) < since_unix_ns) continue;
-    found.push_back({path.string(), std::move(report)});
+    ReportReading reading = read_report_file(path.string());
+    if (!reading) {
+      notes.push_back(reading.error);
+      continue;
+    }
+    if (reading.report->pid != pid_of_inserted_path(plain.string(), path.string())) continue;
+    if (start_of(*reading.report) < since_unix_ns) continue;
+    found.push_back({path.string(), std::move(*reading.report)});
   }
   std::sort(found.begin(), found.end(),
             [](const TreeReport& a, const TreeReport& b) { return start_of(a.report) < start_of(b.report); });
@@ -103,11 +104,11 @@ TreeSum sum_over_time(const std::vector<TreeReport>& reports) {
   };
   std::vector<Event> events;
   for (std::size_t i = 0; i < reports.size(); ++i) {
-    const nlohmann::json& report = reports[i].report;
-    const auto& samples = report.at("samples");
+    const ParsedReport& report = reports[i].report;
+    const std::vector<Sample>& samples = report.samples;
     for (std::size_t s = 0; s < samples.size(); ++s) {
-      events.push_back({start_of(report) + samples[s][0].get<std::uint64_t>(), i, samples[s][1].get<std::int64_t>(),
-                        samples[s][2].get<std::int64_t>(), s + 1 == samples.size()});
+      events.push_back({start_of(report) + samples[s].t_ns, i, samples[s].live, samples[s].max_live,
+                        s + 1 == samples.size()});
     }
   }
   std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.unix_ns < b.unix_ns; });
@@ -151,7 +152,7 @@ std::string summarize_tree(const std::vector<TreeReport>& reports, std::size_t m
   std::vector<const TreeReport*> order;
   for (const TreeReport& entry : reports) order.push_back(&entry);
   std::stable_sort(order.begin(), order.end(), [](const TreeReport* a, const TreeReport* b) {
-    return a->report.value("peak_bytes", std::int64_t{0}) > b->report.value("peak_bytes", std::int64_t{0});
+    return a->report.peak_bytes > b->report.peak_bytes;
   });
   std::string text = "heapline: " + std::to_string(reports.size()) +
                      " processes (peak, when, pid, parent, program; times from the first one's start):\n";
@@ -159,19 +160,19 @@ std::string summarize_tree(const std::vector<TreeReport>& reports, std::size_t m
   std::size_t shown = 0;
   std::int64_t rest_largest = -1;
   for (const TreeReport* entry : order) {
-    const nlohmann::json& report = entry->report;
-    const std::int64_t peak = report.value("peak_bytes", std::int64_t{0});
+    const ParsedReport& report = entry->report;
+    const std::int64_t peak = report.peak_bytes;
     if (shown == max_rows) {
       rest_largest = std::max(rest_largest, peak);
       continue;
     }
     ++shown;
-    const std::int64_t at = since_origin(start_of(report) + report.value("peak_time_ns", std::uint64_t{0}));
+    const std::int64_t at = since_origin(start_of(report) + report.peak_time_ns);
     std::string program = program_of(report);
     if (entry == &reports.front()) program += " (the command)";
-    if (report.value("ended", std::string("exit")) != "exit") program += " (ended without exit)";
+    if (!report.ended_by_exit()) program += " (ended without exit)";
     std::snprintf(line, sizeof line, "heapline:   %10s at %9s  pid %-7d parent %-7d %s\n", human_bytes(peak).c_str(),
-                  human_seconds(at).c_str(), report.value("pid", 0), report.value("ppid", 0), program.c_str());
+                  human_seconds(at).c_str(), report.pid, report.ppid, program.c_str());
     text += line;
   }
   if (rest_largest >= 0) {

@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <heapline/report_reader.h>
 
 namespace heapline::launcher {
 
 struct TreeReport {
   std::string path;
-  nlohmann::json report;  // a heapline/1 report
+  ParsedReport report;
 };
 
 // The reports of the processes started by a launch whose command's report is

@@ -3,11 +3,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <stdexcept>
 #include <system_error>
 
-#include <nlohmann/json.hpp>
+#include <heapline/report_reader.h>
 
 #include "live_view.h"
 
@@ -85,22 +84,28 @@ CleanOutcome clean_directory(const fs::path& dir, const CleanOptions& options) {
         outcome.removed.push_back(path.string() + " (pid " + std::to_string(pid) + ", " + program + ")");
       }
     } else if (options.reports && ends_with(name, ".json") && own_regular_file(path, info)) {
-      std::ifstream in(path);
-      const nlohmann::json report = nlohmann::json::parse(in, nullptr, false);
-      if (report.is_discarded() || !report.is_object() || report.value("format", "") != "heapline/1") continue;
-      const pid_t pid = report.value("pid", 0);
+      const ReportReading reading = read_report_file(path.string());
+      if (reading.problem == ReportProblem::kNotJson || reading.problem == ReportProblem::kNotThisFormat ||
+          reading.problem == ReportProblem::kEmpty) {
+        continue;  // not heapline's: not a word
+      }
+      if (!reading) {  // heapline's, but broken or unreadable: kept, and said why
+        outcome.kept.push_back(reading.error);
+        continue;
+      }
+      const ParsedReport& report = *reading.report;
       // A snapshot of a process that still runs, or a name a running
       // process has claimed for its report: left alone.
       pid_t writer = 0;
-      const bool snapshot_of_running = report.value("ended", "") == "running" && process_alive(pid);
+      const bool snapshot_of_running = report.ended == kEndedRunning && process_alive(report.pid);
       if (snapshot_of_running || (fs::exists(path.string() + ".live") &&
                                   live_file_state(path.string() + ".live", writer) == LiveFileState::kRunning)) {
         outcome.kept.push_back(path.string() + ": a running process writes it");
         continue;
       }
       if (options.dry_run || remove_if_unchanged(path, info)) {
-        outcome.removed.push_back(path.string() + " (pid " + std::to_string(pid) + ", " +
-                                  fs::path(report.value("exe", "?")).filename().string() + ")");
+        outcome.removed.push_back(path.string() + " (pid " + std::to_string(report.pid) + ", " +
+                                  printable_text(fs::path(report.exe).filename().string(), 64) + ")");
       }
     }
   }

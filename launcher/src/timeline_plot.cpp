@@ -12,7 +12,6 @@
 namespace heapline::launcher {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 namespace {
 
@@ -36,7 +35,7 @@ PlotFormat plot_format_for(const fs::path& output) {
   return PlotFormat::kUnknown;
 }
 
-PlotFiles write_plot_files(const nlohmann::json& report, const fs::path& output) {
+PlotFiles write_plot_files(const ParsedReport& report, const fs::path& output) {
   std::string pattern = (fs::temp_directory_path() / "heapline-plot.XXXXXX").string();
   if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("cannot create a temporary directory");
   PlotFiles files{pattern, fs::path(pattern) / "timeline.gp", fs::path(pattern) / "timeline.dat"};
@@ -45,15 +44,14 @@ PlotFiles write_plot_files(const nlohmann::json& report, const fs::path& output)
   // sample by sample (the writer takes both series' samples at the same
   // moments, the mapped one just after: a process killed in between leaves
   // it one short, and its last value then holds).
-  const json* mapped_samples = nullptr;
-  if (report.contains("mapped_samples") && !report.at("mapped_samples").empty() &&
-      report.at("mapped_samples").size() + 1 >= report.at("samples").size() &&
-      report.at("mapped_samples").size() <= report.at("samples").size()) {
-    mapped_samples = &report.at("mapped_samples");
+  const std::vector<Sample>* mapped_samples = nullptr;
+  if (!report.mapped_samples.empty() && report.mapped_samples.size() + 1 >= report.samples.size() &&
+      report.mapped_samples.size() <= report.samples.size()) {
+    mapped_samples = &report.mapped_samples;
   }
   static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double peak = static_cast<double>(report.at("peak_bytes").get<std::int64_t>());
-  if (mapped_samples != nullptr) peak = std::max(peak, report.at("total").at("peak_bytes").get<double>());
+  double peak = static_cast<double>(report.peak_bytes);
+  if (mapped_samples != nullptr) peak = std::max(peak, static_cast<double>(report.total.peak_bytes));
   std::size_t unit = 0;
   double scale = 1;
   while (peak / scale >= 1024 && unit + 1 < std::size(kUnits)) {
@@ -66,14 +64,14 @@ PlotFiles write_plot_files(const nlohmann::json& report, const fs::path& output)
     if (mapped_samples != nullptr) data << " mapped_" << kUnits[unit] << " total_" << kUnits[unit];
     data << "\n";
     data.precision(12);
-    const auto& samples = report.at("samples");
+    const std::vector<Sample>& samples = report.samples;
     for (std::size_t i = 0; i < samples.size(); ++i) {
-      const auto& sample = samples[i];
-      data << sample[0].get<double>() / 1e9 << ' ' << sample[1].get<double>() / scale << ' '
-           << sample[2].get<double>() / scale;
+      const Sample& sample = samples[i];
+      data << static_cast<double>(sample.t_ns) / 1e9 << ' ' << static_cast<double>(sample.live) / scale << ' '
+           << static_cast<double>(sample.max_live) / scale;
       if (mapped_samples != nullptr) {
-        const double mapped = (*mapped_samples)[std::min(i, mapped_samples->size() - 1)][1].get<double>();
-        data << ' ' << mapped / scale << ' ' << (sample[1].get<double>() + mapped) / scale;
+        const double mapped = static_cast<double>((*mapped_samples)[std::min(i, mapped_samples->size() - 1)].live);
+        data << ' ' << mapped / scale << ' ' << (static_cast<double>(sample.live) + mapped) / scale;
       }
       data << '\n';
     }
@@ -81,30 +79,30 @@ PlotFiles write_plot_files(const nlohmann::json& report, const fs::path& output)
   }
 
   const bool png = plot_format_for(output) == PlotFormat::kPng;
-  std::string exe = fs::path(report.value("exe", std::string("?"))).filename().string();
+  std::string exe = fs::path(report.exe).filename().string();
   std::ofstream script(files.script);
   script << (png ? "set terminal pngcairo size 1200,600 noenhanced font ',10'\n"
                  : "set terminal svg size 1200,600 dynamic noenhanced font 'sans,10'\n")
          << "set output " << quoted(fs::absolute(output).string()) << "\n"
          << "set title "
          << quoted((mapped_samples != nullptr ? "heap and mapped memory of " : "heap of ") + exe + " (pid " +
-                   std::to_string(report.value("pid", 0)) + ")")
+                   std::to_string(report.pid) + ")")
          << "\nset xlabel 'time (s)'\n"
          << "set ylabel " << quoted(std::string(mapped_samples != nullptr ? "bytes (" : "heap (") + kUnits[unit] + ")")
          << "\n"
          << "set grid\nset key top left\nset yrange [0:*]\n";
   // Phase markers: a dashed vertical line each, labelled along it.
-  if (report.contains("markers") && !report.at("markers").empty()) {
+  if (!report.markers.empty()) {
     script << "set key bottom right opaque\n";  // the labels run down from the top
-    for (const auto& marker : report.at("markers")) {
-      const double t = marker[0].get<double>() / 1e9;
+    for (const ReportMarker& marker : report.markers) {
+      const double t = static_cast<double>(marker.t_ns) / 1e9;
       script << "set arrow from " << t << ", graph 0 to " << t
              << ", graph 1 nohead dashtype 2 lw 1 lc rgb '#606060' front\n"
-             << "set label " << quoted(marker[1].get<std::string>()) << " at " << t
+             << "set label " << quoted(marker.name) << " at " << t
              << ", graph 0.98 rotate by 90 right offset -0.6,0 font ',9' tc rgb '#404040' front\n";
     }
   }
-  if (report.value("ended", std::string("exit")) != "exit") {
+  if (!report.ended_by_exit()) {
     script << "set label " << quoted("ended without exit (last sample)") << " at graph 0.99, graph 0.04 right\n";
   }
   script

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include <heapline/report_reader.h>
 
 namespace heapline::launcher {
 
@@ -21,7 +21,7 @@ struct PlotFiles {
 };
 
 // Writes the script and the data; the script writes to `output`.
-PlotFiles write_plot_files(const nlohmann::json& report, const std::filesystem::path& output);
+PlotFiles write_plot_files(const ParsedReport& report, const std::filesystem::path& output);
 
 // Runs gnuplot on the script. Returns "" or a message for stderr; the
 // temporary directory is removed when gnuplot succeeded.

@@ -57,33 +57,38 @@ TEST(Summary, HumanSecondsFromNanoseconds) {
 // A fixed report: the mapped line appears when mapped memory was counted,
 // and not for a report older than it or one converted with it unknown.
 TEST(Summary, MappedLineOnlyWhenMappedMemoryWasCounted) {
-  nlohmann::json report = nlohmann::json::parse(R"({
+  std::string text = R"({"format": "heapline/1", "pid": 1, "ppid": 0, "exe": "/bin/x", "start_unix_ns": 0,
     "precision": {"mode": "exact", "bound_bytes": 0, "max_threads": 1, "min_threshold_bytes": 1},
     "peak_bytes": 2097152, "peak_time_ns": 1000000, "final_bytes": 1048576, "duration_ns": 2000000000,
+    "calls": {"alloc": 1, "free": 0, "realloc": 0}, "publishes": 1, "interval_ns": 10000000,
     "samples": [[0, 0, 0]],
     "mapped": {"mode": "on", "peak_bytes": 8388608, "peak_time_ns": 500000000, "final_bytes": 0},
-    "total": {"peak_bytes": 9437184, "peak_time_ns": 500000000, "final_bytes": 1048576}})");
-  const std::string text = heapline::launcher::summarize(report, "r.json");
-  EXPECT_NE(text.find("heapline: peak 2.0 MiB at 0.001 s, final 1.0 MiB\n"
-                      "heapline: mapped peak 8.0 MiB at 0.500 s, final 0 B; "
-                      "heap + mapped peak 9.0 MiB at 0.500 s, final 1.0 MiB\n"),
+    "total": {"peak_bytes": 9437184, "peak_time_ns": 500000000, "final_bytes": 1048576}})";
+  auto reading = heapline::parse_report(text, "r.json");
+  ASSERT_TRUE(reading) << reading.error;
+  const std::string summary = heapline::launcher::summarize(*reading.report, "r.json");
+  EXPECT_NE(summary.find("heapline: peak 2.0 MiB at 0.001 s, final 1.0 MiB\n"
+                         "heapline: mapped peak 8.0 MiB at 0.500 s, final 0 B; "
+                         "heap + mapped peak 9.0 MiB at 0.500 s, final 1.0 MiB\n"),
             std::string::npos)
-      << text;
-  report["mapped"]["mode"] = "unknown";
-  EXPECT_EQ(heapline::launcher::summarize(report, "r.json").find("mapped"), std::string::npos);
-  report.erase("mapped");
-  report.erase("total");
-  EXPECT_EQ(heapline::launcher::summarize(report, "r.json").find("mapped"), std::string::npos);
+      << summary;
+  reading.report->mapped.mode = heapline::ParsedReport::MappedMode::kUnknown;
+  EXPECT_EQ(heapline::launcher::summarize(*reading.report, "r.json").find("mapped"), std::string::npos);
+  reading.report->mapped.mode = heapline::ParsedReport::MappedMode::kAbsent;
+  EXPECT_EQ(heapline::launcher::summarize(*reading.report, "r.json").find("mapped"), std::string::npos);
 }
 
 // The plot's data: heap, its maxima, mapped and heap + mapped per sample;
 // a mapped series one sample short (a kill between the two appends) keeps
 // its last value.
 TEST(Plot, DataHoldsTheMappedAndTotalColumns) {
-  nlohmann::json report = nlohmann::json::parse(R"({
-    "pid": 1, "exe": "/bin/x", "peak_bytes": 2048, "total": {"peak_bytes": 5120},
-    "samples": [[0, 1024, 1024], [1000000000, 2048, 2048]],
-    "mapped_samples": [[0, 3072, 3072]]})");
+  heapline::ParsedReport report;
+  report.pid = 1;
+  report.exe = "/bin/x";
+  report.peak_bytes = 2048;
+  report.total.peak_bytes = 5120;
+  report.samples = {{0, 1024, 1024}, {1000000000, 2048, 2048}};
+  report.mapped_samples = {{0, 3072, 3072}};
   const fs::path out = fs::temp_directory_path() / "heapline-plot-test.svg";
   const auto files = heapline::launcher::write_plot_files(report, out);
   const std::string data = read_file(files.data);

@@ -22,7 +22,6 @@ using heapline::test::RunOptions;
 using heapline::test::RunResult;
 using heapline::test::start;
 using heapline::test::wait_for_output;
-using nlohmann::json;
 
 namespace {
 
@@ -100,13 +99,13 @@ TEST_F(Tree, AnEarlierRunsChildReportsAreNotThisRuns) {
 }
 
 TreeReport fake(int pid, std::uint64_t start, std::vector<std::array<std::int64_t, 3>> samples) {
-  json report = {{"format", "heapline/1"}, {"pid", pid}, {"start_unix_ns", start}, {"samples", json::array()}};
-  std::int64_t peak = 0;
+  heapline::ParsedReport report;
+  report.pid = pid;
+  report.start_unix_ns = start;
   for (const auto& s : samples) {
-    report["samples"].push_back({s[0], s[1], s[2]});
-    peak = std::max(peak, s[2]);
+    report.samples.push_back({static_cast<std::uint64_t>(s[0]), s[1], s[2]});
+    report.peak_bytes = std::max(report.peak_bytes, s[2]);
   }
-  report["peak_bytes"] = peak;
   return {"r" + std::to_string(pid), report};
 }
 

@@ -172,12 +172,13 @@ TEST(OutputNaming, TemplatesAndPidInsertionMatchTheLibrary) {
 }
 
 TEST(Summary, SaysWhenTheProgramsAllocationsWereNotSeen) {
-  auto report = nlohmann::json::parse(R"({"format":"heapline/1","peak_bytes":0,"peak_time_ns":0,"final_bytes":0,
-    "precision":{"mode":"exact","bound_bytes":0,"min_threshold_bytes":1,"divisor":0,"max_threads":1},
-    "samples":[[0,0,0]],"duration_ns":1,"allocations_seen":false})");
+  heapline::ParsedReport report;
+  report.precision.exact = true;
+  report.samples = {{0, 0, 0}};
+  report.allocations_seen = false;
   const std::string text = heapline::launcher::summarize(report, "r.json");
   EXPECT_NE(text.find("the program's malloc is not libheapline's"), std::string::npos) << text;
-  report["allocations_seen"] = true;
+  report.allocations_seen = true;
   EXPECT_EQ(heapline::launcher::summarize(report, "r.json").find("not libheapline's"), std::string::npos);
 }
 
