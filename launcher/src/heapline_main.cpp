@@ -268,9 +268,11 @@ int main(int argc, char** argv) {
     std::cerr << "heapline: no command given\n" << app.help();
     return kUsageError;
   }
-  if (!options.plot.empty() && plot_format_for(options.plot) == PlotFormat::kUnknown) {
-    std::cerr << "heapline: --plot " << options.plot << ": the file name must end in .png or .svg\n";
-    return kUsageError;
+  if (!options.plot.empty()) {
+    if (const std::string problem = plot_output_problem(options.plot); !problem.empty()) {
+      std::cerr << "heapline: --plot " << heapline::printable_text(options.plot) << ": " << problem << "\n";
+      return kUsageError;
+    }
   }
 
   LibraryChoice choice;

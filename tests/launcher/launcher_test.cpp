@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "output_naming.h"
+#include "plot_script_property.h"
 #include "process_runner.h"
 #include "report_summary.h"
 #include "timeline_plot.h"
@@ -99,6 +100,27 @@ TEST(Plot, DataHoldsTheMappedAndTotalColumns) {
   EXPECT_NE(script.find("title 'heap + mapped'"), std::string::npos) << script;
 }
 
+// Class A: nothing the program wrote reaches gnuplot as a command. Every
+// control byte, the quote and the backslash, in a marker's name and in the
+// program's file name, stays inside its string literal on its line.
+TEST(Plot, NoProgramTextOwnsAPartOfTheScript) {
+  using heapline::launcher::gnuplot_string;
+  EXPECT_EQ(gnuplot_string("it's"), "'it''s'");
+  EXPECT_EQ(gnuplot_string("a\nb"), "'a\\x0ab'");
+  EXPECT_EQ(gnuplot_string(std::string("\0\x7f", 2)), "'\\x00\\x7f'");
+  EXPECT_EQ(gnuplot_string("`id` @m $(id) \\"), "'`id` @m $(id) \\'");
+  heapline::ParsedReport report;
+  report.pid = 1;
+  report.samples = {{0, 1, 1}};
+  for (int byte = 0; byte < 0x80; ++byte) {
+    const std::string odd = std::string("a") + static_cast<char>(byte) + "'b'\n" + static_cast<char>(byte);
+    report.exe = "/bin/" + odd;
+    report.markers = {{0, odd}, {5, "x\nsystem \"touch PWNED\"\n"}};
+    report.ended = byte % 2 == 0 ? "exit" : "without-exit";
+    EXPECT_EQ(heapline::test::plot_script_injection(report), "") << "byte " << byte;
+  }
+}
+
 TEST(Plot, FormatFromExtension) {
   using heapline::launcher::plot_format_for;
   using heapline::launcher::PlotFormat;
@@ -165,6 +187,26 @@ TEST_F(Launcher, PerProcessSummaries) {
   RunResult r = launch({"--summary", "-q", kPython, "-c", "pass"});
   EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(heapline: peak .* samples, output .*heapline\.python3\.\d+\.json\n)")))
       << r.err;
+}
+
+// The repro of class A, end to end: a program whose file name holds a
+// newline and a gnuplot command; --plot draws it and runs nothing.
+TEST_F(Launcher, AProgramsFileNameRunsNothingInGnuplot) {
+  const fs::path odd = dir_ / "x\nsystem \"touch PWNED\"\n";
+  fs::copy_file(ALLOC_PATTERNS, odd);
+  fs::permissions(odd, fs::perms::owner_all);
+  RunResult r = launch({"--plot", "p.svg", "--", odd.string(), "single", "chunk", "10", "0"},
+                       {{"HEAPLINE_LIB", HEAPLINE_LIB}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "p.svg")) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "PWNED")) << r.err;
+  // A plot's own name with a newline could not be named in the script as
+  // it is: refused before the command runs.
+  RunResult odd_plot = launch({"--plot", "a\nb.svg", "/bin/true"});
+  EXPECT_EQ(odd_plot.exit_code, 2);
+  EXPECT_NE(odd_plot.err.find("heapline: --plot a\\x0ab.svg: the file name must not hold control characters"),
+            std::string::npos)
+      << odd_plot.err;
 }
 
 TEST_F(Launcher, PlotsPngAndSvg) {
