@@ -25,10 +25,13 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <heapline/regular_file.h>
 #include <heapline/report_reader.h>
 
 #include "child_process.h"
@@ -204,6 +207,40 @@ int clean_main(int argc, char** argv) {
   }
 }
 
+std::uint64_t unix_now_ns();
+
+// Why the command's report could not be written where --out (or the
+// default) puts it, checked before the command runs: a missing or
+// unwritable directory, or a name that is not a regular file. "" when fine.
+std::string output_problem(const std::string& out_template, const std::string& command) {
+  const fs::path path = fs::absolute(root_output_path(out_template, command, getpid()));
+  const std::string shown = out_template.empty() ? "the report's directory" : "--out " + out_template;
+  const fs::path dir = path.parent_path();
+  struct stat info {};
+  if (::stat(dir.c_str(), &info) != 0) return shown + ": " + dir.string() + ": " + std::strerror(errno);
+  if (!S_ISDIR(info.st_mode)) return shown + ": " + dir.string() + " is not a directory";
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    return shown + ": cannot write in " + dir.string() + " (" + std::strerror(errno) + ")";
+  }
+  // A name without %p is the same for this run: it must be a regular file
+  // or free (the library replaces nothing else).
+  if (root_output_path(out_template, command, 1) == root_output_path(out_template, command, 2) &&
+      ::lstat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
+    return shown + ": " + path.string() + " is " + heapline::file_kind_text(info.st_mode) + ", not a regular file";
+  }
+  return "";
+}
+
+// A name no other launch shares: this launcher's pid, the time and random
+// bits.
+std::string new_run_id() {
+  std::uint64_t random = 0;
+  if (getrandom(&random, sizeof random, 0) != static_cast<ssize_t>(sizeof random)) random = unix_now_ns();
+  char text[64];
+  std::snprintf(text, sizeof text, "%d-%016llx", static_cast<int>(getpid()), static_cast<unsigned long long>(random));
+  return text;
+}
+
 std::uint64_t unix_now_ns() {
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
@@ -232,7 +269,8 @@ int main(int argc, char** argv) {
                  "default heapline.<command>.<pid>.json)");
   app.add_option("--plot", options.plot, "draw the heap line into this .png or .svg file (needs gnuplot)");
   app.add_flag("--summary", options.per_process_summary,
-               "also let every traced process print its own one-line summary");
+               "also print a one-line summary of every process of the tree (the launcher prints it: "
+               "the processes themselves never do)");
   app.add_option("--follow", options.follow,
                  "tree: the command and every process it starts write a report (the default); "
                  "command: only the command")
@@ -283,19 +321,38 @@ int main(int argc, char** argv) {
     return kUsageError;
   }
 
+  if (const std::string problem = output_problem(options.out, options.command.front()); !problem.empty()) {
+    std::cerr << "heapline: " << problem << "; the command was not run\n";
+    return kUsageError;
+  }
+
   std::fflush(stdout);
   // Reports of this run start after this instant; older files of the same
-  // names are an earlier run's.
-  const std::uint64_t launched_unix_ns = unix_now_ns();
-  ChildResult child = run_command(options.command, [&](pid_t pid) {
-    // Runs in the child before exec: its own pid names the root report.
-    prepend_preload(*library);
-    setenv("HEAPLINE_OUT", as_template(root_output_path(options.out, options.command.front(), pid)).c_str(), 1);
-    setenv("HEAPLINE_ROOT_PID", std::to_string(pid).c_str(), 1);
-    setenv("HEAPLINE_FOLLOW", options.follow.c_str(), 1);
-    if (options.per_process_summary) setenv("HEAPLINE_SUMMARY", "1", 1);
-  });
+  // names are an earlier run's. The run id tells this run's processes from
+  // those of another launch writing beside it.
+  RunIdentity run;
+  run.since_unix_ns = unix_now_ns();
+  run.launcher_pid = getpid();
+  run.run_id = new_run_id();
+  ReportWatch watch;
+  ChildResult child = run_command(
+      options.command,
+      [&](pid_t pid) {
+        // Runs in the child before exec: its own pid names the root report.
+        prepend_preload(*library);
+        setenv("HEAPLINE_OUT", as_template(root_output_path(options.out, options.command.front(), pid)).c_str(), 1);
+        setenv("HEAPLINE_ROOT_PID", std::to_string(pid).c_str(), 1);
+        setenv("HEAPLINE_FOLLOW", options.follow.c_str(), 1);
+        setenv(heapline::kRunIdVariable, run.run_id.c_str(), 1);
+        // The launcher summarises the run; the processes never print their
+        // own summary line into the command's output (a shim or a build
+        // would print one per process).
+        setenv("HEAPLINE_SUMMARY", "0", 1);
+      },
+      {watch.fd(), [&] { watch.read_events(); },
+       [&](pid_t pid) { watch.start(root_output_path(options.out, options.command.front(), pid)); }});
   if (!child.started) return child.exit_status;
+  run.command_pid = child.pid;
 
   // The command's report is at the name it claimed: the plain one, or with
   // its pid inserted when that was taken (see the library's README). Only a
@@ -346,9 +403,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> notes;
   std::vector<TreeReport> tree;
   if (!report_path.empty()) tree.push_back({report_path, report});
-  for (TreeReport& other : find_child_reports(plain_path, launched_unix_ns, notes)) {
-    if (other.report.pid != child.pid) tree.push_back(std::move(other));
-  }
+  for (TreeReport& other : find_child_reports(plain_path, run, watch.seen(), notes)) tree.push_back(std::move(other));
   if (report_path.empty()) {
     std::cerr << "heapline: no report from the command: " << why_no_report(plain_path, child.pid) << "\n";
     if (!options.quiet && !tree.empty()) {
@@ -362,6 +417,7 @@ int main(int argc, char** argv) {
     for (const std::string& note : notes) std::cerr << "heapline: " << note << "\n";
     std::cerr << summarize_tree(tree);
   }
+  if (options.per_process_summary) std::cerr << summarize_each(tree);
 
   if (!options.plot.empty()) {
     try {

@@ -10,10 +10,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
+#include <sstream>
 #include <memory>
 #include <stdexcept>
 
+#include <heapline/regular_file.h>
 #include <heapline/report_format.h>
 
 #include "report_summary.h"
@@ -23,15 +24,16 @@ namespace heapline::launcher {
 namespace fs = std::filesystem;
 
 LiveFile::LiveFile(const fs::path& path) : path_(path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw std::runtime_error("cannot open " + path.string() + ": " + std::strerror(errno));
+  // Never a FIFO or a device: opened without blocking, its type checked.
+  const RegularFile file = RegularFile::open(path.string());
+  if (!file.ok()) throw std::runtime_error(file.error());
+  const int fd = file.fd();
   struct stat info {};
   if (::fstat(fd, &info) != 0 || static_cast<std::size_t>(info.st_size) < sizeof(LiveHeader)) {
-    ::close(fd);
-    throw std::runtime_error(path.string() + " is not a heapline live file (too short)");
+    throw std::runtime_error(path.string() + " is not a heapline live file (too short: " +
+                             std::to_string(info.st_size) + " bytes)");
   }
   if (static_cast<std::size_t>(info.st_size) < kLiveRegionV1Bytes) {
-    ::close(fd);
     throw std::runtime_error(path.string() + " is not a heapline live file of this version (size " +
                              std::to_string(info.st_size) + ")");
   }
@@ -39,17 +41,22 @@ LiveFile::LiveFile(const fs::path& path) : path_(path) {
   // file's end (reading one would raise SIGBUS).
   mapped_bytes_ = std::min(static_cast<std::size_t>(info.st_size), sizeof(LiveRegion));
   void* address = ::mmap(nullptr, mapped_bytes_, PROT_READ, MAP_SHARED, fd, 0);
-  ::close(fd);
   if (address == MAP_FAILED) throw std::runtime_error("cannot map " + path.string() + ": " + std::strerror(errno));
   region_ = static_cast<const LiveRegion*>(address);
   const LiveHeader& h = region_->header;
   std::string problem;
   if (h.magic.load(std::memory_order_acquire) != kLiveMagic) {
     problem = path.string() + " is not a heapline live file (no magic; a process killed while creating it?)";
-  } else if (h.version != kLiveVersion || h.header_bytes != sizeof(LiveHeader) ||
-             h.marker_capacity != kLiveMarkerCapacity || h.sample_capacity != kTimelineCapacity) {
-    problem = path.string() + ": live file version " + std::to_string(h.version) + " is not supported (this heapline reads " +
-              std::to_string(kLiveVersion) + ")";
+  } else if (h.version != kLiveVersion) {
+    problem = path.string() + ": live file version " + std::to_string(h.version) +
+              " is not supported (this heapline reads version " + std::to_string(kLiveVersion) + ")";
+  } else if (h.header_bytes != sizeof(LiveHeader) || h.marker_capacity != kLiveMarkerCapacity ||
+             h.sample_capacity != kTimelineCapacity) {
+    problem = path.string() + " is corrupt: its layout is not version " + std::to_string(kLiveVersion) +
+              "'s (header " + std::to_string(h.header_bytes) + " bytes, " + std::to_string(h.marker_capacity) +
+              " markers, " + std::to_string(h.sample_capacity) + " samples; version " + std::to_string(kLiveVersion) +
+              " has " + std::to_string(sizeof(LiveHeader)) + ", " + std::to_string(kLiveMarkerCapacity) + ", " +
+              std::to_string(kTimelineCapacity) + ")";
   }
   if (!problem.empty()) {
     ::munmap(const_cast<LiveRegion*>(region_), mapped_bytes_);
@@ -165,8 +172,9 @@ bool process_alive(pid_t pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno 
 
 std::optional<fs::path> find_live_file(pid_t pid, std::string& why) {
   const std::string maps_path = "/proc/" + std::to_string(pid) + "/maps";
-  std::ifstream maps(maps_path);
-  if (!maps) {
+  std::string error;
+  std::istringstream maps(RegularFile::open(maps_path).read_all(256u << 20, error));
+  if (!error.empty()) {
     why = process_alive(pid) ? "cannot read " + maps_path + " (another user's process?)"
                              : "no process " + std::to_string(pid);
     return std::nullopt;

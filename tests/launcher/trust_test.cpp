@@ -144,13 +144,23 @@ TEST_F(Trust, ACommandThatExecsAStaticProgramIsSaidToHaveDoneSo) {
   EXPECT_NE(r.err.find("heapline: report exec.json"), std::string::npos) << r.err;
 }
 
-TEST_F(Trust, AnUnwritableReportDirectoryIsSaidSo) {
-  RunResult r = launch({"--out", "missing/x.json", kProbe, "api"});
-  EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.err.find("heapline: no report from the command: cannot write in " + (dir_ / "missing").string()),
-            std::string::npos)
-      << r.err;
-  EXPECT_EQ(r.err.find("exit handlers"), std::string::npos) << r.err;
+// Class C: where the report cannot go is said before the command runs (a
+// build would otherwise run to its end for nothing), and a FIFO is never
+// opened (the launcher would wait on it for ever).
+TEST_F(Trust, AReportPathThatCannotBeWrittenIsRefusedBeforeTheCommandRuns) {
+  RunResult r = launch({"--out", "missing/x.json", "/bin/sh", "-c", "echo ran"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "heapline: --out missing/x.json: " + (dir_ / "missing").string() +
+                       ": No such file or directory; the command was not run\n");
+  ASSERT_EQ(mkfifo((dir_ / "fifo.json").c_str(), 0600), 0);
+  RunResult fifo = launch({"--out", "fifo.json", "/bin/sh", "-c", "echo ran"});
+  EXPECT_EQ(fifo.exit_code, 2);
+  EXPECT_EQ(fifo.err, "heapline: --out fifo.json: " + (dir_ / "fifo.json").string() +
+                          " is a FIFO, not a regular file; the command was not run\n");
+  RunResult convert = launch({"convert", (dir_ / "fifo.json").string()});
+  EXPECT_EQ(convert.exit_code, 1);
+  EXPECT_EQ(convert.err, "heapline convert: " + (dir_ / "fifo.json").string() + " is a FIFO, not a regular file\n");
 }
 
 TEST_F(Trust, PercentSignsInOutAreExpandedOnce) {
