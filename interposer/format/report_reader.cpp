@@ -252,6 +252,8 @@ ReportReading parse_report(std::string_view text, const std::string& source) {
   } catch (const json::parse_error& error) {
     return refuse(ReportProblem::kNotJson,
                   "not JSON (syntax error at byte " + std::to_string(error.byte) + "), not a heapline/1 report");
+  } catch (const json::exception&) {  // a number beyond any double (1e999)
+    return refuse(ReportProblem::kNotJson, "not JSON this reader takes (a number out of range), not a heapline/1 report");
   }
   if (!root.is_object()) return refuse(ReportProblem::kNotJson, "not a JSON object, not a heapline/1 report");
   const auto format = root.find(report_key::kFormat);

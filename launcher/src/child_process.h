@@ -45,6 +45,14 @@ struct ExecFailure {
 };
 ExecFailure describe_exec_failure(const std::string& program, int error);
 
+// Why LD_PRELOAD cannot bring a library into `program` (found on PATH as
+// exec would): "PATH is statically linked", "PATH is setuid", ... or "" when
+// nothing is known against it.
+std::string why_preload_cannot_apply(const std::string& program);
+
+// "" when `path` is an ELF shared object; else what it is instead.
+std::string shared_object_problem(const std::string& path);
+
 // Runs a helper (gnuplot) and waits; returns its exit status, 127 when it
 // could not be started.
 int run_helper(const std::vector<std::string>& argv);

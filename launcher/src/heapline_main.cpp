@@ -16,6 +16,7 @@
 // never change the exit status.
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstring>
 #include <cstdio>
@@ -25,7 +26,9 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <poll.h>
 #include <sys/random.h>
+#include <termios.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
@@ -59,7 +62,7 @@ std::optional<heapline::ParsedReport> report_of(const std::string& path, pid_t p
 
 // Why the command (pid) left no report at `path`: each case its own true
 // message.
-std::string why_no_report(const std::string& path, pid_t pid) {
+std::string why_no_report(const std::string& path, pid_t pid, const std::string& program) {
   const fs::path file = fs::absolute(path);
   const fs::path dir = file.parent_path();
   std::error_code error;
@@ -72,7 +75,9 @@ std::string why_no_report(const std::string& path, pid_t pid) {
   if (::access(dir.c_str(), W_OK | X_OK) != 0) {
     return "cannot write in " + dir.string() + " (" + std::strerror(errno) + ")";
   }
-  return "the library was not loaded (a statically linked program, or one that removes LD_PRELOAD)";
+  if (const std::string reason = why_preload_cannot_apply(program); !reason.empty()) return reason;
+  return "the library wrote none (where it was loaded it said why above, such as a full disk or a file size "
+         "limit; a program that clears LD_PRELOAD, or a --lib that is not libheapline.so, leaves none)";
 }
 
 // Runs one (sub)command's option parsing. Returns the exit status when there
@@ -119,9 +124,16 @@ int convert_main(int argc, char** argv) {
   int signal_number = 0;
   app.add_option("FILE", input, "the live file (<report>.live)")->required();
   app.add_option("-o,--out", output, "where to write the report (default: FILE without .live)");
-  app.add_option("--signal", signal_number, "the signal that ended the process, when known (written to the report)");
+  app.add_option("--signal", signal_number, "the signal that ended the process, when known (written to the report)")
+      ->check(CLI::Range(1, SIGRTMAX));
   if (auto status = parse_options(app, "heapline convert", [&] { app.parse(argc, argv); })) return *status;
   try {
+    fs::path out = output.empty() ? default_converted_path(input) : fs::path(output);
+    std::error_code same_error;
+    if (fs::equivalent(out, input, same_error)) {
+      std::cerr << "heapline convert: " << out.string() << " is the live file itself: give another name with -o\n";
+      return kUsageError;
+    }
     LiveFile file(input);
     const int pid = file.region().header.pid;
     std::string why;
@@ -129,8 +141,8 @@ int convert_main(int argc, char** argv) {
     const bool running = mapped_by && fs::equivalent(*mapped_by, input);
     LiveSnapshot snapshot = take_snapshot(file, running);
     std::string ended = running ? "running" : snapshot.exited ? "exit" : "without-exit";
-    fs::path out = output.empty() ? default_converted_path(input) : fs::path(output);
     write_converted_report(file, snapshot, out, ended, signal_number);
+    if (snapshot.dropped_samples > 0) std::cerr << "heapline convert: " << dropped_samples_note(snapshot) << "\n";
     std::cerr << "heapline: wrote " << out.string() << " (" << snapshot.samples.size() << " samples, last at "
               << human_seconds(static_cast<std::int64_t>(snapshot.samples.empty() ? 0 : snapshot.samples.back().t_ns))
               << (running ? "; the process is still running: a snapshot" : "") << ")\n";
@@ -139,6 +151,72 @@ int convert_main(int argc, char** argv) {
     std::cerr << "heapline convert: " << error.what() << "\n";
     return 1;
   }
+}
+
+// 'q' on the terminal quits `heapline top`: stdin is read key by key (no
+// echo) while top runs, and its mode restored however top ends, on return
+// or on a signal.
+class QuitKey {
+ public:
+  explicit QuitKey(bool wanted) {
+    if (!wanted || isatty(STDIN_FILENO) == 0 || tcgetattr(STDIN_FILENO, &saved_mode()) != 0) return;
+    termios keys = saved_mode();
+    keys.c_lflag &= ~static_cast<tcflag_t>(ICANON | ECHO);
+    keys.c_cc[VMIN] = 0;
+    keys.c_cc[VTIME] = 0;
+    for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) std::signal(signal_number, restore_and_die);
+    active_ = tcsetattr(STDIN_FILENO, TCSANOW, &keys) == 0;
+  }
+  ~QuitKey() {
+    if (active_) tcsetattr(STDIN_FILENO, TCSANOW, &saved_mode());
+  }
+  QuitKey(const QuitKey&) = delete;
+  QuitKey& operator=(const QuitKey&) = delete;
+
+  // Waits `seconds`, or less when a key comes; true when it was 'q'.
+  bool wait_for_quit(double seconds) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return false;
+      if (!active_) {
+        std::this_thread::sleep_for(left);
+        return false;
+      }
+      pollfd in{STDIN_FILENO, POLLIN, 0};
+      if (poll(&in, 1, static_cast<int>(left.count())) <= 0) continue;
+      char key = 0;
+      if (read(STDIN_FILENO, &key, 1) == 1 && (key == 'q' || key == 'Q')) return true;
+    }
+  }
+
+ private:
+  static termios& saved_mode() {
+    static termios mode{};
+    return mode;
+  }
+  static void restore_and_die(int signal_number) {
+    tcsetattr(STDIN_FILENO, TCSANOW, &saved_mode());
+    std::signal(signal_number, SIG_DFL);
+    std::raise(signal_number);
+  }
+  bool active_ = false;
+};
+
+// A number of seconds in [low, high]: written so that NaN (for which every
+// comparison is false, and which CLI::Range lets through) is refused.
+CLI::Validator seconds_between(double low, double high) {
+  return CLI::Validator(
+      [low, high](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (end == text.c_str() || *end != 0 || !(value >= low && value <= high)) {
+          return "needs a number of seconds from " + CLI::detail::to_string(low) + " to " +
+                 CLI::detail::to_string(high) + ", got " + text;
+        }
+        return "";
+      },
+      "SECONDS");
 }
 
 // heapline top: a running process's heap from its live file.
@@ -150,7 +228,8 @@ int top_main(int argc, char** argv) {
   double interval = 1.0;
   app.add_option("PID", pid, "the process")->required();
   app.add_flag("--once", once, "print one snapshot and exit");
-  app.add_option("--interval", interval, "seconds between refreshes (default 1)")->check(CLI::PositiveNumber);
+  app.add_option("--interval", interval, "seconds between refreshes, 0.05 to 3600 (default 1)")
+      ->check(seconds_between(0.05, 3600));
   if (auto status = parse_options(app, "heapline top", [&] { app.parse(argc, argv); })) return *status;
   std::string why;
   auto path = find_live_file(pid, why);
@@ -163,6 +242,7 @@ int top_main(int argc, char** argv) {
     // the last screen shows its final figures.
     LiveFile file(*path);
     const bool terminal = isatty(STDOUT_FILENO) != 0;
+    QuitKey keys(!once);
     for (;;) {
       const bool alive =
           process_alive(pid) && file.region().header.state.load(std::memory_order_acquire) != heapline::kLiveExited;
@@ -174,7 +254,7 @@ int top_main(int argc, char** argv) {
         std::cout << "heapline top: process " << pid << " has ended\n";
         return 0;
       }
-      std::this_thread::sleep_for(std::chrono::duration<double>(interval));
+      if (keys.wait_for_quit(interval)) return 0;
     }
   } catch (const std::exception& error) {
     std::cerr << "heapline top: " << error.what() << "\n";
@@ -320,6 +400,10 @@ int main(int argc, char** argv) {
               << "); give its path with --lib or HEAPLINE_LIB\n";
     return kUsageError;
   }
+  if (const std::string problem = shared_object_problem(library->string()); !problem.empty()) {
+    std::cerr << "heapline: " << library->string() << " is " << problem << ", not libheapline.so\n";
+    return kUsageError;
+  }
 
   if (const std::string problem = output_problem(options.out, options.command.front()); !problem.empty()) {
     std::cerr << "heapline: " << problem << "; the command was not run\n";
@@ -371,6 +455,7 @@ int main(int argc, char** argv) {
       const int signal_number = child.exit_status > 128 ? child.exit_status - 128 : 0;
       write_converted_report(file, snapshot, name, snapshot.exited ? "exit" : "without-exit", signal_number);
       fs::remove(live_path);
+      if (snapshot.dropped_samples > 0) std::cerr << "heapline: " << dropped_samples_note(snapshot) << "\n";
       if (!options.quiet && signal_number > 0) {
         std::cerr << "heapline: the command ended without exit (signal " << signal_number
                   << "); report converted from its live file\n";
@@ -381,9 +466,10 @@ int main(int argc, char** argv) {
         // Exited with a status, yet the library's exit handlers never ran:
         // the last image the library saw was replaced by one it cannot
         // follow, or the process left through the raw system call.
-        std::cerr << "heapline: the command (" << fs::path(snapshot.exe).filename().string()
+        std::cerr << "heapline: the command (" << heapline::printable_text(fs::path(snapshot.exe).filename().string())
                   << " as the library last saw it) exited without the library's exit handlers: it exec'd a "
-                     "program the library cannot follow (a static binary?) or made the exit system call itself; "
+                     "program that runs without the library (a static or setuid program, or one whose LD_PRELOAD "
+                     "was changed or cleared, as by env LD_PRELOAD=...) or made the exit system call itself; "
                      "report converted from its live file\n";
       }
     } catch (const std::exception& error) {
@@ -405,7 +491,7 @@ int main(int argc, char** argv) {
   if (!report_path.empty()) tree.push_back({report_path, report});
   for (TreeReport& other : find_child_reports(plain_path, run, watch.seen(), notes)) tree.push_back(std::move(other));
   if (report_path.empty()) {
-    std::cerr << "heapline: no report from the command: " << why_no_report(plain_path, child.pid) << "\n";
+    std::cerr << "heapline: no report from the command: " << why_no_report(plain_path, child.pid, options.command.front()) << "\n";
     if (!options.quiet && !tree.empty()) {
       std::cerr << "heapline: " << tree.size() << (tree.size() == 1 ? " process" : " processes")
                 << " it started wrote a report, for example " << tree.front().path << "\n";
