@@ -126,6 +126,15 @@ TEST(OracleChecks, NoSampleIsAboveItsPeak) {
   EXPECT_PROBLEM(total.problems(), "heap + mapped 13193 above the total peak 13192");
 }
 
+TEST(OracleChecks, EachSeriesReachesItsPeak) {
+  Example example;
+  example.report["samples"][1] = {10, 4000, 4999};
+  EXPECT_PROBLEM(example.problems(), "the heap samples reach 4999 at most, not the peak 5000");
+  Example mapped;
+  mapped.report["mapped_samples"][1] = {10, 8000, 8000};
+  EXPECT_PROBLEM(mapped.problems(), "the mapped samples reach 8000 at most, not the peak 8192");
+}
+
 TEST(OracleChecks, SampleTimesNeverGoBack) {
   Example example;
   example.report["samples"][1][0] = 25;
