@@ -26,10 +26,13 @@
 // The true peak of heap, mapped and their sum is then that moment, in any
 // run of the seed and at any precision.
 //
-// What it does not know: the runtime's own blocks (the C++ runtime's
-// startup, ld.so's thread-local storage of each thread, the library's
-// bootstrap). `--calibrate` runs a known tree (one thread, a fork while it
-// waits at a barrier, an exec) from which the checker takes those figures.
+// What it does not know: the runtime's own blocks and calls (ld.so's DTV of
+// each thread, a calloc at its creation and a free at its join; whatever a
+// fresh image's startup leaves, nothing for this libc-only program).
+// `--calibrate` runs a known tree (one thread, a fork while it waits at a
+// barrier, an exec) from which the checker takes those figures. A fork
+// child keeps the DTV of every thread waiting at the fork, whose chunk
+// varies by a few bytes: each thread reads its own (own_dtv_bytes).
 //
 // Nothing here allocates or maps without counting it: no stdio, no
 // containers; its tables are blocks allocated through the counted calls;
@@ -40,7 +43,6 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
