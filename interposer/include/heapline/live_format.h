@@ -119,7 +119,11 @@ struct LiveHeader {
   std::uint32_t mapped_mode = 0;
   std::uint32_t reserved3 = 0;
   std::uint64_t start_mono_ns = 0;  // CLOCK_MONOTONIC at the start: the time base of publish_mono_ns
-  char reserved1[3960 - 16] = {};
+  // When the process started, in clock ticks since boot (/proc/PID/stat):
+  // with `pid` it names one process, whatever images it execs, so a pid
+  // reused by another process is told apart. 0: unknown (an older file).
+  std::uint64_t process_start_ticks = 0;
+  char reserved1[3960 - 24] = {};
   char exe[kLiveExeBytes] = {};
 
   // The latest figures, under the seqlock `seq` (one writer: the thread

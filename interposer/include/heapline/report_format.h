@@ -69,6 +69,11 @@ struct Report {
   const char* ended = "exit";
   std::uint64_t last_sample_ns = 0;
   int signal = 0;
+  // Why the process's live file was not made, or stopped being kept (a full
+  // disk, the file size limit...): the heap line then lived in memory only,
+  // and a kill would have lost it. nullptr (no "live_file_problem" in the
+  // JSON) when the live file served the whole run, or was not asked for.
+  const char* live_file_problem = nullptr;
 };
 
 // Writes `report` as heapline/1 JSON at final_path through a temporary name.

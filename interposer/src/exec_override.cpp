@@ -1,0 +1,288 @@
+// The exec family: an image that execs another program gives its live file up
+// first, and gets it back if the exec fails (live_header.cpp). The new image,
+// run under the library, makes its own, so a wrapper that execs the program
+// it wraps (env, nice, a pyenv shim; timeout's child) leaves no live file of
+// its own behind. Only when the new image will run the library: an exec
+// that cannot succeed (no such file), of a program the loader will not
+// preload into (statically linked, set-user-ID or with file capabilities),
+// or with LD_PRELOAD no longer naming the library keeps the live file, the
+// only trace of this image (`heapline` converts it and says why). Every
+// member is defined, since glibc's own execv, execvp, execl... reach the
+// kernel without going through the exported execve. Only the counting
+// library has these; a vfork child (python's subprocess) goes straight
+// through, its parent's live file untouched.
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+
+#include "process_state.h"
+#include "text.h"
+
+namespace {
+
+using Execve = int (*)(const char*, char* const[], char* const[]);
+using Execv = int (*)(const char*, char* const[]);
+using Execvpe = int (*)(const char*, char* const[], char* const[]);
+using Fexecve = int (*)(int, char* const[], char* const[]);
+using Execveat = int (*)(int, const char*, char* const[], char* const[], int);
+
+// Resolved at load time: a vfork child must not run dlsym (it may allocate,
+// in its parent's memory).
+struct NextExec {
+  Execve execve = nullptr;
+  Execv execv = nullptr;
+  Execv execvp = nullptr;
+  Execvpe execvpe = nullptr;
+  Fexecve fexecve = nullptr;
+  Execveat execveat = nullptr;
+};
+NextExec g_next;
+
+template <typename Function>
+Function next(const char* name) {
+  return reinterpret_cast<Function>(dlsym(RTLD_NEXT, name));
+}
+
+// This library's file name, as LD_PRELOAD names it.
+char g_library_name[256];
+
+__attribute__((constructor)) void resolve_next_execs() {
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&resolve_next_execs), &self) != 0 && self.dli_fname != nullptr) {
+    const char* slash = strrchr(self.dli_fname, '/');
+    heapline::copy_utf8_prefix(g_library_name, sizeof g_library_name, slash != nullptr ? slash + 1 : self.dli_fname);
+  }
+  g_next.execve = next<Execve>("execve");
+  g_next.execv = next<Execv>("execv");
+  g_next.execvp = next<Execv>("execvp");
+  g_next.execvpe = next<Execvpe>("execvpe");
+  g_next.fexecve = next<Fexecve>("fexecve");
+  g_next.execveat = next<Execveat>("execveat");
+}
+
+// Whether `envp` still preloads this library.
+bool preloads_this_library(char* const envp[]) {
+  if (g_library_name[0] == 0 || envp == nullptr) return false;
+  for (char* const* entry = envp; *entry != nullptr; ++entry) {
+    if (strncmp(*entry, "LD_PRELOAD=", 11) == 0 && strstr(*entry + 11, g_library_name) != nullptr) return true;
+  }
+  return false;
+}
+
+// Whether the loader will run the library in the program at `path` (an
+// executable file): not when it is statically linked (no PT_INTERP), nor in
+// secure mode (set-user-ID or set-group-ID to another, file capabilities),
+// which ignores LD_PRELOAD. A script is judged by its interpreter, once; a
+// file that cannot be read is given the benefit of the doubt.
+bool loader_preloads_into(const char* path, int depth = 0) {
+  struct stat info;
+  if (stat(path, &info) != 0) return false;
+  if (((info.st_mode & S_ISUID) != 0 && info.st_uid != geteuid()) ||
+      ((info.st_mode & S_ISGID) != 0 && info.st_gid != getegid()) ||
+      getxattr(path, "security.capability", nullptr, 0) > 0) {
+    return false;
+  }
+  const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return true;
+  ElfW(Ehdr) header;
+  const ssize_t got = pread(fd, &header, sizeof header, 0);
+  bool preloads = true;
+  if (got >= 2 && memcmp(&header, "#!", 2) == 0 && depth == 0) {
+    // "#!INTERPRETER [ARGUMENT]"
+    char line[256];
+    const ssize_t length = pread(fd, line, sizeof line - 1, 2);
+    line[length > 0 ? length : 0] = 0;
+    char* interpreter = line + strspn(line, " \t");
+    interpreter[strcspn(interpreter, " \t\n")] = 0;
+    preloads = interpreter[0] == 0 || loader_preloads_into(interpreter, depth + 1);
+  } else if (got == static_cast<ssize_t>(sizeof header) && memcmp(header.e_ident, ELFMAG, SELFMAG) == 0 &&
+             header.e_phentsize == sizeof(ElfW(Phdr)) && header.e_phnum < 256) {
+    preloads = false;  // until its PT_INTERP is found: a static program runs no loader
+    for (unsigned i = 0; i < header.e_phnum && !preloads; ++i) {
+      ElfW(Phdr) segment;
+      if (pread(fd, &segment, sizeof segment, static_cast<off_t>(header.e_phoff + i * sizeof segment)) !=
+          static_cast<ssize_t>(sizeof segment)) {
+        preloads = true;
+      } else if (segment.p_type == PT_INTERP) {
+        preloads = true;
+      }
+    }
+  }
+  close(fd);
+  return preloads;
+}
+
+// The file `execvp` runs for `file`: itself when it names a path, else the
+// first executable regular file of that name in PATH (glibc's default when
+// unset). False when there is none.
+bool find_in_path(const char* file, char* found, std::size_t capacity) {
+  if (strchr(file, '/') != nullptr) {
+    heapline::copy_utf8_prefix(found, capacity, file);
+    return true;
+  }
+  const char* path = getenv("PATH");
+  if (path == nullptr) path = "/bin:/usr/bin";
+  while (true) {
+    const char* end = strchrnul(path, ':');
+    heapline::TextSink candidate(found, capacity);
+    candidate.append(path, static_cast<std::size_t>(end - path));
+    if (end != path) candidate.append('/');
+    candidate.append(file);
+    candidate.c_str();
+    struct stat info;
+    if (!candidate.truncated() && stat(found, &info) == 0 && S_ISREG(info.st_mode) &&
+        faccessat(AT_FDCWD, found, X_OK, AT_EACCESS) == 0) {
+      return true;
+    }
+    if (*end == 0) return false;
+    path = end + 1;
+  }
+}
+
+// Whether the image this exec starts will run the library: then this one
+// gives its live file up. `searched`: `file` is looked up in PATH.
+bool new_image_runs_library(const char* file, char* const envp[], bool searched) {
+  if (file == nullptr || file[0] == 0 || !preloads_this_library(envp)) return false;
+  const int saved_errno = errno;
+  char path[4096];
+  bool runs = false;
+  if (searched) {
+    runs = find_in_path(file, path, sizeof path) && loader_preloads_into(path);
+  } else {
+    runs = faccessat(AT_FDCWD, file, X_OK, AT_EACCESS) == 0 && loader_preloads_into(file);
+  }
+  errno = saved_errno;
+  return runs;
+}
+
+// The exec, with the live file given up around it when the new image will
+// run the library (asked only when there is a live file to give up);
+// returns what a failed exec returns, with its errno.
+template <typename Judge, typename Exec>
+int exec_giving_up_live_file(Judge new_image_runs_library, Exec exec) {
+  const bool retired = heapline::accounting::live_file_to_give_up() && new_image_runs_library() &&
+                       heapline::accounting::retire_live_file_for_exec();
+  const int result = exec();
+  if (retired) {
+    const int error = errno;
+    heapline::accounting::restore_live_file_after_failed_exec();
+    errno = error;
+  }
+  return result;
+}
+
+int no_next() {
+  errno = ENOSYS;
+  return -1;
+}
+
+int run_execve(const char* path, char* const argv[], char* const envp[]) {
+  return exec_giving_up_live_file([&] { return new_image_runs_library(path, envp, false); }, [&] {
+    if (g_next.execve != nullptr) return g_next.execve(path, argv, envp);
+    return static_cast<int>(syscall(SYS_execve, path, argv, envp));
+  });
+}
+
+int run_execvpe(const char* file, char* const argv[], char* const envp[]) {
+  return exec_giving_up_live_file([&] { return new_image_runs_library(file, envp, true); }, [&] {
+    return g_next.execvpe != nullptr ? g_next.execvpe(file, argv, envp) : no_next();
+  });
+}
+
+int run_execvp(const char* file, char* const argv[]) {
+  return exec_giving_up_live_file([&] { return new_image_runs_library(file, environ, true); }, [&] {
+    return g_next.execvp != nullptr ? g_next.execvp(file, argv) : no_next();
+  });
+}
+
+// execl's arguments: `first` and those after it up to the NULL, as an argv
+// for `run`, which gets the rest of `arguments` too (execle's envp).
+template <typename Run>
+int with_argv(const char* first, va_list arguments, Run run) {
+  va_list counting;
+  va_copy(counting, arguments);
+  std::size_t count = 1;
+  while (va_arg(counting, const char*) != nullptr) ++count;
+  va_end(counting);
+  const char* argv[count + 1];
+  argv[0] = first;
+  for (std::size_t i = 1; i < count; ++i) argv[i] = va_arg(arguments, const char*);
+  argv[count] = nullptr;
+  return run(const_cast<char* const*>(argv), arguments);
+}
+
+}  // namespace
+
+#define HEAPLINE_EXPORT extern "C" __attribute__((visibility("default")))
+
+HEAPLINE_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) noexcept {
+  return run_execve(path, argv, envp);
+}
+
+HEAPLINE_EXPORT int execv(const char* path, char* const argv[]) noexcept { return run_execve(path, argv, environ); }
+
+HEAPLINE_EXPORT int execvp(const char* file, char* const argv[]) noexcept { return run_execvp(file, argv); }
+
+HEAPLINE_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) noexcept {
+  return run_execvpe(file, argv, envp);
+}
+
+HEAPLINE_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) noexcept {
+  // The file behind the descriptor, as the kernel will run it.
+  char path[64];
+  heapline::TextSink name(path, sizeof path);
+  name.append("/proc/self/fd/");
+  name.append_signed(fd);
+  return exec_giving_up_live_file([&] { return fd >= 0 && new_image_runs_library(name.c_str(), envp, false); }, [&] {
+    return g_next.fexecve != nullptr ? g_next.fexecve(fd, argv, envp) : no_next();
+  });
+}
+
+HEAPLINE_EXPORT int execveat(int dirfd, const char* path, char* const argv[], char* const envp[], int flags) noexcept {
+  // Judged as execve judges a path; one relative to another directory
+  // keeps the live file.
+  const bool judged = path != nullptr && (path[0] == '/' || dirfd == AT_FDCWD) && (flags & AT_EMPTY_PATH) == 0;
+  return exec_giving_up_live_file([&] { return judged && new_image_runs_library(path, envp, false); }, [&] {
+    if (g_next.execveat != nullptr) return g_next.execveat(dirfd, path, argv, envp, flags);
+    return static_cast<int>(syscall(SYS_execveat, dirfd, path, argv, envp, flags));
+  });
+}
+
+HEAPLINE_EXPORT int execl(const char* path, const char* arg, ...) noexcept {
+  va_list arguments;
+  va_start(arguments, arg);
+  const int result =
+      with_argv(arg, arguments, [&](char* const* argv, va_list) { return run_execve(path, argv, environ); });
+  va_end(arguments);
+  return result;
+}
+
+HEAPLINE_EXPORT int execle(const char* path, const char* arg, ...) noexcept {
+  va_list arguments;
+  va_start(arguments, arg);
+  const int result = with_argv(arg, arguments, [&](char* const* argv, va_list rest) {
+    va_arg(rest, const char*);  // the NULL that ends the arguments
+    return run_execve(path, argv, va_arg(rest, char* const*));
+  });
+  va_end(arguments);
+  return result;
+}
+
+HEAPLINE_EXPORT int execlp(const char* file, const char* arg, ...) noexcept {
+  va_list arguments;
+  va_start(arguments, arg);
+  const int result = with_argv(arg, arguments, [&](char* const* argv, va_list) { return run_execvp(file, argv); });
+  va_end(arguments);
+  return result;
+}
