@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -80,24 +81,32 @@ bool preloads_this_library(char* const envp[]) {
   return false;
 }
 
-// Whether the loader will run the library in the program at `path` (an
-// executable file): not when it is statically linked (no PT_INTERP), nor in
-// secure mode (set-user-ID or set-group-ID to another, file capabilities),
-// which ignores LD_PRELOAD. A script is judged by its interpreter, once; a
-// file that cannot be read is given the benefit of the doubt.
-bool loader_preloads_into(const char* path, int depth = 0) {
+// Why the loader will not run the library in the program at `path` (an
+// executable file), or nullptr when it will: not in a statically linked
+// program (no PT_INTERP), nor in secure mode (set-user-ID or set-group-ID
+// to another user, file capabilities), which ignores LD_PRELOAD. A script
+// is judged by its interpreter, once; a file that cannot be read is given
+// the benefit of the doubt.
+const char* why_loader_skips(const char* path, int depth = 0) {
   struct stat info;
-  if (stat(path, &info) != 0) return false;
-  if (((info.st_mode & S_ISUID) != 0 && info.st_uid != geteuid()) ||
-      ((info.st_mode & S_ISGID) != 0 && info.st_gid != getegid()) ||
-      getxattr(path, "security.capability", nullptr, 0) > 0) {
-    return false;
+  if (stat(path, &info) != 0) return "not found";
+  // On a nosuid filesystem the kernel grants none of these.
+  struct statvfs filesystem;
+  const bool privileges = statvfs(path, &filesystem) != 0 || (filesystem.f_flag & ST_NOSUID) == 0;
+  if (privileges && (info.st_mode & S_ISUID) != 0 && info.st_uid != geteuid()) {
+    return "set-user-ID: the loader ignores LD_PRELOAD";
+  }
+  if (privileges && (info.st_mode & S_ISGID) != 0 && info.st_gid != getegid()) {
+    return "set-group-ID: the loader ignores LD_PRELOAD";
+  }
+  if (privileges && getxattr(path, "security.capability", nullptr, 0) > 0) {
+    return "file capabilities: the loader ignores LD_PRELOAD";
   }
   const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return true;
+  if (fd < 0) return nullptr;
   ElfW(Ehdr) header;
   const ssize_t got = pread(fd, &header, sizeof header, 0);
-  bool preloads = true;
+  const char* why = nullptr;
   if (got >= 2 && memcmp(&header, "#!", 2) == 0 && depth == 0) {
     // "#!INTERPRETER [ARGUMENT]"
     char line[256];
@@ -105,22 +114,23 @@ bool loader_preloads_into(const char* path, int depth = 0) {
     line[length > 0 ? length : 0] = 0;
     char* interpreter = line + strspn(line, " \t");
     interpreter[strcspn(interpreter, " \t\n")] = 0;
-    preloads = interpreter[0] == 0 || loader_preloads_into(interpreter, depth + 1);
+    if (interpreter[0] != 0 && why_loader_skips(interpreter, depth + 1) != nullptr) {
+      why = "a script whose interpreter the library cannot follow";
+    }
   } else if (got == static_cast<ssize_t>(sizeof header) && memcmp(header.e_ident, ELFMAG, SELFMAG) == 0 &&
              header.e_phentsize == sizeof(ElfW(Phdr)) && header.e_phnum < 256) {
-    preloads = false;  // until its PT_INTERP is found: a static program runs no loader
-    for (unsigned i = 0; i < header.e_phnum && !preloads; ++i) {
+    why = "statically linked: no loader runs";  // until its PT_INTERP is found
+    for (unsigned i = 0; i < header.e_phnum && why != nullptr; ++i) {
       ElfW(Phdr) segment;
       if (pread(fd, &segment, sizeof segment, static_cast<off_t>(header.e_phoff + i * sizeof segment)) !=
-          static_cast<ssize_t>(sizeof segment)) {
-        preloads = true;
-      } else if (segment.p_type == PT_INTERP) {
-        preloads = true;
+              static_cast<ssize_t>(sizeof segment) ||
+          segment.p_type == PT_INTERP) {
+        why = nullptr;
       }
     }
   }
   close(fd);
-  return preloads;
+  return why;
 }
 
 // The file `execvp` runs for `file`: itself when it names a path, else the
@@ -150,35 +160,53 @@ bool find_in_path(const char* file, char* found, std::size_t capacity) {
   }
 }
 
-// Whether the image this exec starts will run the library: then this one
-// gives its live file up. `searched`: `file` is looked up in PATH.
-bool new_image_runs_library(const char* file, char* const envp[], bool searched) {
-  if (file == nullptr || file[0] == 0 || !preloads_this_library(envp)) return false;
-  const int saved_errno = errno;
+// What an exec of `file` starts, for the library: a program that runs it
+// (this image gives its live file up), one that does not (why: noted in the
+// live file, which stays), or nothing (the exec will fail: nothing
+// changes). `searched`: `file` is looked up in PATH.
+struct NewImage {
+  bool runs_library = false;
+  const char* why_not = nullptr;  // with runs_library false: nullptr when the exec will fail
   char path[4096];
-  bool runs = false;
-  if (searched) {
-    runs = find_in_path(file, path, sizeof path) && loader_preloads_into(path);
-  } else {
-    runs = faccessat(AT_FDCWD, file, X_OK, AT_EACCESS) == 0 && loader_preloads_into(file);
+};
+
+void judge(const char* file, char* const envp[], bool searched, NewImage* image) {
+  image->runs_library = false;
+  image->why_not = nullptr;
+  if (file == nullptr || file[0] == 0) return;
+  const int saved_errno = errno;
+  if (searched ? find_in_path(file, image->path, sizeof image->path)
+               : faccessat(AT_FDCWD, file, X_OK, AT_EACCESS) == 0) {
+    if (!searched) heapline::copy_utf8_prefix(image->path, sizeof image->path, file);
+    image->why_not = !preloads_this_library(envp) ? "LD_PRELOAD no longer names the library"
+                                                  : why_loader_skips(image->path);
+    image->runs_library = image->why_not == nullptr;
   }
   errno = saved_errno;
-  return runs;
 }
 
 // The exec, with the live file given up around it when the new image will
-// run the library (asked only when there is a live file to give up);
-// returns what a failed exec returns, with its errno.
+// run the library, or noted in it when it will not (asked only when there
+// is a live file); returns what a failed exec returns, with its errno.
 template <typename Judge, typename Exec>
-int exec_giving_up_live_file(Judge new_image_runs_library, Exec exec) {
-  const bool retired = heapline::accounting::live_file_to_give_up() && new_image_runs_library() &&
-                       heapline::accounting::retire_live_file_for_exec();
-  const int result = exec();
-  if (retired) {
-    const int error = errno;
-    heapline::accounting::restore_live_file_after_failed_exec();
-    errno = error;
+int exec_giving_up_live_file(Judge judge_new_image, Exec exec) {
+  NewImage image;
+  bool retired = false;
+  bool noted = false;
+  if (heapline::accounting::live_file_to_give_up()) {
+    judge_new_image(&image);
+    if (image.runs_library) {
+      retired = heapline::accounting::retire_live_file_for_exec();
+    } else if (image.why_not != nullptr) {
+      heapline::accounting::note_exec_not_followed(image.path, image.why_not);
+      noted = true;
+    }
   }
+  const int result = exec();
+  const int error = errno;
+  if (retired) heapline::accounting::restore_live_file_after_failed_exec();
+  if (noted) heapline::accounting::note_exec_not_followed(nullptr, nullptr);
+  errno = error;
   return result;
 }
 
@@ -188,20 +216,20 @@ int no_next() {
 }
 
 int run_execve(const char* path, char* const argv[], char* const envp[]) {
-  return exec_giving_up_live_file([&] { return new_image_runs_library(path, envp, false); }, [&] {
+  return exec_giving_up_live_file([&](NewImage* image) { judge(path, envp, false, image); }, [&] {
     if (g_next.execve != nullptr) return g_next.execve(path, argv, envp);
     return static_cast<int>(syscall(SYS_execve, path, argv, envp));
   });
 }
 
 int run_execvpe(const char* file, char* const argv[], char* const envp[]) {
-  return exec_giving_up_live_file([&] { return new_image_runs_library(file, envp, true); }, [&] {
+  return exec_giving_up_live_file([&](NewImage* image) { judge(file, envp, true, image); }, [&] {
     return g_next.execvpe != nullptr ? g_next.execvpe(file, argv, envp) : no_next();
   });
 }
 
 int run_execvp(const char* file, char* const argv[]) {
-  return exec_giving_up_live_file([&] { return new_image_runs_library(file, environ, true); }, [&] {
+  return exec_giving_up_live_file([&](NewImage* image) { judge(file, environ, true, image); }, [&] {
     return g_next.execvp != nullptr ? g_next.execvp(file, argv) : no_next();
   });
 }
@@ -244,7 +272,7 @@ HEAPLINE_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) noex
   heapline::TextSink name(path, sizeof path);
   name.append("/proc/self/fd/");
   name.append_signed(fd);
-  return exec_giving_up_live_file([&] { return fd >= 0 && new_image_runs_library(name.c_str(), envp, false); }, [&] {
+  return exec_giving_up_live_file([&](NewImage* image) { judge(fd >= 0 ? name.c_str() : nullptr, envp, false, image); }, [&] {
     return g_next.fexecve != nullptr ? g_next.fexecve(fd, argv, envp) : no_next();
   });
 }
@@ -253,7 +281,7 @@ HEAPLINE_EXPORT int execveat(int dirfd, const char* path, char* const argv[], ch
   // Judged as execve judges a path; one relative to another directory
   // keeps the live file.
   const bool judged = path != nullptr && (path[0] == '/' || dirfd == AT_FDCWD) && (flags & AT_EMPTY_PATH) == 0;
-  return exec_giving_up_live_file([&] { return judged && new_image_runs_library(path, envp, false); }, [&] {
+  return exec_giving_up_live_file([&](NewImage* image) { judge(judged ? path : nullptr, envp, false, image); }, [&] {
     if (g_next.execveat != nullptr) return g_next.execveat(dirfd, path, argv, envp, flags);
     return static_cast<int>(syscall(SYS_execveat, dirfd, path, argv, envp, flags));
   });

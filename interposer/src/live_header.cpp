@@ -462,6 +462,22 @@ bool live_file_to_give_up() {
          (g_process.live_path[0] != 0 || g_process.live_file_floor != INT64_MAX);
 }
 
+void note_exec_not_followed(const char* path, const char* why) {
+  char* note = g_region->header.exec_note;
+  if (path == nullptr) {
+    note[0] = 0;
+    return;
+  }
+  // Built aside, then copied whole: the note is never read half-written by
+  // this process, and a reader bounds it by its size.
+  char text[sizeof g_region->header.exec_note];
+  TextSink line(text, sizeof text);
+  line.append(path);
+  line.append(": ");
+  line.append(why);
+  copy_text(note, sizeof text, line.c_str());
+}
+
 bool retire_live_file_for_exec() {
   if (!live_file_to_give_up()) return false;
   // A signal handler that execs while its thread was sampling: the sample

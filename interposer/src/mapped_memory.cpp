@@ -34,7 +34,7 @@ constinit std::atomic<std::uintptr_t> g_allocator_end{0};
 // The region set: static room for the first ranges, then pages of its own,
 // doubled when full (mapped with the system calls directly, never counted).
 constexpr std::size_t kStaticRanges = 1024;
-constinit AddressRange g_static_ranges[kStaticRanges];
+constinit AddressRange g_static_ranges[kStaticRanges] = {};
 constinit RegionSet g_regions;
 pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 

@@ -333,6 +333,9 @@ bool remove_live_file();
 // up: cheap, asked first.
 bool live_file_to_give_up();
 bool retire_live_file_for_exec();
+// The program an exec is about to start without the library, and why, into
+// the live file's header (nullptr: cleared, the exec failed).
+void note_exec_not_followed(const char* path, const char* why);
 void restore_live_file_after_failed_exec();
 
 // fork_child.cpp

@@ -7,11 +7,13 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -39,6 +41,7 @@ const std::string kTestHooksLib = HEAPLINE_TEST_HOOKS_LIB;
 const std::string kPatterns = ALLOC_PATTERNS;
 const std::string kPhaseProbe = PHASE_PROBE;
 const std::string kMarkerRace = MARKER_RACE;
+const std::string kStaticProgram = STATIC_PROGRAM;
 
 // A short program whose heap peaks at about 10 MiB.
 std::vector<std::string> small_program() { return {kPatterns, "single", "chunk", "10000", "0"}; }
@@ -50,6 +53,7 @@ struct LiveContent {
   std::vector<heapline::Sample> samples;
   std::vector<heapline::Sample> mapped_samples;
   std::vector<std::uint64_t> marker_times;
+  std::string exec_note;
 };
 
 LiveContent read_live(const fs::path& path) {
@@ -66,6 +70,7 @@ LiveContent read_live(const fs::path& path) {
   const auto& region = *static_cast<const heapline::LiveRegion*>(address);
   EXPECT_EQ(region.header.magic.load(), heapline::kLiveMagic) << path;
   content.pid = region.header.pid;
+  content.exec_note.assign(region.header.exec_note, strnlen(region.header.exec_note, sizeof region.header.exec_note));
   content.samples.resize(heapline::kHeapLineCapacity);
   content.samples.resize(heapline::read_heap_line(region, content.samples.data(), false));
   content.mapped_samples.resize(heapline::kTimelineCapacity);
@@ -367,6 +372,40 @@ TEST_F(Safety, ExecWrappersLeaveNoLiveFile) {
     ASSERT_EQ(reports.size(), 1u);
     EXPECT_GE(read_json(reports[0])["peak_bytes"].get<std::int64_t>(), 9 << 20);
     for (const auto& file : files_matching(dir_, ".*")) fs::remove(file);
+  }
+}
+
+// An exec of a program the library cannot follow keeps the live file, the
+// only trace of the image, and notes in it what was exec'd and why.
+TEST_F(Safety, AnExecTheLibraryCannotFollowKeepsTheLiveFileAndSaysWhy) {
+  struct Case {
+    std::string name;
+    std::string command;  // run by sh under the library
+    std::string note;     // the live file's exec_note
+  };
+  std::vector<Case> cases = {
+      {"static", "exec " + shell_quote(kStaticProgram), kStaticProgram + ": statically linked: no loader runs"},
+      {"unpreloaded", "exec /usr/bin/env -u LD_PRELOAD /bin/true",
+       "/bin/true: LD_PRELOAD no longer names the library"},
+  };
+  if (geteuid() == 0) {
+    fs::copy_file("/bin/true", dir_ / "setuid-true");
+    ASSERT_EQ(chown((dir_ / "setuid-true").c_str(), 65534, 65534), 0);
+    ASSERT_EQ(chmod((dir_ / "setuid-true").c_str(), 04755), 0);
+    struct statvfs filesystem {};
+    if (statvfs(dir_.c_str(), &filesystem) == 0 && (filesystem.f_flag & ST_NOSUID) == 0) {
+      cases.push_back({"setuid", "exec ./setuid-true",
+                       "./setuid-true: set-user-ID: the loader ignores LD_PRELOAD"});
+    }
+  }
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    RunResult result = traced({"/bin/sh", "-c", c.command}, c.name + ".json");
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.err, "");
+    const auto left = files_matching(dir_, c.name + R"(.*\.live)");
+    ASSERT_EQ(left.size(), 1u);
+    EXPECT_EQ(read_live(left[0]).exec_note, c.note);
   }
 }
 
