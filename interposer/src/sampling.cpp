@@ -222,7 +222,8 @@ void sample_locked(std::uint64_t now, SampleNow sample_now) {
   schedule_next_sample(now);
 }
 
-std::uint64_t try_sample(std::uint64_t now, SampleNow sample_now) {
+// Out of line, as the rare branch of every publish that it is.
+[[gnu::noinline]] std::uint64_t try_sample(std::uint64_t now, SampleNow sample_now) {
   if (!try_lock_sampling()) return now;
   // The caller's clock said the interval has passed; the sample's own time
   // is read now that no other thread can sample.
