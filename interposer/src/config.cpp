@@ -108,13 +108,22 @@ bool parse_out_template(const char* text, Config* config) {
     config->output_off = true;
     return true;
   }
+  // The longest path the template can expand to: %p a pid of up to 7
+  // digits, %e a file name of up to NAME_MAX bytes.
   const std::size_t length = std::strlen(text);
-  if (length == 0 || length >= kMaxTemplateBytes) return false;
+  std::size_t longest = 0;
   for (const char* c = text; *c != 0; ++c) {
-    if (*c != '%') continue;
-    if (c[1] != 'p' && c[1] != 'e' && c[1] != '%') return false;
+    if (*c != '%') {
+      ++longest;
+      continue;
+    }
+    if (c[1] == 'p') longest += 7;
+    else if (c[1] == 'e') longest += kMaxNameBytes;
+    else if (c[1] == '%') longest += 1;
+    else return false;
     ++c;
   }
+  if (length == 0 || longest >= kMaxTemplateBytes) return false;
   std::memcpy(config->out_template, text, length + 1);
   config->output_off = false;
   return true;
@@ -133,7 +142,7 @@ struct Setting {
 
 constexpr Setting kSettings[] = {
     {"HEAPLINE_OUT", [](const char* text, Config& c) { return parse_out_template(text, &c); },
-     "off, or a path template shorter than 4032 bytes whose only % sequences are %p, %e and %%",
+     "off, or a path template whose only % sequences are %p, %e and %%, expanding to under 4032 bytes",
      "heapline.%e.%p.json"},
     {"HEAPLINE_INTERVAL_MS",
      [](const char* text, Config& c) {

@@ -50,8 +50,12 @@ constexpr std::uint64_t kDefaultIntervalMs = 10;
 constexpr std::uint64_t kMaxIntervalMs = 86'400'000;  // one day
 // The largest pid Linux gives (PID_MAX_LIMIT, 2^22).
 constexpr int kMaxPid = 4'194'304;
-// Room left in a path for a pid and the temporary names' suffixes.
+// The longest expansion of HEAPLINE_OUT: room is left in a path for the
+// starting directory's prefix of a relative template, a pid and the
+// temporary names' suffixes.
 constexpr std::size_t kMaxTemplateBytes = kMaxPath - 64;
+// The longest program name %e stands for (NAME_MAX).
+constexpr std::size_t kMaxNameBytes = 255;
 
 // Each returns false (and leaves *out alone) for a value it does not accept.
 bool parse_interval_ms(const char* text, std::uint64_t* out_ms);
@@ -65,8 +69,9 @@ bool parse_on_off(const char* text, bool* out);
 bool parse_follow(const char* text, bool* follow_children);
 // A process id, 1 to kMaxPid, in decimal digits only.
 bool parse_pid(const char* text, int* pid);
-// HEAPLINE_OUT: "off", or a path template shorter than kMaxTemplateBytes
-// whose only % sequences are %p, %e and %%.
+// HEAPLINE_OUT: "off", or a path template whose only % sequences are %p,
+// %e and %%, and whose longest expansion (%p 7 digits, %e kMaxNameBytes) is
+// shorter than kMaxTemplateBytes.
 bool parse_out_template(const char* text, Config* config);
 
 // Reads the environment through `lookup` (getenv in production) and reports

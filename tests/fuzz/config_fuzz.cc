@@ -94,9 +94,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       ++c;
     }
   }
-  // An accepted template always expands to a path, with the pid inserted.
+  // An accepted template always expands to a path, with the longest pid
+  // and program name, and the pid inserted, under a short directory.
   char path[heapline::kMaxPath];
-  check(heapline::format_output_path(config.out_template, "/some/where", 4194304, "program", true, path,
-                                     heapline::kMaxPath - 8));
+  const std::string longest_name(heapline::kMaxNameBytes, 'n');
+  check(heapline::format_output_path(config.out_template, "/some/where", heapline::kMaxPid, longest_name.c_str(), true,
+                                     path, heapline::kMaxPath - 8));
   return 0;
 }

@@ -104,7 +104,9 @@ TEST(Config, OutTemplate) {
   EXPECT_TRUE(parse_out_template(longest.c_str(), &config));
   EXPECT_FALSE(config.output_off);
   const std::string too_long(kMaxTemplateBytes, 'a');
-  for (const char* bad : {"", "%", "r%d.json", "x%", "%P", too_long.c_str()}) {
+  std::string too_many_names;  // short, but each %e may stand for 255 bytes
+  for (int i = 0; i < 16; ++i) too_many_names += "%e/";
+  for (const char* bad : {"", "%", "r%d.json", "x%", "%P", too_long.c_str(), too_many_names.c_str()}) {
     EXPECT_FALSE(parse_out_template(bad, &config)) << bad;
   }
   EXPECT_EQ(std::string(config.out_template), longest);
