@@ -33,50 +33,44 @@
 namespace {
 
 using Execve = int (*)(const char*, char* const[], char* const[]);
-using Execv = int (*)(const char*, char* const[]);
-using Execvpe = int (*)(const char*, char* const[], char* const[]);
-using Fexecve = int (*)(int, char* const[], char* const[]);
-using Execveat = int (*)(int, const char*, char* const[], char* const[], int);
 
 // Resolved at load time: a vfork child must not run dlsym (it may allocate,
-// in its parent's memory).
-struct NextExec {
-  Execve execve = nullptr;
-  Execv execv = nullptr;
-  Execv execvp = nullptr;
-  Execvpe execvpe = nullptr;
-  Fexecve fexecve = nullptr;
-  Execveat execveat = nullptr;
-};
-NextExec g_next;
-
-template <typename Function>
-Function next(const char* name) {
-  return reinterpret_cast<Function>(dlsym(RTLD_NEXT, name));
-}
-
-// This library's file name, as LD_PRELOAD names it.
-char g_library_name[256];
+// in its parent's memory). Two lookups only (each costs every process a few
+// thousand instructions at its start): execv and execvp are these with
+// environ, as in glibc; fexecve and execveat are system calls.
+Execve g_next_execve = nullptr;
+Execve g_next_execvpe = nullptr;
 
 __attribute__((constructor)) void resolve_next_execs() {
-  Dl_info self{};
-  if (dladdr(reinterpret_cast<void*>(&resolve_next_execs), &self) != 0 && self.dli_fname != nullptr) {
-    const char* slash = strrchr(self.dli_fname, '/');
-    heapline::copy_utf8_prefix(g_library_name, sizeof g_library_name, slash != nullptr ? slash + 1 : self.dli_fname);
-  }
-  g_next.execve = next<Execve>("execve");
-  g_next.execv = next<Execv>("execv");
-  g_next.execvp = next<Execv>("execvp");
-  g_next.execvpe = next<Execvpe>("execvpe");
-  g_next.fexecve = next<Fexecve>("fexecve");
-  g_next.execveat = next<Execveat>("execveat");
+  g_next_execve = reinterpret_cast<Execve>(dlsym(RTLD_NEXT, "execve"));
+  g_next_execvpe = reinterpret_cast<Execve>(dlsym(RTLD_NEXT, "execvpe"));
 }
 
-// Whether `envp` still preloads this library.
+bool starts_with(const char* text, const char* prefix) {
+  while (*prefix != 0 && *text == *prefix) ++text, ++prefix;
+  return *prefix == 0;
+}
+
+bool contains(const char* text, const char* part) {
+  for (; *text != 0; ++text) {
+    if (starts_with(text, part)) return true;
+  }
+  return false;
+}
+
+// Whether `envp` still preloads this library (its file name in LD_PRELOAD).
 bool preloads_this_library(char* const envp[]) {
-  if (g_library_name[0] == 0 || envp == nullptr) return false;
+  Dl_info self{};
+  if (envp == nullptr || dladdr(reinterpret_cast<void*>(&preloads_this_library), &self) == 0 ||
+      self.dli_fname == nullptr) {
+    return false;
+  }
+  const char* name = self.dli_fname;
+  for (const char* c = self.dli_fname; *c != 0; ++c) {
+    if (*c == '/') name = c + 1;
+  }
   for (char* const* entry = envp; *entry != nullptr; ++entry) {
-    if (strncmp(*entry, "LD_PRELOAD=", 11) == 0 && strstr(*entry + 11, g_library_name) != nullptr) return true;
+    if (starts_with(*entry, "LD_PRELOAD=") && contains(*entry + 11, name)) return true;
   }
   return false;
 }
@@ -107,17 +101,22 @@ const char* why_loader_skips(const char* path, int depth = 0) {
   ElfW(Ehdr) header;
   const ssize_t got = pread(fd, &header, sizeof header, 0);
   const char* why = nullptr;
-  if (got >= 2 && memcmp(&header, "#!", 2) == 0 && depth == 0) {
+  const unsigned char* magic = header.e_ident;
+  if (got >= 2 && magic[0] == '#' && magic[1] == '!' && depth == 0) {
     // "#!INTERPRETER [ARGUMENT]"
     char line[256];
     const ssize_t length = pread(fd, line, sizeof line - 1, 2);
     line[length > 0 ? length : 0] = 0;
-    char* interpreter = line + strspn(line, " \t");
-    interpreter[strcspn(interpreter, " \t\n")] = 0;
+    char* interpreter = line;
+    while (*interpreter == ' ' || *interpreter == '\t') ++interpreter;
+    char* end = interpreter;
+    while (*end != 0 && *end != ' ' && *end != '\t' && *end != '\n') ++end;
+    *end = 0;
     if (interpreter[0] != 0 && why_loader_skips(interpreter, depth + 1) != nullptr) {
       why = "a script whose interpreter the library cannot follow";
     }
-  } else if (got == static_cast<ssize_t>(sizeof header) && memcmp(header.e_ident, ELFMAG, SELFMAG) == 0 &&
+  } else if (got == static_cast<ssize_t>(sizeof header) && magic[EI_MAG0] == ELFMAG0 && magic[EI_MAG1] == ELFMAG1 &&
+             magic[EI_MAG2] == ELFMAG2 && magic[EI_MAG3] == ELFMAG3 &&
              header.e_phentsize == sizeof(ElfW(Phdr)) && header.e_phnum < 256) {
     why = "statically linked: no loader runs";  // until its PT_INTERP is found
     for (unsigned i = 0; i < header.e_phnum && why != nullptr; ++i) {
@@ -137,14 +136,15 @@ const char* why_loader_skips(const char* path, int depth = 0) {
 // first executable regular file of that name in PATH (glibc's default when
 // unset). False when there is none.
 bool find_in_path(const char* file, char* found, std::size_t capacity) {
-  if (strchr(file, '/') != nullptr) {
+  if (contains(file, "/")) {
     heapline::copy_utf8_prefix(found, capacity, file);
     return true;
   }
   const char* path = getenv("PATH");
   if (path == nullptr) path = "/bin:/usr/bin";
   while (true) {
-    const char* end = strchrnul(path, ':');
+    const char* end = path;
+    while (*end != 0 && *end != ':') ++end;
     heapline::TextSink candidate(found, capacity);
     candidate.append(path, static_cast<std::size_t>(end - path));
     if (end != path) candidate.append('/');
@@ -217,21 +217,19 @@ int no_next() {
 
 int run_execve(const char* path, char* const argv[], char* const envp[]) {
   return exec_giving_up_live_file([&](NewImage* image) { judge(path, envp, false, image); }, [&] {
-    if (g_next.execve != nullptr) return g_next.execve(path, argv, envp);
+    if (g_next_execve != nullptr) return g_next_execve(path, argv, envp);
     return static_cast<int>(syscall(SYS_execve, path, argv, envp));
   });
 }
 
 int run_execvpe(const char* file, char* const argv[], char* const envp[]) {
   return exec_giving_up_live_file([&](NewImage* image) { judge(file, envp, true, image); }, [&] {
-    return g_next.execvpe != nullptr ? g_next.execvpe(file, argv, envp) : no_next();
+    return g_next_execvpe != nullptr ? g_next_execvpe(file, argv, envp) : no_next();
   });
 }
 
-int run_execvp(const char* file, char* const argv[]) {
-  return exec_giving_up_live_file([&](NewImage* image) { judge(file, environ, true, image); }, [&] {
-    return g_next.execvp != nullptr ? g_next.execvp(file, argv) : no_next();
-  });
+int run_execveat(int dirfd, const char* path, char* const argv[], char* const envp[], int flags) {
+  return static_cast<int>(syscall(SYS_execveat, dirfd, path, argv, envp, flags));
 }
 
 // execl's arguments: `first` and those after it up to the NULL, as an argv
@@ -260,7 +258,7 @@ HEAPLINE_EXPORT int execve(const char* path, char* const argv[], char* const env
 
 HEAPLINE_EXPORT int execv(const char* path, char* const argv[]) noexcept { return run_execve(path, argv, environ); }
 
-HEAPLINE_EXPORT int execvp(const char* file, char* const argv[]) noexcept { return run_execvp(file, argv); }
+HEAPLINE_EXPORT int execvp(const char* file, char* const argv[]) noexcept { return run_execvpe(file, argv, environ); }
 
 HEAPLINE_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) noexcept {
   return run_execvpe(file, argv, envp);
@@ -272,9 +270,8 @@ HEAPLINE_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) noex
   heapline::TextSink name(path, sizeof path);
   name.append("/proc/self/fd/");
   name.append_signed(fd);
-  return exec_giving_up_live_file([&](NewImage* image) { judge(fd >= 0 ? name.c_str() : nullptr, envp, false, image); }, [&] {
-    return g_next.fexecve != nullptr ? g_next.fexecve(fd, argv, envp) : no_next();
-  });
+  return exec_giving_up_live_file([&](NewImage* image) { judge(fd >= 0 ? name.c_str() : nullptr, envp, false, image); },
+                                  [&] { return run_execveat(fd, "", argv, envp, AT_EMPTY_PATH); });
 }
 
 HEAPLINE_EXPORT int execveat(int dirfd, const char* path, char* const argv[], char* const envp[], int flags) noexcept {
@@ -282,8 +279,7 @@ HEAPLINE_EXPORT int execveat(int dirfd, const char* path, char* const argv[], ch
   // keeps the live file.
   const bool judged = path != nullptr && (path[0] == '/' || dirfd == AT_FDCWD) && (flags & AT_EMPTY_PATH) == 0;
   return exec_giving_up_live_file([&](NewImage* image) { judge(judged ? path : nullptr, envp, false, image); }, [&] {
-    if (g_next.execveat != nullptr) return g_next.execveat(dirfd, path, argv, envp, flags);
-    return static_cast<int>(syscall(SYS_execveat, dirfd, path, argv, envp, flags));
+    return run_execveat(dirfd, path, argv, envp, flags);
   });
 }
 
@@ -310,7 +306,8 @@ HEAPLINE_EXPORT int execle(const char* path, const char* arg, ...) noexcept {
 HEAPLINE_EXPORT int execlp(const char* file, const char* arg, ...) noexcept {
   va_list arguments;
   va_start(arguments, arg);
-  const int result = with_argv(arg, arguments, [&](char* const* argv, va_list) { return run_execvp(file, argv); });
+  const int result =
+      with_argv(arg, arguments, [&](char* const* argv, va_list) { return run_execvpe(file, argv, environ); });
   va_end(arguments);
   return result;
 }

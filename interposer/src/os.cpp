@@ -17,6 +17,23 @@ namespace heapline::os {
 
 namespace {
 
+// The kernel's signal set: 64 bits, signal N is bit N - 1. The system calls
+// are made directly, as for mappings: nothing for the loader to resolve at
+// every start, and no glibc wrapper between.
+constexpr SignalMask bit(int signal_number) { return SignalMask{1} << (signal_number - 1); }
+
+SignalMask change_mask(int how, SignalMask set) {
+  SignalMask old = 0;
+  syscall(SYS_rt_sigprocmask, how, &set, &old, sizeof(SignalMask));
+  return old;
+}
+
+SignalMask pending_signals() {
+  SignalMask pending = 0;
+  syscall(SYS_rt_sigpending, &pending, sizeof pending);
+  return pending;
+}
+
 // The signals a write can raise in the writing thread: SIGXFSZ (past the
 // file size limit) and SIGPIPE (a pipe with no reader). Blocked for the
 // scope of one of the library's writes; one that the writes raised is taken
@@ -28,35 +45,38 @@ constexpr int kWriteSignals[] = {SIGXFSZ, SIGPIPE};
 class WriteSignalsKept {
  public:
   WriteSignalsKept() {
-    sigemptyset(&guarded_);
-    for (int signal_number : kWriteSignals) sigaddset(&guarded_, signal_number);
-    pthread_sigmask(SIG_BLOCK, &guarded_, &mask_);
-    sigpending(&pending_before_);
+    SignalMask guarded = 0;
+    for (int signal_number : kWriteSignals) guarded |= bit(signal_number);
+    mask_ = change_mask(SIG_BLOCK, guarded);
+    pending_before_ = pending_signals();
   }
   ~WriteSignalsKept() {
-    sigset_t pending;
-    sigpending(&pending);
+    const SignalMask raised = pending_signals() & ~pending_before_;
     for (int signal_number : kWriteSignals) {
-      if (sigismember(&pending, signal_number) == 1 && sigismember(&pending_before_, signal_number) != 1) {
-        sigset_t one;
-        sigemptyset(&one);
-        sigaddset(&one, signal_number);
-        const timespec no_wait{};
-        sigtimedwait(&one, nullptr, &no_wait);
-      }
+      if ((raised & bit(signal_number)) == 0) continue;
+      const SignalMask one = bit(signal_number);
+      const timespec no_wait{};
+      syscall(SYS_rt_sigtimedwait, &one, nullptr, &no_wait, sizeof one);
     }
-    pthread_sigmask(SIG_SETMASK, &mask_, nullptr);
+    change_mask(SIG_SETMASK, mask_);
   }
   WriteSignalsKept(const WriteSignalsKept&) = delete;
   WriteSignalsKept& operator=(const WriteSignalsKept&) = delete;
 
  private:
-  sigset_t guarded_;
-  sigset_t mask_;
-  sigset_t pending_before_;
+  SignalMask mask_;
+  SignalMask pending_before_;
 };
 
 }  // namespace
+
+SignalMask block_signals() {
+  // All but glibc's own two (SIGCANCEL and SIGSETXID, 32 and 33), as
+  // pthread_sigmask leaves them.
+  return change_mask(SIG_BLOCK, ~(bit(32) | bit(33)));
+}
+
+void restore_signals(SignalMask mask) { change_mask(SIG_SETMASK, mask); }
 
 int create_file(const char* path, int access) {
   const int fd = ::open(path, access | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -97,8 +117,11 @@ int create_temp_file(const char* final_path, int pid, int access, char* temp_pat
 }
 
 std::uint64_t file_size_limit() {
+  const int saved_errno = errno;
   rlimit limit;
-  if (::getrlimit(RLIMIT_FSIZE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return UINT64_MAX;
+  const bool known = syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, nullptr, &limit) == 0;
+  errno = saved_errno;
+  if (!known || limit.rlim_cur == RLIM_INFINITY) return UINT64_MAX;
   return static_cast<std::uint64_t>(limit.rlim_cur);
 }
 
@@ -131,7 +154,7 @@ int write_all(int fd, const void* data, std::size_t size, std::uint64_t* file_si
 int rename_new(const char* from, const char* to) {
   const int saved_errno = errno;
   int result = 0;
-  if (::renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) != 0) {
+  if (syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) != 0) {
     result = errno;
     if (result == EINVAL || result == ENOSYS || result == EOPNOTSUPP) {
       // No RENAME_NOREPLACE here: a hard link is just as exclusive.
@@ -145,7 +168,7 @@ int rename_new(const char* from, const char* to) {
 
 int exchange_names(const char* a, const char* b) {
   const int saved_errno = errno;
-  const int result = ::renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) == 0 ? 0 : errno;
+  const int result = syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) == 0 ? 0 : errno;
   errno = saved_errno;
   return result;
 }
@@ -183,8 +206,10 @@ std::uint64_t process_start_ticks(int pid) {
     ::close(fd);
     // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so
     // the fields are counted from its last ')'.
-    const char* p =
-        length > 0 ? static_cast<const char*>(memrchr(text, ')', static_cast<std::size_t>(length))) : nullptr;
+    const char* p = nullptr;
+    for (ssize_t i = length - 1; i >= 0 && p == nullptr; --i) {
+      if (text[i] == ')') p = text + i;
+    }
     if (p != nullptr) {
       text[length] = 0;
       int field = 2;
@@ -200,7 +225,7 @@ std::uint64_t process_start_ticks(int pid) {
 
 bool process_exists(int pid) {
   const int saved_errno = errno;
-  const bool exists = pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);
+  const bool exists = pid > 0 && (syscall(SYS_kill, pid, 0) == 0 || errno == EPERM);
   errno = saved_errno;
   return exists;
 }
@@ -215,7 +240,7 @@ bool secure_mode() {
 std::uint64_t random_bits() {
   const int saved_errno = errno;
   std::uint64_t bits = 0;
-  if (::getrandom(&bits, sizeof bits, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof bits)) {
+  if (syscall(SYS_getrandom, &bits, sizeof bits, GRND_NONBLOCK) != static_cast<long>(sizeof bits)) {
     bits = clock_ns(CLOCK_MONOTONIC) ^ (static_cast<std::uint64_t>(::getpid()) << 40) ^
            reinterpret_cast<std::uintptr_t>(&bits);
   }

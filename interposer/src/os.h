@@ -97,6 +97,15 @@ bool file_id(int fd, FileId* id);  // what `fd` is open on (fstat)
 // system, whatever images it execs. 0 when unknown (no such process, no /proc).
 std::uint64_t process_start_ticks(int pid);
 
+// --- signals -------------------------------------------------------------------
+
+// A thread's signal mask, as the kernel keeps it (signal N is bit N - 1).
+using SignalMask = std::uint64_t;
+// Blocks every signal in this thread (but glibc's own, as pthread_sigmask
+// does) and returns the mask it had; restore_signals puts it back.
+SignalMask block_signals();
+void restore_signals(SignalMask mask);
+
 // Whether a process `pid` exists (kill(pid, 0); another user's counts).
 bool process_exists(int pid);
 

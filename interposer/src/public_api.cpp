@@ -3,8 +3,6 @@
 // these. Off the hot path; each does nothing or returns 0 before the
 // process's lazy init.
 #include <errno.h>
-#include <pthread.h>
-#include <signal.h>
 
 #include <cstdint>
 
@@ -40,9 +38,7 @@ void api_mark(const char* name) {
   // and cannot run until the handler returns) writes its marker without it
   // and takes no sample. Waiting for another thread is bounded: past it, the
   // marker is written unlocked.
-  sigset_t all, mask;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &mask);
+  const os::SignalMask mask = os::block_signals();
   const bool locked = !t_holds_sampling && lock_sampling();
   const std::uint64_t now = sample_clock();
   std::uint64_t t_ns = since_start(now);
@@ -61,7 +57,7 @@ void api_mark(const char* name) {
     sample_locked(now, SampleNow::kAlways);
     unlock_sampling();
   }
-  pthread_sigmask(SIG_SETMASK, &mask, nullptr);
+  os::restore_signals(mask);
   errno = saved_errno;
 }
 
