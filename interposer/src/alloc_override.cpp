@@ -86,6 +86,8 @@ constexpr std::int64_t kMarker = sampler::kSampledChunkMarker;
 
 [[gnu::noinline, gnu::cold]] void* account_marked_malloc(void* p) {
   accounting::add_in_place(accounting::t_own.headroom, kMarker);
+  // The library's own block (heap_sampler.h, kOwnBlock): not the program's call.
+  if (sampler::is_own(p)) accounting::uncount_call(accounting::t_own.calls[kAllocCall]);
   const std::int64_t bytes = sampler::marked_bytes(p);
   if (accounting::subtract_turns_negative(accounting::t_own.headroom, bytes)) accounting::publish(bytes, kAllocCall);
   return p;
@@ -93,6 +95,7 @@ constexpr std::int64_t kMarker = sampler::kSampledChunkMarker;
 
 [[gnu::noinline, gnu::cold]] void account_marked_free(void* p) {
   accounting::subtract_in_place(accounting::t_own.headroom, kMarker);
+  if (sampler::is_own(p)) accounting::uncount_call(accounting::t_own.calls[kFreeCall]);
   const std::int64_t bytes = sampler::marked_bytes(p);
   accounting::add_in_place(accounting::t_own.headroom, bytes);
   if (accounting::t_own.out_of_range()) accounting::publish(-bytes, kFreeCall);
@@ -209,7 +212,7 @@ void* sampling_malloc(std::size_t size) noexcept {
 
 [[gnu::noinline, gnu::cold]] void* calloc_sampled(std::size_t bytes) noexcept {
   void* p = sampler::allocate_sampled(bytes, true);
-  if (p != nullptr) record(sampler::counted_bytes(p), kAllocCall);
+  if (p != nullptr && !(sampler::is_marked(p) && sampler::is_own(p))) record(sampler::counted_bytes(p), kAllocCall);
   return p;
 }
 
@@ -226,6 +229,9 @@ void* glibc_calloc_sampling(std::size_t count, std::size_t size) noexcept {
 [[gnu::noinline, gnu::cold]] void* realloc_sampled(void* p, std::size_t size, bool sample) noexcept {
   std::int64_t old_bytes, new_bytes;
   void* q = sampler::reallocate_sampled(p, size, sample, &old_bytes, &new_bytes);
+  if (q != nullptr && sampler::is_marked(q) && sampler::is_own(q) && (p == nullptr || old_bytes == 0)) {
+    return q;  // the library's own block (heap_sampler.h, kOwnBlock), made or moved: not the program's call
+  }
   if (q != nullptr) {
     record(new_bytes - old_bytes, kReallocCall);
   } else if (p != nullptr && size == 0) {

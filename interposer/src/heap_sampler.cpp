@@ -34,8 +34,10 @@
 
 #include <atomic>
 
+#include "config.h"
 #include "heapline/splitmix64.h"
 #include "mapped_memory.h"
+#include "os.h"
 #include "stack_capture.h"
 
 namespace heapline::sampler {
@@ -46,45 +48,9 @@ namespace {
 
 // --- configuration -----------------------------------------------------------
 
-constexpr std::uint64_t kDefaultMeanBytes = 4 * 1024 * 1024;
 constexpr std::uint64_t kUnread = UINT64_MAX;
 std::atomic<std::uint64_t> g_mean{kUnread};
 std::uint64_t g_seed = 0;  // HEAPLINE_SAMPLE_SEED; 0: from the clock and the pid
-
-// "off", "0", or a positive number of bytes with an optional k, m or g
-// (binary) suffix; anything else: the default, said once on stderr.
-std::uint64_t parse_mean(const char* text, bool* valid) {
-  *valid = true;
-  if (text == nullptr || text[0] == 0) return kDefaultMeanBytes;
-  if (strcmp(text, "off") == 0 || strcmp(text, "0") == 0) return 0;
-  std::uint64_t value = 0;
-  const char* c = text;
-  for (; *c >= '0' && *c <= '9'; ++c) {
-    if (value > (UINT64_MAX - 9) / 10) break;
-    value = value * 10 + static_cast<std::uint64_t>(*c - '0');
-  }
-  unsigned shift = 0;
-  if (*c == 'k' || *c == 'K') shift = 10, ++c;
-  else if (*c == 'm' || *c == 'M') shift = 20, ++c;
-  else if (*c == 'g' || *c == 'G') shift = 30, ++c;
-  if (*c != 0 || c == text || value == 0 || value > (std::uint64_t{1} << 40 >> shift)) {
-    *valid = false;
-    return kDefaultMeanBytes;
-  }
-  return value << shift;
-}
-
-std::uint64_t parse_seed(const char* text) {
-  std::uint64_t value = 0;
-  for (const char* c = text; c != nullptr && *c >= '0' && *c <= '9'; ++c) value = value * 10 + (*c - '0');
-  return value;
-}
-
-void say(const char* text) {
-  const int saved = errno;
-  [[maybe_unused]] ssize_t ignored = write(STDERR_FILENO, text, strlen(text));
-  errno = saved;
-}
 
 // --- arithmetic without libm (the library needs libc alone) -------------------
 
@@ -154,10 +120,8 @@ bool meter_says_sample() {
     const std::uint64_t ordinal = g_threads_seeded.fetch_add(1, std::memory_order_relaxed);
     std::uint64_t seed = g_seed;
     if (seed == 0) {
-      timespec now{};
-      clock_gettime(CLOCK_MONOTONIC, &now);
-      seed = static_cast<std::uint64_t>(now.tv_nsec) ^ (static_cast<std::uint64_t>(now.tv_sec) << 32) ^
-             (static_cast<std::uint64_t>(getpid()) << 16) ^ reinterpret_cast<std::uintptr_t>(&t_meter);
+      seed = os::clock_ns(CLOCK_MONOTONIC) ^ (static_cast<std::uint64_t>(getpid()) << 16) ^
+             reinterpret_cast<std::uintptr_t>(&t_meter);
     }
     // Each seed and each thread a stream of its own: both go through the
     // mixer (a plain sum would make seed s + 1's stream seed s's, one draw
@@ -247,8 +211,9 @@ void unlock() { g_lock.store(false, std::memory_order_release); }
 bool have_arena() {
   if (g_arena != nullptr) return true;
   if (g_arena_failed.load(std::memory_order_relaxed)) return false;
-  void* memory = mapped::system_mmap(nullptr, sizeof(Arena), PROT_READ | PROT_WRITE,
-                                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  const int saved_errno = errno;
+  void* memory = os::map(nullptr, sizeof(Arena), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  errno = saved_errno;
   if (memory == MAP_FAILED) {
     g_arena_failed.store(true, std::memory_order_relaxed);
     return false;
@@ -345,27 +310,57 @@ struct Captured {
 std::uint64_t mean_bytes() {
   std::uint64_t mean = g_mean.load(std::memory_order_acquire);
   if (mean != kUnread) return mean;
-  bool valid;
-  mean = parse_mean(getenv("HEAPLINE_SAMPLE"), &valid);
-  g_seed = parse_seed(getenv("HEAPLINE_SAMPLE_SEED"));
+  // A bad value is reported by the process's init (config.h), once.
+  Config config;
+  if (!os::secure_mode()) load_sampler_config(config, [](const char* name) -> const char* { return getenv(name); });
+  g_seed = config.sample_seed;
   std::uint64_t expected = kUnread;
-  if (g_mean.compare_exchange_strong(expected, mean, std::memory_order_acq_rel) && !valid) {
-    say("heapline: HEAPLINE_SAMPLE must be off or a number of bytes (with k, m or g); sampling with the default mean\n");
-  }
+  g_mean.compare_exchange_strong(expected, config.sample_mean_bytes, std::memory_order_acq_rel);
   return g_mean.load(std::memory_order_acquire);
 }
 
 // --- glibc ----------------------------------------------------------------------
 
+namespace {
+
+// While this thread samples: a block of the library's own (kOwnBlock).
+void* allocate_own(std::size_t size, bool zeroed) {
+  std::size_t total;
+  if (__builtin_add_overflow(size, kPrefixBytes, &total)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  void* base = zeroed ? __libc_calloc(1, total) : __libc_malloc(total);
+  if (base == nullptr) return nullptr;
+  static_cast<std::uint64_t*>(base)[0] = kOwnBlock;
+  static_cast<std::int64_t*>(base)[1] = kSampledChunkMarker;
+  return static_cast<char*>(base) + kPrefixBytes;
+}
+
+// A stack, captured with the meter held negative: whatever the capture
+// allocates (the loader's thread-local storage for libunwind, at a
+// thread's first) reaches allocate_sampled, where t_inside makes it the
+// library's own.
+std::size_t capture_stack(std::uintptr_t* frames) {
+  const std::int64_t meter = t_meter;
+  t_meter = INT64_MIN / 4;
+  const std::size_t depth = stacks::capture(frames, kProfileFrames);
+  t_meter = meter;
+  return depth;
+}
+
+}  // namespace
+
 void* allocate_sampled(std::size_t size, bool zeroed) {
   auto plain = [&]() -> void* { return zeroed ? __libc_calloc(1, size) : __libc_malloc(size); };
-  if (t_inside || !meter_says_sample()) return plain();
+  if (t_inside) return allocate_own(size, zeroed);
+  if (!meter_says_sample()) return plain();
   std::size_t total;
   if (__builtin_add_overflow(size, kPrefixBytes, &total)) return plain();
   t_inside = true;
   const int saved_errno = errno;
   Captured captured;
-  captured.depth = stacks::capture(captured.frames, kProfileFrames);
+  captured.depth = capture_stack(captured.frames);
   errno = saved_errno;
   void* result = nullptr;
   bool sampled = false;
@@ -517,7 +512,7 @@ void note_foreign_allocation(void* p, std::size_t size, std::int64_t bytes) {
   t_inside = true;
   const int saved_errno = errno;
   Captured captured;
-  captured.depth = stacks::capture(captured.frames, kProfileFrames);
+  captured.depth = capture_stack(captured.frames);
   bool sampled = false;
   if (try_lock()) {
     if (have_arena() && g_foreign_live.load(std::memory_order_relaxed) < kForeignSlots / 2) {
@@ -705,7 +700,15 @@ std::uint64_t stack_capacity() { return kStackCapacity * 3 / 4; }
 const char* unwinder_name() { return stacks::have_unwinder() ? "libunwind" : "none"; }
 
 void load_unwinder() {
-  if (enabled()) stacks::load_unwinder();
+  if (!enabled()) return;
+  // What dlopen and libunwind's first unwind allocate is the library's own
+  // (kOwnBlock), as in a capture.
+  t_inside = true;
+  const std::int64_t meter = t_meter;
+  t_meter = INT64_MIN / 4;
+  stacks::load_unwinder();
+  t_meter = meter;
+  t_inside = false;
 }
 
 void after_fork_in_child() {

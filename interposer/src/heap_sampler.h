@@ -66,11 +66,20 @@ inline bool is_marked(const void* p) {
 }
 // The glibc block under a marked one.
 inline void* underlying(void* p) { return static_cast<char*>(p) - kPrefixBytes; }
+// A marked block whose prefix holds kOwnBlock instead of a record's index
+// is the library's own: what the loader allocates while a thread captures
+// a stack (libunwind's per-thread state, its thread-local storage, which
+// glibc keeps with the thread's stack), and what anything allocates then.
+// It counts nothing: neither its bytes nor its calls are the program's.
+constexpr std::uint64_t kOwnBlock = UINT64_MAX;
+inline bool is_own(void* p) { return static_cast<const std::uint64_t*>(underlying(p))[0] == kOwnBlock; }
 // The bytes the heap figure counts for a marked block: its glibc chunk
 // less heapline's prefix (32 at least, glibc's smallest chunk), what the
-// block would have counted unsampled. The prefix is heapline's, not the
-// program's; and a program's figures do not move with the sampling.
+// block would have counted unsampled; 0 for the library's own. The prefix
+// is heapline's, not the program's; and a program's figures do not move
+// with the sampling.
 inline std::int64_t marked_bytes(void* p) {
+  if (is_own(p)) return 0;
   const std::int64_t chunk = static_cast<std::int64_t>(glibc_chunk_size(underlying(p))) - kPrefixBytes;
   return chunk > 32 ? chunk : 32;
 }
@@ -80,8 +89,10 @@ inline std::int64_t counted_bytes(void* p) {
 }
 
 // The meter ran out on malloc(size) or calloc(count, size): a sampled
-// block (marked), or an ordinary one when no sample can be taken now; NULL
-// with errno as glibc leaves it. `zeroed`: calloc's.
+// block (marked), or an ordinary one when no sample can be taken now, or
+// the library's own (kOwnBlock) while this thread samples (the meter is
+// held negative then, so that every allocation comes here); NULL with
+// errno as glibc leaves it. `zeroed`: calloc's.
 void* allocate_sampled(std::size_t size, bool zeroed);
 // realloc(p, size) where p is marked or the meter ran out: the block
 // moved into a new one (sampled when `sample` is set, else ordinary), its

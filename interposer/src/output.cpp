@@ -1,7 +1,5 @@
 #include "output.h"
 
-#include "profile_output.h"
-
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,26 +10,11 @@
 #include <cstdio>
 #include <cstring>
 
+#include "os.h"
+
 namespace heapline {
 
-void write_stderr(const char* data, std::size_t size) {
-  int saved = errno;
-  write_all(STDERR_FILENO, data, size);
-  errno = saved;
-}
-
-bool write_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    ssize_t written = ::write(fd, data, size);
-    if (written < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data += written;
-    size -= static_cast<std::size_t>(written);
-  }
-  return true;
-}
+void write_stderr(const char* data, std::size_t size) { os::write_all(STDERR_FILENO, data, size, nullptr); }
 
 bool format_output_path(const char* path_template, const char* base_dir, int pid, const char* exe_name,
                         bool insert_pid, char* out, std::size_t capacity) {
@@ -58,22 +41,24 @@ bool format_output_path(const char* path_template, const char* base_dir, int pid
   }
   path.c_str();
   if (path.truncated()) return false;
-  if (insert_pid && !has_pid) {
-    std::size_t length = std::strlen(out);
-    const char* slash = std::strrchr(out, '/');
-    const char* name = slash ? slash + 1 : out;
-    const char* dot = std::strrchr(name, '.');
-    // A leading dot (".hidden") is not an extension.
-    std::size_t insert_at = dot != nullptr && dot != name ? static_cast<std::size_t>(dot - out) : length;
-    char pid_text[24];
-    TextSink pid_sink(pid_text, sizeof pid_text);
-    pid_sink.append('.');
-    pid_sink.append_signed(pid);
-    std::size_t pid_length = pid_sink.size();
-    if (length + pid_length + 1 > capacity) return false;
-    std::memmove(out + insert_at + pid_length, out + insert_at, length - insert_at + 1);
-    std::memcpy(out + insert_at, pid_text, pid_length);
-  }
+  return !insert_pid || has_pid || insert_pid_before_extension(out, capacity, pid);
+}
+
+bool insert_pid_before_extension(char* path, std::size_t capacity, int pid) {
+  const std::size_t length = std::strlen(path);
+  const char* slash = std::strrchr(path, '/');
+  const char* name = slash ? slash + 1 : path;
+  const char* dot = std::strrchr(name, '.');
+  // A leading dot (".hidden") is not an extension.
+  const std::size_t insert_at = dot != nullptr && dot != name ? static_cast<std::size_t>(dot - path) : length;
+  char pid_text[24];
+  TextSink pid_sink(pid_text, sizeof pid_text);
+  pid_sink.append('.');
+  pid_sink.append_signed(pid);
+  const std::size_t pid_length = pid_sink.size();
+  if (length + pid_length + 1 > capacity) return false;
+  std::memmove(path + insert_at + pid_length, path + insert_at, length - insert_at + 1);
+  std::memcpy(path + insert_at, pid_text, pid_length);
   return true;
 }
 
@@ -95,84 +80,241 @@ void append_samples(TextSink& sink, const Sample* samples, std::size_t count) {
 
 }  // namespace
 
+namespace {
+
+// `separator` then "name": (the names are report_format.h's, shared with the
+// reader).
+void append_key(TextSink& sink, const char* separator, const char* name) {
+  sink.append(separator);
+  sink.append('"');
+  sink.append(name);
+  sink.append("\":");
+}
+
+void append_string(TextSink& sink, const char* value) {
+  sink.append('"');
+  sink.append(value);
+  sink.append('"');
+}
+
+// A byte figure from a double: rounded, and 0 for what no writer leaves
+// (negative, NaN, beyond 2^62).
+std::int64_t whole_bytes(double value) {
+  if (!(value >= 0) || value > 4.6e18) return 0;
+  return static_cast<std::int64_t>(value + 0.5);
+}
+
+double square_root(double x) {
+  if (!(x > 0)) return 0;
+  double root;
+  asm("sqrtsd %1, %0" : "=x"(root) : "x"(x));  // no libm in the library
+  return root;
+}
+
+void append_estimate(TextSink& sink, double bytes, double variance) {
+  append_key(sink, "", report_key::kBytes);
+  sink.append_signed(whole_bytes(bytes));
+  append_key(sink, ",", report_key::kErrorBytes);
+  sink.append_signed(whole_bytes(kProfileErrorSigmas * square_root(variance)));
+}
+
+void append_site_counts(TextSink& sink, const ProfileSite& site) {
+  append_estimate(sink, site.bytes, site.variance);
+  append_key(sink, ",", report_key::kSampleCount);
+  sink.append_unsigned(site.samples);
+  append_key(sink, ",", report_key::kSampledBytes);
+  sink.append_unsigned(site.sampled_bytes);
+}
+
+// A profile (profile_format.h), null when none was taken. Every count and
+// index read from a snapshot is clamped to its capacity, so a snapshot
+// copied from a damaged or crafted live file writes a valid (if
+// meaningless) profile, never a read out of bounds.
+void append_profile(TextSink& sink, const ProfileSnapshot* profile) {
+  namespace key = report_key;
+  if (profile == nullptr || profile->state != kProfileTaken) {
+    sink.append("null");
+    return;
+  }
+  const std::uint32_t modules = profile->module_count < kProfileModules ? profile->module_count : kProfileModules;
+  const std::uint32_t sites = profile->site_count < kProfileSites ? profile->site_count : kProfileSites;
+  append_key(sink, "{", key::kTimeNs);
+  sink.append_unsigned(profile->time_ns);
+  append_key(sink, ",", key::kHeapBytes);
+  sink.append_signed(profile->heap_bytes);
+  append_key(sink, ",", key::kMeanBytes);
+  sink.append_unsigned(profile->mean_bytes);
+  append_key(sink, ",", key::kLiveSamples);
+  sink.append_unsigned(profile->live_samples);
+  append_key(sink, ",", key::kStacks);
+  sink.append_unsigned(profile->stacks);
+  sink.append(',');
+  append_estimate(sink, profile->total_bytes, profile->total_variance);
+  append_key(sink, ",\n", key::kSites);
+  sink.append('[');
+  for (std::uint32_t i = 0; i < sites; ++i) {
+    const ProfileSite& site = profile->sites[i];
+    sink.append(i == 0 ? "\n{" : ",\n{");
+    append_site_counts(sink, site);
+    append_key(sink, ",", key::kFrames);
+    sink.append('[');
+    const std::uint32_t frames = site.frame_count < kProfileFrames ? site.frame_count : kProfileFrames;
+    for (std::uint32_t f = 0; f < frames; ++f) {
+      const ProfileFrame& frame = site.frames[f];
+      sink.append(f == 0 ? "[" : ",[");
+      sink.append_signed(frame.module < modules ? static_cast<std::int64_t>(frame.module) : -1);
+      sink.append(',');
+      sink.append_unsigned(frame.address);
+      sink.append(']');
+    }
+    sink.append("]}");
+  }
+  sink.append(']');
+  append_key(sink, ",\n", key::kOther);
+  sink.append('{');
+  append_site_counts(sink, profile->other);
+  append_key(sink, ",", key::kSites);
+  sink.append_unsigned(profile->other_sites);
+  sink.append('}');
+  append_key(sink, ",\n", key::kModules);
+  sink.append('[');
+  static const char kHex[] = "0123456789abcdef";
+  for (std::uint32_t m = 0; m < modules; ++m) {
+    const ProfileModule& module = profile->modules[m];
+    char path[kProfilePathBytes];
+    std::memcpy(path, module.path, sizeof path);
+    path[sizeof path - 1] = 0;  // a damaged file may lack the NUL
+    sink.append(m == 0 ? "\n" : ",\n");
+    append_key(sink, "{", key::kPath);
+    sink.append_json_string(path);
+    append_key(sink, ",", key::kBuildId);
+    sink.append('"');
+    const std::uint32_t id_bytes = module.build_id_bytes <= kProfileBuildIdBytes ? module.build_id_bytes : 0;
+    for (std::uint32_t b = 0; b < id_bytes; ++b) {
+      sink.append(kHex[module.build_id[b] >> 4]);
+      sink.append(kHex[module.build_id[b] & 15]);
+    }
+    sink.append("\"}");
+  }
+  sink.append("]}");
+}
+
+// ,"sampling":{...},"peak_profile":{...}|null,"exit_profile":{...}|null
+void append_sampling(TextSink& sink, const SamplingReport& s) {
+  namespace key = report_key;
+  append_key(sink, ",\n", key::kSampling);
+  append_key(sink, "{", key::kMeanBytes);
+  sink.append_unsigned(s.mean_bytes);
+  append_key(sink, ",", key::kUnwinder);
+  sink.append_json_string(s.unwinder != nullptr ? s.unwinder : "none");
+  append_key(sink, ",", key::kSampleCount);
+  sink.append_unsigned(s.samples);
+  append_key(sink, ",", key::kDropped);
+  sink.append_unsigned(s.dropped);
+  append_key(sink, ",", key::kLiveCapacity);
+  sink.append_unsigned(s.live_capacity);
+  append_key(sink, ",", key::kStackCapacity);
+  sink.append_unsigned(s.stack_capacity);
+  append_key(sink, ",", key::kSnapshots);
+  sink.append_unsigned(s.snapshots);
+  append_key(sink, "},\n", key::kPeakProfile);
+  append_profile(sink, s.peak_profile);
+  append_key(sink, ",\n", key::kExitProfile);
+  append_profile(sink, s.exit_profile);
+}
+
+}  // namespace
+
 void write_report_json(TextSink& sink, const Report& r) {
-  sink.append("{\"format\":\"heapline/1\",\"pid\":");
+  namespace key = report_key;
+  append_key(sink, "{", key::kFormat);
+  append_string(sink, kReportFormatName);
+  append_key(sink, ",", key::kPid);
   sink.append_signed(r.pid);
-  sink.append(",\"ppid\":");
+  append_key(sink, ",", key::kPpid);
   sink.append_signed(r.ppid);
-  sink.append(",\"exe\":");
+  append_key(sink, ",", key::kExe);
   sink.append_json_string(r.exe);
-  sink.append(",\"start_unix_ns\":");
+  append_key(sink, ",", key::kStartUnixNs);
   sink.append_unsigned(r.start_unix_ns);
-  sink.append(",\"duration_ns\":");
+  append_key(sink, ",", key::kDurationNs);
   sink.append_unsigned(r.duration_ns);
-  sink.append(",\"allocator\":");
+  append_key(sink, ",", key::kAllocator);
   sink.append_json_string(r.allocator);
-  sink.append(",\"size_basis\":");
+  append_key(sink, ",", key::kSizeBasis);
   sink.append_json_string(r.size_basis);
-  sink.append(",\n\"precision\":{\"mode\":");
-  sink.append(r.exact ? "\"exact\"" : "\"batched\"");
-  sink.append(",\"bound_bytes\":");
+  append_key(sink, ",\n", key::kPrecision);
+  append_key(sink, "{", key::kMode);
+  append_string(sink, r.exact ? kPrecisionExact : kPrecisionBatched);
+  append_key(sink, ",", key::kBoundBytes);
   sink.append_unsigned(r.bound_bytes);
-  sink.append(",\"min_threshold_bytes\":");
+  append_key(sink, ",", key::kMinThresholdBytes);
   sink.append_unsigned(r.min_threshold_bytes);
-  sink.append(",\"divisor\":");
+  append_key(sink, ",", key::kDivisor);
   sink.append_unsigned(r.divisor);
-  sink.append(",\"max_threshold_bytes\":");
+  append_key(sink, ",", key::kMaxThresholdBytes);
   sink.append_unsigned(r.max_threshold_bytes);
-  sink.append(",\"max_threads\":");
+  append_key(sink, ",", key::kMaxThreads);
   sink.append_unsigned(r.max_threads);
-  sink.append("},\n\"peak_bytes\":");
+  append_key(sink, "},\n", key::kPeakBytes);
   sink.append_signed(r.peak_bytes);
-  sink.append(",\"peak_time_ns\":");
+  append_key(sink, ",", key::kPeakTimeNs);
   sink.append_unsigned(r.peak_time_ns);
-  sink.append(",\"final_bytes\":");
+  append_key(sink, ",", key::kFinalBytes);
   sink.append_signed(r.final_bytes);
-  sink.append(",\n\"mapped\":{\"mode\":");
-  sink.append(!r.mapped_known ? "\"unknown\"" : r.mapped_enabled ? "\"on\"" : "\"off\"");
-  sink.append(",\"peak_bytes\":");
+  append_key(sink, ",\n", key::kMapped);
+  append_key(sink, "{", key::kMode);
+  append_string(sink, !r.mapped_known ? kMappedModeUnknown : r.mapped_enabled ? kMappedModeOn : kMappedModeOff);
+  append_key(sink, ",", key::kPeakBytes);
   sink.append_signed(r.mapped_peak_bytes);
-  sink.append(",\"peak_time_ns\":");
+  append_key(sink, ",", key::kPeakTimeNs);
   sink.append_unsigned(r.mapped_peak_time_ns);
-  sink.append(",\"final_bytes\":");
+  append_key(sink, ",", key::kFinalBytes);
   sink.append_signed(r.mapped_final_bytes);
-  sink.append(",\"changes\":");
+  append_key(sink, ",", key::kChanges);
   sink.append_unsigned(r.mapped_changes);
-  sink.append(",\"untracked\":");
+  append_key(sink, ",", key::kUntracked);
   sink.append_unsigned(r.mapped_untracked);
-  sink.append("},\"total\":{\"peak_bytes\":");
+  append_key(sink, "},", key::kTotal);
+  append_key(sink, "{", key::kPeakBytes);
   sink.append_signed(r.total_peak_bytes);
-  sink.append(",\"peak_time_ns\":");
+  append_key(sink, ",", key::kPeakTimeNs);
   sink.append_unsigned(r.total_peak_time_ns);
-  sink.append(",\"final_bytes\":");
+  append_key(sink, ",", key::kFinalBytes);
   sink.append_signed(r.final_bytes + r.mapped_final_bytes);
-  sink.append("}");
-  sink.append(",\"calls\":{\"alloc\":");
+  append_key(sink, "},", key::kCalls);
+  append_key(sink, "{", key::kAlloc);
   sink.append_unsigned(r.alloc_calls);
-  sink.append(",\"free\":");
+  append_key(sink, ",", key::kFree);
   sink.append_unsigned(r.free_calls);
-  sink.append(",\"realloc\":");
+  append_key(sink, ",", key::kRealloc);
   sink.append_unsigned(r.realloc_calls);
-  sink.append("},\"publishes\":");
+  append_key(sink, "},", key::kPublishes);
   sink.append_unsigned(r.publishes);
-  sink.append(",\"interval_ns\":");
+  append_key(sink, ",", key::kIntervalNs);
   sink.append_unsigned(r.interval_ns);
   if (r.allocations_seen >= 0) {
-    sink.append(",\"allocations_seen\":");
+    append_key(sink, ",", key::kAllocationsSeen);
     sink.append(r.allocations_seen != 0 ? "true" : "false");
   }
-  sink.append(",\"ended\":");
-  sink.append_json_string(r.ended != nullptr ? r.ended : "exit");
-  if (r.ended != nullptr && std::strcmp(r.ended, "exit") != 0) {
-    sink.append(",\"last_sample_ns\":");
+  const char* ended = r.ended != nullptr ? r.ended : kEndedExit;
+  append_key(sink, ",", key::kEnded);
+  sink.append_json_string(ended);
+  if (std::strcmp(ended, kEndedExit) != 0) {
+    append_key(sink, ",", key::kLastSampleNs);
     sink.append_unsigned(r.last_sample_ns);
     if (r.signal > 0) {
-      sink.append(",\"signal\":");
+      append_key(sink, ",", key::kSignal);
       sink.append_signed(r.signal);
     }
   }
-  if (r.sampling != nullptr) write_sampling_json(sink, *r.sampling);
-  sink.append(",\n\"markers\":[");
+  if (r.live_file_problem != nullptr) {
+    append_key(sink, ",", key::kLiveFileProblem);
+    sink.append_json_string(r.live_file_problem);
+  }
+  if (r.sampling != nullptr) append_sampling(sink, *r.sampling);
+  append_key(sink, ",\n", key::kMarkers);
+  sink.append('[');
   bool first_marker = true;
   const std::uint32_t slots = r.marker_slots < kLiveMarkerCapacity ? r.marker_slots : kLiveMarkerCapacity;
   for (std::uint32_t i = 0; r.markers != nullptr && i < slots; ++i) {
@@ -188,9 +330,11 @@ void write_report_json(TextSink& sink, const Report& r) {
     sink.append_json_string(name);
     sink.append(']');
   }
-  sink.append("],\n\"samples\":[");
+  append_key(sink, "],\n", key::kSamples);
+  sink.append('[');
   append_samples(sink, r.samples, r.sample_count);
-  sink.append("],\n\"mapped_samples\":[");
+  append_key(sink, "],\n", key::kMappedSamples);
+  sink.append('[');
   append_samples(sink, r.mapped_samples, r.mapped_sample_count);
   sink.append("]}\n");
 }
@@ -200,18 +344,15 @@ namespace {
 struct FileTarget {
   int fd;
   KillWriter kill;
-  bool failed;
+  std::uint64_t size;  // written so far
   int error;
 };
 
 bool flush_to_file(void* context, const char* data, std::size_t size) {
   auto* target = static_cast<FileTarget*>(context);
-  if (target->failed) return false;
-  if (!write_all(target->fd, data, size)) {
-    target->failed = true;
-    target->error = errno;
-    return false;
-  }
+  if (target->error != 0) return false;
+  target->error = os::write_all(target->fd, data, size, &target->size);
+  if (target->error != 0) return false;
 #if HEAPLINE_TEST_HOOKS
   // Test hook: die with part of the file on disk under the temporary name.
   if (target->kill == KillWriter::kMidWrite) ::kill(::getpid(), SIGKILL);
@@ -243,30 +384,22 @@ const char* report_error_text(int error) {
 int write_report_file(const char* final_path, const Report& report, KillWriter kill) {
   // rename() would put a regular file in place of a device or a FIFO.
   if (int refused = check_report_path(final_path); refused != 0) return refused;
-  int saved_errno = errno;
-  static char temp_path[kMaxPath + 32];  // static: see the exit path's note on stacks
-  TextSink temp(temp_path, sizeof temp_path);
-  temp.append(final_path);
-  temp.append('.');
-  temp.append_signed(report.pid);
-  temp.append(".tmp");
-  temp.c_str();
-  if (temp.truncated()) {
-    errno = saved_errno;
-    return ENAMETOOLONG;
-  }
-
+  const int saved_errno = errno;
+  // Never a file that was there: a name someone else made (another user in
+  // a shared directory) is never written through, and cannot become this
+  // process's report.
+  static char temp_path[kMaxPath + 48];  // static: see the exit path's note on stacks
   int result = 0;
-  int fd = ::open(temp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  const int fd = os::create_temp_file(final_path, report.pid, O_WRONLY, temp_path, sizeof temp_path);
   if (fd < 0) {
     result = errno;
   } else {
-    FileTarget target{fd, kill, false, 0};
+    FileTarget target{fd, kill, 0, 0};
     char buffer[4096];
     TextSink sink(buffer, sizeof buffer, flush_to_file, &target);
     write_report_json(sink, report);
     sink.drain();
-    if (target.failed) result = target.error != 0 ? target.error : EIO;
+    result = target.error;
     if (::close(fd) != 0 && result == 0) result = errno;
 #if HEAPLINE_TEST_HOOKS
     if (result == 0 && kill == KillWriter::kBeforeRename) ::kill(::getpid(), SIGKILL);

@@ -16,11 +16,11 @@ std::string NamedSite::where() const {
   return text;
 }
 
-std::vector<NamedSite> name_sites(const format::ProfileData& profile, Symbolizer& symbolizer) {
+std::vector<NamedSite> name_sites(const ProfileData& profile, Symbolizer& symbolizer) {
   std::vector<NamedSite> sites;
-  for (const format::ProfileSiteData& site : profile.sites) {
+  for (const ProfileSiteData& site : profile.sites) {
     NamedSite named{&site, {}};
-    for (const format::ProfileFrameData& frame : site.frames) named.frames.push_back(symbolizer.name(profile, frame));
+    for (const ProfileFrameData& frame : site.frames) named.frames.push_back(symbolizer.name(profile, frame));
     sites.push_back(std::move(named));
   }
   return sites;
@@ -30,7 +30,7 @@ std::string estimate_text(std::int64_t bytes, std::int64_t error_bytes) {
   return human_bytes(bytes) + " \u00b1 " + human_bytes(error_bytes);
 }
 
-std::string profile_text(const format::ProfileData& profile, const std::vector<NamedSite>& sites,
+std::string profile_text(const ProfileData& profile, const std::vector<NamedSite>& sites,
                          const std::string& title, std::size_t max_sites, bool with_stacks) {
   std::string text = title + " at " + human_seconds(static_cast<std::int64_t>(profile.time_ns)) + ": heap " +
                      human_bytes(profile.heap_bytes) + "; the sampled sites estimate " +
@@ -150,7 +150,7 @@ std::string gzipped(const std::string& data) {
 
 }  // namespace
 
-std::string profile_pprof(const format::ProfileData& profile, const std::vector<NamedSite>& sites) {
+std::string profile_pprof(const ProfileData& profile, const std::vector<NamedSite>& sites) {
   Strings strings;
   Message out;
   auto value_type = [&](const char* type, const char* unit) {
@@ -223,7 +223,7 @@ std::string profile_pprof(const format::ProfileData& profile, const std::vector<
     if (named.site->bytes <= 0) continue;
     std::vector<std::uint64_t> ids;
     for (std::size_t f = 0; f < named.frames.size(); ++f) {
-      const format::ProfileFrameData& frame = named.site->frames[f];
+      const ProfileFrameData& frame = named.site->frames[f];
       ids.push_back(location_id(frame.module, frame.address, named.frames[f]));
     }
     if (ids.empty()) ids.push_back(location_id(-1, 0, FrameName{"(no stack)", "", 0, "?", 0}));

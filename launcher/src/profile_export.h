@@ -1,4 +1,4 @@
-// A heap profile (heapline/profile_reader.h), named (symbolizer.h), as the
+// A heap profile (heapline/report_reader.h), named (symbolizer.h), as the
 // reader wants it: text for a person, folded stacks for flame graphs
 // (flamegraph.pl, speedscope, inferno: "outermost;...;innermost BYTES"),
 // or pprof's profile.proto, gzipped, for `go tool pprof`.
@@ -8,27 +8,27 @@
 #include <string>
 #include <vector>
 
-#include <heapline/profile_reader.h>
+#include <heapline/report_reader.h>
 
 #include "symbolizer.h"
 
 namespace heapline::launcher {
 
 struct NamedSite {
-  const format::ProfileSiteData* site;
+  const ProfileSiteData* site;
   std::vector<FrameName> frames;  // innermost first
   // The innermost frame and its caller: "site_a (x.cpp:40) < worker (x.cpp:90)".
   std::string where() const;
 };
 
-std::vector<NamedSite> name_sites(const format::ProfileData& profile, Symbolizer& symbolizer);
+std::vector<NamedSite> name_sites(const ProfileData& profile, Symbolizer& symbolizer);
 
 // "58.0 MiB ± 6.0 MiB" (the estimate and three standard errors).
 std::string estimate_text(std::int64_t bytes, std::int64_t error_bytes);
 
 // One line per site, largest first (at most `max_sites`), each with its
 // stack below it when `with_stacks`; then the other sites, summed.
-std::string profile_text(const format::ProfileData& profile, const std::vector<NamedSite>& sites,
+std::string profile_text(const ProfileData& profile, const std::vector<NamedSite>& sites,
                          const std::string& title, std::size_t max_sites, bool with_stacks);
 
 // "root;outermost;...;innermost BYTES" per site (estimated bytes, rounded).
@@ -38,6 +38,6 @@ std::string profile_folded(const std::vector<NamedSite>& sites, const std::strin
 // sample types inuse_space (bytes, the estimate) and samples (count), one
 // sample per site and one for the other sites together; every location
 // carries its function and line, so pprof needs no binaries to read it.
-std::string profile_pprof(const format::ProfileData& profile, const std::vector<NamedSite>& sites);
+std::string profile_pprof(const ProfileData& profile, const std::vector<NamedSite>& sites);
 
 }  // namespace heapline::launcher

@@ -71,7 +71,7 @@ struct Symbolizer::Module {
 Symbolizer::Symbolizer() = default;
 Symbolizer::~Symbolizer() = default;
 
-Symbolizer::Module& Symbolizer::module_for(const format::ProfileModuleData& wanted) {
+Symbolizer::Module& Symbolizer::module_for(const ProfileModuleData& wanted) {
   auto found = modules_.find(wanted.path);
   if (found != modules_.end()) return *found->second;
   auto module = std::make_unique<Module>();
@@ -101,14 +101,14 @@ Symbolizer::Module& Symbolizer::module_for(const format::ProfileModuleData& want
   return result;
 }
 
-FrameName Symbolizer::name(const format::ProfileData& profile, const format::ProfileFrameData& frame) {
+FrameName Symbolizer::name(const ProfileData& profile, const ProfileFrameData& frame) {
   FrameName name;
   name.address = frame.address;
   if (frame.module < 0 || static_cast<std::size_t>(frame.module) >= profile.modules.size()) {
     name.module = "?";
     return name;
   }
-  const format::ProfileModuleData& wanted = profile.modules[static_cast<std::size_t>(frame.module)];
+  const ProfileModuleData& wanted = profile.modules[static_cast<std::size_t>(frame.module)];
   name.module = std::filesystem::path(wanted.path).filename().string();
   const auto key = std::make_pair(wanted.path, frame.address);
   if (auto cached = names_.find(key); cached != names_.end()) return cached->second;

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include <heapline/profile_reader.h>
+#include <heapline/report_reader.h>
 
 namespace heapline::launcher {
 
@@ -38,13 +38,13 @@ class Symbolizer {
 
   // A frame of `profile` (a return address: the call it returns from is
   // looked up, one byte before it).
-  FrameName name(const format::ProfileData& profile, const format::ProfileFrameData& frame);
+  FrameName name(const ProfileData& profile, const ProfileFrameData& frame);
   // Why modules could not be named ("PATH: build id differs"), one line each.
   std::vector<std::string> problems() const;
 
  private:
   struct Module;
-  Module& module_for(const format::ProfileModuleData& module);
+  Module& module_for(const ProfileModuleData& module);
   std::map<std::string, std::unique_ptr<Module>> modules_;
   std::map<std::pair<std::string, std::uint64_t>, FrameName> names_;
 };

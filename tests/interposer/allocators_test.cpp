@@ -65,9 +65,9 @@ class PreloadedAllocator : public heapline::test::TempDirFixture<::testing::Test
   }
 
   // HEAPLINE_SAMPLE=off: these runs compare exact figures between runs, and
-  // a thread that samples allocates libunwind's per-thread state (a few
-  // dozen bytes that glibc keeps after the thread exits: docs/design.md,
-  // "The heap sampler"), which run to run differs with the sampling.
+  // what the unwinder allocates when a thread first samples goes to the
+  // preloaded allocator, whose blocks the library cannot mark as its own
+  // (docs/design.md, "The heap sampler"): with glibc it can.
   json report(const std::vector<std::string>& argv, const std::string& name,
               std::map<std::string, std::optional<std::string>> env = {}, std::string* out = nullptr) {
     env.emplace("HEAPLINE_SAMPLE", "off");

@@ -136,15 +136,13 @@ TEST_F(Interposer, LeakedBytesShowExactlyInTheFinalFigure) {
 TEST_F(Interposer, ThreadsThatFreeEachOthersBlocks) {
   Figures f;
   std::vector<std::string> argv{kPatterns, "threads", "chunk", "4", "2000", "50"};
-  // HEAPLINE_SAMPLE=off: finals compared between runs (as in
-  // MoreThreadsThanSlotsDegradeToExactPublishing).
-  json exact = traced_report(argv, "exact.json", {{"HEAPLINE_PRECISION", "exact"}, {"HEAPLINE_SAMPLE", "off"}}, &f);
+  json exact = traced_report(argv, "exact.json", {{"HEAPLINE_PRECISION", "exact"}}, &f);
   EXPECT_EQ(peak(exact) - final_bytes(exact), f.first - f.second);
-  json batched = traced_report(argv, "batched.json", {{"HEAPLINE_SAMPLE", "off"}}, &f);
+  json batched = traced_report(argv, "batched.json", {}, &f);
   EXPECT_EQ(final_bytes(batched), final_bytes(exact));
   EXPECT_GE(batched["precision"]["max_threads"].get<int>(), 5);  // main and 4 workers
   EXPECT_LE(std::llabs(peak(batched) - final_bytes(batched) - (f.first - f.second)), bound(batched));
-  json coarse = traced_report(argv, "coarse.json", {{"HEAPLINE_PRECISION", "1048576,8"}, {"HEAPLINE_SAMPLE", "off"}}, &f);
+  json coarse = traced_report(argv, "coarse.json", {{"HEAPLINE_PRECISION", "1048576,8"}}, &f);
   EXPECT_EQ(final_bytes(coarse), final_bytes(exact));
   EXPECT_EQ(coarse["precision"]["min_threshold_bytes"], 1048576);
   EXPECT_EQ(coarse["precision"]["divisor"], 8);
@@ -180,12 +178,9 @@ TEST_F(Interposer, ShortLivedThreadsGiveBackTheirSlotAtExit) {
 
 TEST_F(Interposer, MoreThreadsThanSlotsDegradeToExactPublishing) {
   Figures f;
-  // HEAPLINE_SAMPLE=off: the two finals are compared exactly, and each of
-  // 1100 threads that samples allocates libunwind's per-thread state
-  // (docs/design.md, "The heap sampler").
-  json batched = traced_report({kPatterns, "crowd", "chunk", "1100"}, "crowd.json", {{"HEAPLINE_SAMPLE", "off"}}, &f);
+  json batched = traced_report({kPatterns, "crowd", "chunk", "1100"}, "crowd.json", {}, &f);
   json exact = traced_report({kPatterns, "crowd", "chunk", "1100"}, "crowd-exact.json",
-                             {{"HEAPLINE_PRECISION", "exact"}, {"HEAPLINE_SAMPLE", "off"}});
+                             {{"HEAPLINE_PRECISION", "exact"}});
   ASSERT_EQ(f.second, 1100);
   EXPECT_EQ(batched["precision"]["max_threads"], 1024);  // the registry's size
   EXPECT_EQ(final_bytes(batched), final_bytes(exact));
@@ -387,7 +382,8 @@ TEST_F(Interposer, UnwritableOutputIsReportedOnceAndTheProgramCarriesOn) {
   RunResult result = run_traced({kPatterns, "single", "chunk", "10", "0"}, "unused",
                                 {{"HEAPLINE_OUT", (dir_ / "missing" / "x.json").string()}});
   EXPECT_EQ(result.exit_code, 0);
-  EXPECT_TRUE(std::regex_search(result.err, std::regex(R"(heapline: cannot write .*/missing/x\.json: No such file or directory\n$)")))
+  EXPECT_TRUE(std::regex_search(result.err, std::regex(R"(heapline: cannot write .*/missing/x\.json: No such file or directory)"
+                                                          R"(; the heap line is lost \(\d+ samples\), its figures: peak [^\n]*\n$)")))
       << result.err;
 }
 
@@ -404,7 +400,10 @@ TEST_F(Interposer, BadSettingsGiveOneClearLineAndTheDefault) {
                        BadValue{"HEAPLINE_PRECISION", "0,64", "precision"},
                        BadValue{"HEAPLINE_PRECISION", "4096,0", "precision"},
                        BadValue{"HEAPLINE_SUMMARY", "yes", "precision"},
-                       BadValue{"HEAPLINE_FOLLOW", "children", "precision"}}) {
+                       BadValue{"HEAPLINE_FOLLOW", "children", "precision"},
+                       BadValue{"HEAPLINE_ROOT_PID", "12abc", "precision"},
+                       BadValue{"HEAPLINE_ROOT_PID", "-1", "precision"},
+                       BadValue{"HEAPLINE_ROOT_PID", "99999999999", "precision"}}) {
     SCOPED_TRACE(std::string(bad.variable) + "=" + bad.value);
     std::string name = std::string("bad-") + bad.variable + ".json";
     // fork_probe forks: the child must not repeat the line.
@@ -540,7 +539,8 @@ TEST_F(Interposer, UncreatableLiveFileFallsBackToMemoryWithOneLine) {
   EXPECT_EQ(result.exit_code, 0);
   EXPECT_TRUE(std::regex_match(
       result.err, std::regex(R"(heapline: cannot create .*/missing/x\.json\.live: No such file or directory; the heap line is kept in memory only \(lost if the process is killed\)\n)"
-                             R"(heapline: cannot write .*/missing/x\.json: No such file or directory\n)")))
+                             R"(heapline: cannot write .*/missing/x\.json: No such file or directory)"
+                 R"(; the heap line is lost \(\d+ samples\), its figures: peak [^\n]*\n)")))
       << result.err;
 }
 
@@ -556,7 +556,8 @@ TEST_F(Interposer, ReportPathThatIsNotARegularFileIsNeverReplaced) {
   EXPECT_TRUE(fs::is_fifo(fifo));
   EXPECT_FALSE(fs::exists(dir_ / "out.fifo.live"));
   EXPECT_TRUE(std::regex_match(
-      result.err, std::regex(R"(heapline: cannot write .*/out\.fifo: not a regular file \(heapline replaces only regular files\)\n)")))
+      result.err, std::regex(R"(heapline: cannot write .*/out\.fifo: not a regular file \(heapline replaces only regular files\))"
+                                R"(; the heap line is lost \(\d+ samples\), its figures: peak [^\n]*\n)")))
       << result.err;
 }
 

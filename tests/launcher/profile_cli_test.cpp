@@ -141,7 +141,8 @@ TEST_F(ProfileCli, MalformedProfileIsOneLineNamingFileAndField) {
   std::ofstream(dir_ / "bad.json") << bad.dump();
   const RunResult refused = run({kLauncher, "profile", "bad.json"}, options());
   EXPECT_EQ(refused.exit_code, 1);
-  EXPECT_EQ(refused.err, "heapline profile: bad.json: peak_profile.sites[1].frames[0]: not [module, address]\n");
+  EXPECT_EQ(refused.err, "heapline profile: bad.json: not a valid heapline/1 report: field \"peak_profile.sites[1].frames[0]\" is not "
+            "[module, address]\n");
   EXPECT_EQ(refused.out, "") << "nothing half written";
 }
 

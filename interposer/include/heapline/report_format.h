@@ -14,6 +14,95 @@
 
 namespace heapline {
 
+// The report's field names and fixed values, shared by the writer (output.cpp)
+// and the reader (report_reader.h), so the two cannot drift apart. Nested
+// objects' fields are listed under their object.
+namespace report_key {
+inline constexpr char kFormat[] = "format";
+inline constexpr char kPid[] = "pid";
+inline constexpr char kPpid[] = "ppid";
+inline constexpr char kExe[] = "exe";
+inline constexpr char kStartUnixNs[] = "start_unix_ns";
+inline constexpr char kDurationNs[] = "duration_ns";
+inline constexpr char kAllocator[] = "allocator";
+inline constexpr char kSizeBasis[] = "size_basis";
+inline constexpr char kPrecision[] = "precision";  // {mode, bound_bytes, min_threshold_bytes, divisor,
+                                                   //  max_threshold_bytes, max_threads}
+inline constexpr char kMode[] = "mode";
+inline constexpr char kBoundBytes[] = "bound_bytes";
+inline constexpr char kMinThresholdBytes[] = "min_threshold_bytes";
+inline constexpr char kDivisor[] = "divisor";
+inline constexpr char kMaxThresholdBytes[] = "max_threshold_bytes";
+inline constexpr char kMaxThreads[] = "max_threads";
+inline constexpr char kPeakBytes[] = "peak_bytes";  // also in mapped and total
+inline constexpr char kPeakTimeNs[] = "peak_time_ns";
+inline constexpr char kFinalBytes[] = "final_bytes";
+inline constexpr char kMapped[] = "mapped";  // {mode, peak_bytes, peak_time_ns, final_bytes, changes, untracked}
+inline constexpr char kChanges[] = "changes";
+inline constexpr char kUntracked[] = "untracked";
+inline constexpr char kTotal[] = "total";  // {peak_bytes, peak_time_ns, final_bytes}
+inline constexpr char kCalls[] = "calls";  // {alloc, free, realloc}
+inline constexpr char kAlloc[] = "alloc";
+inline constexpr char kFree[] = "free";
+inline constexpr char kRealloc[] = "realloc";
+inline constexpr char kPublishes[] = "publishes";
+inline constexpr char kIntervalNs[] = "interval_ns";
+inline constexpr char kAllocationsSeen[] = "allocations_seen";
+inline constexpr char kEnded[] = "ended";
+inline constexpr char kLastSampleNs[] = "last_sample_ns";
+inline constexpr char kSignal[] = "signal";
+// The launch a process belongs to (HEAPLINE_RUN_ID in its environment), when
+// the writer records it: optional for readers.
+inline constexpr char kRunId[] = "run_id";
+inline constexpr char kLiveFileProblem[] = "live_file_problem";  // why the live file could not follow an exec (optional)
+// The heap sampler (profile_format.h): "sampling" {mean_bytes, unwinder,
+// samples (blocks sampled), dropped, live_capacity, stack_capacity,
+// snapshots}, then "peak_profile" and "exit_profile", each null or {time_ns,
+// heap_bytes, mean_bytes, live_samples, stacks, bytes, error_bytes, sites:
+// [{bytes, error_bytes, samples, sampled_bytes, frames: [[module, address],
+// ...]}, ...], other: {bytes, error_bytes, samples, sampled_bytes, sites},
+// modules: [{path, build_id}, ...]}.
+inline constexpr char kSampling[] = "sampling";
+inline constexpr char kMeanBytes[] = "mean_bytes";
+inline constexpr char kUnwinder[] = "unwinder";
+inline constexpr char kDropped[] = "dropped";
+inline constexpr char kLiveCapacity[] = "live_capacity";
+inline constexpr char kStackCapacity[] = "stack_capacity";
+inline constexpr char kSnapshots[] = "snapshots";
+inline constexpr char kPeakProfile[] = "peak_profile";
+inline constexpr char kExitProfile[] = "exit_profile";
+inline constexpr char kTimeNs[] = "time_ns";
+inline constexpr char kHeapBytes[] = "heap_bytes";
+inline constexpr char kLiveSamples[] = "live_samples";
+inline constexpr char kStacks[] = "stacks";
+inline constexpr char kBytes[] = "bytes";
+inline constexpr char kErrorBytes[] = "error_bytes";
+inline constexpr char kSampleCount[] = "samples";  // in "sampling" and a site: a count, not the timeline
+inline constexpr char kSampledBytes[] = "sampled_bytes";
+inline constexpr char kFrames[] = "frames";
+inline constexpr char kSites[] = "sites";  // a profile's array; in "other", their count
+inline constexpr char kOther[] = "other";
+inline constexpr char kModules[] = "modules";
+inline constexpr char kPath[] = "path";
+inline constexpr char kBuildId[] = "build_id";
+inline constexpr char kMarkers[] = "markers";                // [[t_ns, "name"], ...]
+inline constexpr char kSamples[] = "samples";                // [[t_ns, live, max_live], ...]
+inline constexpr char kMappedSamples[] = "mapped_samples";   // the same shape
+}  // namespace report_key
+
+inline constexpr char kReportFormatName[] = "heapline/1";
+inline constexpr char kPrecisionExact[] = "exact";
+inline constexpr char kPrecisionBatched[] = "batched";
+inline constexpr char kMappedModeOn[] = "on";
+inline constexpr char kMappedModeOff[] = "off";
+inline constexpr char kMappedModeUnknown[] = "unknown";
+inline constexpr char kEndedExit[] = "exit";
+inline constexpr char kEndedWithoutExit[] = "without-exit";
+inline constexpr char kEndedRunning[] = "running";  // a snapshot of a running process (convert)
+
+// The launch's identity, set by the launcher in the command's environment.
+inline constexpr char kRunIdVariable[] = "HEAPLINE_RUN_ID";
+
 struct Report {
   int pid;
   int ppid;
@@ -70,6 +159,11 @@ struct Report {
   const char* ended = "exit";
   std::uint64_t last_sample_ns = 0;
   int signal = 0;
+  // Why the process's live file was not made, or stopped being kept (a full
+  // disk, the file size limit...): the heap line then lived in memory only,
+  // and a kill would have lost it. nullptr (no "live_file_problem" in the
+  // JSON) when the live file served the whole run, or was not asked for.
+  const char* live_file_problem = nullptr;
   // The heap sampler's figures and profiles ("sampling", "peak_profile",
   // "exit_profile"); none when null (a library without the sampler).
   const SamplingReport* sampling = nullptr;

@@ -1,0 +1,94 @@
+// heapline profile REPORT: a report's heap profile, its frames named
+// offline, as text, folded stacks or pprof's profile.proto
+// (profile_export.h).
+#include <iostream>
+#include <memory>
+#include <stdexcept>
+
+#include <heapline/atomic_file.h>
+#include <heapline/report_reader.h>
+
+#include "commands/subcommand.h"
+#include "profile_export.h"
+#include "profile_summary.h"
+#include "symbolizer.h"
+
+namespace heapline::launcher {
+
+namespace {
+
+struct ProfileOptions {
+  std::string report;
+  std::string format = "text";  // text | folded | pprof
+  std::string out;              // "" or "-": stdout (not for pprof)
+  std::string at = "peak";      // peak | exit
+  std::size_t sites = 20;       // text: how many sites
+};
+
+// The profile asked for, or why there is none.
+const ProfileData& chosen_profile(const ParsedReport& report, const std::string& at) {
+  const std::string& path = report.path;
+  if (!report.sampling) throw std::runtime_error(path + ": no heap profile (written by a heapline without the sampler)");
+  if (report.sampling->mean_bytes == 0) throw std::runtime_error(path + ": no heap profile (HEAPLINE_SAMPLE=off)");
+  const std::optional<ProfileData>& profile =
+      at == "exit" ? report.sampling->exit_profile : report.sampling->peak_profile;
+  if (!profile) {
+    throw std::runtime_error(path + ": no " + at + " profile (no sampled block was live " +
+                             (at == "exit" ? "at exit)" : "at a peak)"));
+  }
+  return *profile;
+}
+
+int write_profile(const ProfileOptions& options) {
+  try {
+    if (options.format == "pprof" && (options.out.empty() || options.out == "-")) {
+      throw std::runtime_error("--format pprof writes a binary file: give it with -o FILE");
+    }
+    ReportReading reading = read_report_file(options.report);
+    if (!reading) throw std::runtime_error(reading.error);
+    const ParsedReport& report = *reading.report;
+    const ProfileData& profile = chosen_profile(report, options.at);
+    Symbolizer symbolizer;
+    const std::vector<NamedSite> sites = name_sites(profile, symbolizer);
+    const std::string title = std::string(options.at == "exit" ? "exit profile" : "peak profile") + " of " +
+                              program_name(report) + " (pid " + std::to_string(report.pid) + ")";
+    std::string output;
+    if (options.format == "text") {
+      output = profile_text(profile, sites, title, options.sites, true);
+    } else if (options.format == "folded") {
+      output = profile_folded(sites, program_name(report));
+    } else {
+      output = profile_pprof(profile, sites);
+    }
+    for (const std::string& problem : symbolizer.problems()) std::cerr << "heapline profile: " << problem << "\n";
+    if (options.out.empty() || options.out == "-") {
+      std::cout << output << std::flush;
+    } else {
+      write_file_atomically(options.out, output);
+    }
+    return 0;
+  } catch (const std::exception& error) {
+    std::cerr << "heapline profile: " << error.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace
+
+Subcommand add_profile_command(CLI::App& heapline) {
+  CLI::App* app = heapline.add_subcommand(
+      "profile", "the call sites that held the heap at the peak (or at exit), from a heapline/1 report, named offline");
+  auto options = std::make_shared<ProfileOptions>();
+  app->add_option("REPORT", options->report, "the heapline/1 report")->required();
+  app->add_option("--format", options->format,
+                  "text (the default), folded (stacks for flame graphs), or pprof (gzipped profile.proto for "
+                  "go tool pprof)")
+      ->check(CLI::IsMember({"text", "folded", "pprof"}));
+  app->add_option("-o,--out", options->out, "the output file (default: stdout; pprof needs one)");
+  app->add_option("--at", options->at, "peak (the default) or exit (what was never freed)")
+      ->check(CLI::IsMember({"peak", "exit"}));
+  app->add_option("--sites", options->sites, "text: how many sites (default 20)")->check(CLI::PositiveNumber);
+  return {app, [options] { return write_profile(*options); }};
+}
+
+}  // namespace heapline::launcher

@@ -1,0 +1,75 @@
+#include "profile_summary.h"
+
+#include <filesystem>
+
+#include "profile_export.h"
+#include "report_summary.h"
+
+namespace heapline::launcher {
+
+std::string program_name(const ParsedReport& report) {
+  const std::string name = printable_text(std::filesystem::path(report.exe).filename().string(), 255);
+  return name.empty() ? "?" : name;
+}
+
+std::string summarize_peak_profile(const ParsedReport& report, std::size_t max_sites, Symbolizer& symbolizer) {
+  const std::optional<SamplingData>& sampling = report.sampling;
+  if (!sampling || sampling->mean_bytes == 0 || !sampling->peak_profile) return "";
+  const ProfileData& profile = *sampling->peak_profile;
+  const std::vector<NamedSite> sites = name_sites(profile, symbolizer);
+  std::string text = profile_text(profile, sites,
+                                  "heapline: at the peak (" + program_name(report) + ", pid " +
+                                      std::to_string(report.pid) + ")",
+                                  max_sites, false);
+  // Every line of the launcher's summary starts with its name.
+  std::string prefixed;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = text.find('\n', start);
+    const std::string line = text.substr(start, end - start);
+    prefixed += (line.rfind("heapline:", 0) == 0 ? "" : "heapline: ") + line + "\n";
+    start = end == std::string::npos ? text.size() : end + 1;
+  }
+  if (sampling->unwinder == "none") prefixed += "heapline: (no stacks: no unwinder was available to the process)\n";
+  return prefixed;
+}
+
+std::string summarize_tree_profile(const std::vector<TreeReport>& tree, Symbolizer& symbolizer, std::size_t max_sites) {
+  if (tree.size() < 2) return "";
+  const TreeSum sum = sum_over_time(tree);
+  // Each process's share of that moment: the largest heap of the interval
+  // of its timeline that holds it.
+  std::size_t largest = 0;
+  std::int64_t largest_bytes = -1;
+  for (std::size_t i = 0; i < tree.size(); ++i) {
+    const ParsedReport& report = tree[i].report;
+    if (sum.peak_unix_ns < report.start_unix_ns) continue;
+    const std::uint64_t t = sum.peak_unix_ns - report.start_unix_ns;
+    if (report.samples.empty() || report.samples.back().t_ns < t) continue;
+    for (const Sample& sample : report.samples) {
+      if (sample.t_ns < t) continue;
+      if (sample.max_live > largest_bytes) largest_bytes = sample.max_live, largest = i;
+      break;
+    }
+  }
+  if (largest_bytes < 0) return "";
+  const ParsedReport& report = tree[largest].report;
+  std::string text = "heapline: the tree's largest moment (" + human_bytes(sum.peak_bytes) + "): process " +
+                     std::to_string(report.pid) + " (" + program_name(report) + ") held " +
+                     human_bytes(largest_bytes) + " of it";
+  if (largest == 0) return text + "; its sites are above\n";
+  text += "\n";
+  return text + summarize_peak_profile(report, max_sites, symbolizer);
+}
+
+std::optional<std::string> top_peak_site(const ParsedReport& report, Symbolizer& symbolizer) {
+  const std::optional<SamplingData>& sampling = report.sampling;
+  if (!sampling || !sampling->peak_profile || sampling->peak_profile->sites.empty()) return std::nullopt;
+  const ProfileData& profile = *sampling->peak_profile;
+  const ProfileSiteData& site = profile.sites.front();
+  const std::string where = site.frames.empty() ? std::string("(no stack)")
+                                                : symbolizer.name(profile, site.frames.front()).text();
+  return where + ": " + estimate_text(site.bytes, site.error_bytes);
+}
+
+}  // namespace heapline::launcher
