@@ -120,7 +120,7 @@ void forget_foreign(void* p);
 // --- profiles --------------------------------------------------------------
 // A new phase peak was published (sampling.cpp): snapshots the live set
 // into `target` (the live file's peak profile) when the peak rose by more
-// than the precision bound and 1/128 of itself since the latest snapshot.
+// than 1/128 of itself since the latest snapshot.
 // Never waits: when another thread holds the sampler, the next publish
 // above tries again. `t_ns`: since the start.
 void peak_raised(ProfileSnapshot& target, std::int64_t live, std::uint64_t t_ns, std::uint64_t precision_bound);
