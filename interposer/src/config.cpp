@@ -57,12 +57,13 @@ bool parse_precision(const char* text, Precision* out) {
   const char* end = text + std::strlen(text);
   const char* comma = std::strchr(text, ',');
   Precision parsed;
-  if (!parse_u64(text, comma ? comma : end, &parsed.min_bytes)) return false;
-  if (comma && !parse_u64(comma + 1, end, &parsed.divisor)) return false;
-  // One byte is exact mode spelled differently; a divisor of 0 would divide
-  // by zero. Both stay below 2^40 so threshold arithmetic cannot overflow.
-  if (parsed.min_bytes < 1 || parsed.divisor < 1) return false;
-  if (parsed.min_bytes > (std::uint64_t{1} << 40) || parsed.divisor > (std::uint64_t{1} << 40)) return false;
+  if (!parse_u64(text, comma ? comma : end, &parsed.budget_bytes)) return false;
+  if (comma && !parse_u64(comma + 1, end, &parsed.budget_divisor)) return false;
+  // A budget of 0 bytes is exact mode spelled differently; a divisor of 0
+  // would divide by zero. Both stay below 2^40 so the budget's arithmetic
+  // cannot overflow.
+  if (parsed.budget_bytes < 1 || parsed.budget_divisor < 1) return false;
+  if (parsed.budget_bytes > (std::uint64_t{1} << 40) || parsed.budget_divisor > (std::uint64_t{1} << 40)) return false;
   *out = parsed;
   return true;
 }

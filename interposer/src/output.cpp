@@ -112,10 +112,12 @@ void write_report_json(TextSink& sink, const Report& r) {
   sink.append(r.exact ? "\"exact\"" : "\"batched\"");
   sink.append(",\"bound_bytes\":");
   sink.append_unsigned(r.bound_bytes);
-  sink.append(",\"min_threshold_bytes\":");
-  sink.append_unsigned(r.min_threshold_bytes);
-  sink.append(",\"divisor\":");
-  sink.append_unsigned(r.divisor);
+  sink.append(",\"budget_floor_bytes\":");
+  sink.append_unsigned(r.budget_floor_bytes);
+  sink.append(",\"budget_divisor\":");
+  sink.append_unsigned(r.budget_divisor);
+  sink.append(",\"budget_bytes\":");
+  sink.append_unsigned(r.budget_bytes);
   sink.append(",\"max_threshold_bytes\":");
   sink.append_unsigned(r.max_threshold_bytes);
   sink.append(",\"max_threads\":");

@@ -7,15 +7,19 @@
 //     published live + the sum of every registered thread's pending delta
 // (a thread without a slot publishes every change, so it has nothing
 // pending; a thread that exits publishes its delta first). After each call a
-// thread's |pending| is below its slot's copy of the threshold, and that copy
-// is a value the global threshold once had, so never above the largest
-// threshold ever used (max_threshold). At most
-// max_threads threads are registered at once, hence at any moment
-//     |published live − true live| < max_threads × max_threshold
-// which is the bound_bytes written to the output. The published peak is the
-// largest published live value, so it is within the same bound of the true
-// peak; final_bytes is exact (published live plus every pending delta), and
-// the peak is raised to it if needed.
+// thread's |pending| is below its slot's threshold t, so it hides at most
+// t − 1 bytes, its share. The shares of all registered threads are summed
+// in g_budget.reserved, which grows only by a compare-and-swap that keeps it
+// within the budget B = max(BYTES, published peak / DIVISOR)
+// (threshold_policy.h); a share is reserved before a threshold rises and
+// released after it falls. Hence at any moment
+//     |published live − true live| <= reserved <= B
+// and the largest `reserved` of the run (g_budget.max_reserved) is the
+// bound_bytes written to the output: at most max(BYTES, peak / DIVISOR),
+// whatever the number of threads. The published peak is the largest
+// published live value, a value of the one shared counter, so it is within
+// the same bound of the true peak; final_bytes is exact (published live
+// plus every pending delta), and the peak is raised to it if needed.
 //
 // Peaks. g_published.peak is the run's peak (the report's peak_bytes);
 // phase_peak is the same figure but reset by heapline_reset_peak(). Both are
@@ -119,7 +123,7 @@ struct alignas(128) Process {
   std::atomic<std::uint32_t> registered{0};
   std::atomic<std::uint32_t> max_registered{0};
   std::atomic<std::uint32_t> slots_used{0};  // registry entries [0, slots_used) were ever claimed
-  std::atomic<std::int64_t> max_threshold{16 * 1024};
+  std::atomic<std::int64_t> max_threshold{1};  // the largest threshold a thread held
   // Calls and publishes of threads that exited, or never had a slot.
   std::atomic<std::uint64_t> folded_calls[kCallKinds] = {};
   std::atomic<std::uint64_t> folded_publishes{0};
@@ -146,12 +150,41 @@ struct alignas(128) Process {
 };
 extern Process g_process;
 
-// This process's threshold for a published live value (threshold_policy.h).
-inline std::int64_t policy_threshold(std::int64_t live) { return threshold_for(live, g_process.config.precision); }
+// The precision budget (threshold_policy.h): written when a thread
+// registers, exits or changes its threshold, never on the hot path nor by a
+// publish that keeps its threshold.
+struct alignas(128) Budget {
+  // The shares the registered threads hold (the sum of their t − 1), plus
+  // raises in flight: never above `bytes`.
+  std::atomic<std::int64_t> reserved{0};
+  // The largest `reserved` of the run: the stated bound.
+  std::atomic<std::int64_t> max_reserved{0};
+  // B in force: max(BYTES, peak / DIVISOR) as of the latest policy change
+  // (behind the peak in between, never ahead of it). Only grows.
+  std::atomic<std::int64_t> bytes{0};
+  // C: the registered threads, rounded up on the grid, with hysteresis.
+  std::atomic<std::uint64_t> divider{kMinDivider};
+  // Requests to step down (precision_budget.cpp): when the next pass over
+  // the registry may come (CLOCK_MONOTONIC_COARSE).
+  std::atomic<std::uint64_t> next_room_request_ns{0};
+};
+extern Budget g_budget;
 
-// Sets the policy for a published live value: its threshold and range, the
-// largest threshold ever used, and the precision the live file states (sampling.cpp).
-void set_policy(std::int64_t live);
+// precision_budget.cpp. The policy (g_policy) from the run's peak and the
+// divider: at init, at fork, and when either makes the fair share change.
+void refresh_policy();
+// The registered thread count changed: the divider follows it (and with it
+// the policy).
+void follow_thread_count(std::uint32_t registered);
+// A newcomer's threshold, its share reserved: the fair share, or what the
+// budget has left (1 when nothing).
+std::int64_t grant_threshold();
+// The calling thread's threshold toward the fair share (its slot's span
+// differs from the policy's): lowered at once, raised as far as the budget
+// allows. Safe against its own signal handlers.
+void move_threshold();
+// A threshold handed back (a thread's exit): its share returns to the budget.
+void release_threshold(std::int64_t threshold);
 
 // The live file's mapping, or g_static_region when it could not be made.
 extern LiveRegion g_static_region;
@@ -194,6 +227,12 @@ inline void raise_to(std::atomic<std::int64_t>& target, std::int64_t value, bool
       if (raised) *raised = true;
       return;
     }
+  }
+}
+
+inline void raise_unsigned(std::atomic<std::uint64_t>& target, std::uint64_t value) {
+  std::uint64_t current = target.load(std::memory_order_relaxed);
+  while (value > current && !target.compare_exchange_weak(current, value, std::memory_order_relaxed)) {
   }
 }
 

@@ -23,7 +23,7 @@ void api_mark(const char* name) {
   // The heap at the marker: publish the caller's pending bytes first. That
   // may take a sample of its own, so the marker's time is read after it:
   // the marker's sample (below) must not go back in time.
-  if (t_mode == kRegistered) {
+  if (t_mode == kRegistered && t_own.counting() && !t_own.changing()) {
     std::int64_t pending = t_own.own_pending();
     if (pending != 0) {
       take_pending(t_own, pending);

@@ -29,12 +29,6 @@ namespace {
 // g_published.interval_max when no publish came since the latest sample.
 constexpr std::int64_t kNoPublish = INT64_MIN;
 
-void raise_field(std::atomic<std::uint64_t>& field, std::uint64_t value) {
-  std::uint64_t current = field.load(std::memory_order_relaxed);
-  while (value > current && !field.compare_exchange_weak(current, value, std::memory_order_relaxed)) {
-  }
-}
-
 // The mapped-memory part of publish_figures, inside its seqlock.
 void publish_mapped_figures(LiveHeader& h, std::int64_t mapped_live) {
   const mapped::Figures figures = mapped::figures();
@@ -49,7 +43,7 @@ void publish_mapped_figures(LiveHeader& h, std::int64_t mapped_live) {
 // The figures of the latest sample into the live file's header, under its
 // seqlock. Called with g_sampling.busy held: one writer at a time. The
 // stated precision only grows, and is also raised where it changes
-// (set_policy, note_max_threads): raised here, never lowered.
+// (precision_budget.cpp, note_max_threads): raised here, never lowered.
 void publish_figures(std::uint64_t t_ns, std::int64_t live, std::int64_t mapped_live) {
   LiveHeader& h = g_region->header;
   const RegistryTotals totals = registry_totals();
@@ -60,8 +54,9 @@ void publish_figures(std::uint64_t t_ns, std::int64_t live, std::int64_t mapped_
   h.peak.store(g_published.peak.load(std::memory_order_relaxed), std::memory_order_relaxed);
   h.peak_time_ns.store(g_published.peak_time_ns.load(std::memory_order_relaxed), std::memory_order_relaxed);
   h.last_sample_ns.store(t_ns, std::memory_order_relaxed);
-  raise_field(h.max_threads, g_process.max_registered.load(std::memory_order_relaxed));
-  raise_field(h.max_threshold_bytes, static_cast<std::uint64_t>(g_process.max_threshold.load(std::memory_order_relaxed)));
+  raise_unsigned(h.max_threads, g_process.max_registered.load(std::memory_order_relaxed));
+  raise_unsigned(h.max_threshold_bytes, static_cast<std::uint64_t>(g_process.max_threshold.load(std::memory_order_relaxed)));
+  raise_unsigned(h.bound_bytes, static_cast<std::uint64_t>(g_budget.max_reserved.load(std::memory_order_relaxed)));
   for (unsigned kind = 0; kind < kCallKinds; ++kind) {
     h.calls[kind].store(totals.calls[kind], std::memory_order_relaxed);
   }
@@ -157,25 +152,13 @@ std::uint64_t peak_clock(std::uint64_t publish_now) {
   if (total > g_published.phase_total_peak.load(std::memory_order_relaxed)) raise_total_peak(total, peak_clock(now));
 }
 
-// The heap left the threshold's range: a new threshold (rare: the heap
-// doubled or halved).
-[[gnu::noinline]] void change_policy(std::int64_t live) {
-  set_policy(live);
-  raise_field(g_region->header.max_threshold_bytes,
-              static_cast<std::uint64_t>(g_process.max_threshold.load(std::memory_order_relaxed)));
-}
+// The peak grew enough to raise the fair share (rare: an eighth of the
+// budget at least).
+[[gnu::noinline]] void change_policy() { refresh_policy(); }
 
 }  // namespace
 
-void set_policy(std::int64_t live) {
-  const ThresholdRange range = threshold_range(live, g_process.config.precision);
-  g_policy.low.store(range.low, std::memory_order_relaxed);
-  g_policy.high.store(range.high, std::memory_order_relaxed);
-  g_policy.threshold.store(range.threshold, std::memory_order_relaxed);
-  raise_to(g_process.max_threshold, range.threshold);
-}
-
-void note_max_threads(std::uint32_t threads) { raise_field(g_region->header.max_threads, threads); }
+void note_max_threads(std::uint32_t threads) { raise_unsigned(g_region->header.max_threads, threads); }
 
 void start_timeline(std::uint64_t now, std::int64_t live) {
   std::int64_t max_live = g_published.interval_max.exchange(kNoPublish, std::memory_order_relaxed);
@@ -228,7 +211,7 @@ bool lock_sampling() {
 // publish: one call less) and publish_value() (the others). What is rare
 // (a new maximum, a new threshold, a race, a sample) is out of line, so the
 // common path is the add, the publish clock (publish_clock.h), the stores
-// of its state and five compares.
+// of its state and a few compares.
 [[gnu::always_inline]] inline void publish_delta(std::int64_t delta) {
   const std::int64_t live = g_published.live.fetch_add(delta, std::memory_order_relaxed) + delta;
   std::uint64_t now = publish_time();
@@ -256,10 +239,8 @@ bool lock_sampling() {
   if (const std::int64_t mapped_live = mapped::live_bytes(); mapped_live != 0) [[unlikely]] {
     raise_total_maxima(live + mapped_live, now);
   }
-  if (live < g_policy.low.load(std::memory_order_relaxed) || live >= g_policy.high.load(std::memory_order_relaxed))
-      [[unlikely]] {
-    change_policy(live);
-  }
+  // The peak (raised above when live passed it) may raise the fair share.
+  if (live >= g_policy.grow_at.load(std::memory_order_relaxed)) [[unlikely]] change_policy();
 }
 
 void publish_value(std::int64_t delta) { publish_delta(delta); }
@@ -283,19 +264,26 @@ void mapped_changed(std::int64_t mapped_live) {
 }
 
 void publish(std::int64_t bytes, CallKind kind) {
-  if (t_own.span == 0) {
+  // Span 0 and an idle headroom: no slot (a slot asked to step down has
+  // span 0 too, but counts).
+  if (t_own.span == 0 && !t_own.counting()) [[unlikely]] {
     unregistered_change(bytes, kind);
     return;
   }
+  // A signal handler that interrupted its thread's threshold change: its
+  // bytes stay pending, and the interrupted call publishes them once the
+  // change is done (the loop below, or the handover's own accounting).
+  if (t_own.changing()) [[unlikely]] return;
   // Left within range (a malloc's one-sided test relies on it): a signal
-  // handler's bytes that arrived meanwhile and exceed the new threshold
+  // handler's bytes that arrived meanwhile and exceed a lowered threshold
   // are published too.
   do {
     const std::int64_t delta = t_own.own_pending();
     take_pending(t_own, delta);  // a signal handler's bytes meanwhile stay pending
     count_call(t_own.publishes);
     publish_delta(delta);
-    t_own.set_threshold(g_policy.threshold.load(std::memory_order_relaxed));
+    // The threshold moves toward the fair share (precision_budget.cpp).
+    if (t_own.span != g_policy.span.load(std::memory_order_relaxed)) [[unlikely]] move_threshold();
   } while (__builtin_expect(t_own.out_of_range(), 0));
 }
 

@@ -120,10 +120,12 @@ LiveSnapshot take_snapshot(const LiveFile& file, bool still_writing) {
   s.size_basis = bounded(h.size_basis, sizeof h.size_basis);
   s.start_unix_ns = h.start_unix_ns;
   s.exact = h.exact != 0;
-  s.min_threshold_bytes = h.min_threshold_bytes;
-  s.divisor = h.divisor;
+  const bool budget = h.precision_rule == kPrecisionBudget;
+  s.budget_floor_bytes = budget ? h.precision_bytes : 0;
+  s.budget_divisor = budget ? h.precision_divisor : 0;
   s.exited = h.state.load(std::memory_order_acquire) == kLiveExited;
   s.figures = read_figures(h, still_writing ? 100000 : 0);
+  s.bound_bytes = stated_bound(h, s.figures);
   std::uint32_t claimed = h.markers_claimed.load(std::memory_order_acquire);
   for (std::uint32_t i = 0; i < claimed && i < kLiveMarkerCapacity; ++i) {
     const LiveMarker& marker = region.markers[i];
@@ -260,9 +262,10 @@ void write_converted_report(const LiveFile& file, const LiveSnapshot& s, const f
   report.allocator = s.allocator.c_str();
   report.size_basis = s.size_basis.c_str();
   report.exact = s.exact;
-  report.bound_bytes = s.exact ? 0 : s.figures.max_threads * s.figures.max_threshold_bytes;
-  report.min_threshold_bytes = s.min_threshold_bytes;
-  report.divisor = s.divisor;
+  report.bound_bytes = s.bound_bytes;
+  report.budget_floor_bytes = s.budget_floor_bytes;
+  report.budget_divisor = s.budget_divisor;
+  report.budget_bytes = s.budget_divisor == 0 ? 0 : std::max<std::uint64_t>(s.budget_floor_bytes, static_cast<std::uint64_t>(std::max<std::int64_t>(peak, 0)) / s.budget_divisor);
   report.max_threshold_bytes = s.exact ? 1 : s.figures.max_threshold_bytes;
   report.max_threads = s.figures.max_threads;
   report.peak_bytes = peak;
@@ -303,7 +306,7 @@ std::string render_top(const LiveSnapshot& s, bool running, std::size_t width) {
   text += "live " + human_bytes(s.figures.live) + "   peak " + human_bytes(s.figures.peak) + " at " +
           human_seconds(static_cast<std::int64_t>(s.figures.peak_time_ns)) + "   precision " +
           (s.exact ? std::string("exact")
-                   : "+/-" + human_bytes(static_cast<std::int64_t>(s.figures.max_threads * s.figures.max_threshold_bytes))) +
+                   : "+/-" + human_bytes(static_cast<std::int64_t>(s.bound_bytes))) +
           "\n";
   const bool mapped = s.mapped_mode == kMappedOn;
   if (mapped) {

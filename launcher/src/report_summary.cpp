@@ -49,11 +49,18 @@ std::string summarize(const nlohmann::json& report, const std::string& report_pa
   if (precision.at("mode") == "exact") {
     text += "exact";
   } else {
-    text += "+/-" + human_bytes(precision.at("bound_bytes").get<std::int64_t>()) + " (batched: " +
-            std::to_string(precision.at("max_threads").get<std::int64_t>()) +
-            (precision.at("max_threads").get<std::int64_t>() == 1 ? " thread x " : " threads x ") +
-            human_bytes(precision.value("max_threshold_bytes", precision.at("min_threshold_bytes").get<std::int64_t>())) +
-            ")";
+    text += "+/-" + human_bytes(precision.at("bound_bytes").get<std::int64_t>());
+    if (precision.value("budget_divisor", std::int64_t{0}) > 0) {
+      // The budget: the threads together hold back at most max(BYTES, peak / DIVISOR).
+      text += " (batched: at most max(" + human_bytes(precision.at("budget_floor_bytes").get<std::int64_t>()) +
+              ", peak/" + std::to_string(precision.at("budget_divisor").get<std::int64_t>()) + ") = " +
+              human_bytes(precision.at("budget_bytes").get<std::int64_t>()) + ")";
+    } else if (precision.contains("max_threads") && precision.contains("max_threshold_bytes")) {
+      // A report written before the budget: the per-thread rule.
+      text += " (batched: " + std::to_string(precision.at("max_threads").get<std::int64_t>()) +
+              (precision.at("max_threads").get<std::int64_t>() == 1 ? " thread x " : " threads x ") +
+              human_bytes(precision.at("max_threshold_bytes").get<std::int64_t>()) + ")";
+    }
   }
   text += ", " + std::to_string(report.at("samples").size()) + " samples over " +
           human_seconds(report.at("duration_ns").get<std::int64_t>()) + "\n";

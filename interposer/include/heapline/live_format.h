@@ -83,6 +83,11 @@ enum LiveMappedMode : std::uint32_t {
   kMappedOff = 2,
 };
 
+enum LivePrecisionRule : std::uint32_t {
+  kPrecisionPerThread = 0,  // files written before the budget
+  kPrecisionBudget = 1,
+};
+
 enum LiveState : std::uint32_t {
   kLiveRunning = 1,
   kLiveExited = 2,  // the exit handlers ran and took the final sample
@@ -108,9 +113,14 @@ struct LiveHeader {
   std::int32_t ppid = 0;
   std::uint64_t start_unix_ns = 0;
   std::uint32_t exact = 0;
-  std::uint32_t reserved0 = 0;
-  std::uint64_t min_threshold_bytes = 0;
-  std::uint64_t divisor = 0;
+  // The rule of the two figures below and of the stated bound
+  // (stated_bound): kPrecisionPerThread in files older than the budget, 0
+  // there (a per-thread minimum threshold and divisor; the bound is
+  // max_threads × max_threshold_bytes), or kPrecisionBudget (the budget's
+  // BYTES and DIVISOR; the bound is bound_bytes).
+  std::uint32_t precision_rule = 0;
+  std::uint64_t precision_bytes = 0;
+  std::uint64_t precision_divisor = 0;
   char allocator[32] = {};
   char size_basis[32] = {};
   // Mapped memory: 0 in a file of the older layout (nothing known), else
@@ -154,7 +164,11 @@ struct LiveHeader {
   std::atomic<std::uint64_t> publish_mono_ns{0};
   std::atomic<std::int64_t> publish_live{0};  // the published live heap after it
   std::atomic<std::int64_t> open_max{0};      // the largest published since the latest sample
-  char reserved2[4096 - 16 * 8 - 8 - 3 * 8] = {};
+  // The stated precision under kPrecisionBudget: the largest share of the
+  // budget the threads held together, raised (outside the seqlock) as it
+  // grows. 0 in older files.
+  std::atomic<std::uint64_t> bound_bytes{0};
+  char reserved2[4096 - 16 * 8 - 8 - 3 * 8 - 8] = {};
 };
 static_assert(sizeof(LiveHeader) == 3 * 4096);
 
@@ -174,7 +188,7 @@ static_assert(sizeof(LiveRegion) == kLiveRegionV1Bytes + sizeof(TimelineStorage)
 // `attempts` tries on a writer that died mid-update, as they are).
 struct LiveFigures {
   std::int64_t live, peak;
-  std::uint64_t peak_time_ns, last_sample_ns, max_threads, max_threshold_bytes, calls[3], publishes;
+  std::uint64_t peak_time_ns, last_sample_ns, max_threads, max_threshold_bytes, bound_bytes, calls[3], publishes;
   std::int64_t mapped_live, mapped_peak;
   std::uint64_t mapped_peak_time_ns;
   std::int64_t total_peak;
@@ -198,6 +212,7 @@ inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
     f.last_sample_ns = h.last_sample_ns.load(std::memory_order_relaxed);
     f.max_threads = h.max_threads.load(std::memory_order_relaxed);
     f.max_threshold_bytes = h.max_threshold_bytes.load(std::memory_order_relaxed);
+    f.bound_bytes = h.bound_bytes.load(std::memory_order_relaxed);
     for (int i = 0; i < 3; ++i) f.calls[i] = h.calls[i].load(std::memory_order_relaxed);
     f.publishes = h.publishes.load(std::memory_order_relaxed);
     f.mapped_live = h.mapped_live.load(std::memory_order_relaxed);
@@ -217,6 +232,13 @@ inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
     if (f.live > f.peak) f.peak = f.live, f.peak_time_ns = publish_ns;
   }
   return f;
+}
+
+// The precision the file states: 0 in exact mode; the budget's bound, or
+// for a file older than the budget max_threads × max_threshold_bytes.
+inline std::uint64_t stated_bound(const LiveHeader& h, const LiveFigures& f) {
+  if (h.exact != 0) return 0;
+  return h.precision_rule == kPrecisionBudget ? f.bound_bytes : f.max_threads * f.max_threshold_bytes;
 }
 
 // Room for a heap line as read_heap_line() copies it: the timeline and the

@@ -21,10 +21,16 @@ struct Report {
   std::uint64_t duration_ns;
   const char* allocator;
   const char* size_basis;
+  // The precision: |published live − true live| <= bound_bytes at every
+  // moment (0 in exact mode): the largest share of the budget the threads
+  // held together, never above budget_bytes = max(budget_floor_bytes,
+  // peak_bytes / budget_divisor). The budget's three figures are 0 in exact
+  // mode and in a report converted from a live file older than the budget.
   bool exact;
   std::uint64_t bound_bytes;
-  std::uint64_t min_threshold_bytes;
-  std::uint64_t divisor;
+  std::uint64_t budget_floor_bytes;
+  std::uint64_t budget_divisor;
+  std::uint64_t budget_bytes;
   std::uint64_t max_threshold_bytes;
   std::uint64_t max_threads;
   std::int64_t peak_bytes;
