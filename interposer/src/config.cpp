@@ -108,8 +108,8 @@ void load_config(Config& config, const char* (*lookup)(const char*)) {
   }
   if (const char* precision = lookup("HEAPLINE_PRECISION"); precision != nullptr) {
     if (!parse_precision(precision, &config.precision)) {
-      report_bad_value("HEAPLINE_PRECISION", precision, "exact, batched, or MIN_BYTES[,DIVISOR] such as 65536,32",
-                       "batched (16384,64)");
+      report_bad_value("HEAPLINE_PRECISION", precision, "exact, batched, or BYTES[,DIVISOR] such as 1048576,100",
+                       "batched (262144,100)");
     }
   }
   if (const char* summary = lookup("HEAPLINE_SUMMARY"); summary != nullptr) {
