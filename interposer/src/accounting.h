@@ -297,8 +297,11 @@ std::int64_t api_total_bytes();
 std::int64_t api_total_peak_bytes();
 
 // Called by mapped_memory.cpp after each change of the mapped bytes (now
-// `mapped_live`): keeps the peak of heap + mapped.
-void mapped_changed(std::int64_t mapped_live);
+// `mapped_live`, at CLOCK_MONOTONIC `now`; `open_max` the largest since the
+// mapped series' latest sample), one change at a time: the live file's
+// latest mapping change, the peak of heap + mapped, and a sample when one
+// is due.
+void mapped_changed(std::int64_t mapped_live, std::uint64_t now, std::int64_t open_max);
 
 }  // namespace heapline::accounting
 #pragma GCC visibility pop

@@ -111,6 +111,7 @@ struct alignas(128) Sampling {
   std::atomic<std::uint64_t> sample_mono_ns{0};
   std::atomic<bool> busy{false};
   std::uint64_t last_sample_ns = 0;  // the latest sample's time, since start (written under busy)
+  std::uint64_t last_mapped_sample_ns = 0;  // the same for the mapped series
   std::uint64_t coarse_tick_ns = 0;  // clock_getres(CLOCK_MONOTONIC_COARSE), set at init; 0: unknown
 };
 extern Sampling g_sampling;
@@ -190,8 +191,9 @@ void release_threshold(std::int64_t threshold);
 extern LiveRegion g_static_region;
 extern LiveRegion* g_region;
 extern Timeline g_timeline;
-// The mapped-memory series: appended with every heap sample (while mapped
-// memory is counted), so both have the same times and merge alike.
+// The mapped-memory series: a sample with every heap sample (while mapped
+// memory is counted), ending the same interval so that both merge alike,
+// each at the time of its own latest change (sampling.cpp).
 extern Timeline g_mapped_timeline;
 
 // Both timelines into `region`, started afresh (init, fork child).

@@ -65,14 +65,23 @@ void publish_figures(std::uint64_t t_ns, std::int64_t live, std::int64_t mapped_
   h.seq.store(seq + 2, std::memory_order_release);
 }
 
-// Appends a heap sample, and the mapped series' sample at the same moment
-// (merged the same way).
-void append(const Sample& sample) {
+// Appends a heap sample, and the mapped series' sample that ends the same
+// interval (so the two merge alike), at `closing_ns` (since start). Each
+// carries the time of the change it shows: the heap sample its last
+// publish's, the mapped sample its latest mapping change's (read from
+// CLOCK_MONOTONIC), or, with no mapping change in the interval, the heap
+// sample's (the mapped bytes held then too).
+void append(const Sample& sample, std::uint64_t closing_ns) {
   g_timeline.append(sample);
   g_sampling.last_sample_ns = sample.t_ns;
   if (mapped::enabled()) {
-    const std::int64_t mapped_live = mapped::live_bytes();
-    g_mapped_timeline.append(Sample{sample.t_ns, mapped_live, mapped::take_interval_max(mapped_live)});
+    const mapped::Interval interval = mapped::take_interval();
+    std::uint64_t t = interval.changed ? since_start(interval.change_mono_ns) : sample.t_ns;
+    // A change that raced this sample may be a moment past its closing.
+    if (t > closing_ns) t = closing_ns;
+    if (t < g_sampling.last_mapped_sample_ns) t = g_sampling.last_mapped_sample_ns;
+    g_mapped_timeline.append(Sample{t, interval.live, interval.max});
+    g_sampling.last_mapped_sample_ns = t;
   }
   // A process that is not the command gets its live file once its heap
   // matters (live_header.cpp); the timelines move over with it.
@@ -112,7 +121,7 @@ bool close_interval(std::uint64_t t_ns) {
   const std::int64_t live = g_published.publish_live.load(std::memory_order_relaxed);
   if (t < g_sampling.last_sample_ns) t = g_sampling.last_sample_ns;
   if (t > t_ns) t = t_ns;
-  append(Sample{t, live, max_live > live ? max_live : live});
+  append(Sample{t, live, max_live > live ? max_live : live}, t_ns);
   return true;
 }
 
@@ -164,7 +173,8 @@ void start_timeline(std::uint64_t now, std::int64_t live) {
   std::int64_t max_live = g_published.interval_max.exchange(kNoPublish, std::memory_order_relaxed);
   if (max_live < live) max_live = live;
   const std::uint64_t t_ns = since_start(now);
-  append(Sample{t_ns, live, max_live});
+  g_sampling.last_mapped_sample_ns = 0;  // a new timeline
+  append(Sample{t_ns, live, max_live}, t_ns);
   schedule_next_sample(now);
   publish_figures(t_ns, live, mapped::live_bytes());
 }
@@ -172,7 +182,7 @@ void start_timeline(std::uint64_t now, std::int64_t live) {
 void take_sample(std::uint64_t now, std::int64_t live) {
   const std::uint64_t t_ns = since_start(now);
   close_interval(t_ns);
-  append(Sample{t_ns, live, live});
+  append(Sample{t_ns, live, live}, t_ns);
   schedule_next_sample(now);
   publish_figures(t_ns, live, mapped::live_bytes());
 }
@@ -187,7 +197,7 @@ void try_sample(std::uint64_t now, SampleNow sample_now) {
       // The heap at this moment too (a marker, or a mapping change with no
       // heap publish to close the interval).
       const std::int64_t live = g_published.live.load(std::memory_order_relaxed);
-      append(Sample{t_ns, live, live});
+      append(Sample{t_ns, live, live}, t_ns);
       publish_figures(t_ns, live, mapped::live_bytes());
     } else if (closed) {
       const Sample& sample = g_timeline[g_timeline.size() - 1];
@@ -252,8 +262,13 @@ void publish_exactly(std::int64_t bytes, CallKind kind) {
   publish_value(bytes);
 }
 
-void mapped_changed(std::int64_t mapped_live) {
-  const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
+void mapped_changed(std::int64_t mapped_live, std::uint64_t now, std::int64_t open_max) {
+  // In the live file at once, like a heap publish: a reader (top, convert
+  // after a kill) has the change whenever the next sample comes, if ever.
+  LiveHeader& h = g_region->header;
+  h.mapped_change_live.store(mapped_live, std::memory_order_relaxed);
+  h.mapped_open_max.store(open_max, std::memory_order_relaxed);
+  h.mapped_change_mono_ns.store(now, std::memory_order_release);
   const std::int64_t total = g_published.live.load(std::memory_order_relaxed) + mapped_live;
   if (total > g_published.total_peak.load(std::memory_order_relaxed)) raise_total_peak(total, now);
   // A program that maps without allocating still gets samples.

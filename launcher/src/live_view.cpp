@@ -141,20 +141,27 @@ LiveSnapshot take_snapshot(const LiveFile& file, bool still_writing) {
   s.interval_ns = region.timeline.interval_ns.load(std::memory_order_relaxed);
   if (file.has_mapped_series()) {
     s.mapped_mode = static_cast<LiveMappedMode>(h.mapped_mode);
-    s.mapped_samples.resize(kTimelineCapacity);
-    s.mapped_samples.resize(read_timeline(region.mapped_timeline, s.mapped_samples.data(), still_writing));
+    // Up to the latest mapping change, like the heap line.
+    s.mapped_samples.resize(kHeapLineCapacity);
+    s.mapped_samples.resize(read_mapped_line(region, s.mapped_samples.data(), still_writing));
     // The writer appends the mapped sample just after the heap's: a reader
     // may see one more heap sample (or, mid-merge, a different count); the
     // series are read as of the shorter, time by time.
     if (std::string problem = samples_problem(s.mapped_samples, true); !problem.empty()) {
       throw std::runtime_error(file.path().string() + " is corrupt: mapped series: " + problem);
     }
-    // The heap line's last point may be its latest publish (read_heap_line):
-    // the mapped series, as last sampled, gets a point at the same time.
+    // One series may end with an open point (its latest publish or
+    // mapping change after its latest sample) that the other lacks: the
+    // other, unchanged since, gets one at the same time, so that the two
+    // still end the same intervals.
     if (s.samples.size() == s.mapped_samples.size() + 1 && !s.mapped_samples.empty() &&
         s.samples.back().t_ns > s.mapped_samples.back().t_ns) {
       const std::int64_t mapped = s.mapped_samples.back().live;
       s.mapped_samples.push_back(Sample{s.samples.back().t_ns, mapped, mapped});
+    } else if (s.mapped_samples.size() == s.samples.size() + 1 && !s.samples.empty() &&
+               s.mapped_samples.back().t_ns > s.samples.back().t_ns) {
+      const std::int64_t heap = s.samples.back().live;
+      s.samples.push_back(Sample{s.mapped_samples.back().t_ns, heap, heap});
     }
   } else {
     s.figures.mapped_live = s.figures.mapped_peak = s.figures.total_peak = 0;
@@ -229,11 +236,12 @@ void fill_mapped(Report& report, const LiveSnapshot& s) {
     }
   };
   raise_total(report.peak_bytes, report.peak_time_ns);
-  // Samples of the two series at the same moment: their sum was held then.
+  // The two samples that end an interval: each series held its value from
+  // its own sample's time to the interval's end, so their sum was held at
+  // the later of the two times.
   for (std::size_t i = 0; i < s.mapped_samples.size() && i < s.samples.size(); ++i) {
-    if (s.mapped_samples[i].t_ns == s.samples[i].t_ns) {
-      raise_total(s.samples[i].live + s.mapped_samples[i].live, s.samples[i].t_ns);
-    }
+    raise_total(s.samples[i].live + s.mapped_samples[i].live,
+                std::max(s.samples[i].t_ns, s.mapped_samples[i].t_ns));
   }
   report.mapped_samples = s.mapped_samples.data();
   report.mapped_sample_count = s.mapped_samples.size();
@@ -332,7 +340,7 @@ std::string render_top(const LiveSnapshot& s, bool running, std::size_t width) {
 
   // The chart: each column the largest max_live of the samples in its time
   // slice (heap + mapped while mapped memory is counted: the maxima of both
-  // series at the same moment, an upper bound of the sum), eight rows up to
+  // series over the same interval, an upper bound of the sum), eight rows up to
   // the peak; '|' under a column holding a marker.
   constexpr std::size_t kRows = 8;
   if (width < 10) width = 10;
@@ -346,9 +354,8 @@ std::string render_top(const LiveSnapshot& s, bool running, std::size_t width) {
   for (std::size_t i = 0; i < s.samples.size(); ++i) {
     const Sample& sample = s.samples[i];
     std::int64_t value = sample.max_live;
-    if (mapped && i < s.mapped_samples.size() && s.mapped_samples[i].t_ns == sample.t_ns) {
-      value += s.mapped_samples[i].max_live;
-    }
+    // The mapped sample that ends the same interval.
+    if (mapped && i < s.mapped_samples.size()) value += s.mapped_samples[i].max_live;
     std::size_t c = column_of(sample.t_ns);
     columns[c] = std::max(columns[c], value);
     top = std::max(top, value);

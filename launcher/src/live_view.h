@@ -56,7 +56,8 @@ struct LiveSnapshot {
   std::vector<Sample> samples;
   // Mapped memory: mapped_mode is kMappedUnknown for a file of the older
   // layout (then no figures); mapped_samples match `samples` one for one
-  // while it was on.
+  // while it was on (each pair ends the same interval; each sample at the
+  // time of its own series' latest change).
   LiveMappedMode mapped_mode = kMappedUnknown;
   std::vector<Sample> mapped_samples;
 };

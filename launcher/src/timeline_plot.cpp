@@ -42,9 +42,10 @@ PlotFiles write_plot_files(const nlohmann::json& report, const fs::path& output)
   PlotFiles files{pattern, fs::path(pattern) / "timeline.gp", fs::path(pattern) / "timeline.dat"};
 
   // Mapped memory drawn beside the heap: its own line and heap + mapped,
-  // sample by sample (the writer takes both series' samples at the same
+  // sample by sample (the writer ends both series' intervals at the same
   // moments, the mapped one just after: a process killed in between leaves
-  // it one short, and its last value then holds).
+  // it one short, and its last value then holds). Each sample is drawn at
+  // its own time, the sum at the later of the two: both values held then.
   const json* mapped_samples = nullptr;
   if (report.contains("mapped_samples") && !report.at("mapped_samples").empty() &&
       report.at("mapped_samples").size() + 1 >= report.at("samples").size() &&
@@ -63,7 +64,9 @@ PlotFiles write_plot_files(const nlohmann::json& report, const fs::path& output)
   {
     std::ofstream data(files.data);
     data << "# t_seconds live_" << kUnits[unit] << " max_" << kUnits[unit];
-    if (mapped_samples != nullptr) data << " mapped_" << kUnits[unit] << " total_" << kUnits[unit];
+    if (mapped_samples != nullptr) {
+      data << " mapped_" << kUnits[unit] << " total_" << kUnits[unit] << " mapped_t_seconds total_t_seconds";
+    }
     data << "\n";
     data.precision(12);
     const auto& samples = report.at("samples");
@@ -72,8 +75,11 @@ PlotFiles write_plot_files(const nlohmann::json& report, const fs::path& output)
       data << sample[0].get<double>() / 1e9 << ' ' << sample[1].get<double>() / scale << ' '
            << sample[2].get<double>() / scale;
       if (mapped_samples != nullptr) {
-        const double mapped = (*mapped_samples)[std::min(i, mapped_samples->size() - 1)][1].get<double>();
-        data << ' ' << mapped / scale << ' ' << (sample[1].get<double>() + mapped) / scale;
+        const auto& mapped_sample = (*mapped_samples)[std::min(i, mapped_samples->size() - 1)];
+        const double mapped = mapped_sample[1].get<double>();
+        const double mapped_t = i < mapped_samples->size() ? mapped_sample[0].get<double>() : sample[0].get<double>();
+        data << ' ' << mapped / scale << ' ' << (sample[1].get<double>() + mapped) / scale << ' ' << mapped_t / 1e9
+             << ' ' << std::max(mapped_t, sample[0].get<double>()) / 1e9;
       }
       data << '\n';
     }
@@ -113,8 +119,8 @@ PlotFiles write_plot_files(const nlohmann::json& report, const fs::path& output)
          << "     '' using 1:2 with steps lw 2 lc rgb '#2060a0' title "
          << (mapped_samples != nullptr ? "'heap'" : "'live'");
   if (mapped_samples != nullptr) {
-    script << ", \\\n     '' using 1:4 with steps lw 2 lc rgb '#30a050' title 'mapped', \\\n"
-           << "     '' using 1:5 with steps lw 2 dt 2 lc rgb '#202020' title 'heap + mapped'";
+    script << ", \\\n     '' using 6:4 with steps lw 2 lc rgb '#30a050' title 'mapped', \\\n"
+           << "     '' using 7:5 with steps lw 2 dt 2 lc rgb '#202020' title 'heap + mapped'";
   }
   script << "\n";
   if (!script) throw std::runtime_error("cannot write " + files.script.string());

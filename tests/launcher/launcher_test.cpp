@@ -79,17 +79,20 @@ TEST(Summary, MappedLineOnlyWhenMappedMemoryWasCounted) {
 // The plot's data: heap, its maxima, mapped and heap + mapped per sample;
 // a mapped series one sample short (a kill between the two appends) keeps
 // its last value.
+// Each mapped sample at its own time, heap + mapped at the later of the
+// pair's two (both values held then); a series one short holds its last.
 TEST(Plot, DataHoldsTheMappedAndTotalColumns) {
   nlohmann::json report = nlohmann::json::parse(R"({
     "pid": 1, "exe": "/bin/x", "peak_bytes": 2048, "total": {"peak_bytes": 5120},
-    "samples": [[0, 1024, 1024], [1000000000, 2048, 2048]],
-    "mapped_samples": [[0, 3072, 3072]]})");
+    "samples": [[0, 1024, 1024], [1000000000, 2048, 2048], [2000000000, 2048, 2048]],
+    "mapped_samples": [[0, 3072, 3072], [1500000000, 1024, 3072]]})");
   const fs::path out = fs::temp_directory_path() / "heapline-plot-test.svg";
   const auto files = heapline::launcher::write_plot_files(report, out);
   const std::string data = read_file(files.data);
   const std::string script = read_file(files.script);
   fs::remove_all(files.directory);
-  EXPECT_NE(data.find("\n0 1 1 3 4\n1 2 2 3 5\n"), std::string::npos) << data;
+  EXPECT_NE(data.find("\n0 1 1 3 4 0 0\n1 2 2 1 3 1.5 1.5\n2 2 2 1 3 2 2\n"), std::string::npos) << data;
+  EXPECT_NE(script.find("using 6:4 with steps"), std::string::npos) << script;
   EXPECT_NE(script.find("title 'mapped'"), std::string::npos) << script;
   EXPECT_NE(script.find("title 'heap + mapped'"), std::string::npos) << script;
 }

@@ -25,8 +25,10 @@
 //                  [2 × merge_done, merge_from), which read_timeline rebuilds.
 //   TimelineStorage   the mapped-memory series (mapped_memory.h in the
 //                  interposer): samples [t_ns, mapped bytes, the largest
-//                  mapped value since the previous sample], taken at the
-//                  same moments as the heap's and merged the same way.
+//                  mapped value since the previous sample], one for each
+//                  heap sample (ending the same interval, merged the same
+//                  way), each at the time of its own latest mapping change
+//                  (or, with none in the interval, at the heap sample's).
 //                  Added within version 1: a file is the older, shorter
 //                  layout (kLiveRegionV1Bytes, without this series and with
 //                  zeros where the mapped fields are now) unless
@@ -168,7 +170,15 @@ struct LiveHeader {
   // budget the threads held together, raised (outside the seqlock) as it
   // grows. 0 in older files.
   std::atomic<std::uint64_t> bound_bytes{0};
-  char reserved2[4096 - 16 * 8 - 8 - 3 * 8 - 8] = {};
+  // The latest mapping change (mapped_mode set), written by every counted
+  // mapping call as it happens, like the latest publish: its
+  // CLOCK_MONOTONIC time (0: none yet), the mapped bytes after it, and the
+  // largest mapped value since the mapped series' latest sample. 0 in
+  // older files. read_figures() and read_mapped_line() fold it in.
+  std::atomic<std::uint64_t> mapped_change_mono_ns{0};
+  std::atomic<std::int64_t> mapped_change_live{0};
+  std::atomic<std::int64_t> mapped_open_max{0};
+  char reserved2[4096 - 16 * 8 - 8 - 3 * 8 - 4 * 8] = {};
 };
 static_assert(sizeof(LiveHeader) == 3 * 4096);
 
@@ -202,6 +212,13 @@ inline std::uint64_t latest_publish_ns(const LiveHeader& h) {
   return mono > h.start_mono_ns ? mono - h.start_mono_ns : 0;
 }
 
+// The time of the latest mapping change since the start (0: none yet, or
+// a file older than these fields).
+inline std::uint64_t latest_mapping_change_ns(const LiveHeader& h) {
+  const std::uint64_t mono = h.mapped_change_mono_ns.load(std::memory_order_acquire);
+  return mono > h.start_mono_ns ? mono - h.start_mono_ns : 0;
+}
+
 inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
   LiveFigures f{};
   for (int attempt = 0;; ++attempt) {
@@ -231,6 +248,17 @@ inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
     if (open_max > f.peak) f.peak = open_max, f.peak_time_ns = publish_ns;
     if (f.live > f.peak) f.peak = f.live, f.peak_time_ns = publish_ns;
   }
+  // So is the latest mapping change (every change writes it), and heap +
+  // mapped as they stand now were held together.
+  const std::uint64_t mapped_ns = latest_mapping_change_ns(h);
+  if (mapped_ns != 0) {
+    f.mapped_live = h.mapped_change_live.load(std::memory_order_relaxed);
+    const std::int64_t open_max = h.mapped_open_max.load(std::memory_order_relaxed);
+    if (open_max > f.mapped_peak) f.mapped_peak = open_max, f.mapped_peak_time_ns = mapped_ns;
+    if (f.mapped_live > f.mapped_peak) f.mapped_peak = f.mapped_live, f.mapped_peak_time_ns = mapped_ns;
+    const std::int64_t total = f.live + f.mapped_live;
+    if (total > f.total_peak) f.total_peak = total, f.total_peak_time_ns = mapped_ns > publish_ns ? mapped_ns : publish_ns;
+  }
   return f;
 }
 
@@ -251,5 +279,11 @@ constexpr std::size_t kHeapLineCapacity = kTimelineCapacity + 1;
 // process killed between two samples loses nothing it had published. `out`
 // must hold kHeapLineCapacity samples.
 std::size_t read_heap_line(const LiveRegion& region, Sample* out, bool still_writing);
+
+// The same for the mapped series: its timeline followed by the latest
+// mapping change when it came after its latest sample ([its time, the
+// mapped bytes after it, the largest since that sample]). `out` must hold
+// kHeapLineCapacity samples. Only for a file with the mapped series.
+std::size_t read_mapped_line(const LiveRegion& region, Sample* out, bool still_writing);
 
 }  // namespace heapline
