@@ -104,8 +104,10 @@ extern Published g_published;
 // Read by every publish, written once per sample.
 struct alignas(128) Sampling {
   std::atomic<std::uint64_t> next_sample_ns{0};
-  // The clock publishes read (publish_clock.h), chosen for the interval.
+  // The clock publishes read (publish_clock.h), chosen for the interval,
+  // and what they add to its reading.
   std::atomic<clockid_t> publish_clock{CLOCK_MONOTONIC};
+  std::atomic<std::uint64_t> publish_clock_offset_ns{0};
   // The latest sample's clock reading: a publish's time is never below it,
   // so a publish after a sample is never taken for one before it.
   std::atomic<std::uint64_t> sample_mono_ns{0};

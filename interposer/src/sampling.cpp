@@ -93,16 +93,19 @@ void append(const Sample& sample, std::uint64_t closing_ns) {
 // timeline fills.
 void schedule_next_sample(std::uint64_t now) {
   const std::uint64_t interval_ns = g_timeline.interval_ns();
-  g_sampling.publish_clock.store(publish_clock_for(interval_ns, g_sampling.coarse_tick_ns), std::memory_order_relaxed);
+  const PublishClock clock = publish_clock_for(interval_ns, g_sampling.coarse_tick_ns);
+  g_sampling.publish_clock.store(clock.clock, std::memory_order_relaxed);
+  g_sampling.publish_clock_offset_ns.store(clock.offset_ns, std::memory_order_relaxed);
   g_sampling.sample_mono_ns.store(now, std::memory_order_relaxed);
   g_sampling.next_sample_ns.store(now + interval_ns, std::memory_order_relaxed);
 }
 
-// A publish's time: the publish clock, but after the latest sample (the
-// coarse clock may be up to a tick behind it), or a reader of the live file
-// would take the publish for one the sample already holds.
+// A publish's time: the publish clock (plus its offset: within a tick of
+// CLOCK_MONOTONIC), but after the latest sample, or a reader of the live
+// file would take the publish for one the sample already holds.
 inline std::uint64_t publish_time() {
-  const std::uint64_t now = clock_ns(g_sampling.publish_clock.load(std::memory_order_relaxed));
+  const std::uint64_t now = clock_ns(g_sampling.publish_clock.load(std::memory_order_relaxed)) +
+                            g_sampling.publish_clock_offset_ns.load(std::memory_order_relaxed);
   const std::uint64_t sampled = g_sampling.sample_mono_ns.load(std::memory_order_relaxed);
   return now > sampled ? now : sampled + 1;
 }

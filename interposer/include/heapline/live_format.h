@@ -162,7 +162,8 @@ struct LiveHeader {
   // latest sample. read_figures() and read_heap_line() fold it in.
   // The latest publish's time on CLOCK_MONOTONIC's time base (0: none yet),
   // read from CLOCK_MONOTONIC_COARSE where its tick is fine enough for the
-  // interval: then up to a tick early, but never before the latest sample.
+  // interval (plus one tick: then within a tick of the publish, early or
+  // late), but never before the latest sample.
   std::atomic<std::uint64_t> publish_mono_ns{0};
   std::atomic<std::int64_t> publish_live{0};  // the published live heap after it
   std::atomic<std::int64_t> open_max{0};      // the largest published since the latest sample
