@@ -93,85 +93,112 @@ void append_samples(TextSink& sink, const Sample* samples, std::size_t count) {
 
 }  // namespace
 
+namespace {
+
+// `separator` then "name": (the names are report_format.h's, shared with the
+// reader).
+void append_key(TextSink& sink, const char* separator, const char* name) {
+  sink.append(separator);
+  sink.append('"');
+  sink.append(name);
+  sink.append("\":");
+}
+
+void append_string(TextSink& sink, const char* value) {
+  sink.append('"');
+  sink.append(value);
+  sink.append('"');
+}
+
+}  // namespace
+
 void write_report_json(TextSink& sink, const Report& r) {
-  sink.append("{\"format\":\"heapline/1\",\"pid\":");
+  namespace key = report_key;
+  append_key(sink, "{", key::kFormat);
+  append_string(sink, kReportFormatName);
+  append_key(sink, ",", key::kPid);
   sink.append_signed(r.pid);
-  sink.append(",\"ppid\":");
+  append_key(sink, ",", key::kPpid);
   sink.append_signed(r.ppid);
-  sink.append(",\"exe\":");
+  append_key(sink, ",", key::kExe);
   sink.append_json_string(r.exe);
-  sink.append(",\"start_unix_ns\":");
+  append_key(sink, ",", key::kStartUnixNs);
   sink.append_unsigned(r.start_unix_ns);
-  sink.append(",\"duration_ns\":");
+  append_key(sink, ",", key::kDurationNs);
   sink.append_unsigned(r.duration_ns);
-  sink.append(",\"allocator\":");
+  append_key(sink, ",", key::kAllocator);
   sink.append_json_string(r.allocator);
-  sink.append(",\"size_basis\":");
+  append_key(sink, ",", key::kSizeBasis);
   sink.append_json_string(r.size_basis);
-  sink.append(",\n\"precision\":{\"mode\":");
-  sink.append(r.exact ? "\"exact\"" : "\"batched\"");
-  sink.append(",\"bound_bytes\":");
+  append_key(sink, ",\n", key::kPrecision);
+  append_key(sink, "{", key::kMode);
+  append_string(sink, r.exact ? kPrecisionExact : kPrecisionBatched);
+  append_key(sink, ",", key::kBoundBytes);
   sink.append_unsigned(r.bound_bytes);
-  sink.append(",\"budget_floor_bytes\":");
+  append_key(sink, ",", key::kBudgetFloorBytes);
   sink.append_unsigned(r.budget_floor_bytes);
-  sink.append(",\"budget_divisor\":");
+  append_key(sink, ",", key::kBudgetDivisor);
   sink.append_unsigned(r.budget_divisor);
-  sink.append(",\"budget_bytes\":");
+  append_key(sink, ",", key::kBudgetBytes);
   sink.append_unsigned(r.budget_bytes);
-  sink.append(",\"max_threshold_bytes\":");
+  append_key(sink, ",", key::kMaxThresholdBytes);
   sink.append_unsigned(r.max_threshold_bytes);
-  sink.append(",\"max_threads\":");
+  append_key(sink, ",", key::kMaxThreads);
   sink.append_unsigned(r.max_threads);
-  sink.append("},\n\"peak_bytes\":");
+  append_key(sink, "},\n", key::kPeakBytes);
   sink.append_signed(r.peak_bytes);
-  sink.append(",\"peak_time_ns\":");
+  append_key(sink, ",", key::kPeakTimeNs);
   sink.append_unsigned(r.peak_time_ns);
-  sink.append(",\"final_bytes\":");
+  append_key(sink, ",", key::kFinalBytes);
   sink.append_signed(r.final_bytes);
-  sink.append(",\n\"mapped\":{\"mode\":");
-  sink.append(!r.mapped_known ? "\"unknown\"" : r.mapped_enabled ? "\"on\"" : "\"off\"");
-  sink.append(",\"peak_bytes\":");
+  append_key(sink, ",\n", key::kMapped);
+  append_key(sink, "{", key::kMode);
+  append_string(sink, !r.mapped_known ? kMappedModeUnknown : r.mapped_enabled ? kMappedModeOn : kMappedModeOff);
+  append_key(sink, ",", key::kPeakBytes);
   sink.append_signed(r.mapped_peak_bytes);
-  sink.append(",\"peak_time_ns\":");
+  append_key(sink, ",", key::kPeakTimeNs);
   sink.append_unsigned(r.mapped_peak_time_ns);
-  sink.append(",\"final_bytes\":");
+  append_key(sink, ",", key::kFinalBytes);
   sink.append_signed(r.mapped_final_bytes);
-  sink.append(",\"changes\":");
+  append_key(sink, ",", key::kChanges);
   sink.append_unsigned(r.mapped_changes);
-  sink.append(",\"untracked\":");
+  append_key(sink, ",", key::kUntracked);
   sink.append_unsigned(r.mapped_untracked);
-  sink.append("},\"total\":{\"peak_bytes\":");
+  append_key(sink, "},", key::kTotal);
+  append_key(sink, "{", key::kPeakBytes);
   sink.append_signed(r.total_peak_bytes);
-  sink.append(",\"peak_time_ns\":");
+  append_key(sink, ",", key::kPeakTimeNs);
   sink.append_unsigned(r.total_peak_time_ns);
-  sink.append(",\"final_bytes\":");
+  append_key(sink, ",", key::kFinalBytes);
   sink.append_signed(r.final_bytes + r.mapped_final_bytes);
-  sink.append("}");
-  sink.append(",\"calls\":{\"alloc\":");
+  append_key(sink, "},", key::kCalls);
+  append_key(sink, "{", key::kAlloc);
   sink.append_unsigned(r.alloc_calls);
-  sink.append(",\"free\":");
+  append_key(sink, ",", key::kFree);
   sink.append_unsigned(r.free_calls);
-  sink.append(",\"realloc\":");
+  append_key(sink, ",", key::kRealloc);
   sink.append_unsigned(r.realloc_calls);
-  sink.append("},\"publishes\":");
+  append_key(sink, "},", key::kPublishes);
   sink.append_unsigned(r.publishes);
-  sink.append(",\"interval_ns\":");
+  append_key(sink, ",", key::kIntervalNs);
   sink.append_unsigned(r.interval_ns);
   if (r.allocations_seen >= 0) {
-    sink.append(",\"allocations_seen\":");
+    append_key(sink, ",", key::kAllocationsSeen);
     sink.append(r.allocations_seen != 0 ? "true" : "false");
   }
-  sink.append(",\"ended\":");
-  sink.append_json_string(r.ended != nullptr ? r.ended : "exit");
-  if (r.ended != nullptr && std::strcmp(r.ended, "exit") != 0) {
-    sink.append(",\"last_sample_ns\":");
+  const char* ended = r.ended != nullptr ? r.ended : kEndedExit;
+  append_key(sink, ",", key::kEnded);
+  sink.append_json_string(ended);
+  if (std::strcmp(ended, kEndedExit) != 0) {
+    append_key(sink, ",", key::kLastSampleNs);
     sink.append_unsigned(r.last_sample_ns);
     if (r.signal > 0) {
-      sink.append(",\"signal\":");
+      append_key(sink, ",", key::kSignal);
       sink.append_signed(r.signal);
     }
   }
-  sink.append(",\n\"markers\":[");
+  append_key(sink, ",\n", key::kMarkers);
+  sink.append('[');
   bool first_marker = true;
   const std::uint32_t slots = r.marker_slots < kLiveMarkerCapacity ? r.marker_slots : kLiveMarkerCapacity;
   for (std::uint32_t i = 0; r.markers != nullptr && i < slots; ++i) {
@@ -187,9 +214,11 @@ void write_report_json(TextSink& sink, const Report& r) {
     sink.append_json_string(name);
     sink.append(']');
   }
-  sink.append("],\n\"samples\":[");
+  append_key(sink, "],\n", key::kSamples);
+  sink.append('[');
   append_samples(sink, r.samples, r.sample_count);
-  sink.append("],\n\"mapped_samples\":[");
+  append_key(sink, "],\n", key::kMappedSamples);
+  sink.append('[');
   append_samples(sink, r.mapped_samples, r.mapped_sample_count);
   sink.append("]}\n");
 }

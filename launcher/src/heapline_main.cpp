@@ -16,21 +16,26 @@
 // never change the exit status.
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
 #include <thread>
+#include <poll.h>
+#include <sys/random.h>
+#include <termios.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
+#include <heapline/regular_file.h>
+#include <heapline/report_reader.h>
 
 #include "child_process.h"
 #include "library_locator.h"
@@ -49,34 +54,30 @@ namespace {
 constexpr int kUsageError = 2;
 
 // The heapline/1 report at `path` when it is process `pid`'s.
-std::optional<nlohmann::json> report_of(const std::string& path, pid_t pid) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  nlohmann::json report = nlohmann::json::parse(in, nullptr, false);
-  if (report.is_discarded() || !report.is_object() || !report.contains("pid") || report["pid"] != pid) {
-    return std::nullopt;
-  }
-  return report;
+std::optional<heapline::ParsedReport> report_of(const std::string& path, pid_t pid) {
+  heapline::ReportReading reading = heapline::read_report_file(path);
+  if (!reading || reading.report->pid != pid) return std::nullopt;
+  return std::move(reading.report);
 }
 
 // Why the command (pid) left no report at `path`: each case its own true
 // message.
-std::string why_no_report(const std::string& path, pid_t pid) {
+std::string why_no_report(const std::string& path, pid_t pid, const std::string& program) {
   const fs::path file = fs::absolute(path);
   const fs::path dir = file.parent_path();
-  if (std::ifstream in{file}) {
-    nlohmann::json found = nlohmann::json::parse(in, nullptr, false);
-    if (found.is_discarded() || !found.is_object() || !found.contains("pid")) {
-      return file.string() + " is not a valid heapline/1 report";
-    }
-    return file.string() + " is from an earlier run (pid " + found["pid"].dump() + "), not from this command (pid " +
-           std::to_string(pid) + ")";
+  std::error_code error;
+  if (fs::exists(fs::symlink_status(file, error))) {
+    const heapline::ReportReading reading = heapline::read_report_file(file.string());
+    if (!reading) return reading.error;
+    return file.string() + " is from an earlier run (pid " + std::to_string(reading.report->pid) +
+           "), not from this command (pid " + std::to_string(pid) + ")";
   }
   if (::access(dir.c_str(), W_OK | X_OK) != 0) {
     return "cannot write in " + dir.string() + " (" + std::strerror(errno) + ")";
   }
-  if (fs::exists(file) && !fs::is_regular_file(file)) return file.string() + " is not a regular file";
-  return "the library was not loaded (a statically linked program, or one that removes LD_PRELOAD)";
+  if (const std::string reason = why_preload_cannot_apply(program); !reason.empty()) return reason;
+  return "the library wrote none (where it was loaded it said why above, such as a full disk or a file size "
+         "limit; a program that clears LD_PRELOAD, or a --lib that is not libheapline.so, leaves none)";
 }
 
 // Runs one (sub)command's option parsing. Returns the exit status when there
@@ -123,9 +124,16 @@ int convert_main(int argc, char** argv) {
   int signal_number = 0;
   app.add_option("FILE", input, "the live file (<report>.live)")->required();
   app.add_option("-o,--out", output, "where to write the report (default: FILE without .live)");
-  app.add_option("--signal", signal_number, "the signal that ended the process, when known (written to the report)");
+  app.add_option("--signal", signal_number, "the signal that ended the process, when known (written to the report)")
+      ->check(CLI::Range(1, SIGRTMAX));
   if (auto status = parse_options(app, "heapline convert", [&] { app.parse(argc, argv); })) return *status;
   try {
+    fs::path out = output.empty() ? default_converted_path(input) : fs::path(output);
+    std::error_code same_error;
+    if (fs::equivalent(out, input, same_error)) {
+      std::cerr << "heapline convert: " << out.string() << " is the live file itself: give another name with -o\n";
+      return kUsageError;
+    }
     LiveFile file(input);
     const int pid = file.region().header.pid;
     std::string why;
@@ -133,8 +141,8 @@ int convert_main(int argc, char** argv) {
     const bool running = mapped_by && fs::equivalent(*mapped_by, input);
     LiveSnapshot snapshot = take_snapshot(file, running);
     std::string ended = running ? "running" : snapshot.exited ? "exit" : "without-exit";
-    fs::path out = output.empty() ? default_converted_path(input) : fs::path(output);
     write_converted_report(file, snapshot, out, ended, signal_number);
+    if (snapshot.dropped_samples > 0) std::cerr << "heapline convert: " << dropped_samples_note(snapshot) << "\n";
     std::cerr << "heapline: wrote " << out.string() << " (" << snapshot.samples.size() << " samples, last at "
               << human_seconds(static_cast<std::int64_t>(snapshot.samples.empty() ? 0 : snapshot.samples.back().t_ns))
               << (running ? "; the process is still running: a snapshot" : "") << ")\n";
@@ -143,6 +151,72 @@ int convert_main(int argc, char** argv) {
     std::cerr << "heapline convert: " << error.what() << "\n";
     return 1;
   }
+}
+
+// 'q' on the terminal quits `heapline top`: stdin is read key by key (no
+// echo) while top runs, and its mode restored however top ends, on return
+// or on a signal.
+class QuitKey {
+ public:
+  explicit QuitKey(bool wanted) {
+    if (!wanted || isatty(STDIN_FILENO) == 0 || tcgetattr(STDIN_FILENO, &saved_mode()) != 0) return;
+    termios keys = saved_mode();
+    keys.c_lflag &= ~static_cast<tcflag_t>(ICANON | ECHO);
+    keys.c_cc[VMIN] = 0;
+    keys.c_cc[VTIME] = 0;
+    for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) std::signal(signal_number, restore_and_die);
+    active_ = tcsetattr(STDIN_FILENO, TCSANOW, &keys) == 0;
+  }
+  ~QuitKey() {
+    if (active_) tcsetattr(STDIN_FILENO, TCSANOW, &saved_mode());
+  }
+  QuitKey(const QuitKey&) = delete;
+  QuitKey& operator=(const QuitKey&) = delete;
+
+  // Waits `seconds`, or less when a key comes; true when it was 'q'.
+  bool wait_for_quit(double seconds) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return false;
+      if (!active_) {
+        std::this_thread::sleep_for(left);
+        return false;
+      }
+      pollfd in{STDIN_FILENO, POLLIN, 0};
+      if (poll(&in, 1, static_cast<int>(left.count())) <= 0) continue;
+      char key = 0;
+      if (read(STDIN_FILENO, &key, 1) == 1 && (key == 'q' || key == 'Q')) return true;
+    }
+  }
+
+ private:
+  static termios& saved_mode() {
+    static termios mode{};
+    return mode;
+  }
+  static void restore_and_die(int signal_number) {
+    tcsetattr(STDIN_FILENO, TCSANOW, &saved_mode());
+    std::signal(signal_number, SIG_DFL);
+    std::raise(signal_number);
+  }
+  bool active_ = false;
+};
+
+// A number of seconds in [low, high]: written so that NaN (for which every
+// comparison is false, and which CLI::Range lets through) is refused.
+CLI::Validator seconds_between(double low, double high) {
+  return CLI::Validator(
+      [low, high](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (end == text.c_str() || *end != 0 || !(value >= low && value <= high)) {
+          return "needs a number of seconds from " + CLI::detail::to_string(low) + " to " +
+                 CLI::detail::to_string(high) + ", got " + text;
+        }
+        return "";
+      },
+      "SECONDS");
 }
 
 // heapline top: a running process's heap from its live file.
@@ -154,7 +228,8 @@ int top_main(int argc, char** argv) {
   double interval = 1.0;
   app.add_option("PID", pid, "the process")->required();
   app.add_flag("--once", once, "print one snapshot and exit");
-  app.add_option("--interval", interval, "seconds between refreshes (default 1)")->check(CLI::PositiveNumber);
+  app.add_option("--interval", interval, "seconds between refreshes, 0.05 to 3600 (default 1)")
+      ->check(seconds_between(0.05, 3600));
   if (auto status = parse_options(app, "heapline top", [&] { app.parse(argc, argv); })) return *status;
   std::string why;
   auto path = find_live_file(pid, why);
@@ -167,6 +242,7 @@ int top_main(int argc, char** argv) {
     // the last screen shows its final figures.
     LiveFile file(*path);
     const bool terminal = isatty(STDOUT_FILENO) != 0;
+    QuitKey keys(!once);
     for (;;) {
       const bool alive =
           process_alive(pid) && file.region().header.state.load(std::memory_order_acquire) != heapline::kLiveExited;
@@ -178,7 +254,7 @@ int top_main(int argc, char** argv) {
         std::cout << "heapline top: process " << pid << " has ended\n";
         return 0;
       }
-      std::this_thread::sleep_for(std::chrono::duration<double>(interval));
+      if (keys.wait_for_quit(interval)) return 0;
     }
   } catch (const std::exception& error) {
     std::cerr << "heapline top: " << error.what() << "\n";
@@ -211,6 +287,40 @@ int clean_main(int argc, char** argv) {
   }
 }
 
+std::uint64_t unix_now_ns();
+
+// Why the command's report could not be written where --out (or the
+// default) puts it, checked before the command runs: a missing or
+// unwritable directory, or a name that is not a regular file. "" when fine.
+std::string output_problem(const std::string& out_template, const std::string& command) {
+  const fs::path path = fs::absolute(root_output_path(out_template, command, getpid()));
+  const std::string shown = out_template.empty() ? "the report's directory" : "--out " + out_template;
+  const fs::path dir = path.parent_path();
+  struct stat info {};
+  if (::stat(dir.c_str(), &info) != 0) return shown + ": " + dir.string() + ": " + std::strerror(errno);
+  if (!S_ISDIR(info.st_mode)) return shown + ": " + dir.string() + " is not a directory";
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    return shown + ": cannot write in " + dir.string() + " (" + std::strerror(errno) + ")";
+  }
+  // A name without %p is the same for this run: it must be a regular file
+  // or free (the library replaces nothing else).
+  if (root_output_path(out_template, command, 1) == root_output_path(out_template, command, 2) &&
+      ::lstat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
+    return shown + ": " + path.string() + " is " + heapline::file_kind_text(info.st_mode) + ", not a regular file";
+  }
+  return "";
+}
+
+// A name no other launch shares: this launcher's pid, the time and random
+// bits.
+std::string new_run_id() {
+  std::uint64_t random = 0;
+  if (getrandom(&random, sizeof random, 0) != static_cast<ssize_t>(sizeof random)) random = unix_now_ns();
+  char text[64];
+  std::snprintf(text, sizeof text, "%d-%016llx", static_cast<int>(getpid()), static_cast<unsigned long long>(random));
+  return text;
+}
+
 std::uint64_t unix_now_ns() {
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
@@ -239,7 +349,8 @@ int main(int argc, char** argv) {
                  "default heapline.<command>.<pid>.json)");
   app.add_option("--plot", options.plot, "draw the heap line into this .png or .svg file (needs gnuplot)");
   app.add_flag("--summary", options.per_process_summary,
-               "also let every traced process print its own one-line summary");
+               "also print a one-line summary of every process of the tree (the launcher prints it: "
+               "the processes themselves never do)");
   app.add_option("--follow", options.follow,
                  "tree: the command and every process it starts write a report (the default); "
                  "command: only the command")
@@ -275,9 +386,11 @@ int main(int argc, char** argv) {
     std::cerr << "heapline: no command given\n" << app.help();
     return kUsageError;
   }
-  if (!options.plot.empty() && plot_format_for(options.plot) == PlotFormat::kUnknown) {
-    std::cerr << "heapline: --plot " << options.plot << ": the file name must end in .png or .svg\n";
-    return kUsageError;
+  if (!options.plot.empty()) {
+    if (const std::string problem = plot_output_problem(options.plot); !problem.empty()) {
+      std::cerr << "heapline: --plot " << heapline::printable_text(options.plot) << ": " << problem << "\n";
+      return kUsageError;
+    }
   }
 
   LibraryChoice choice;
@@ -287,20 +400,43 @@ int main(int argc, char** argv) {
               << "); give its path with --lib or HEAPLINE_LIB\n";
     return kUsageError;
   }
+  if (const std::string problem = shared_object_problem(library->string()); !problem.empty()) {
+    std::cerr << "heapline: " << library->string() << " is " << problem << ", not libheapline.so\n";
+    return kUsageError;
+  }
+
+  if (const std::string problem = output_problem(options.out, options.command.front()); !problem.empty()) {
+    std::cerr << "heapline: " << problem << "; the command was not run\n";
+    return kUsageError;
+  }
 
   std::fflush(stdout);
   // Reports of this run start after this instant; older files of the same
-  // names are an earlier run's.
-  const std::uint64_t launched_unix_ns = unix_now_ns();
-  ChildResult child = run_command(options.command, [&](pid_t pid) {
-    // Runs in the child before exec: its own pid names the root report.
-    prepend_preload(*library);
-    setenv("HEAPLINE_OUT", as_template(root_output_path(options.out, options.command.front(), pid)).c_str(), 1);
-    setenv("HEAPLINE_ROOT_PID", std::to_string(pid).c_str(), 1);
-    setenv("HEAPLINE_FOLLOW", options.follow.c_str(), 1);
-    if (options.per_process_summary) setenv("HEAPLINE_SUMMARY", "1", 1);
-  });
+  // names are an earlier run's. The run id tells this run's processes from
+  // those of another launch writing beside it.
+  RunIdentity run;
+  run.since_unix_ns = unix_now_ns();
+  run.launcher_pid = getpid();
+  run.run_id = new_run_id();
+  ReportWatch watch;
+  ChildResult child = run_command(
+      options.command,
+      [&](pid_t pid) {
+        // Runs in the child before exec: its own pid names the root report.
+        prepend_preload(*library);
+        setenv("HEAPLINE_OUT", as_template(root_output_path(options.out, options.command.front(), pid)).c_str(), 1);
+        setenv("HEAPLINE_ROOT_PID", std::to_string(pid).c_str(), 1);
+        setenv("HEAPLINE_FOLLOW", options.follow.c_str(), 1);
+        setenv(heapline::kRunIdVariable, run.run_id.c_str(), 1);
+        // The launcher summarises the run; the processes never print their
+        // own summary line into the command's output (a shim or a build
+        // would print one per process).
+        setenv("HEAPLINE_SUMMARY", "0", 1);
+      },
+      {watch.fd(), [&] { watch.read_events(); },
+       [&](pid_t pid) { watch.start(root_output_path(options.out, options.command.front(), pid)); }});
   if (!child.started) return child.exit_status;
+  run.command_pid = child.pid;
 
   // The command's report is at the name it claimed: the plain one, or with
   // its pid inserted when that was taken (see the library's README). Only a
@@ -319,6 +455,7 @@ int main(int argc, char** argv) {
       const int signal_number = child.exit_status > 128 ? child.exit_status - 128 : 0;
       write_converted_report(file, snapshot, name, snapshot.exited ? "exit" : "without-exit", signal_number);
       fs::remove(live_path);
+      if (snapshot.dropped_samples > 0) std::cerr << "heapline: " << dropped_samples_note(snapshot) << "\n";
       if (!options.quiet && signal_number > 0) {
         std::cerr << "heapline: the command ended without exit (signal " << signal_number
                   << "); report converted from its live file\n";
@@ -329,9 +466,10 @@ int main(int argc, char** argv) {
         // Exited with a status, yet the library's exit handlers never ran:
         // the last image the library saw was replaced by one it cannot
         // follow, or the process left through the raw system call.
-        std::cerr << "heapline: the command (" << fs::path(snapshot.exe).filename().string()
+        std::cerr << "heapline: the command (" << heapline::printable_text(fs::path(snapshot.exe).filename().string())
                   << " as the library last saw it) exited without the library's exit handlers: it exec'd a "
-                     "program the library cannot follow (a static binary?) or made the exit system call itself; "
+                     "program that runs without the library (a static or setuid program, or one whose LD_PRELOAD "
+                     "was changed or cleared, as by env LD_PRELOAD=...) or made the exit system call itself; "
                      "report converted from its live file\n";
       }
     } catch (const std::exception& error) {
@@ -339,7 +477,7 @@ int main(int argc, char** argv) {
     }
   }
   std::string report_path;
-  nlohmann::json report;
+  heapline::ParsedReport report;
   for (const std::string& name : names) {
     if (auto found = report_of(name, child.pid)) {
       report_path = name;
@@ -351,11 +489,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> notes;
   std::vector<TreeReport> tree;
   if (!report_path.empty()) tree.push_back({report_path, report});
-  for (TreeReport& other : find_child_reports(plain_path, launched_unix_ns, notes)) {
-    if (other.report.value("pid", 0) != child.pid) tree.push_back(std::move(other));
-  }
+  for (TreeReport& other : find_child_reports(plain_path, run, watch.seen(), notes)) tree.push_back(std::move(other));
   if (report_path.empty()) {
-    std::cerr << "heapline: no report from the command: " << why_no_report(plain_path, child.pid) << "\n";
+    std::cerr << "heapline: no report from the command: " << why_no_report(plain_path, child.pid, options.command.front()) << "\n";
     if (!options.quiet && !tree.empty()) {
       std::cerr << "heapline: " << tree.size() << (tree.size() == 1 ? " process" : " processes")
                 << " it started wrote a report, for example " << tree.front().path << "\n";
@@ -367,6 +503,7 @@ int main(int argc, char** argv) {
     for (const std::string& note : notes) std::cerr << "heapline: " << note << "\n";
     std::cerr << summarize_tree(tree);
   }
+  if (options.per_process_summary) std::cerr << summarize_each(tree);
 
   if (!options.plot.empty()) {
     try {
