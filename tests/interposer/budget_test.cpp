@@ -50,8 +50,11 @@ Held held_by_registry() {
   return held;
 }
 
-// 64 threads, one of which takes a lone share first and then idles: the
-// others, started after it, reach the fair share all the same.
+// 64 threads. The first takes a lone share and then idles; the second
+// takes one too and then only allocates and frees 16 bytes at a time,
+// never reaching its threshold, so it publishes only when asked to step
+// down; the others, started after both, reach the fair share all the same
+// (without the request they would not all fit beside the two).
 TEST(Budget, SharesStayWithinTheBudgetAndThePendingBytesWithinTheShares) {
   ASSERT_TRUE(ensure_process_init());
   constexpr int kThreads = 64;
@@ -64,7 +67,7 @@ TEST(Budget, SharesStayWithinTheBudgetAndThePendingBytesWithinTheShares) {
   for (int index = 0; index < kThreads; ++index) {
     threads.emplace_back([&, index] {
       std::mt19937_64 random(static_cast<std::uint64_t>(index));
-      std::int64_t blocks[64] = {};
+      std::int64_t blocks[64] = {};  // the sizes this thread holds
       auto churn = [&](int calls) {
         for (int call = 0; call < calls; ++call) {
           std::int64_t& block = blocks[call % 64];
@@ -75,10 +78,15 @@ TEST(Budget, SharesStayWithinTheBudgetAndThePendingBytesWithinTheShares) {
           nets[index] += block;
         }
       };
-      if (index == 0) churn(200'000);  // alone: a lone share, then idle
+      // Threads 0 and 1 register first (one call each): a lone share each.
+      if (index < 2) allocated(16), freed(16);
       pause.arrive_and_wait();         // the others start
       for (int round = 0; round < kRounds; ++round) {
-        if (index != 0) churn(kCallsPerRound);
+        if (index == 1) {
+          for (int call = 0; call < kCallsPerRound; call += 2) allocated(16), freed(16);
+        } else if (index != 0) {
+          churn(kCallsPerRound);
+        }
         pause.arrive_and_wait();  // checked
         pause.arrive_and_wait();
       }
@@ -86,9 +94,9 @@ TEST(Budget, SharesStayWithinTheBudgetAndThePendingBytesWithinTheShares) {
         if (block != 0) freed(block);
       }
     });
-    if (index == 0) {
-      // Thread 0 registers and takes its lone share before any other.
-      while (g_process.registered.load() == 0) std::this_thread::yield();
+    if (index < 2) {
+      // Threads 0 and 1 register and take their lone shares before any other.
+      while (g_process.registered.load() < static_cast<std::uint32_t>(index + 1)) std::this_thread::yield();
     }
   }
   pause.arrive_and_wait();

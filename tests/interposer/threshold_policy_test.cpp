@@ -218,5 +218,25 @@ TEST(ThresholdPolicy, ModelThreadsStayWithinTheBudgetAndReachTheFairShare) {
   }
 }
 
+// The same at every thread count, deterministically, with the budget at its
+// floor (a power of two, so nothing of the grid's rounding is left over):
+// one idle thread on a lone share and the others at the fair share fit.
+TEST(ThresholdPolicy, AnIdleLoneShareAndTheFairSharesFitAtEveryCount) {
+  const std::uint64_t budget = budget_for_peak(0, Precision{});
+  for (std::uint64_t count = 2; count <= 1024; ++count) {
+    const std::uint64_t lone = threshold_step(1, fair_share(budget, divider_for_count(kMinDivider, 1)), 0, budget);
+    std::uint64_t reserved = share_of(lone);
+    std::uint64_t divider = kMinDivider;
+    for (std::uint64_t registered = 2; registered <= count; ++registered) divider = divider_for_count(divider, registered);
+    const std::uint64_t share = fair_share(budget, divider);
+    for (std::uint64_t busy = 1; busy < count; ++busy) {
+      const std::uint64_t threshold = threshold_step(1, share, reserved, budget);
+      ASSERT_EQ(threshold, share) << count << " threads: thread " << busy << " gets " << threshold;
+      reserved += share_of(threshold);
+    }
+    ASSERT_LE(reserved, budget);
+  }
+}
+
 }  // namespace
 }  // namespace heapline::accounting
