@@ -55,15 +55,13 @@ void after_fork_in_child() {
   g_process.pid = getpid();
   decide_followed(false);
   g_process.finished.store(false, std::memory_order_relaxed);
-  g_sampling.busy.store(false, std::memory_order_relaxed);  // a parent thread may have held it
-  open_live_file();
+  unlock_sampling();  // a parent thread may have held it
+  // What the child allocates itself decides whether its live file is due:
+  // the floor is above the heap it inherited.
+  open_live_file(now, inherited);
   // Only now: a grant states the precision in the live file, and until
   // open_live_file the mapping was the parent's.
   if (registered_here) t_own.start_over(grant_threshold());
-  // What the child allocates itself decides whether its live file is due.
-  if (g_process.live_file_floor != INT64_MAX) g_process.live_file_floor = inherited + kLiveFileFloor;
-  reset_timelines(g_process.config.interval_ns);
-  start_timeline(now, inherited);
 }
 
 }  // namespace heapline::accounting

@@ -10,26 +10,11 @@
 #include <cstdio>
 #include <cstring>
 
+#include "os.h"
+
 namespace heapline {
 
-void write_stderr(const char* data, std::size_t size) {
-  int saved = errno;
-  write_all(STDERR_FILENO, data, size);
-  errno = saved;
-}
-
-bool write_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    ssize_t written = ::write(fd, data, size);
-    if (written < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data += written;
-    size -= static_cast<std::size_t>(written);
-  }
-  return true;
-}
+void write_stderr(const char* data, std::size_t size) { os::write_all(STDERR_FILENO, data, size, nullptr); }
 
 bool format_output_path(const char* path_template, const char* base_dir, int pid, const char* exe_name,
                         bool insert_pid, char* out, std::size_t capacity) {
@@ -56,22 +41,24 @@ bool format_output_path(const char* path_template, const char* base_dir, int pid
   }
   path.c_str();
   if (path.truncated()) return false;
-  if (insert_pid && !has_pid) {
-    std::size_t length = std::strlen(out);
-    const char* slash = std::strrchr(out, '/');
-    const char* name = slash ? slash + 1 : out;
-    const char* dot = std::strrchr(name, '.');
-    // A leading dot (".hidden") is not an extension.
-    std::size_t insert_at = dot != nullptr && dot != name ? static_cast<std::size_t>(dot - out) : length;
-    char pid_text[24];
-    TextSink pid_sink(pid_text, sizeof pid_text);
-    pid_sink.append('.');
-    pid_sink.append_signed(pid);
-    std::size_t pid_length = pid_sink.size();
-    if (length + pid_length + 1 > capacity) return false;
-    std::memmove(out + insert_at + pid_length, out + insert_at, length - insert_at + 1);
-    std::memcpy(out + insert_at, pid_text, pid_length);
-  }
+  return !insert_pid || has_pid || insert_pid_before_extension(out, capacity, pid);
+}
+
+bool insert_pid_before_extension(char* path, std::size_t capacity, int pid) {
+  const std::size_t length = std::strlen(path);
+  const char* slash = std::strrchr(path, '/');
+  const char* name = slash ? slash + 1 : path;
+  const char* dot = std::strrchr(name, '.');
+  // A leading dot (".hidden") is not an extension.
+  const std::size_t insert_at = dot != nullptr && dot != name ? static_cast<std::size_t>(dot - path) : length;
+  char pid_text[24];
+  TextSink pid_sink(pid_text, sizeof pid_text);
+  pid_sink.append('.');
+  pid_sink.append_signed(pid);
+  const std::size_t pid_length = pid_sink.size();
+  if (length + pid_length + 1 > capacity) return false;
+  std::memmove(path + insert_at + pid_length, path + insert_at, length - insert_at + 1);
+  std::memcpy(path + insert_at, pid_text, pid_length);
   return true;
 }
 
@@ -197,6 +184,10 @@ void write_report_json(TextSink& sink, const Report& r) {
       sink.append_signed(r.signal);
     }
   }
+  if (r.live_file_problem != nullptr) {
+    append_key(sink, ",", key::kLiveFileProblem);
+    sink.append_json_string(r.live_file_problem);
+  }
   append_key(sink, ",\n", key::kMarkers);
   sink.append('[');
   bool first_marker = true;
@@ -228,18 +219,15 @@ namespace {
 struct FileTarget {
   int fd;
   KillWriter kill;
-  bool failed;
+  std::uint64_t size;  // written so far
   int error;
 };
 
 bool flush_to_file(void* context, const char* data, std::size_t size) {
   auto* target = static_cast<FileTarget*>(context);
-  if (target->failed) return false;
-  if (!write_all(target->fd, data, size)) {
-    target->failed = true;
-    target->error = errno;
-    return false;
-  }
+  if (target->error != 0) return false;
+  target->error = os::write_all(target->fd, data, size, &target->size);
+  if (target->error != 0) return false;
 #if HEAPLINE_TEST_HOOKS
   // Test hook: die with part of the file on disk under the temporary name.
   if (target->kill == KillWriter::kMidWrite) ::kill(::getpid(), SIGKILL);
@@ -271,30 +259,22 @@ const char* report_error_text(int error) {
 int write_report_file(const char* final_path, const Report& report, KillWriter kill) {
   // rename() would put a regular file in place of a device or a FIFO.
   if (int refused = check_report_path(final_path); refused != 0) return refused;
-  int saved_errno = errno;
-  static char temp_path[kMaxPath + 32];  // static: see the exit path's note on stacks
-  TextSink temp(temp_path, sizeof temp_path);
-  temp.append(final_path);
-  temp.append('.');
-  temp.append_signed(report.pid);
-  temp.append(".tmp");
-  temp.c_str();
-  if (temp.truncated()) {
-    errno = saved_errno;
-    return ENAMETOOLONG;
-  }
-
+  const int saved_errno = errno;
+  // Never a file that was there: a name someone else made (another user in
+  // a shared directory) is never written through, and cannot become this
+  // process's report.
+  static char temp_path[kMaxPath + 48];  // static: see the exit path's note on stacks
   int result = 0;
-  int fd = ::open(temp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  const int fd = os::create_temp_file(final_path, report.pid, O_WRONLY, temp_path, sizeof temp_path);
   if (fd < 0) {
     result = errno;
   } else {
-    FileTarget target{fd, kill, false, 0};
+    FileTarget target{fd, kill, 0, 0};
     char buffer[4096];
     TextSink sink(buffer, sizeof buffer, flush_to_file, &target);
     write_report_json(sink, report);
     sink.drain();
-    if (target.failed) result = target.error != 0 ? target.error : EIO;
+    result = target.error;
     if (::close(fd) != 0 && result == 0) result = errno;
 #if HEAPLINE_TEST_HOOKS
     if (result == 0 && kill == KillWriter::kBeforeRename) ::kill(::getpid(), SIGKILL);

@@ -58,6 +58,7 @@ inline constexpr char kSignal[] = "signal";
 // The launch a process belongs to (HEAPLINE_RUN_ID in its environment), when
 // the writer records it: optional for readers.
 inline constexpr char kRunId[] = "run_id";
+inline constexpr char kLiveFileProblem[] = "live_file_problem";  // why the live file could not follow an exec (optional)
 inline constexpr char kMarkers[] = "markers";                // [[t_ns, "name"], ...]
 inline constexpr char kSamples[] = "samples";                // [[t_ns, live, max_live], ...]
 inline constexpr char kMappedSamples[] = "mapped_samples";   // the same shape
@@ -138,6 +139,11 @@ struct Report {
   const char* ended = "exit";
   std::uint64_t last_sample_ns = 0;
   int signal = 0;
+  // Why the process's live file was not made, or stopped being kept (a full
+  // disk, the file size limit...): the heap line then lived in memory only,
+  // and a kill would have lost it. nullptr (no "live_file_problem" in the
+  // JSON) when the live file served the whole run, or was not asked for.
+  const char* live_file_problem = nullptr;
 };
 
 // Writes `report` as heapline/1 JSON at final_path through a temporary name.

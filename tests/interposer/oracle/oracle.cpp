@@ -489,6 +489,11 @@ std::vector<std::string> check_run(const Run& run, const Runtime& runtime) {
     if (!process.has_report) continue;
     auto entry = expected.find(pid);
     if (entry == expected.end()) continue;
+    const std::uint64_t duration = process.report.value("duration_ns", std::uint64_t{0});
+    if (run.elapsed_ns != 0 && duration > run.elapsed_ns) {
+      out.push_back("[" + run.mode + "] " + entry->second.name + " (pid " + std::to_string(pid) + "): duration_ns " +
+                    std::to_string(duration) + " but the whole run took " + std::to_string(run.elapsed_ns) + " ns");
+    }
     for (std::string& problem :
          check_process(process, entry->second, run.mode != "batched", run.mode != "calibration")) {
       out.push_back(std::move(problem));

@@ -64,6 +64,9 @@ struct Run {
   std::string mode;  // "batched", or "exact" and "calibration" (both HEAPLINE_PRECISION=exact)
   int root_pid = 0;
   std::map<int, Process> processes;
+  // How long the whole tree ran, as the checker measured it (0: unknown):
+  // no process's duration_ns can be longer.
+  std::uint64_t elapsed_ns = 0;
   std::vector<std::string> problems;  // of the tree itself (missing files, statuses, leftovers)
 };
 

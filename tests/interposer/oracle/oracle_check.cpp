@@ -49,6 +49,7 @@ struct Finished {
   int pid = 0;
   int status = 0;
   bool timed_out = false;
+  std::uint64_t elapsed_ns = 0;  // from before the fork to after the wait
   std::string err;
 };
 
@@ -82,6 +83,7 @@ Finished run(const std::vector<std::string>& argv, const std::map<std::string, s
   for (auto& text : args) argp.push_back(text.data());
   argp.push_back(nullptr);
   const fs::path out = dir / "stdout", err = dir / "stderr";
+  const auto started = std::chrono::steady_clock::now();
   const pid_t pid = fork();
   if (pid < 0) {
     perror("oracle_check: fork");
@@ -115,6 +117,8 @@ Finished run(const std::vector<std::string>& argv, const std::map<std::string, s
     timespec pause{0, 5'000'000};
     nanosleep(&pause, nullptr);
   }
+  finished.elapsed_ns = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count());
   kill(-pid, SIGKILL);  // nothing of the tree outlives it
   finished.err = read_text(err);
   return finished;
@@ -139,7 +143,9 @@ Run run_workload(const Options& options, const std::string& mode, const std::vec
   }
   std::istringstream err(finished.err);
   for (std::string line; std::getline(err, line);) problems.push_back("[" + mode + "] stderr: " + line);
-  return load_run(dir, finished.pid, mode);
+  Run loaded = load_run(dir, finished.pid, mode);
+  loaded.elapsed_ns = finished.elapsed_ns;
+  return loaded;
 }
 
 void usage() {

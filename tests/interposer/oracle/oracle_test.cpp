@@ -232,6 +232,15 @@ Run run_of(const Example& example, const std::string& mode) {
   return run;
 }
 
+TEST(OracleChecks, NoProcessRanLongerThanTheWholeRun) {
+  Example example;
+  oracle::Run run = run_of(example, "exact");
+  run.elapsed_ns = 30;
+  EXPECT_EQ(joined(check_run(run, Runtime{})), "");
+  run.elapsed_ns = 29;
+  EXPECT_PROBLEM(check_run(run, Runtime{}), "duration_ns 30 but the whole run took 29 ns");
+}
+
 TEST(OracleChecks, TheTwoRunsAgreeWithinTheBound) {
   Example exact, batched;
   batched.make_batched(5000 - 1000);

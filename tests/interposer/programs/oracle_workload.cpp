@@ -26,10 +26,13 @@
 // The true peak of heap, mapped and their sum is then that moment, in any
 // run of the seed and at any precision.
 //
-// What it does not know: the runtime's own blocks (the C++ runtime's
-// startup, ld.so's thread-local storage of each thread, the library's
-// bootstrap). `--calibrate` runs a known tree (one thread, a fork while it
-// waits at a barrier, an exec) from which the checker takes those figures.
+// What it does not know: the runtime's own blocks and calls (ld.so's DTV of
+// each thread, a calloc at its creation and a free at its join; whatever a
+// fresh image's startup leaves, nothing for this libc-only program).
+// `--calibrate` runs a known tree (one thread, a fork while it waits at a
+// barrier, an exec) from which the checker takes those figures. A fork
+// child keeps the DTV of every thread waiting at the fork, whose chunk
+// varies by a few bytes: each thread reads its own (own_dtv_bytes).
 //
 // Nothing here allocates or maps without counting it: no stdio, no
 // containers; its tables are blocks allocated through the counted calls;
@@ -40,7 +43,6 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +66,11 @@ constexpr int kMaxImages = 3;                 // execs of one pid
 constexpr std::size_t kMmapThreshold = 128 * 1024;  // set with mallopt: sizes do not depend on history
 constexpr std::size_t kStackBytes = 256 * 1024;
 constexpr std::size_t kHelperStackBytes = 128 * 1024;
-constexpr std::uint32_t kMaxMarkers = 240;    // below the live file's 256
+// The live file keeps the names of a process's first 256 markers (later
+// ones still sample). Threads set at most 200, so that which 256 the
+// library keeps never depends on how threads raced for them.
+constexpr std::uint32_t kKeptMarkers = 256;
+constexpr std::uint32_t kThreadMarkers = 200;
 constexpr std::size_t kMarkerName = 48;
 constexpr std::int64_t kMaxBlock = 64LL << 20;
 constexpr std::uint32_t kMainBlocks = 1 << 16;
@@ -301,7 +307,8 @@ struct ProcessState {
   std::uint32_t next_context_id = 1;
   // Markers: a name per claimed index (threads claim them as they go).
   std::atomic<std::uint32_t> markers_claimed{0};
-  char marker_names[kMaxMarkers][kMarkerName];
+  std::atomic<std::uint32_t> thread_markers{0};
+  char marker_names[kKeptMarkers][kMarkerName];
   int self_fd = -1;  // /proc/self/exe, for mappings of a file (never counted)
   std::size_t self_size = 0;
   Context main;
@@ -557,7 +564,9 @@ void unmap_part(Context& c) {
 }
 
 // MAP_FIXED over part of an anonymous private region: commits part of a
-// reservation (now counted), or replaces counted pages (no change).
+// reservation (now counted), replaces counted pages (no change), or
+// decommits them as allocators do, with a PROT_NONE mapping (no longer
+// counted).
 void map_fixed_over(Context& c) {
   if (c.region_count == 0 || c.region_count + 3 > c.region_capacity) return;
   const std::uint32_t index = static_cast<std::uint32_t>(c.rng.below(c.region_count));
@@ -567,12 +576,15 @@ void map_fixed_over(Context& c) {
   const std::size_t from = c.rng.below(pages);
   const std::size_t count = c.rng.between(1, pages - from);
   void* at = reinterpret_cast<void*>(r.base + from * g_page);
-  void* p = mmap(at, count * g_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  const bool commit = c.rng.percent(75);
+  void* p = mmap(at, count * g_page, commit ? PROT_READ | PROT_WRITE : PROT_NONE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | (commit ? 0 : MAP_NORESERVE), -1, 0);
   if (p != at) die("mmap MAP_FIXED failed");
   drop_region(c, index);
-  if (!r.counted) note_mapped(c, static_cast<std::int64_t>(count * g_page));
+  if (commit && !r.counted) note_mapped(c, static_cast<std::int64_t>(count * g_page));
+  if (!commit && r.counted) note_mapped(c, -static_cast<std::int64_t>(count * g_page));
   take_region(c, Region{r.base, from * g_page, r.counted, true});
-  take_region(c, Region{r.base + from * g_page, count * g_page, true, true});
+  take_region(c, Region{r.base + from * g_page, count * g_page, commit, true});
   take_region(c, Region{r.base + (from + count) * g_page, (pages - from - count) * g_page, r.counted, true});
 }
 
@@ -628,16 +640,20 @@ void remap_region(Context& c) {
 // claims its own indices: the checker compares the names as a set).
 void mark(const char* name) {
   const std::uint32_t index = g.markers_claimed.fetch_add(1, std::memory_order_relaxed);
-  if (index >= kMaxMarkers) return;
-  snprintf(g.marker_names[index], kMarkerName, "%s", name);
+  if (index < kKeptMarkers) snprintf(g.marker_names[index], kMarkerName, "%s", name);
   heapline_mark(name);
 }
 
 // "m.CONTEXT.SEQUENCE": the checker finds each thread's markers in order.
-void mark(Context& c) {
+void mark_in_sequence(Context& c) {
   char name[kMarkerName];
   snprintf(name, sizeof name, "m.%u.%u", c.id, c.marker_seq++);
   mark(name);
+}
+
+// A thread's marker, within the threads' share.
+void mark(Context& c) {
+  if (g.thread_markers.fetch_add(1, std::memory_order_relaxed) < kThreadMarkers) mark_in_sequence(c);
 }
 
 // --- short-lived threads -----------------------------------------------------
@@ -999,6 +1015,17 @@ void designed_peak() {
     take_block(c, counted_block(c, p, static_cast<std::size_t>(request), 0));
     lower += request;
   }
+  // It ends with the smallest chunks, which publish on their own only when
+  // every change does: an exact run whose threshold is not 1 misses them.
+  for (std::uint64_t tiny = g.rng.between(1, 3); reached && tiny > 0; --tiny) {
+    const std::size_t request = g.rng.between(1, 24);
+    void* p = c.block_count < c.block_capacity ? malloc(request) : nullptr;
+    if (p == nullptr) {
+      reached = false;
+      break;
+    }
+    take_block(c, counted_block(c, p, request, 0));
+  }
   // And a mapping beyond the mapped bound.
   std::int64_t map_bytes = g.mapped_bound - g.mapped + static_cast<std::int64_t>(g_page);
   void* region = mmap(nullptr, static_cast<std::size_t>(map_bytes), PROT_READ | PROT_WRITE,
@@ -1024,6 +1051,10 @@ void designed_peak() {
 // stay below it, by the main thread (blocks of every thread).
 void final_phase() {
   Context& c = g.main;
+  // A burst of markers, each a sample of its own whatever the interval: the
+  // timeline fills and merges pairwise a few times while the peak's sample
+  // is in it (a merge must keep the larger maximum of a pair).
+  for (std::uint64_t burst = 6000 + g.rng.below(6000); burst > 0; --burst) mark_in_sequence(c);
   const std::uint64_t steps = g.rng.below(200);
   for (std::uint64_t i = 0; i < steps && c.block_count > 0; ++i) {
     const std::uint64_t r = g.rng.below(100);
@@ -1080,7 +1111,7 @@ void write_truth(bool exec_into) {
         static_cast<long long>(g.parked_runtime_bytes));
   t.add("\"markers\":[");
   std::uint32_t markers = g.markers_claimed.load(std::memory_order_relaxed);
-  if (markers > kMaxMarkers) markers = kMaxMarkers;
+  if (markers > kKeptMarkers) markers = kKeptMarkers;
   for (std::uint32_t i = 0; i < markers; ++i) t.add(i == 0 ? "\"%s\"" : ",\"%s\"", g.marker_names[i]);
   t.add("],\n\"children\":[");
   for (int i = 0; i < g.child_count; ++i) {
@@ -1147,6 +1178,7 @@ void fork_child(Context* const* parked, std::uint32_t parked_count) {
   g.threads_alive_high = 1;
   g.child_count = 0;
   g.markers_claimed.store(0, std::memory_order_relaxed);
+  g.thread_markers.store(0, std::memory_order_relaxed);
   g.heap_bound = g.heap.upper;
   g.mapped_bound = g.mapped;
   g.peak_heap = g.heap.actual;
