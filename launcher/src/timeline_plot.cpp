@@ -50,9 +50,10 @@ struct PlotLayout {
 PlotLayout layout_of(const ParsedReport& report) {
   PlotLayout layout;
   // Mapped memory drawn beside the heap: its own line and heap + mapped,
-  // sample by sample (the writer takes both series' samples at the same
+  // sample by sample (the writer ends both series' intervals at the same
   // moments, the mapped one just after: a process killed in between leaves
-  // it one short, and its last value then holds).
+  // it one short, and its last value then holds). Each sample is drawn at
+  // its own time, the sum at the later of the two: both values held then.
   if (!report.mapped_samples.empty() && report.mapped_samples.size() + 1 >= report.samples.size() &&
       report.mapped_samples.size() <= report.samples.size()) {
     layout.mapped_samples = &report.mapped_samples;
@@ -126,8 +127,8 @@ std::string plot_script(const ParsedReport& report, const fs::path& output, cons
          << " using 1:3 with impulses lw 2 lc rgb '#e08040' title 'max since previous sample', \\\n"
          << "     '' using 1:2 with steps lw 2 lc rgb '#2060a0' title " << (mapped ? "'heap'" : "'live'");
   if (mapped) {
-    script << ", \\\n     '' using 1:4 with steps lw 2 lc rgb '#30a050' title 'mapped', \\\n"
-           << "     '' using 1:5 with steps lw 2 dt 2 lc rgb '#202020' title 'heap + mapped'";
+    script << ", \\\n     '' using 6:4 with steps lw 2 lc rgb '#30a050' title 'mapped', \\\n"
+           << "     '' using 7:5 with steps lw 2 dt 2 lc rgb '#202020' title 'heap + mapped'";
   }
   script << "\n";
   return script.str();
@@ -142,7 +143,9 @@ PlotFiles write_plot_files(const ParsedReport& report, const fs::path& output, c
     // Numbers only: nothing the program wrote.
     std::ofstream data(files.data);
     data << "# t_seconds live_" << layout.unit << " max_" << layout.unit;
-    if (layout.mapped_samples != nullptr) data << " mapped_" << layout.unit << " total_" << layout.unit;
+    if (layout.mapped_samples != nullptr) {
+      data << " mapped_" << layout.unit << " total_" << layout.unit << " mapped_t_seconds total_t_seconds";
+    }
     data << "\n";
     data.precision(12);
     const std::vector<Sample>& samples = report.samples;
@@ -152,8 +155,11 @@ PlotFiles write_plot_files(const ParsedReport& report, const fs::path& output, c
            << static_cast<double>(sample.max_live) / layout.scale;
       if (layout.mapped_samples != nullptr) {
         const std::vector<Sample>& mapped_samples = *layout.mapped_samples;
-        const double mapped = static_cast<double>(mapped_samples[std::min(i, mapped_samples.size() - 1)].live);
-        data << ' ' << mapped / layout.scale << ' ' << (static_cast<double>(sample.live) + mapped) / layout.scale;
+        const Sample& mapped_sample = mapped_samples[std::min(i, mapped_samples.size() - 1)];
+        const double mapped = static_cast<double>(mapped_sample.live);
+        const std::uint64_t mapped_t = i < mapped_samples.size() ? mapped_sample.t_ns : sample.t_ns;
+        data << ' ' << mapped / layout.scale << ' ' << (static_cast<double>(sample.live) + mapped) / layout.scale << ' '
+             << static_cast<double>(mapped_t) / 1e9 << ' ' << static_cast<double>(std::max(mapped_t, sample.t_ns)) / 1e9;
       }
       data << '\n';
     }

@@ -80,22 +80,24 @@ TEST(Summary, MappedLineOnlyWhenMappedMemoryWasCounted) {
 }
 
 // The plot's data: heap, its maxima, mapped and heap + mapped per sample;
-// a mapped series one sample short (a kill between the two appends) keeps
-// its last value.
+// each mapped sample at its own time, heap + mapped at the later of the
+// pair's two (both values held then); a mapped series one sample short (a
+// kill between the two appends) keeps its last value.
 TEST(Plot, DataHoldsTheMappedAndTotalColumns) {
   heapline::ParsedReport report;
   report.pid = 1;
   report.exe = "/bin/x";
   report.peak_bytes = 2048;
   report.total.peak_bytes = 5120;
-  report.samples = {{0, 1024, 1024}, {1000000000, 2048, 2048}};
-  report.mapped_samples = {{0, 3072, 3072}};
+  report.samples = {{0, 1024, 1024}, {1000000000, 2048, 2048}, {2000000000, 2048, 2048}};
+  report.mapped_samples = {{0, 3072, 3072}, {1500000000, 1024, 3072}};
   const fs::path out = fs::temp_directory_path() / "heapline-plot-test.svg";
   const auto files = heapline::launcher::write_plot_files(report, out);
   const std::string data = read_file(files.data);
   const std::string script = read_file(files.script);
   fs::remove_all(files.directory);
-  EXPECT_NE(data.find("\n0 1 1 3 4\n1 2 2 3 5\n"), std::string::npos) << data;
+  EXPECT_NE(data.find("\n0 1 1 3 4 0 0\n1 2 2 1 3 1.5 1.5\n2 2 2 1 3 2 2\n"), std::string::npos) << data;
+  EXPECT_NE(script.find("using 6:4 with steps"), std::string::npos) << script;
   EXPECT_NE(script.find("title 'mapped'"), std::string::npos) << script;
   EXPECT_NE(script.find("title 'heap + mapped'"), std::string::npos) << script;
 }
@@ -149,7 +151,7 @@ const char* kSummary =
     R"(heapline: peak [0-9.]+ \w+ at [0-9.]+ s, final [0-9.]+ \w+\n)"
     R"(heapline: mapped peak [0-9.]+ \w+ at [0-9.]+ s, final [0-9.]+ \w+; )"
     R"(heap \+ mapped peak [0-9.]+ \w+ at [0-9.]+ s, final [0-9.]+ \w+\n)"
-    R"(heapline: precision \+/-[0-9.]+ \w+ \(batched: \d+ threads? x [0-9.]+ \w+\), \d+ samples over [0-9.]+ s\n)"
+    R"(heapline: precision \+/-[0-9.]+ \w+ \(batched: at most max\(256\.0 KiB, peak/100\) = [0-9.]+ \w+\), \d+ samples over [0-9.]+ s\n)"
     R"(heapline: report heapline\.python3\.(\d+)\.json\n)"
     // The largest sites at the peak (heap sampler), when a sample was live.
     R"((heapline: [^\n]*\n)*)";
