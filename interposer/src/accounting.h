@@ -184,7 +184,18 @@ extern __thread Slot t_own __attribute__((tls_model("initial-exec")));
 // Out of line: publishing (what t_own's pending holds), and for a thread
 // without a place in the registry (span 0) its first call (registration,
 // lazy process init) or an exact publish of `bytes`, this call's change.
-[[gnu::noinline]] void publish(std::int64_t bytes, CallKind kind);
+// Two builds of it: without markers in flight (the heap sampler off: not
+// one instruction of theirs on the path, which every call of a large-block
+// workload takes) and with them. `publish` calls the one bound in
+// g_publish (one indirect call, as many instructions as a direct one); the
+// marked one is bound before the sampler marks any block (bind_marked_publish).
+[[gnu::noinline]] void publish_unmarked(std::int64_t bytes, CallKind kind);
+[[gnu::noinline]] void publish_marked(std::int64_t bytes, CallKind kind);
+extern void (*g_publish)(std::int64_t bytes, CallKind kind);
+// A plain load, folded into the call (`call *g_publish(%rip)`), as the
+// allocator's entries are read; written once, before any block is marked.
+inline void publish(std::int64_t bytes, CallKind kind) { g_publish(bytes, kind); }
+void bind_marked_publish();
 
 // `counter += value` as one instruction on x86-64 (an unlocked `add` to
 // memory): not split by a signal, never torn for a reader, and one

@@ -109,6 +109,10 @@ bool parse_sample_mean(const char* text, std::uint64_t* out_bytes) {
     *out_bytes = 0;
     return true;
   }
+  if (std::strcmp(text, "on") == 0) {
+    *out_bytes = kOnSampleMeanBytes;
+    return true;
+  }
   const char* end = text + std::strlen(text);
   unsigned shift = 0;
   if (end != text) {
@@ -187,7 +191,7 @@ constexpr Setting kSettings[] = {
     {"HEAPLINE_ROOT_PID", [](const char* text, Config& c) { return parse_pid(text, &c.root_pid); },
      "the command's process id from 1 to 4194304, which the launcher sets", "unset: this process is the command"},
     {"HEAPLINE_SAMPLE", [](const char* text, Config& c) { return parse_sample_mean(text, &c.sample_mean_bytes); },
-     "off, or a mean in bytes from 1 to 1099511627776 with an optional k, m or g such as 4m", "4m"},
+     "off, on (4m), or a mean in bytes from 1 to 1099511627776 with an optional k, m or g such as 4m", "off"},
     {"HEAPLINE_SAMPLE_SEED", [](const char* text, Config& c) { return parse_seed(text, &c.sample_seed); },
      "a number of decimal digits below 2^64", "0 (from the clock)"},
 #if HEAPLINE_TEST_HOOKS  // only in the tests' build of the library, never in libheapline.so

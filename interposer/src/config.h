@@ -29,7 +29,11 @@ struct Precision {
 // not yet named). libheapline.so ignores the variable.
 enum class KillWriter { kNever, kMidWrite, kBeforeRename, kLiveBeforeRename };
 
-constexpr std::uint64_t kDefaultSampleMeanBytes = 4 * 1024 * 1024;
+// HEAPLINE_SAMPLE=on: the mean a user who asks for a profile gets. The
+// sampler is off unless asked for: at this mean it costs churn's hot path
+// about a point of instructions and a large-block workload tens of points
+// (docs/design.md, "The heap sampler"), beyond the library's overhead goal.
+constexpr std::uint64_t kOnSampleMeanBytes = 4 * 1024 * 1024;
 constexpr std::uint64_t kMaxSampleMeanBytes = std::uint64_t{1} << 40;
 
 struct Config {
@@ -49,9 +53,9 @@ struct Config {
   // report keeps the plain name; 0 when unset.
   int root_pid = 0;
   // The heap sampler (heap_sampler.h): HEAPLINE_SAMPLE, the mean distance
-  // between samples in bytes, 0 when off; HEAPLINE_SAMPLE_SEED, a fixed seed
-  // for its draws, 0 for one from the clock and the pid.
-  std::uint64_t sample_mean_bytes = kDefaultSampleMeanBytes;
+  // between samples in bytes, 0 when off (the default); HEAPLINE_SAMPLE_SEED,
+  // a fixed seed for its draws, 0 for one from the clock and the pid.
+  std::uint64_t sample_mean_bytes = 0;
   std::uint64_t sample_seed = 0;
   KillWriter kill_writer = KillWriter::kNever;
 };
@@ -84,8 +88,8 @@ bool parse_pid(const char* text, int* pid);
 // shorter than kMaxTemplateBytes.
 bool parse_out_template(const char* text, Config* config);
 
-// HEAPLINE_SAMPLE: "off" or "0" (0), or bytes from 1 to 2^40 with an
-// optional k, m or g (binary) suffix.
+// HEAPLINE_SAMPLE: "off" or "0" (0), "on" (kOnSampleMeanBytes), or bytes
+// from 1 to 2^40 with an optional k, m or g (binary) suffix.
 bool parse_sample_mean(const char* text, std::uint64_t* out_bytes);
 // HEAPLINE_SAMPLE_SEED: decimal digits, a 64-bit number.
 bool parse_seed(const char* text, std::uint64_t* out);

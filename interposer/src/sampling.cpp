@@ -307,7 +307,10 @@ void mapped_changed(std::int64_t mapped_live, std::uint64_t now, std::int64_t op
   }
 }
 
-void publish(std::int64_t bytes, CallKind kind) {
+namespace {
+
+template <bool kMarkers>
+[[gnu::always_inline]] inline void publish_pending(std::int64_t bytes, CallKind kind) {
   // Span 0 and an idle headroom: no slot (a slot asked to step down has
   // span 0 too, but counts).
   if (t_own.span == 0 && !t_own.counting()) [[unlikely]] {
@@ -323,14 +326,26 @@ void publish(std::int64_t bytes, CallKind kind) {
   // are published too.
   do {
     std::int64_t delta = t_own.own_pending();
-    if (has_markers_in_flight(delta)) [[unlikely]] delta -= markers_in_flight(delta);
+    if constexpr (kMarkers) {
+      if (has_markers_in_flight(delta)) [[unlikely]] delta -= markers_in_flight(delta);
+    }
     take_pending(t_own, delta);  // a signal handler's bytes meanwhile stay pending
     count_call(t_own.publishes);
     publish_delta(delta);
     // The threshold moves toward the fair share (precision_budget.cpp).
     if (t_own.span != g_policy.span.load(std::memory_order_relaxed)) [[unlikely]] move_threshold();
     // A marker in flight (accounting.h) stays for its own slow path.
-  } while (__builtin_expect(t_own.out_of_range(), 0) && !t_own.marker_in_flight());
+  } while (__builtin_expect(t_own.out_of_range(), 0) && !(kMarkers && t_own.marker_in_flight()));
 }
+
+}  // namespace
+
+void publish_unmarked(std::int64_t bytes, CallKind kind) { publish_pending<false>(bytes, kind); }
+void publish_marked(std::int64_t bytes, CallKind kind) { publish_pending<true>(bytes, kind); }
+
+void (*g_publish)(std::int64_t, CallKind) = publish_unmarked;
+
+void bind_marked_publish() { __atomic_store_n(&g_publish, &publish_marked, __ATOMIC_RELEASE); }
+
 
 }  // namespace heapline::accounting

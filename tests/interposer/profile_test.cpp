@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -149,27 +150,43 @@ TEST_F(ProfileTest, KnownSitesInAForkedChild) {
   expect_known_sites(report, keys, false);
 }
 
-TEST_F(ProfileTest, SampleOffWritesNoProfile) {
-  auto options = preload_options(kLib, dir_, "report.json", {{"HEAPLINE_SAMPLE", "off"}});
+// Off unless asked for: HEAPLINE_SAMPLE unset is off, like `off`; `on` is
+// the 4 MiB mean.
+TEST_F(ProfileTest, SampleOffOrUnsetWritesNoProfile) {
+  for (const char* setting : {"off", ""}) {
+    SCOPED_TRACE(std::string("HEAPLINE_SAMPLE=") + setting);
+    std::optional<std::string> value;  // std::nullopt: unset
+    if (*setting != 0) value = setting;
+    const auto options = preload_options(kLib, dir_, "report.json", {{"HEAPLINE_SAMPLE", value}});
+    const RunResult result = run({kProgram, "threads"}, options);
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const json report = read_json(dir_ / "report.json");
+    EXPECT_EQ(report["sampling"]["mean_bytes"], 0);
+    EXPECT_TRUE(report["peak_profile"].is_null());
+    EXPECT_TRUE(report["exit_profile"].is_null());
+  }
+}
+
+TEST_F(ProfileTest, SampleOnIsTheDefaultMean) {
+  auto options = preload_options(kLib, dir_, "report.json", {{"HEAPLINE_SAMPLE", "on"}});
   const RunResult result = run({kProgram, "threads"}, options);
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const json report = read_json(dir_ / "report.json");
-  EXPECT_EQ(report["sampling"]["mean_bytes"], 0);
-  EXPECT_TRUE(report["peak_profile"].is_null());
-  EXPECT_TRUE(report["exit_profile"].is_null());
+  EXPECT_EQ(report["sampling"]["mean_bytes"], 4 << 20);
+  EXPECT_FALSE(report["peak_profile"].is_null());
 }
 
-TEST_F(ProfileTest, BadSampleSettingSaysSoAndSamplesWithTheDefault) {
+TEST_F(ProfileTest, BadSampleSettingSaysSoAndKeepsTheDefaultOff) {
   auto options = preload_options(kLib, dir_, "report.json", {{"HEAPLINE_SAMPLE", "lots"}});
   const RunResult result = run({kProgram, "threads"}, options);
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  EXPECT_NE(result.err.find("heapline: HEAPLINE_SAMPLE='lots' is not valid (expected off, or a mean in bytes"),
+  EXPECT_NE(result.err.find("heapline: HEAPLINE_SAMPLE='lots' is not valid (expected off, on (4m), or a mean in bytes"),
             std::string::npos)
       << result.err;
   EXPECT_EQ(result.err.find("HEAPLINE_SAMPLE", result.err.find("HEAPLINE_SAMPLE") + 20), std::string::npos)
       << "said once: " << result.err;
   const json report = read_json(dir_ / "report.json");
-  EXPECT_GT(report["sampling"]["mean_bytes"].get<std::int64_t>(), 0);
+  EXPECT_EQ(report["sampling"]["mean_bytes"].get<std::int64_t>(), 0);
 }
 
 // HEAPLINE_SAMPLE=1: every block the meter sees is sampled (marked), so

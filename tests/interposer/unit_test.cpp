@@ -98,6 +98,10 @@ TEST(Config, SampleMeanAndSeed) {
   std::uint64_t mean = 1;
   EXPECT_TRUE(parse_sample_mean("off", &mean));
   EXPECT_EQ(mean, 0u);
+  EXPECT_TRUE(parse_sample_mean("on", &mean));
+  EXPECT_EQ(mean, 4u << 20);
+  EXPECT_TRUE(parse_sample_mean("off", &mean));
+  EXPECT_EQ(mean, 0u);
   EXPECT_TRUE(parse_sample_mean("4m", &mean));
   EXPECT_EQ(mean, 4u << 20);
   EXPECT_TRUE(parse_sample_mean("512K", &mean));

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
 
 #include "process_runner.h"
@@ -152,7 +153,36 @@ TEST_F(ProfileCli, ReportWithoutSamplingSaysSo) {
   ASSERT_EQ(run({kLauncher, "--out", "off.json", "--", kProgram, "threads"}, off).exit_code, 0);
   const RunResult refused = run({kLauncher, "profile", "off.json"}, options());
   EXPECT_EQ(refused.exit_code, 1);
-  EXPECT_EQ(refused.err, "heapline profile: off.json: no heap profile (HEAPLINE_SAMPLE=off)\n");
+  EXPECT_EQ(refused.err,
+            "heapline profile: off.json: no heap profile (the heap sampler was off: run with heapline --profile, or "
+            "HEAPLINE_SAMPLE=on)\n");
+}
+
+// The sampler is off unless asked for: --profile turns it on at the 4 MiB
+// mean, and a HEAPLINE_SAMPLE of the user's own wins over it.
+TEST_F(ProfileCli, LauncherSamplesOnlyWhenAsked) {
+  struct Case {
+    std::vector<std::string> flags;
+    std::optional<std::string> sample;
+    std::int64_t mean;
+  };
+  const Case cases[] = {{{}, std::nullopt, 0},
+                        {{"--profile"}, std::nullopt, 4 << 20},
+                        {{"--profile"}, "256k", 256 << 10},
+                        {{}, "256k", 256 << 10}};
+  int index = 0;
+  for (const Case& c : cases) {
+    RunOptions asked = options();
+    asked.env["HEAPLINE_SAMPLE"] = c.sample;
+    const std::string name = "asked" + std::to_string(index++) + ".json";
+    std::vector<std::string> argv = {kLauncher, "--out", name};
+    argv.insert(argv.end(), c.flags.begin(), c.flags.end());
+    argv.insert(argv.end(), {"--", kProgram, "threads"});
+    const RunResult result = run(argv, asked);
+    SCOPED_TRACE(name);
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(read_json(dir_ / name)["sampling"]["mean_bytes"].get<std::int64_t>(), c.mean) << result.err;
+  }
 }
 
 // A process killed at its peak leaves its latest peak profile in the live

@@ -29,7 +29,7 @@ struct ProfileOptions {
 const ProfileData& chosen_profile(const ParsedReport& report, const std::string& at) {
   const std::string& path = report.path;
   if (!report.sampling) throw std::runtime_error(path + ": no heap profile (written by a heapline without the sampler)");
-  if (report.sampling->mean_bytes == 0) throw std::runtime_error(path + ": no heap profile (HEAPLINE_SAMPLE=off)");
+  if (report.sampling->mean_bytes == 0) throw std::runtime_error(path + ": no heap profile (the heap sampler was off: run with heapline --profile, or HEAPLINE_SAMPLE=on)");
   const std::optional<ProfileData>& profile =
       at == "exit" ? report.sampling->exit_profile : report.sampling->peak_profile;
   if (!profile) {

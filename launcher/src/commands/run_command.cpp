@@ -72,6 +72,7 @@ struct Options {
   bool per_process_summary = false;
   std::string follow = "tree";
   bool quiet = false;
+  bool profile = false;
   std::vector<std::string> command;
 };
 
@@ -168,6 +169,9 @@ int run(Options& options) {
         // own summary line into the command's output (a shim or a build
         // would print one per process).
         setenv("HEAPLINE_SUMMARY", "0", 1);
+        // The heap sampler costs the hot path (docs/design.md): on only when
+        // asked for; a HEAPLINE_SAMPLE of the user's own (a mean, off) wins.
+        if (options.profile) setenv("HEAPLINE_SAMPLE", "on", 0);
       },
       {watch.fd(), [&] { watch.read_events(); },
        [&](pid_t pid) { watch.start(root_output_path(options.out, options.command.front(), pid)); }});
@@ -273,8 +277,9 @@ Subcommand add_run_command(CLI::App& heapline, const std::vector<std::string>& c
       "processes it starts write their own, with their pid inserted before the extension\n"
       "(as does the command when a running process holds the name); the summary lists\n"
       "each process of the tree with its peak, and their sum over time.\n"
-      "Settings for the library: HEAPLINE_PRECISION (exact | MIN_BYTES[,DIVISOR]),\n"
-      "HEAPLINE_INTERVAL_MS (sampling interval, default 10).");
+      "Settings for the library: HEAPLINE_PRECISION (exact | BYTES[,DIVISOR], the process's budget),\n"
+      "HEAPLINE_INTERVAL_MS (sampling interval, default 10), HEAPLINE_SAMPLE (the heap\n"
+      "sampler: off, the default; on, a 4 MiB mean; or a mean in bytes such as 256k).");
   auto options = std::make_shared<Options>();
   app->add_option("--out", options->out,
                   "report file for the command's process (%p pid, %e command name; "
@@ -288,6 +293,9 @@ Subcommand add_run_command(CLI::App& heapline, const std::vector<std::string>& c
                   "command: only the command")
       ->check(CLI::IsMember({"tree", "command"}));
   app->add_flag("-q,--quiet", options->quiet, "no summary from the launcher");
+  app->add_flag("--profile", options->profile,
+                "sample the heap for the sites that held it at the peak (HEAPLINE_SAMPLE=on, a 4 MiB mean, "
+                "unless HEAPLINE_SAMPLE is set); off by default, for its cost");
   app->add_option("--lib", options->lib,
                   "libheapline.so to preload (default: $HEAPLINE_LIB, else next to heapline)");
   return {app, [options, &command] {
