@@ -99,7 +99,7 @@ status=0
   >"$work/gate" 2>/dev/null || status=$?
 [[ $status -eq 0 ]] || { echo "a 0.6-point instruction step below a 1-point minimum failed the run"; exit 1; }
 if "$bench" check --store "$work/store" --gate cycles 2>"$work/err"; then echo "accepted --gate cycles"; exit 1; fi
-grep -q -- "--gate takes wall, cpu or instructions" "$work/err"
+grep -q -- "--gate: cycles not in {wall,cpu,instructions}" "$work/err"
 
 "$bench" render --store "$work/store" --out "$work/gen" --no-plots >/dev/null 2>&1
 grep -q '▲ \*\*regression\*\*' "$work/gen/performance.md"
@@ -120,7 +120,7 @@ mkdir -p "$work/short" && mv "$work/short.jsonl" "$work/short/points.jsonl"
 
 # Impossible rules are refused.
 if "$bench" check --store "$work/store" --min-history 50 2>"$work/err"; then echo "accepted min-history > window"; exit 1; fi
-grep -q -- "--min-history at most --window" "$work/err"
+grep -q -- "--min-history (50) must be at most --window (20)" "$work/err"
 echo "check: ok"
 
 # calibrate at a tiny scale: one line per scenario in calibration.jsonl, which
@@ -154,5 +154,5 @@ for line in open(sys.argv[1]):
         assert c["sigma"] >= 0.005 and c["detectable"] >= c["threshold"] >= 0.02, c
 PY
 if "$bench" calibrate --store "$work/cal" --repeats 2 2>"$work/err"; then echo "accepted 2 repeats"; exit 1; fi
-grep -q -- "--repeats must be at least 3" "$work/err"
+grep -q -- "--repeats: must be a whole number from 3 to 1000, got '2'" "$work/err"
 echo "calibrate: ok"

@@ -33,7 +33,7 @@ struct OverheadOptions {
   Locations where;
   std::string scenario;
   std::string library;  // path, or "none" for A/A
-  std::string runs;     // validated here, for a message that says what to fix
+  int runs = 0;
   std::vector<std::string> command;  // empty: the catalogue's
   double scale = 1.0;
   bool json = false;
@@ -70,7 +70,7 @@ struct ValidateOptions {
 struct ExportOptions {
   Locations where;
   std::string store;
-  std::string format = "csv";  // csv | github-action-benchmark
+  std::string format = "csv";  // csv | github-action-benchmark | commits
   std::string commit;          // github-action-benchmark: the points of this commit (default: the newest)
   std::string out;             // empty: standard output
 };
@@ -148,5 +148,18 @@ std::string comparison_json_path(const std::string& option, const Locations& whe
 
 // The store directory to use: the option's, else <source>/bench-data.
 std::string store_directory(const std::string& option, const Locations& where);
+
+class Store;
+// The store that validate, render, check and export read: refused (Refusal,
+// one line) when its directory does not exist. A directory without
+// points.jsonl is an empty store.
+Store existing_store(const std::string& option, const Locations& where);
+
+// What to say of lines that could not be appended to the store (`why`): the
+// lines in full, and the file beside the store they were written to
+// (Store::keep_beside) with the command that adds them later (`later`,
+// {file} standing for that file), or why even that failed. A measurement is never lost silently.
+std::string keep_unstored(const Store& store, const std::string& what, const std::string& lines, const std::string& why,
+                          const std::string& later);
 
 }  // namespace heapline::bench

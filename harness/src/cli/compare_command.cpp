@@ -88,7 +88,6 @@ int run_compare(const CompareOptions& options) {
   const Catalogue catalogue = load_catalogue(options.where.catalogue);
   std::vector<std::string> scenarios;
   for (const Scenario* scenario : selected_scenarios(catalogue, options.only)) scenarios.push_back(scenario->name);
-  if (options.runs < 1) throw Refusal("--runs must be a positive integer.");
   std::vector<AbsentPeer> absent;
   const auto builds = builds_from(options, absent);
 

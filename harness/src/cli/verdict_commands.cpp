@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "heapline_bench/verdicts/calibration.h"
 #include "heapline_bench/measurement/catalogue.h"
+#include "heapline_bench/reports/escaping.h"
 #include "heapline_bench/reports/percent_format.h"
 #include "heapline_bench/history/history.h"
 #include "heapline_bench/measurement/machine.h"
@@ -41,6 +42,11 @@ std::string github_escape(const std::string& text) {
 
 std::string short_commit(const std::string& commit) { return commit.empty() ? "(no commit)" : commit.substr(0, 7); }
 
+// A commit as code in the Markdown table, or a word that says there is none.
+std::string commit_code(const std::string& commit) {
+  return commit.empty() ? "(no commit)" : markdown_code(commit.substr(0, 7));
+}
+
 }  // namespace
 
 // The gated figures of --gate, each checked.
@@ -63,14 +69,11 @@ VerdictRule verdict_rule(const VerdictOptions& options, int scenarios) {
   rule.instructions_min_effect = options.min_effect_instructions_points / 100;
   rule.scenarios = scenarios;
   rule.figures = std::max<int>(1, static_cast<int>(gated_figures(options).size()));
-  if (rule.window < 2 || rule.min_history < 2 || rule.min_history > rule.window)
-    throw Refusal("--window and --min-history must be at least 2, and --min-history at most --window.");
-  if (!(options.min_effect_points >= 0 && options.min_effect_points <= 100))
-    throw Refusal("--min-effect must be a number of percentage points between 0 and 100.");
-  if (!(options.min_effect_instructions_points >= 0 && options.min_effect_instructions_points <= 100))
-    throw Refusal("--min-effect-instructions must be a number of percentage points between 0 and 100.");
-  if (!(rule.false_alarm_rate > 0 && rule.false_alarm_rate < 1))
-    throw Refusal("--false-alarm-rate must be between 0 and 1.");
+  // Each value is checked on the command line (command_line.cpp); this is
+  // the one rule between two of them.
+  if (rule.min_history > rule.window)
+    throw Refusal("--min-history (" + std::to_string(rule.min_history) + ") must be at most --window (" +
+                  std::to_string(rule.window) + ").");
   return rule;
 }
 
@@ -86,7 +89,7 @@ std::string figure_cell(const PointVerdict& v) {
 
 int run_check(const CheckOptions& options) {
   const Catalogue catalogue = load_catalogue(options.where.catalogue);
-  const Store store(store_directory(options.store, options.where));
+  const Store store = existing_store(options.store, options.where);
   const History history = read_history(store.points_path());
   for (const auto& problem : history.problems) std::cerr << "heapline-bench: warning: " << problem.describe() << "\n";
   std::vector<std::string> calibration_problems;
@@ -110,14 +113,14 @@ int run_check(const CheckOptions& options) {
   for (const auto& v : verdicts) {
     const auto& p = *v.point;
     const std::string figure = std::string(figure_name(v.figure)) + (is_gated(v.figure) ? " (gated)" : "");
-    table << "| `" << v.scenario << "` | " << figure << " | `" << short_commit(p.commit) << "` | " << figure_cell(v)
-          << " | ";
+    table << "| " << markdown_code(v.scenario) << " | " << figure << " | " << commit_code(p.commit) << " | "
+          << figure_cell(v) << " | ";
     if (v.verdict == Verdict::insufficient_history) {
       table << "– (" << v.history << " earlier points) | – | – | insufficient history |\n";
       continue;
     }
     table << format_figure(v.figure, v.baseline) << "% (" << v.baseline_points;
-    if (v.segment_start != nullptr) table << " since `" << short_commit(v.segment_start->commit) << "`";
+    if (v.segment_start != nullptr) table << " since " << commit_code(v.segment_start->commit);
     table << ") | " << format_figure(v.figure, v.change) << " pts | ±" << format_figure(v.figure, v.threshold, false)
           << " pts | **" << verdict_name(v.verdict) << "** |\n";
     const bool fails = v.verdict == Verdict::regression && is_gated(v.figure);
@@ -135,10 +138,10 @@ int run_check(const CheckOptions& options) {
   }
   std::ostringstream change_text;
   for (const auto& c : changes)
-    change_text << "- `" << c.scenario << "` " << figure_name(c.figure) << " on `" << c.fingerprint
-                << "`: " << format_figure(c.figure, c.change.before) << "% → " << format_figure(c.figure, c.change.after)
-                << "% between `" << short_commit(c.last_before->commit) << "` and `"
-                << short_commit(c.first_after->commit) << "` (p = " << c.change.p_value << ")\n";
+    change_text << "- " << markdown_code(c.scenario) << ' ' << figure_name(c.figure) << " on "
+                << markdown_code(c.fingerprint) << ": " << format_figure(c.figure, c.change.before) << "% → "
+                << format_figure(c.figure, c.change.after) << "% between " << commit_code(c.last_before->commit)
+                << " and " << commit_code(c.first_after->commit) << " (p = " << c.change.p_value << ")\n";
 
   std::string gate_names;
   for (Figure f : gated) gate_names += (gate_names.empty() ? "" : ", ") + std::string(figure_name(f));
@@ -163,8 +166,6 @@ int run_check(const CheckOptions& options) {
 int run_calibrate(const CalibrateOptions& options) {
   const Catalogue catalogue = load_catalogue(options.where.catalogue);
   const std::vector<const Scenario*> selected = selected_scenarios(catalogue, options.only);
-  if (options.repeats < 3) throw Refusal("--repeats must be at least 3: a spread needs a few figures.");
-  if (!(options.scale > 0)) throw Refusal("--scale must be a positive number.");
   const VerdictRule rule = verdict_rule(options.rule, static_cast<int>(catalogue.scenarios.size()));
   const std::string library =
       checked_preload_libraries(options.library.empty() ? options.where.bin_dir + "/libheapline.so" : options.library);
@@ -179,6 +180,7 @@ int run_calibrate(const CalibrateOptions& options) {
   if (options.instructions && valgrind.empty()) std::cerr << "heapline-bench: " << kNoValgrindNote << "\n";
 
   PosixProcessRunner runner;
+  bool unstored = false;
   int goals = 0, goals_met = 0;
   std::cout << "| Scenario | Figure | A/A spread | A/A largest | Repeat spread | Noise (sigma) | Threshold | "
                "Detectable (80%) | Spread goal |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n";
@@ -229,20 +231,28 @@ int run_calibrate(const CalibrateOptions& options) {
       }
       double largest = 0;
       for (double x : c.aa_overheads) largest = std::max(largest, std::fabs(x));
-      std::cout << "| `" << c.scenario << "` | " << figure_name(figure) << " | ±"
+      std::cout << "| " << markdown_code(c.scenario) << " | " << figure_name(figure) << " | ±"
                 << format_figure(figure, robust_sigma(c.aa_overheads), false) << " | "
                 << format_figure(figure, largest, false) << " | ±"
                 << format_figure(figure, robust_sigma(c.repeated_overheads), false) << " | "
                 << format_figure(figure, c.sigma, false) << " pts | " << format_figure(figure, c.threshold, false)
                 << " pts | " << format_figure(figure, c.detectable, false) << " pts | " << goal_text << " |\n";
       lines += calibration_to_json(c, machine.fingerprint(), machine.describe(), options.runs, options.scale,
-                                   utc_now_iso8601())
+                                   utc_now_rfc3339())
                    .dump() +
                "\n";
     }
     std::cout.flush();
     // Scenario by scenario: an interruption keeps what was calibrated.
-    store.append_lines(store.calibration_path(), lines);
+    try {
+      store.append_lines(store.calibration_path(), lines);
+    } catch (const std::runtime_error& e) {
+      unstored = true;
+      std::cerr << "heapline-bench: "
+                << keep_unstored(store, "the calibration of " + scenario->name, lines, e.what(),
+                                 "cat {file} >> " + store.calibration_path())
+                << "\n";
+    }
     const double seconds = stopwatch.lap();
     std::cerr << "calibrate: " << scenario->name << " in " << std::lround(seconds) << " s\n";
   }
@@ -250,8 +260,8 @@ int run_calibrate(const CalibrateOptions& options) {
                "goal): "
             << goals_met << " of " << goals << " met.\n";
   std::cerr << "calibrate: appended to " << store.calibration_path() << " (machine " << machine.fingerprint()
-            << ")\n";
-  return kExitOk;
+            << ")" << (unstored ? "; some calibrations could not be stored (above)" : "") << "\n";
+  return unstored ? kExitRefused : kExitOk;
 }
 
 }  // namespace heapline::bench

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "heapline_bench/measurement/statistics.h"
+#include "heapline_bench/measurement/utc_time.h"
 
 namespace heapline::bench {
 
@@ -60,6 +61,7 @@ HistoryEntry history_entry(const Point& p, int line) {
   e.commit = p.commit;
   if (p.commit_range) e.range_first = p.commit_range->first;
   e.measured_at = p.measured_at;
+  e.measured_at_ns = utc_time_nanoseconds(p.measured_at).value_or(0);  // the reader refuses any other time
   e.timing = p.timing;
   e.fingerprint = p.fingerprint;
   e.command = p.command;
@@ -81,7 +83,6 @@ HistoryEntry history_entry(const Point& p, int line) {
 History history_of(const PointsRead& read) {
   History history;
   history.problems = read.problems;
-  history.skipped_lines = read.skipped_lines;
   std::map<std::string, int> machine_index;  // fingerprint -> index in history.machines
   history.entries.reserve(read.points.size());
   for (std::size_t i = 0; i < read.points.size(); ++i) {
@@ -95,15 +96,13 @@ History history_of(const PointsRead& read) {
     history.entries.push_back(std::move(entry));
   }
   // Time is when a point was measured, not where its line sits: an import of
-  // older points appends them, and must not make them the newest. ISO 8601
-  // UTC times sort as text; points of the same time keep their file order.
+  // older points appends them, and must not make them the newest. Points of
+  // the same instant keep their file order.
   std::stable_sort(history.entries.begin(), history.entries.end(),
-                   [](const HistoryEntry& a, const HistoryEntry& b) { return a.measured_at < b.measured_at; });
+                   [](const HistoryEntry& a, const HistoryEntry& b) { return a.measured_at_ns < b.measured_at_ns; });
   return history;
 }
 
-History read_history(const std::string& path, std::size_t last_lines) {
-  return history_of(read_points_file(path, RawTimes::skip, last_lines));
-}
+History read_history(const std::string& path) { return history_of(read_points_file(path, RawTimes::skip)); }
 
 }  // namespace heapline::bench

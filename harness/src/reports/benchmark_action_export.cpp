@@ -26,7 +26,8 @@ std::string points_benchmark_action_json(const std::vector<Point>& points, const
   if (out.empty())
     throw std::runtime_error(wanted.empty() ? "the store has no point with a commit to export"
                                             : "the store has no point of commit " + wanted);
-  return out.dump(2) + "\n";
+  // Text that is not UTF-8 becomes U+FFFD: a JSON writer must not fail on it.
+  return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace heapline::bench

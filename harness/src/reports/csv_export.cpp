@@ -1,19 +1,9 @@
 #include <sstream>
 
+#include "heapline_bench/reports/escaping.h"
 #include "heapline_bench/reports/points_export.h"
 
 namespace heapline::bench {
-namespace {
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
-}  // namespace
-
 std::string points_csv(const std::vector<Point>& points) {
   std::ostringstream out;
   out.precision(10);

@@ -21,6 +21,7 @@
 #include "heapline_bench/measurement/instructions.h"
 #include "heapline_bench/measurement/machine.h"
 #include "heapline_bench/measurement/statistics.h"
+#include "heapline_bench/measurement/utc_time.h"
 
 namespace heapline::bench {
 
@@ -63,7 +64,7 @@ struct Point {
   std::string scenario;
   std::string commit;                       // the measured commit; empty when unknown
   std::optional<CommitRange> commit_range;  // when skipped pushes are folded into this point
-  std::string measured_at;                  // ISO 8601, UTC
+  std::string measured_at;                  // RFC 3339, UTC (utc_time.h)
   double overhead = 0;  // the wall figure, the headline
   Interval interval;
   double confidence = 0.95;
@@ -99,6 +100,15 @@ std::optional<long> extra_peak_rss_kib(const std::vector<RawRun>& with, const st
 
 nlohmann::ordered_json to_json(const Point& point);
 
+// The point as one line of the store (no newline): to_json, with any byte
+// that is not UTF-8 replaced by U+FFFD (a JSON writer must not fail on it).
+std::string point_line(const Point& point);
+
+// Oldest first by measured_at (the instant, utc_time.h), file order kept
+// within the same instant: the store's order is not time's, since an import
+// appends older points.
+void sort_by_measured_at(std::vector<Point>& points);
+
 // A point's "cpu" object (and a release comparison round's): the figure, its
 // interval and the two medians, or null when absent.
 nlohmann::ordered_json run_figure_json(const std::optional<RunFigure>& figure);
@@ -109,8 +119,6 @@ nlohmann::ordered_json raw_runs_to_json(const std::vector<RawRun>& runs);
 // Reads a point with the one schema reader (point_reader.h). Throws
 // std::runtime_error saying which field is missing or of the wrong type.
 Point point_from_json(const nlohmann::json& json);
-
-std::string utc_now_iso8601();
 
 // Two points are the same measurement when scenario, commit, measured_at,
 // wall figure and machine agree: an import adds a point once, and validate

@@ -1,5 +1,7 @@
 // `heapline-bench export`: the history in the formats other tools read, one
-// file each (csv_export.cpp, benchmark_action_export.cpp).
+// file each (csv_export.cpp, benchmark_action_export.cpp,
+// commits_export.cpp). Each takes the points oldest first by measured_at
+// (sort_by_measured_at).
 #pragma once
 
 #include <string>
@@ -21,5 +23,11 @@ std::string points_csv(const std::vector<Point>& points);
 // a dashboard never joins figures of different machines. Throws
 // std::runtime_error when the store has no point of that commit.
 std::string points_benchmark_action_json(const std::vector<Point>& points, const std::string& commit);
+
+// The commits the points measured, newest first, each once, one a line
+// (points without a commit have none): what the CI scripts ask of the store
+// (tools/ci/run_suite.sh: the newest measured ancestor), read by the one
+// reader instead of a copy of it.
+std::string points_commits(const std::vector<Point>& points);
 
 }  // namespace heapline::bench

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "heapline_bench/history/history.h"
@@ -23,6 +24,17 @@ struct PlotLayout {
   std::vector<std::string> labels;  // label of each slot
 };
 PlotLayout plot_layout(const std::vector<const HistoryEntry*>& entries);
+
+// The files of the plots, without writing or running anything: the gnuplot
+// script (history.gp), which reads its data from and writes its SVGs into
+// `work`, and each data file's name (in `work`) and text.
+struct PlotFiles {
+  std::string script;
+  std::vector<std::pair<std::string, std::string>> data;
+  std::vector<std::string> svgs;  // the file names the script writes, in `work`
+};
+PlotFiles plot_files(const History& history, const std::vector<std::string>& scenarios, const std::string& work,
+                     int max_points, const std::vector<HistoryChange>& changes);
 
 // Writes <scenario>.dat and <scenario>.svg into plot_dir for each scenario,
 // the last `max_points` points of each: one series per machine (its key
