@@ -172,7 +172,7 @@ def performance_rules(path, workflow):
     check(set(runs_of(publish).split()) <= {"tools/ci/checkout_store.sh", "tools/ci/publish_points.sh"}, path,
           "job publish may run tools/ci/checkout_store.sh and tools/ci/publish_points.sh only")
 
-    for script in ("tools/ci/checkout_store.sh", "tools/ci/build_site.sh"):
+    for script in ("tools/ci/checkout_store.sh", "heapline-bench validate", "tools/ci/build_site.sh"):
         check(script in runs_of(site), path, f"job site does not run {script}")
     check((site.get("env") or {}).get("HEAPLINE_STORE_OFFLINE") == "1", path, "job site must read the store offline")
     check(any(u.startswith("actions/upload-pages-artifact@") for u in uses_of(site)), path,
