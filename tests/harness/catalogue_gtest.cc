@@ -1,4 +1,5 @@
 #include "heapline_bench/measurement/catalogue.h"
+#include "heapline_bench/text/text.h"
 
 #include <gtest/gtest.h>
 
@@ -100,6 +101,24 @@ TEST(Catalogue, RejectsMalformedCatalogues) {
                                "t"),
                std::runtime_error);
   EXPECT_THROW(load_catalogue("/nonexistent/scenarios.json"), std::runtime_error);
+}
+
+// Whatever the file holds, a refusal is one runtime_error of one line that
+// names the file: a number JSON cannot hold (the parser's out_of_range, not
+// a parse_error) aborted heapline-bench, and a parser's message quoting a
+// DEL byte broke the line.
+TEST(Catalogue, EveryRefusalIsOneLineNamingTheFile) {
+  for (const std::string text : {std::string(R"({"scenarios": [{"name": "a", "command": ["x"], "scale_arg": 2e308}]})"),
+                                 std::string("{\n  \x7f\"scenarios\": []}")}) {
+    try {
+      parse_catalogue(text, "my catalogue.json");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const std::runtime_error& e) {
+      const std::string message = e.what();
+      EXPECT_EQ(message.rfind("scenario catalogue my catalogue.json: ", 0), 0u) << message;
+      EXPECT_EQ(find_control_character(message), std::string::npos) << message;
+    }
+  }
 }
 
 }  // namespace

@@ -111,9 +111,12 @@ TEST(PointReader, EveryReaderRefusesTheSameLinesForTheSameReason) {
        "field \"raw.with[].wall_s\" appears twice"},
       {replaced("0.05,", "1e400,"), "not valid JSON"},
       {replaced("2026-03-01T12:00:00Z", "Sun, 01 Mar 2026 12:00:00 GMT"),
-       "field \"measured_at\" must be a UTC time as RFC 3339 writes it (\"2026-03-01T12:00:00Z\"), got \"Sun, 01 Mar "
+       "field \"measured_at\" must be a UTC time as RFC 3339 writes it (\"2026-03-01T12:00:00Z\", 1970 to 2261), got \"Sun, 01 Mar "
        "2026 12:00:00 GMT\""},
       {replaced("2026-03-01T12:00:00Z", "2026-02-30T12:00:00Z"), "must be a UTC time"},
+      // Past 2262-04-11 the nanoseconds since 1970 overflow 64 bits.
+      {replaced("2026-03-01T12:00:00Z", "4052-12-01T18:59:06Z"), "must be a UTC time"},
+      {replaced("2026-03-01T12:00:00Z", "1969-12-31T23:59:59Z"), "must be a UTC time"},
       {replaced("2026-03-01T12:00:00Z", "2026-03-01T12:00:00+01:00"), "must be a UTC time"},
       {replaced("[{\"wall_s\":1.0}],\"without\"", "\"fast\",\"without\""), "field \"raw.with\" must be an array of runs"},
   };

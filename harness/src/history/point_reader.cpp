@@ -167,7 +167,7 @@ Point point_from(element document, RawTimes raw) {
   const auto measured_at = o.optional_string("measured_at");
   if (!measured_at || measured_at->empty()) wrong("measured_at", "is missing");
   if (!utc_time_nanoseconds(*measured_at))
-    wrong("measured_at", "must be a UTC time as RFC 3339 writes it (\"2026-03-01T12:00:00Z\"), got \"" + *measured_at +
+    wrong("measured_at", "must be a UTC time as RFC 3339 writes it (\"2026-03-01T12:00:00Z\", 1970 to 2261), got \"" + *measured_at +
                              "\"");
   p.measured_at = *measured_at;
   p.overhead = o.required_number("overhead");

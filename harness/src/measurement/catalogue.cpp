@@ -60,11 +60,15 @@ std::vector<std::string> Catalogue::names() const {
 }
 
 Catalogue parse_catalogue(const std::string& json_text, const std::string& origin) {
-  auto fail = [&](const std::string& why) { return std::runtime_error("scenario catalogue " + origin + ": " + why); };
+  // One line whatever the file holds: a parser's message quotes the bytes
+  // it stopped at.
+  auto fail = [&](const std::string& why) {
+    return std::runtime_error("scenario catalogue " + printable(origin) + ": " + printable(why));
+  };
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number out of range (2e308)
     throw fail(std::string("not valid JSON: ") + e.what());
   }
   if (!doc.is_object() || !doc.contains("scenarios") || !doc["scenarios"].is_array())

@@ -55,6 +55,8 @@ std::optional<std::int64_t> utc_time_nanoseconds(std::string_view text) {
   const auto hour = digits(text, 11, 2), minute = digits(text, 14, 2), second = digits(text, 17, 2);
   if (!year || !month || !day || !hour || !minute || !second) return std::nullopt;
   if (text[4] != '-' || text[7] != '-' || text[10] != 'T' || text[13] != ':' || text[16] != ':') return std::nullopt;
+  // From 1970 to 2261: nanoseconds since 1970 fit 64 bits until 2262-04-11.
+  if (*year < 1970 || *year > 2261) return std::nullopt;
   if (*month < 1 || *month > 12 || *day < 1 || *day > days_in_month(*year, *month)) return std::nullopt;
   if (*hour > 23 || *minute > 59 || *second > 60) return std::nullopt;
   std::size_t at = 19;
