@@ -9,10 +9,12 @@ worktree of the current checkout, rebuilt incrementally and tested:
 - a sample: `--sample N --seed S` draws N lines at random among the source
   lines of interposer/, launcher/ and harness/ that an operator applies to,
   and one mutation of each (see OPERATORS), the same N for the same tree and
-  seed. Its mutants run the tests of the mutated file's module first
-  (MODULE_TESTS) and, when all pass, the rest of the suite: a survivor has
-  passed every test. The mutants that tools/mutants.equivalent lists (they
-  cannot change what the program does) are not run.
+  seed. Its mutants run the tests of the mutated file's module first, in
+  rounds (MODULE_TESTS), and, when all pass, the rest of the suite but the
+  tests that run no program of the build (RUNS_NO_BUILT_PROGRAM): a
+  survivor has passed every test that could catch it. The mutants that
+  tools/mutants.equivalent lists (they cannot change what the program
+  does) are not run.
 
 Verdicts: killed (a test failed), timeout (a test ran out of time: the bug
 was caught, by a hang), survived (every test passed), not-compiling, and for
@@ -35,15 +37,22 @@ SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MUTATED_DIRS = ("interposer", "launcher", "harness")
 MUTATED_SUFFIXES = (".c", ".cc", ".cpp", ".h")
 
-# The tests a sampled mutant of each module meets first: the module's own
-# and those that run its code for real (the launcher's tests run programs
-# under the library; the fuzz replays read with the launcher's and the
-# harness's readers). A mutant that passes them runs the rest of the suite.
+# The tests a sampled mutant of each module meets, round after round, the
+# quickest and closest first: the module's unit tests, its other tests,
+# then the tests that run its code for real (the launcher's tests run
+# programs under the library; the fuzz replays and the docs read with the
+# launcher's and the harness's readers). Each round stops at the first
+# failure; a mutant that passes them all runs the rest of the suite.
 MODULE_TESTS = {
-    "interposer": r"^(interposer|launcher|scenarios)\.",
-    "launcher": r"^(launcher|fuzz)\.",
-    "harness": r"^(harness|fuzz|docs|ci\.real_suite|ci\.publish\.real_validate)",
+    "interposer": (r"^interposer\.(unit|regions)\.", r"^interposer\.", r"^(launcher|scenarios)\."),
+    "launcher": (r"^launcher\.", r"^fuzz\."),
+    "harness": (r"^harness\.[A-Z]", r"^harness\.|^fuzz\.",
+                r"^docs\.|^ci\.real_suite$|^ci\.publish\.real_validate$"),
 }
+# Tests that run no program of the build (the workflows' scripts with a fake
+# heapline-bench, the linters, this tool's own test): no mutant of the C++
+# can change their outcome, so the last round leaves them out.
+RUNS_NO_BUILT_PROGRAM = r"^ci\.(?!real_suite$|publish\.real_validate$)|^tools\."
 # Per test, for tests without a TIMEOUT of their own (ctest --timeout).
 DEFAULT_TEST_TIMEOUT = 300
 
@@ -388,8 +397,9 @@ def failed_tests(log):
         text = f.read()
     section = text.split("The following tests FAILED:", 1)
     if len(section) == 2:
-        for m in re.finditer(r"^\s*\d+ - (\S+) \(([^)]*)\)", section[1], re.M):
-            failed.append((m.group(1), m.group(2)))
+        # "  12 - NAME (Failed)"; a parameterised test's NAME holds blanks.
+        for m in re.finditer(r"^\s*\d+ - (.*) \(([^()]*)\)\s*$", section[1], re.M):
+            failed.append((m.group(1).split("  #")[0], m.group(2)))
     return failed
 
 
@@ -398,7 +408,9 @@ class Worker:
 
     def __init__(self, scratch, index, snapshot, jobs):
         self.dir = os.path.join(scratch, f"w{index}")
-        self.build = os.path.join(self.dir, "build")
+        # build/release, as in a checkout: compilations the same paths away
+        # from their sources, which a ccache with a base_dir shares.
+        self.build = os.path.join(self.dir, "build", "release")
         self.log_dir = os.path.join(scratch, "logs")
         self.snapshot = snapshot
         self.jobs = jobs
@@ -437,6 +449,12 @@ class Worker:
         if exclude:
             command += ["-E", exclude]
         log = self.log(log_name)
+        # Without the costs of earlier runs, ctest starts the tests in the
+        # order they are defined (unit tests first) instead of the longest
+        # first: a failure, which ends the run, comes sooner.
+        costs = os.path.join(self.build, "Testing", "Temporary", "CTestCostData.txt")
+        if stop_on_failure and os.path.exists(costs):
+            os.remove(costs)
         status = run(command, log)
         return status, failed_tests(log), log
 
@@ -481,8 +499,9 @@ class Worker:
                     return ("timeout" if "timeout" in listing.group(2) else "killed"), [f"{program} --gtest_list_tests"]
                 return "not-compiling", []
             if sampled:
-                first = MODULE_TESTS[mutant.file.split("/", 1)[0]]
-                rounds = [(first, None), (None, first)]  # the module's tests, then the rest
+                stages = MODULE_TESTS[mutant.file.split("/", 1)[0]]
+                rounds = [(stage, "|".join(stages[:i]) or None) for i, stage in enumerate(stages)]
+                rounds.append((None, "|".join(stages + (RUNS_NO_BUILT_PROGRAM,))))  # the rest of the suite
             else:
                 rounds = [(mutant.tests, None)]
             for include, exclude in rounds:
