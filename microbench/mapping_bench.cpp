@@ -16,6 +16,7 @@
 #include <cstddef>
 
 #include "mapped_memory.h"
+#include "os.h"
 
 namespace {
 
@@ -28,7 +29,7 @@ void map_and_unmap(benchmark::State& state) {
   const int prot = PROT_READ | PROT_WRITE;
   for (auto _ : state) {
     void* p = kThroughAccounting ? mapped::map(nullptr, bytes, prot, flags, -1, 0, nullptr)
-                                 : mapped::system_mmap(nullptr, bytes, prot, flags, -1, 0);
+                                 : heapline::os::map(nullptr, bytes, prot, flags, -1, 0);
     if (p == MAP_FAILED) {
       state.SkipWithError("mmap failed");
       break;
@@ -37,7 +38,7 @@ void map_and_unmap(benchmark::State& state) {
     if (kThroughAccounting) {
       mapped::unmap(p, bytes);
     } else {
-      mapped::system_munmap(p, bytes);
+      heapline::os::unmap(p, bytes);
     }
   }
 }

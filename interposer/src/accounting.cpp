@@ -82,8 +82,15 @@ bool ensure_process_init() {
   std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
   g_process.start_mono_ns.store(now, std::memory_order_relaxed);
   g_process.start_unix_ns = clock_ns(CLOCK_REALTIME);
-  load_config(g_process.config, [](const char* name) -> const char* { return getenv(name); });
-  if (const char* root = getenv("HEAPLINE_ROOT_PID"); root != nullptr) g_process.root_pid = atoi(root);
+  if (os::secure_mode()) {
+    // Set-user-ID and the like: the environment is the caller's, not this
+    // process's owner's. No setting is read and nothing is written (a path
+    // chosen by another user, created with these privileges).
+    g_process.config.output_off = true;
+  } else {
+    load_config(g_process.config, [](const char* name) -> const char* { return getenv(name); });
+  }
+  g_process.root_pid = g_process.config.root_pid;
   g_process.pid = getpid();
   decide_followed(false);
   if (getcwd(g_process.base_dir, sizeof g_process.base_dir) == nullptr) g_process.base_dir[0] = 0;
@@ -100,10 +107,8 @@ bool ensure_process_init() {
   // Threads without a slot publish (and may sample) while this runs: keep
   // them out of the timeline until it has moved to the live file.
   const bool locked = lock_sampling();
-  open_live_file();
-  reset_timelines(g_process.config.interval_ns);
-  start_timeline(now, g_published.live.load(std::memory_order_relaxed));
-  if (locked) g_sampling.busy.store(false, std::memory_order_release);
+  open_live_file(now, g_published.live.load(std::memory_order_relaxed));
+  if (locked) unlock_sampling();
   g_process.init_state.store(kDone, std::memory_order_release);
   errno = saved_errno;
   return true;

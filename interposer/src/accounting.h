@@ -165,6 +165,15 @@ inline void count_call(std::atomic<std::uint64_t>& counter) {
 #endif
 }
 
+// Takes back one count_call, the same way.
+inline void uncount_call(std::atomic<std::uint64_t>& counter) {
+#if defined(__x86_64__)
+  asm volatile("decq %0" : "+m"(*reinterpret_cast<std::uint64_t*>(&counter)));
+#else
+  counter.store(counter.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+#endif
+}
+
 // `counter -= value`, and whether the result is negative, read from the
 // flags of that one instruction (so a signal cannot come between them).
 // Only the owner thread (and its signal handlers) may use it.

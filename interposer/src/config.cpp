@@ -18,21 +18,27 @@ bool parse_u64(const char* begin, const char* end, std::uint64_t* out) {
 }
 
 // "heapline: HEAPLINE_X='value' is not valid (expected ...); using the default ..."
-void report_bad_value(const char* name, const char* value, const char* expected, const char* default_used) {
+void report_bad_value(const char* name, const char* value, const char* expected, const char* default_used,
+                      void (*say)(const char*, std::size_t)) {
   char line[512];
   TextSink text(line, sizeof line);
   text.append("heapline: ");
   text.append(name);
   text.append("='");
-  std::size_t length = std::strlen(value);
-  text.append(value, length > 80 ? 80 : length);
-  if (length > 80) text.append("...");
+  // The value as printable ASCII: whatever its bytes, the line stays one
+  // line of text.
+  std::size_t shown = 0;
+  for (const char* c = value; *c != 0 && shown < 80; ++c, ++shown) {
+    const unsigned char byte = static_cast<unsigned char>(*c);
+    text.append(byte >= 0x20 && byte < 0x7f ? *c : '?');
+  }
+  if (std::strlen(value) > shown) text.append("...");
   text.append("' is not valid (expected ");
   text.append(expected);
   text.append("); using the default ");
   text.append(default_used);
   text.append('\n');
-  write_stderr(line, text.size());
+  say(line, text.size());
 }
 
 }  // namespace
@@ -88,44 +94,93 @@ bool parse_follow(const char* text, bool* follow_children) {
   return true;
 }
 
-void load_config(Config& config, const char* (*lookup)(const char*)) {
-  if (const char* out = lookup("HEAPLINE_OUT"); out != nullptr && *out != 0) {
-    if (std::strcmp(out, "off") == 0) {
-      config.output_off = true;
-    } else if (std::strlen(out) + 64 < kMaxPath) {  // room for a pid and a temp suffix
-      std::strcpy(config.out_template, out);
-    } else {
-      report_bad_value("HEAPLINE_OUT", out, "a path template shorter than 4000 bytes", "heapline.%e.%p.json");
+bool parse_pid(const char* text, int* pid) {
+  std::uint64_t value;
+  if (!parse_u64(text, text + std::strlen(text), &value) || value < 1 || value > static_cast<std::uint64_t>(kMaxPid)) {
+    return false;
+  }
+  *pid = static_cast<int>(value);
+  return true;
+}
+
+bool parse_out_template(const char* text, Config* config) {
+  if (std::strcmp(text, "off") == 0) {
+    config->output_off = true;
+    return true;
+  }
+  // The longest path the template can expand to: %p a pid of up to 7
+  // digits, %e a file name of up to NAME_MAX bytes.
+  const std::size_t length = std::strlen(text);
+  std::size_t longest = 0;
+  for (const char* c = text; *c != 0; ++c) {
+    if (*c != '%') {
+      ++longest;
+      continue;
     }
+    if (c[1] == 'p') longest += 7;
+    else if (c[1] == 'e') longest += kMaxNameBytes;
+    else if (c[1] == '%') longest += 1;
+    else return false;
+    ++c;
   }
-  if (const char* interval = lookup("HEAPLINE_INTERVAL_MS"); interval != nullptr) {
-    std::uint64_t ms = kDefaultIntervalMs;
-    if (!parse_interval_ms(interval, &ms)) {
-      report_bad_value("HEAPLINE_INTERVAL_MS", interval, "whole milliseconds from 0 to 86400000", "10");
-    }
-    config.interval_ns = ms * 1'000'000;
-  }
-  if (const char* precision = lookup("HEAPLINE_PRECISION"); precision != nullptr) {
-    if (!parse_precision(precision, &config.precision)) {
-      report_bad_value("HEAPLINE_PRECISION", precision, "exact, batched, or MIN_BYTES[,DIVISOR] such as 65536,32",
-                       "batched (16384,64)");
-    }
-  }
-  if (const char* summary = lookup("HEAPLINE_SUMMARY"); summary != nullptr) {
-    if (!parse_switch(summary, &config.summary)) report_bad_value("HEAPLINE_SUMMARY", summary, "0 or 1", "0");
-  }
-  if (const char* mapped = lookup("HEAPLINE_MAPPED"); mapped != nullptr) {
-    if (!parse_on_off(mapped, &config.mapped)) report_bad_value("HEAPLINE_MAPPED", mapped, "on or off", "on");
-  }
-  if (const char* follow = lookup("HEAPLINE_FOLLOW"); follow != nullptr) {
-    if (!parse_follow(follow, &config.follow_children)) report_bad_value("HEAPLINE_FOLLOW", follow, "tree or command", "tree");
-  }
+  if (length == 0 || longest >= kMaxTemplateBytes) return false;
+  std::memcpy(config->out_template, text, length + 1);
+  config->output_off = false;
+  return true;
+}
+
+namespace {
+
+// One HEAPLINE_* variable: its reader (false: the value is refused and the
+// config keeps its default), what a good value looks like, and the default.
+struct Setting {
+  const char* name;
+  bool (*read)(const char* text, Config& config);
+  const char* expected;
+  const char* default_used;
+};
+
+constexpr Setting kSettings[] = {
+    {"HEAPLINE_OUT", [](const char* text, Config& c) { return parse_out_template(text, &c); },
+     "off, or a path template whose only % sequences are %p, %e and %%, expanding to under 4032 bytes",
+     "heapline.%e.%p.json"},
+    {"HEAPLINE_INTERVAL_MS",
+     [](const char* text, Config& c) {
+       std::uint64_t ms;
+       if (!parse_interval_ms(text, &ms)) return false;
+       c.interval_ns = ms * 1'000'000;
+       return true;
+     },
+     "whole milliseconds from 0 to 86400000", "10"},
+    {"HEAPLINE_PRECISION", [](const char* text, Config& c) { return parse_precision(text, &c.precision); },
+     "exact, batched, or MIN_BYTES[,DIVISOR] such as 65536,32", "batched (16384,64)"},
+    {"HEAPLINE_SUMMARY", [](const char* text, Config& c) { return parse_switch(text, &c.summary); }, "0 or 1", "0"},
+    {"HEAPLINE_MAPPED", [](const char* text, Config& c) { return parse_on_off(text, &c.mapped); }, "on or off", "on"},
+    {"HEAPLINE_FOLLOW", [](const char* text, Config& c) { return parse_follow(text, &c.follow_children); },
+     "tree or command", "tree"},
+    {"HEAPLINE_ROOT_PID", [](const char* text, Config& c) { return parse_pid(text, &c.root_pid); },
+     "the command's process id from 1 to 4194304, which the launcher sets", "unset: this process is the command"},
 #if HEAPLINE_TEST_HOOKS  // only in the tests' build of the library, never in libheapline.so
-  if (const char* kill = lookup("HEAPLINE_TEST_KILL_WRITER"); kill != nullptr) {
-    if (std::strcmp(kill, "mid-write") == 0) config.kill_writer = KillWriter::kMidWrite;
-    else if (std::strcmp(kill, "before-rename") == 0) config.kill_writer = KillWriter::kBeforeRename;
-  }
+    {"HEAPLINE_TEST_KILL_WRITER",
+     [](const char* text, Config& c) {
+       if (std::strcmp(text, "mid-write") == 0) c.kill_writer = KillWriter::kMidWrite;
+       else if (std::strcmp(text, "before-rename") == 0) c.kill_writer = KillWriter::kBeforeRename;
+       else if (std::strcmp(text, "live-before-rename") == 0) c.kill_writer = KillWriter::kLiveBeforeRename;
+       else return false;
+       return true;
+     },
+     "mid-write, before-rename or live-before-rename", "never"},
 #endif
+};
+
+}  // namespace
+
+void load_config(Config& config, const char* (*lookup)(const char*), void (*say)(const char*, std::size_t)) {
+  for (const Setting& setting : kSettings) {
+    const char* text = lookup(setting.name);
+    if (text == nullptr || setting.read(text, config)) continue;
+    report_bad_value(setting.name, text, setting.expected, setting.default_used, say != nullptr ? say : write_stderr);
+  }
 }
 
 }  // namespace heapline

@@ -1,7 +1,8 @@
 // HEAPLINE_* environment variables: parsed once per process, during the lazy
-// init of the first allocation call, without allocating. A bad value is
-// reported with one line on stderr naming the variable and the default used;
-// heapline never refuses to run the program.
+// init of the first allocation call, without allocating, by one table of
+// typed, range-checked readers (config.cpp). A bad value is reported with
+// one line on stderr naming the variable, what a good value looks like and
+// the default used; heapline never refuses to run the program.
 #pragma once
 
 #include <cstddef>
@@ -21,8 +22,10 @@ struct Precision {
 // Test-only: in the tests' build of the library (HEAPLINE_TEST_HOOKS,
 // libheapline_test_hooks.so), HEAPLINE_TEST_KILL_WRITER makes the writer
 // SIGKILL its own process at a chosen point, to prove a killed writer leaves
-// no partial file under the final name. libheapline.so ignores the variable.
-enum class KillWriter { kNever, kMidWrite, kBeforeRename };
+// no partial file under the final name: the report's (mid-write,
+// before-rename) or the live file's (live-before-rename: made and mapped,
+// not yet named). libheapline.so ignores the variable.
+enum class KillWriter { kNever, kMidWrite, kBeforeRename, kLiveBeforeRename };
 
 struct Config {
   char out_template[kMaxPath] = "heapline.%e.%p.json";
@@ -37,11 +40,22 @@ struct Config {
   // process of the run when that is unset; the processes it starts write
   // nothing).
   bool follow_children = true;
+  // HEAPLINE_ROOT_PID (set by the launcher): the pid of the command, whose
+  // report keeps the plain name; 0 when unset.
+  int root_pid = 0;
   KillWriter kill_writer = KillWriter::kNever;
 };
 
 constexpr std::uint64_t kDefaultIntervalMs = 10;
 constexpr std::uint64_t kMaxIntervalMs = 86'400'000;  // one day
+// The largest pid Linux gives (PID_MAX_LIMIT, 2^22).
+constexpr int kMaxPid = 4'194'304;
+// The longest expansion of HEAPLINE_OUT: room is left in a path for the
+// starting directory's prefix of a relative template, a pid and the
+// temporary names' suffixes.
+constexpr std::size_t kMaxTemplateBytes = kMaxPath - 64;
+// The longest program name %e stands for (NAME_MAX).
+constexpr std::size_t kMaxNameBytes = 255;
 
 // Each returns false (and leaves *out alone) for a value it does not accept.
 bool parse_interval_ms(const char* text, std::uint64_t* out_ms);
@@ -53,9 +67,16 @@ bool parse_switch(const char* text, bool* out);
 bool parse_on_off(const char* text, bool* out);
 // "tree" (true: the command and every process it starts) or "command".
 bool parse_follow(const char* text, bool* follow_children);
+// A process id, 1 to kMaxPid, in decimal digits only.
+bool parse_pid(const char* text, int* pid);
+// HEAPLINE_OUT: "off", or a path template whose only % sequences are %p,
+// %e and %%, and whose longest expansion (%p 7 digits, %e kMaxNameBytes) is
+// shorter than kMaxTemplateBytes.
+bool parse_out_template(const char* text, Config* config);
 
 // Reads the environment through `lookup` (getenv in production) and reports
-// each bad value on stderr.
-void load_config(Config& config, const char* (*lookup)(const char*));
+// each bad value with one line through `say` (stderr in production).
+void load_config(Config& config, const char* (*lookup)(const char*),
+                 void (*say)(const char* line, std::size_t size) = nullptr);
 
 }  // namespace heapline

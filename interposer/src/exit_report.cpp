@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "mapped_memory.h"
+#include "os.h"
 #include "output.h"
 #include "process_state.h"
 
@@ -73,10 +74,9 @@ bool program_malloc_is_ours(const char** culprit) {
   return false;
 }
 
-void print_summary(const Report& report, std::size_t samples, const char* path, int write_error) {
-  char* line = g_line;
-  TextSink text(line, sizeof g_line);
-  text.append("heapline: peak ");
+// "peak X at T s, final Y[, mapped peak ..., total peak ... at T s]"
+void append_figures(TextSink& text, const Report& report) {
+  text.append("peak ");
   text.append_bytes(report.peak_bytes);
   text.append(" at ");
   text.append_seconds(report.peak_time_ns);
@@ -95,6 +95,13 @@ void print_summary(const Report& report, std::size_t samples, const char* path, 
     text.append_seconds(report.total_peak_time_ns);
     text.append(" s");
   }
+}
+
+void print_summary(const Report& report, std::size_t samples, const char* path, int write_error) {
+  char* line = g_line;
+  TextSink text(line, sizeof g_line);
+  text.append("heapline: ");
+  append_figures(text, report);
   text.append(", precision ");
   if (report.exact) {
     text.append("exact");
@@ -130,7 +137,7 @@ void write_report_at_exit() {
   const std::int64_t published = g_published.live.load(std::memory_order_relaxed);
   const RegistryTotals totals = registry_totals();
   const std::int64_t final_bytes = published + totals.pending;
-  const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
+  std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
   raise_peaks(final_bytes, now);
   const mapped::Figures mapped_figures = mapped::figures();
   raise_total_peak(final_bytes + mapped_figures.live, now);
@@ -139,7 +146,7 @@ void write_report_at_exit() {
   // does not stop threads); wait for it a little, never forever.
   const bool locked = lock_sampling();
   g_process.live_file_floor = INT64_MAX;  // a live file is of no use any more
-  if (locked) take_sample(now, final_bytes);
+  if (locked) now = take_sample(final_bytes);
   g_region->header.state.store(kLiveExited, std::memory_order_release);
 
   const Config& config = g_process.config;
@@ -199,6 +206,7 @@ void write_report_at_exit() {
   }
   report.marker_slots = g_process.markers_claimed.load(std::memory_order_acquire);
   report.ended = "exit";
+  if (g_process.live_file_problem[0] != 0) report.live_file_problem = g_process.live_file_problem;
   const char* culprit = nullptr;
   report.allocations_seen = program_malloc_is_ours(&culprit) ? 1 : 0;
   if (report.allocations_seen == 0) {
@@ -227,14 +235,25 @@ void write_report_at_exit() {
     written_path = path;
     // The report is on disk: the live file has served its purpose. (Still
     // mapped: later destructors may allocate and sample into it, harmlessly.)
-    if (error == 0 && g_process.live_path[0] != 0) unlink(g_process.live_path);
+    if (error == 0) remove_live_file();
     if (error != 0) {
       char* line = g_line;
       TextSink text(line, sizeof g_line);
       append_failure(text, "write", path, error);
+      if (error == EFBIG) {
+        text.append(" (the file size limit, ulimit -f, is ");
+        text.append_unsigned(os::file_size_limit());
+        text.append(" bytes)");
+      }
       if (g_process.live_path[0] != 0) {
         text.append("; the heap line stays in ");
         text.append(g_process.live_path);
+      } else {
+        // Nothing else holds them: the figures, at least, reach the user.
+        text.append("; the heap line is lost (");
+        text.append_unsigned(g_timeline.size());
+        text.append(" samples), its figures: ");
+        append_figures(text, report);
       }
       text.append('\n');
       write_stderr(line, text.size());

@@ -50,12 +50,10 @@ void after_fork_in_child() {
   g_process.pid = getpid();
   decide_followed(false);
   g_process.finished.store(false, std::memory_order_relaxed);
-  g_sampling.busy.store(false, std::memory_order_relaxed);  // a parent thread may have held it
-  open_live_file();
-  // What the child allocates itself decides whether its live file is due.
-  if (g_process.live_file_floor != INT64_MAX) g_process.live_file_floor = inherited + kLiveFileFloor;
-  reset_timelines(g_process.config.interval_ns);
-  start_timeline(now, inherited);
+  unlock_sampling();  // a parent thread may have held it
+  // What the child allocates itself decides whether its live file is due:
+  // the floor is above the heap it inherited.
+  open_live_file(now, inherited);
 }
 
 }  // namespace heapline::accounting

@@ -2,59 +2,75 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 
 namespace heapline {
 
-namespace {
-
-// Written into the file to give it real blocks: ftruncate alone would make a
-// sparse file, and a store into a hole of a full disk raises SIGBUS in the
-// host. Static: the first malloc call may run on a small stack.
-constinit const char kZeros[16384] = {};
-
-}  // namespace
-
-LiveRegion* create_live_region(const char* path) {
-  // O_EXCL: never a file someone else made (another process of the run, or
-  // another user in a shared directory, who could still write to it).
-  int fd = ::open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) return nullptr;
-  struct stat info;
-  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) || info.st_uid != ::geteuid() || info.st_nlink != 1) {
-    ::close(fd);
-    errno = EPERM;
-    return nullptr;
+int make_live_file(const LiveRegion& image, const char* final_path, int pid, LiveRegion* at, PendingLiveFile* out) {
+  const int saved_errno = errno;
+  out->region = nullptr;
+  out->temp_path[0] = 0;
+  // Decided before anything is made: a write past the limit would be
+  // refused anyway (os::write_all), this keeps a useless file from being
+  // started.
+  if (os::file_size_limit() < sizeof(LiveRegion)) return EFBIG;
+  const int fd = os::create_temp_file(final_path, pid, O_RDWR, out->temp_path, sizeof out->temp_path);
+  if (fd < 0) {
+    const int error = errno;
+    out->temp_path[0] = 0;
+    errno = saved_errno;
+    return error;
   }
-  std::size_t left = sizeof(LiveRegion);
-  while (left > 0) {
-    ssize_t written = ::write(fd, kZeros, left < sizeof kZeros ? left : sizeof kZeros);
-    if (written < 0 && errno == EINTR) continue;
-    if (written <= 0) {
-      int error = written < 0 ? errno : ENOSPC;
-      ::close(fd);
-      ::unlink(path);
-      errno = error;
-      return nullptr;
+  std::uint64_t size = 0;
+  int error = os::write_all(fd, &image, sizeof(LiveRegion), &size);
+  if (error == 0 && !os::file_id(fd, &out->id)) error = EIO;
+  void* address = MAP_FAILED;
+  if (error == 0) {
+    const int flags = MAP_SHARED | (at != nullptr ? MAP_FIXED : 0);
+    address = os::map(at, sizeof(LiveRegion), PROT_READ | PROT_WRITE, flags, fd, 0);
+    if (address == MAP_FAILED) {
+      error = errno;
+      // An older kernel may have unmapped `at` before failing: memory goes
+      // back there, with the content just written, so that the threads
+      // storing into the region carry on.
+      if (at != nullptr && os::map(at, sizeof(LiveRegion), PROT_READ | PROT_WRITE,
+                                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == at) {
+        if (::pread(fd, at, sizeof(LiveRegion), 0) < 0) {
+          // Nothing more to do: the region is zeros, still memory.
+        }
+      }
     }
-    left -= static_cast<std::size_t>(written);
   }
-  void* address = ::mmap(nullptr, sizeof(LiveRegion), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  int error = errno;
   ::close(fd);
-  if (address == MAP_FAILED) {
-    ::unlink(path);
-    errno = error;
-    return nullptr;
+  if (error != 0) {
+    ::unlink(out->temp_path);
+    out->temp_path[0] = 0;
+    errno = saved_errno;
+    return error;
   }
-  return static_cast<LiveRegion*>(address);
+  out->region = static_cast<LiveRegion*>(address);
+  errno = saved_errno;
+  return 0;
+}
+
+int place_live_file(PendingLiveFile& file, const char* final_path) {
+  const int result = os::rename_new(file.temp_path, final_path);
+  if (result == 0) file.temp_path[0] = 0;
+  return result;
+}
+
+void remove_pending_name(PendingLiveFile& file) {
+  if (file.temp_path[0] == 0) return;
+  const int saved_errno = errno;
+  ::unlink(file.temp_path);
+  file.temp_path[0] = 0;
+  errno = saved_errno;
 }
 
 void release_live_region(LiveRegion* region) {
-  if (region != nullptr) ::munmap(region, sizeof(LiveRegion));
+  if (region != nullptr) os::unmap(region, sizeof(LiveRegion));
 }
 
 }  // namespace heapline

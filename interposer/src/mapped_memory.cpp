@@ -34,7 +34,7 @@ constinit std::atomic<std::uintptr_t> g_allocator_end{0};
 // The region set: static room for the first ranges, then pages of its own,
 // doubled when full (mapped with the system calls directly, never counted).
 constexpr std::size_t kStaticRanges = 1024;
-constinit AddressRange g_static_ranges[kStaticRanges];
+constinit AddressRange g_static_ranges[kStaticRanges] = {};
 constinit RegionSet g_regions;
 pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -70,12 +70,12 @@ std::uintptr_t address_of(const void* p) { return reinterpret_cast<std::uintptr_
 bool grow() {
   const std::size_t capacity = g_regions.capacity() == 0 ? kStaticRanges : 2 * g_regions.capacity();
   const std::size_t bytes = capacity * sizeof(AddressRange);
-  void* fresh = system_mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* fresh = os::map(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (fresh == MAP_FAILED) return false;
   AddressRange* old = const_cast<AddressRange*>(g_regions.ranges());
   const std::size_t old_bytes = g_regions.capacity() * sizeof(AddressRange);
   g_regions.move_to(static_cast<AddressRange*>(fresh), capacity);
-  if (old != g_static_ranges && old != nullptr) system_munmap(old, old_bytes);
+  if (old != g_static_ranges && old != nullptr) os::unmap(old, old_bytes);
   return true;
 }
 
@@ -109,12 +109,6 @@ std::int64_t untrack(std::uintptr_t begin, std::uintptr_t end) {
   return removed;
 }
 
-std::uint64_t monotonic_ns() {
-  timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(now.tv_nsec);
-}
-
 // A change of the counted bytes, published at once: each one is a system
 // call, so an atomic add and a peak check cost nothing beside it.
 void publish(std::int64_t delta) {
@@ -124,7 +118,7 @@ void publish(std::int64_t delta) {
   std::int64_t peak = g_counters.peak.load(std::memory_order_relaxed);
   while (live > peak) {
     if (g_counters.peak.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
-      g_counters.peak_time_ns.store(monotonic_ns(), std::memory_order_relaxed);
+      g_counters.peak_time_ns.store(os::clock_ns(CLOCK_MONOTONIC), std::memory_order_relaxed);
       break;
     }
   }
@@ -175,21 +169,21 @@ void unlock_after_fork() { pthread_mutex_unlock(&g_lock); }
 }  // namespace
 
 void* map(void* address, std::size_t length, int prot, int flags, int fd, off_t offset, const void* caller) {
-  if (forward_only()) return system_mmap(address, length, prot, flags, fd, offset);
+  if (forward_only()) return os::map(address, length, prot, flags, fd, offset);
   Inside inside;
   know_allocator();
   const bool counted = (flags & MAP_ANONYMOUS) != 0 && (flags & MAP_TYPE) == MAP_PRIVATE && prot != PROT_NONE &&
                        !from_allocator(caller);
   const bool replaces = (flags & MAP_FIXED) != 0 && (flags & MAP_FIXED_NOREPLACE) == 0;
   inside.restore_errno();
-  if (!counted && !replaces) return system_mmap(address, length, prot, flags, fd, offset);
+  if (!counted && !replaces) return os::map(address, length, prot, flags, fd, offset);
 
   std::int64_t delta = 0;
   pthread_mutex_lock(&g_lock);
   // MAP_FIXED replaces whatever was mapped there, counted or not.
   if (replaces) delta -= untrack(address_of(address), page_end(address, length));
   inside.restore_errno();
-  void* p = system_mmap(address, length, prot, flags, fd, offset);
+  void* p = os::map(address, length, prot, flags, fd, offset);
   if (p != MAP_FAILED) {
     if (counted) delta += track(address_of(p), page_end(p, length));
     inside.restore_errno();
@@ -200,10 +194,10 @@ void* map(void* address, std::size_t length, int prot, int flags, int fd, off_t 
 }
 
 int unmap(void* address, std::size_t length) {
-  if (forward_only()) return system_munmap(address, length);
+  if (forward_only()) return os::unmap(address, length);
   Inside inside;
   pthread_mutex_lock(&g_lock);
-  int result = system_munmap(address, length);
+  int result = os::unmap(address, length);
   std::int64_t removed = 0;
   if (result == 0) {
     removed = untrack(address_of(address), page_end(address, length));
@@ -215,7 +209,7 @@ int unmap(void* address, std::size_t length) {
 }
 
 void* remap(void* old_address, std::size_t old_length, std::size_t new_length, int flags, void* new_address) {
-  if (forward_only()) return system_mremap(old_address, old_length, new_length, flags, new_address);
+  if (forward_only()) return os::remap(old_address, old_length, new_length, flags, new_address);
   Inside inside;
   pthread_mutex_lock(&g_lock);
   const std::uintptr_t old_begin = address_of(old_address);
@@ -223,7 +217,7 @@ void* remap(void* old_address, std::size_t old_length, std::size_t new_length, i
   // A counted mapping stays counted wherever it goes; one that was not (a
   // file, an allocator's arena) stays out.
   const bool counted = g_regions.overlap(old_begin, old_end) > 0;
-  void* p = system_mremap(old_address, old_length, new_length, flags, new_address);
+  void* p = os::remap(old_address, old_length, new_length, flags, new_address);
   std::int64_t delta = 0;
   if (p != MAP_FAILED) {
     const std::uintptr_t begin = address_of(p);

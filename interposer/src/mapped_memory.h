@@ -17,7 +17,7 @@
 //    the heap series already counts. The caller's return address tells its
 //    code apart, so the allocation path pays nothing for this.
 //
-// The system calls go straight to the kernel through syscall(2), as glibc's
+// The system calls go straight to the kernel (os.h), as glibc's
 // wrappers do (no dlsym, so no bootstrap recursion); errno is the kernel's on
 // failure and untouched on success. A mapping call is a system call that
 // takes the kernel's mmap lock: the region set's mutex held around it costs
@@ -26,27 +26,15 @@
 // all of it into plain forwarding.
 #pragma once
 
-#include <sys/syscall.h>
 #include <sys/types.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 
-namespace heapline::mapped {
+#include "os.h"
 
-// The kernel's calls, as glibc's wrappers make them.
-inline void* system_mmap(void* address, std::size_t length, int prot, int flags, int fd, off_t offset) {
-  return reinterpret_cast<void*>(syscall(SYS_mmap, address, length, prot, flags, fd, offset));
-}
-inline int system_munmap(void* address, std::size_t length) {
-  return static_cast<int>(syscall(SYS_munmap, address, length));
-}
-inline void* system_mremap(void* old_address, std::size_t old_length, std::size_t new_length, int flags,
-                           void* new_address) {
-  return reinterpret_cast<void*>(syscall(SYS_mremap, old_address, old_length, new_length, flags, new_address));
-}
+namespace heapline::mapped {
 
 // The exported entry points' work (mmap_override.cpp). `caller` is the
 // return address of the program's call.

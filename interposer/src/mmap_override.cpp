@@ -10,6 +10,7 @@
 #include <cstddef>
 
 #include "mapped_memory.h"
+#include "os.h"
 
 namespace mapped = heapline::mapped;
 
@@ -24,7 +25,7 @@ inline void* map(void* address, std::size_t length, int prot, int flags, int fd,
   return mapped::map(address, length, prot, flags, fd, offset, caller);
 #else
   (void)caller;
-  return mapped::system_mmap(address, length, prot, flags, fd, offset);
+  return heapline::os::map(address, length, prot, flags, fd, offset);
 #endif
 }
 
@@ -42,7 +43,7 @@ HEAPLINE_EXPORT int munmap(void* address, std::size_t length) noexcept {
 #if HEAPLINE_COUNTING
   return mapped::unmap(address, length);
 #else
-  return mapped::system_munmap(address, length);
+  return heapline::os::unmap(address, length);
 #endif
 }
 
@@ -60,6 +61,6 @@ HEAPLINE_EXPORT void* mremap(void* old_address, std::size_t old_length, std::siz
 #if HEAPLINE_COUNTING
   return mapped::remap(old_address, old_length, new_length, flags, new_address);
 #else
-  return mapped::system_mremap(old_address, old_length, new_length, flags, new_address);
+  return heapline::os::remap(old_address, old_length, new_length, flags, new_address);
 #endif
 }

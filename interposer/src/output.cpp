@@ -10,26 +10,11 @@
 #include <cstdio>
 #include <cstring>
 
+#include "os.h"
+
 namespace heapline {
 
-void write_stderr(const char* data, std::size_t size) {
-  int saved = errno;
-  write_all(STDERR_FILENO, data, size);
-  errno = saved;
-}
-
-bool write_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    ssize_t written = ::write(fd, data, size);
-    if (written < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data += written;
-    size -= static_cast<std::size_t>(written);
-  }
-  return true;
-}
+void write_stderr(const char* data, std::size_t size) { os::write_all(STDERR_FILENO, data, size, nullptr); }
 
 bool format_output_path(const char* path_template, const char* base_dir, int pid, const char* exe_name,
                         bool insert_pid, char* out, std::size_t capacity) {
@@ -56,22 +41,24 @@ bool format_output_path(const char* path_template, const char* base_dir, int pid
   }
   path.c_str();
   if (path.truncated()) return false;
-  if (insert_pid && !has_pid) {
-    std::size_t length = std::strlen(out);
-    const char* slash = std::strrchr(out, '/');
-    const char* name = slash ? slash + 1 : out;
-    const char* dot = std::strrchr(name, '.');
-    // A leading dot (".hidden") is not an extension.
-    std::size_t insert_at = dot != nullptr && dot != name ? static_cast<std::size_t>(dot - out) : length;
-    char pid_text[24];
-    TextSink pid_sink(pid_text, sizeof pid_text);
-    pid_sink.append('.');
-    pid_sink.append_signed(pid);
-    std::size_t pid_length = pid_sink.size();
-    if (length + pid_length + 1 > capacity) return false;
-    std::memmove(out + insert_at + pid_length, out + insert_at, length - insert_at + 1);
-    std::memcpy(out + insert_at, pid_text, pid_length);
-  }
+  return !insert_pid || has_pid || insert_pid_before_extension(out, capacity, pid);
+}
+
+bool insert_pid_before_extension(char* path, std::size_t capacity, int pid) {
+  const std::size_t length = std::strlen(path);
+  const char* slash = std::strrchr(path, '/');
+  const char* name = slash ? slash + 1 : path;
+  const char* dot = std::strrchr(name, '.');
+  // A leading dot (".hidden") is not an extension.
+  const std::size_t insert_at = dot != nullptr && dot != name ? static_cast<std::size_t>(dot - path) : length;
+  char pid_text[24];
+  TextSink pid_sink(pid_text, sizeof pid_text);
+  pid_sink.append('.');
+  pid_sink.append_signed(pid);
+  const std::size_t pid_length = pid_sink.size();
+  if (length + pid_length + 1 > capacity) return false;
+  std::memmove(path + insert_at + pid_length, path + insert_at, length - insert_at + 1);
+  std::memcpy(path + insert_at, pid_text, pid_length);
   return true;
 }
 
@@ -93,83 +80,114 @@ void append_samples(TextSink& sink, const Sample* samples, std::size_t count) {
 
 }  // namespace
 
+namespace {
+
+// `separator` then "name": (the names are report_format.h's, shared with the
+// reader).
+void append_key(TextSink& sink, const char* separator, const char* name) {
+  sink.append(separator);
+  sink.append('"');
+  sink.append(name);
+  sink.append("\":");
+}
+
+void append_string(TextSink& sink, const char* value) {
+  sink.append('"');
+  sink.append(value);
+  sink.append('"');
+}
+
+}  // namespace
+
 void write_report_json(TextSink& sink, const Report& r) {
-  sink.append("{\"format\":\"heapline/1\",\"pid\":");
+  namespace key = report_key;
+  append_key(sink, "{", key::kFormat);
+  append_string(sink, kReportFormatName);
+  append_key(sink, ",", key::kPid);
   sink.append_signed(r.pid);
-  sink.append(",\"ppid\":");
+  append_key(sink, ",", key::kPpid);
   sink.append_signed(r.ppid);
-  sink.append(",\"exe\":");
+  append_key(sink, ",", key::kExe);
   sink.append_json_string(r.exe);
-  sink.append(",\"start_unix_ns\":");
+  append_key(sink, ",", key::kStartUnixNs);
   sink.append_unsigned(r.start_unix_ns);
-  sink.append(",\"duration_ns\":");
+  append_key(sink, ",", key::kDurationNs);
   sink.append_unsigned(r.duration_ns);
-  sink.append(",\"allocator\":");
+  append_key(sink, ",", key::kAllocator);
   sink.append_json_string(r.allocator);
-  sink.append(",\"size_basis\":");
+  append_key(sink, ",", key::kSizeBasis);
   sink.append_json_string(r.size_basis);
-  sink.append(",\n\"precision\":{\"mode\":");
-  sink.append(r.exact ? "\"exact\"" : "\"batched\"");
-  sink.append(",\"bound_bytes\":");
+  append_key(sink, ",\n", key::kPrecision);
+  append_key(sink, "{", key::kMode);
+  append_string(sink, r.exact ? kPrecisionExact : kPrecisionBatched);
+  append_key(sink, ",", key::kBoundBytes);
   sink.append_unsigned(r.bound_bytes);
-  sink.append(",\"min_threshold_bytes\":");
+  append_key(sink, ",", key::kMinThresholdBytes);
   sink.append_unsigned(r.min_threshold_bytes);
-  sink.append(",\"divisor\":");
+  append_key(sink, ",", key::kDivisor);
   sink.append_unsigned(r.divisor);
-  sink.append(",\"max_threshold_bytes\":");
+  append_key(sink, ",", key::kMaxThresholdBytes);
   sink.append_unsigned(r.max_threshold_bytes);
-  sink.append(",\"max_threads\":");
+  append_key(sink, ",", key::kMaxThreads);
   sink.append_unsigned(r.max_threads);
-  sink.append("},\n\"peak_bytes\":");
+  append_key(sink, "},\n", key::kPeakBytes);
   sink.append_signed(r.peak_bytes);
-  sink.append(",\"peak_time_ns\":");
+  append_key(sink, ",", key::kPeakTimeNs);
   sink.append_unsigned(r.peak_time_ns);
-  sink.append(",\"final_bytes\":");
+  append_key(sink, ",", key::kFinalBytes);
   sink.append_signed(r.final_bytes);
-  sink.append(",\n\"mapped\":{\"mode\":");
-  sink.append(!r.mapped_known ? "\"unknown\"" : r.mapped_enabled ? "\"on\"" : "\"off\"");
-  sink.append(",\"peak_bytes\":");
+  append_key(sink, ",\n", key::kMapped);
+  append_key(sink, "{", key::kMode);
+  append_string(sink, !r.mapped_known ? kMappedModeUnknown : r.mapped_enabled ? kMappedModeOn : kMappedModeOff);
+  append_key(sink, ",", key::kPeakBytes);
   sink.append_signed(r.mapped_peak_bytes);
-  sink.append(",\"peak_time_ns\":");
+  append_key(sink, ",", key::kPeakTimeNs);
   sink.append_unsigned(r.mapped_peak_time_ns);
-  sink.append(",\"final_bytes\":");
+  append_key(sink, ",", key::kFinalBytes);
   sink.append_signed(r.mapped_final_bytes);
-  sink.append(",\"changes\":");
+  append_key(sink, ",", key::kChanges);
   sink.append_unsigned(r.mapped_changes);
-  sink.append(",\"untracked\":");
+  append_key(sink, ",", key::kUntracked);
   sink.append_unsigned(r.mapped_untracked);
-  sink.append("},\"total\":{\"peak_bytes\":");
+  append_key(sink, "},", key::kTotal);
+  append_key(sink, "{", key::kPeakBytes);
   sink.append_signed(r.total_peak_bytes);
-  sink.append(",\"peak_time_ns\":");
+  append_key(sink, ",", key::kPeakTimeNs);
   sink.append_unsigned(r.total_peak_time_ns);
-  sink.append(",\"final_bytes\":");
+  append_key(sink, ",", key::kFinalBytes);
   sink.append_signed(r.final_bytes + r.mapped_final_bytes);
-  sink.append("}");
-  sink.append(",\"calls\":{\"alloc\":");
+  append_key(sink, "},", key::kCalls);
+  append_key(sink, "{", key::kAlloc);
   sink.append_unsigned(r.alloc_calls);
-  sink.append(",\"free\":");
+  append_key(sink, ",", key::kFree);
   sink.append_unsigned(r.free_calls);
-  sink.append(",\"realloc\":");
+  append_key(sink, ",", key::kRealloc);
   sink.append_unsigned(r.realloc_calls);
-  sink.append("},\"publishes\":");
+  append_key(sink, "},", key::kPublishes);
   sink.append_unsigned(r.publishes);
-  sink.append(",\"interval_ns\":");
+  append_key(sink, ",", key::kIntervalNs);
   sink.append_unsigned(r.interval_ns);
   if (r.allocations_seen >= 0) {
-    sink.append(",\"allocations_seen\":");
+    append_key(sink, ",", key::kAllocationsSeen);
     sink.append(r.allocations_seen != 0 ? "true" : "false");
   }
-  sink.append(",\"ended\":");
-  sink.append_json_string(r.ended != nullptr ? r.ended : "exit");
-  if (r.ended != nullptr && std::strcmp(r.ended, "exit") != 0) {
-    sink.append(",\"last_sample_ns\":");
+  const char* ended = r.ended != nullptr ? r.ended : kEndedExit;
+  append_key(sink, ",", key::kEnded);
+  sink.append_json_string(ended);
+  if (std::strcmp(ended, kEndedExit) != 0) {
+    append_key(sink, ",", key::kLastSampleNs);
     sink.append_unsigned(r.last_sample_ns);
     if (r.signal > 0) {
-      sink.append(",\"signal\":");
+      append_key(sink, ",", key::kSignal);
       sink.append_signed(r.signal);
     }
   }
-  sink.append(",\n\"markers\":[");
+  if (r.live_file_problem != nullptr) {
+    append_key(sink, ",", key::kLiveFileProblem);
+    sink.append_json_string(r.live_file_problem);
+  }
+  append_key(sink, ",\n", key::kMarkers);
+  sink.append('[');
   bool first_marker = true;
   const std::uint32_t slots = r.marker_slots < kLiveMarkerCapacity ? r.marker_slots : kLiveMarkerCapacity;
   for (std::uint32_t i = 0; r.markers != nullptr && i < slots; ++i) {
@@ -185,9 +203,11 @@ void write_report_json(TextSink& sink, const Report& r) {
     sink.append_json_string(name);
     sink.append(']');
   }
-  sink.append("],\n\"samples\":[");
+  append_key(sink, "],\n", key::kSamples);
+  sink.append('[');
   append_samples(sink, r.samples, r.sample_count);
-  sink.append("],\n\"mapped_samples\":[");
+  append_key(sink, "],\n", key::kMappedSamples);
+  sink.append('[');
   append_samples(sink, r.mapped_samples, r.mapped_sample_count);
   sink.append("]}\n");
 }
@@ -197,18 +217,15 @@ namespace {
 struct FileTarget {
   int fd;
   KillWriter kill;
-  bool failed;
+  std::uint64_t size;  // written so far
   int error;
 };
 
 bool flush_to_file(void* context, const char* data, std::size_t size) {
   auto* target = static_cast<FileTarget*>(context);
-  if (target->failed) return false;
-  if (!write_all(target->fd, data, size)) {
-    target->failed = true;
-    target->error = errno;
-    return false;
-  }
+  if (target->error != 0) return false;
+  target->error = os::write_all(target->fd, data, size, &target->size);
+  if (target->error != 0) return false;
 #if HEAPLINE_TEST_HOOKS
   // Test hook: die with part of the file on disk under the temporary name.
   if (target->kill == KillWriter::kMidWrite) ::kill(::getpid(), SIGKILL);
@@ -240,30 +257,22 @@ const char* report_error_text(int error) {
 int write_report_file(const char* final_path, const Report& report, KillWriter kill) {
   // rename() would put a regular file in place of a device or a FIFO.
   if (int refused = check_report_path(final_path); refused != 0) return refused;
-  int saved_errno = errno;
-  static char temp_path[kMaxPath + 32];  // static: see the exit path's note on stacks
-  TextSink temp(temp_path, sizeof temp_path);
-  temp.append(final_path);
-  temp.append('.');
-  temp.append_signed(report.pid);
-  temp.append(".tmp");
-  temp.c_str();
-  if (temp.truncated()) {
-    errno = saved_errno;
-    return ENAMETOOLONG;
-  }
-
+  const int saved_errno = errno;
+  // Never a file that was there: a name someone else made (another user in
+  // a shared directory) is never written through, and cannot become this
+  // process's report.
+  static char temp_path[kMaxPath + 48];  // static: see the exit path's note on stacks
   int result = 0;
-  int fd = ::open(temp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  const int fd = os::create_temp_file(final_path, report.pid, O_WRONLY, temp_path, sizeof temp_path);
   if (fd < 0) {
     result = errno;
   } else {
-    FileTarget target{fd, kill, false, 0};
+    FileTarget target{fd, kill, 0, 0};
     char buffer[4096];
     TextSink sink(buffer, sizeof buffer, flush_to_file, &target);
     write_report_json(sink, report);
     sink.drain();
-    if (target.failed) result = target.error != 0 ? target.error : EIO;
+    result = target.error;
     if (::close(fd) != 0 && result == 0) result = errno;
 #if HEAPLINE_TEST_HOOKS
     if (result == 0 && kill == KillWriter::kBeforeRename) ::kill(::getpid(), SIGKILL);

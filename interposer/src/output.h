@@ -20,6 +20,10 @@ namespace heapline {
 bool format_output_path(const char* path_template, const char* base_dir, int pid, const char* exe_name,
                         bool insert_pid, char* out, std::size_t capacity);
 
+// ".<pid>" into `path` before the extension of its file name (or at its
+// end). False, `path` unchanged, when the result does not fit.
+bool insert_pid_before_extension(char* path, std::size_t capacity, int pid);
+
 void write_report_json(TextSink& sink, const Report& report);
 
 // write_report_file (report_format.h) with the test hook `kill`.

@@ -35,6 +35,7 @@
 #include "accounting.h"
 #include "config.h"
 #include "live_file.h"
+#include "os.h"
 #include "publish_clock.h"
 #include "text.h"
 #include "threshold_policy.h"
@@ -107,6 +108,7 @@ struct alignas(128) Sampling {
   std::atomic<std::uint64_t> sample_mono_ns{0};
   std::atomic<bool> busy{false};
   std::uint64_t last_sample_ns = 0;  // the latest sample's time, since start (written under busy)
+  std::uint64_t last_marker_ns = 0;  // the latest marker's time, since start (written under busy)
   std::uint64_t coarse_tick_ns = 0;  // clock_getres(CLOCK_MONOTONIC_COARSE), set at init; 0: unknown
 };
 extern Sampling g_sampling;
@@ -128,6 +130,10 @@ struct alignas(128) Process {
   bool fork_child = false;
   int pid = 0;       // this process's, set at init and in a fork child (a vfork child has its parent's)
   int root_pid = 0;  // HEAPLINE_ROOT_PID, set by the launcher; 0 when unset
+  // When this process started (os::process_start_ticks): with the pid, in
+  // the live file, it tells this process's files from those of an earlier
+  // process that had the same pid.
+  std::uint64_t start_ticks = 0;
   // False for a process HEAPLINE_FOLLOW=command does not follow: it counts
   // (the library is loaded anyway) but writes nothing, not even on stderr.
   bool followed = true;
@@ -136,7 +142,11 @@ struct alignas(128) Process {
   Config config;
   char base_dir[kMaxPath] = {};
   char live_path[kMaxPath] = {};    // empty: no live file (static fallback, or not yet due)
+  os::FileId live_id;               // the file made for live_path
   char report_path[kMaxPath] = {};  // the name claimed with the live file; empty: none claimed
+  // Why the live file was not made (the report's live_file_problem); empty
+  // when it was, or is not due yet.
+  char live_file_problem[256] = {};
   // The heap at which a process that is not the command creates its live
   // file (live_header.cpp); INT64_MAX once created, or for the command.
   // Read at each sample, under g_sampling.busy.
@@ -176,11 +186,7 @@ inline void reset_timelines(std::uint64_t interval_ns) {
 // (g_process.finished); init and fork are single-threaded.
 extern char g_line[kMaxPath + 256];
 
-inline std::uint64_t clock_ns(clockid_t clock) {
-  timespec now;
-  clock_gettime(clock, &now);
-  return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(now.tv_nsec);
-}
+using os::clock_ns;
 
 inline std::uint64_t since_start(std::uint64_t now) {
   std::uint64_t start = g_process.start_mono_ns.load(std::memory_order_relaxed);
@@ -256,20 +262,46 @@ void publish_exactly(std::int64_t bytes, CallKind kind);
 // A new timeline's first sample (init, fork): [now, live, the largest
 // value published meanwhile].
 void start_timeline(std::uint64_t now, std::int64_t live);
-// Ends the open interval (see sampling.cpp), then appends [now, live, live].
-void take_sample(std::uint64_t now, std::int64_t live);
+// Ends the open interval (see sampling.cpp), then appends [now, live, live]
+// at sample_clock(), which it returns.
+std::uint64_t take_sample(std::int64_t live);
 // Ends the open interval when the sampling interval has passed, unless
 // another thread is sampling: never waits. And samples `now` itself:
 // kNever (a publish: it opens the next interval), kIfQuiet (a mapping
 // change: when no heap publish closed the interval), kAlways (a marker: at
-// once, whether the interval has passed or not).
+// once, whether the interval has passed or not). Returns the time of the
+// sample it took (read under the lock), or `now` when it took none.
 enum class SampleNow { kNever, kIfQuiet, kAlways };
-void try_sample(std::uint64_t now, SampleNow sample_now);
+std::uint64_t try_sample(std::uint64_t now, SampleNow sample_now);
+// The same with the lock held, at `now` read under it.
+void sample_locked(std::uint64_t now, SampleNow sample_now);
 // A new thread: the live file's stated precision follows.
 void note_max_threads(std::uint32_t threads);
-// Takes g_sampling.busy, waiting a little (never forever) for a thread that
-// holds it; false when it stayed busy.
+// The sampling lock, g_sampling.busy: one thread at a time writes samples,
+// the latest figures and markers. A publish only ever tries it; the thread
+// that holds it knows (t_holds_sampling), so that a signal handler
+// interrupting it never waits for itself.
+extern __thread bool t_holds_sampling __attribute__((tls_model("initial-exec")));
+inline bool try_lock_sampling() {
+  // Set before the lock is taken: a handler that interrupts in between
+  // must not wait for its own thread.
+  const bool held = t_holds_sampling;
+  t_holds_sampling = true;
+  if (!g_sampling.busy.exchange(true, std::memory_order_acquire)) return true;
+  t_holds_sampling = held;
+  return false;
+}
+inline void unlock_sampling() {
+  t_holds_sampling = false;
+  g_sampling.busy.store(false, std::memory_order_release);
+}
+// Takes the lock, waiting a little (never forever) for a thread that holds
+// it; false when it stayed busy.
 bool lock_sampling();
+// A sample's clock: CLOCK_MONOTONIC read under the sampling lock, and never
+// before the latest sample, so that every series goes forward in time
+// whichever thread samples.
+std::uint64_t sample_clock();
 
 // live_header.cpp
 bool is_root_process();
@@ -278,7 +310,9 @@ bool is_root_process();
 // the command for the processes it starts (`in_constructor`: only from the
 // library's constructor, where setenv cannot race the program).
 void decide_followed(bool in_constructor);
-void open_live_file();
+// Starts the heap line at `now` with `live` bytes: identity and first
+// sample, and the live file (see live_header.cpp).
+void open_live_file(std::uint64_t now, std::int64_t live);
 // The live file of a process that is not the command (a fork child; with
 // HEAPLINE_ROOT_PID, any other process) is created only once its heap
 // reaches this floor: a shell's subshell, `basename` or `sed` that is killed
@@ -286,6 +320,23 @@ void open_live_file();
 constexpr std::int64_t kLiveFileFloor = 1 << 20;
 // Called by take_sample (g_sampling.busy held) when `live` reached the floor.
 void create_deferred_live_file();
+// Removes the live file at live_path when that name still is this process's
+// file (after the report is written, before an exec): never a file that
+// another process put there. True when it was removed.
+bool remove_live_file();
+// exec (exec_override.cpp): the image that execs another gives up its live
+// file (the new image, run under the library, makes its own: a wrapper such
+// as env, nice or timeout leaves nothing behind), holding the sampling lock
+// until the exec is done with; and gets it back when the exec failed.
+// Nothing in a vfork child, whose live file is its parent's.
+// Whether this process has a live file (or one due) that an exec would give
+// up: cheap, asked first.
+bool live_file_to_give_up();
+bool retire_live_file_for_exec();
+// The program an exec is about to start without the library, and why, into
+// the live file's header (nullptr: cleared, the exec failed).
+void note_exec_not_followed(const char* path, const char* why);
+void restore_live_file_after_failed_exec();
 
 // fork_child.cpp
 void after_fork_in_child();

@@ -20,9 +20,8 @@ bool ready_for_api() { return g_process.init_state.load(std::memory_order_acquir
 void api_mark(const char* name) {
   if (!ready_for_api()) return;
   int saved_errno = errno;
-  // The heap at the marker: publish the caller's pending bytes first. That
-  // may take a sample of its own, so the marker's time is read after it:
-  // the marker's sample (below) must not go back in time.
+  // The heap at the marker: publish the caller's pending bytes first (which
+  // may take a sample of its own).
   if (t_mode == kRegistered) {
     std::int64_t pending = t_own.own_pending();
     if (pending != 0) {
@@ -31,18 +30,34 @@ void api_mark(const char* name) {
       publish_value(pending);
     }
   }
-  const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
+  // Markers are ordered as samples are: the index and the time are taken
+  // under the sampling lock, the time never before the latest marker's, and
+  // the marker's sample is taken at once. Signals are blocked meanwhile, so
+  // that a handler's marker never comes between this one's index and time.
+  // A handler that interrupted its thread's sampling (which holds the lock,
+  // and cannot run until the handler returns) writes its marker without it
+  // and takes no sample. Waiting for another thread is bounded: past it, the
+  // marker is written unlocked.
+  const os::SignalMask mask = os::block_signals();
+  const bool locked = !t_holds_sampling && lock_sampling();
+  const std::uint64_t now = sample_clock();
+  std::uint64_t t_ns = since_start(now);
+  if (t_ns < g_sampling.last_marker_ns) t_ns = g_sampling.last_marker_ns;
+  g_sampling.last_marker_ns = t_ns;
   LiveRegion& region = *g_region;
   const std::uint32_t index = g_process.markers_claimed.fetch_add(1, std::memory_order_relaxed);
   region.header.markers_claimed.fetch_add(1, std::memory_order_relaxed);
   if (index < kLiveMarkerCapacity) {
     LiveMarker& marker = region.markers[index];
-    marker.t_ns.store(since_start(now), std::memory_order_relaxed);
+    marker.t_ns.store(t_ns, std::memory_order_relaxed);
     copy_text(marker.name, sizeof marker.name, name != nullptr ? name : "");
     marker.ready.store(1, std::memory_order_release);
   }
-  // And sample now (unless another thread is sampling at this very moment).
-  try_sample(now, SampleNow::kAlways);
+  if (locked) {
+    sample_locked(now, SampleNow::kAlways);
+    unlock_sampling();
+  }
+  os::restore_signals(mask);
   errno = saved_errno;
 }
 

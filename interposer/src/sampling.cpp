@@ -14,15 +14,18 @@
 // publish becomes a sample with its own time, its live value and the
 // interval's maximum; then it opens the next one. So a drop followed by a
 // quiet spell is drawn where it happened, not at the next publish after
-// the spell. Samples themselves are written under g_sampling.busy (one
-// writer at a time), plus the marker API (lock-free: a claimed index, then
-// a ready flag).
+// the spell. Samples and markers are written under g_sampling.busy (one
+// writer at a time), each at a time read under it and never before the
+// latest sample, so every series goes forward in time whichever threads (or
+// signal handlers) sample.
 #include <sched.h>
 
 #include "mapped_memory.h"
 #include "process_state.h"
 
 namespace heapline::accounting {
+
+__thread bool t_holds_sampling __attribute__((tls_model("initial-exec"))) = false;
 
 namespace {
 
@@ -186,39 +189,56 @@ void start_timeline(std::uint64_t now, std::int64_t live) {
   publish_figures(t_ns, live, mapped::live_bytes());
 }
 
-void take_sample(std::uint64_t now, std::int64_t live) {
+std::uint64_t sample_clock() {
+  const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
+  const std::uint64_t latest = g_sampling.sample_mono_ns.load(std::memory_order_relaxed);
+  return now > latest ? now : latest;
+}
+
+std::uint64_t take_sample(std::int64_t live) {
+  const std::uint64_t now = sample_clock();
   const std::uint64_t t_ns = since_start(now);
   close_interval(t_ns);
   append(Sample{t_ns, live, live});
   schedule_next_sample(now);
   publish_figures(t_ns, live, mapped::live_bytes());
+  return now;
 }
 
-void try_sample(std::uint64_t now, SampleNow sample_now) {
-  if (g_sampling.busy.exchange(true, std::memory_order_acquire)) return;
-  if (sample_now == SampleNow::kAlways || now >= g_sampling.next_sample_ns.load(std::memory_order_relaxed)) {
-    const std::uint64_t t_ns = since_start(now);
-    const bool closed = close_interval(t_ns);
-    if ((sample_now == SampleNow::kAlways && (!closed || g_sampling.last_sample_ns != t_ns)) ||
-        (sample_now == SampleNow::kIfQuiet && !closed)) {
-      // The heap at this moment too (a marker, or a mapping change with no
-      // heap publish to close the interval).
-      const std::int64_t live = g_published.live.load(std::memory_order_relaxed);
-      append(Sample{t_ns, live, live});
-      publish_figures(t_ns, live, mapped::live_bytes());
-    } else if (closed) {
-      const Sample& sample = g_timeline[g_timeline.size() - 1];
-      publish_figures(sample.t_ns, sample.live, mapped::live_bytes());
-    }
-    schedule_next_sample(now);
+void sample_locked(std::uint64_t now, SampleNow sample_now) {
+  const std::uint64_t t_ns = since_start(now);
+  const bool closed = close_interval(t_ns);
+  if ((sample_now == SampleNow::kAlways && (!closed || g_sampling.last_sample_ns != t_ns)) ||
+      (sample_now == SampleNow::kIfQuiet && !closed)) {
+    // The heap at this moment too (a marker, or a mapping change with no
+    // heap publish to close the interval).
+    const std::int64_t live = g_published.live.load(std::memory_order_relaxed);
+    append(Sample{t_ns, live, live});
+    publish_figures(t_ns, live, mapped::live_bytes());
+  } else if (closed) {
+    const Sample& sample = g_timeline[g_timeline.size() - 1];
+    publish_figures(sample.t_ns, sample.live, mapped::live_bytes());
   }
-  g_sampling.busy.store(false, std::memory_order_release);
+  schedule_next_sample(now);
+}
+
+// Out of line, as the rare branch of every publish that it is.
+[[gnu::noinline]] std::uint64_t try_sample(std::uint64_t now, SampleNow sample_now) {
+  if (!try_lock_sampling()) return now;
+  // The caller's clock said the interval has passed; the sample's own time
+  // is read now that no other thread can sample.
+  if (sample_now == SampleNow::kAlways || now >= g_sampling.next_sample_ns.load(std::memory_order_relaxed)) {
+    now = sample_clock();
+    sample_locked(now, sample_now);
+  }
+  unlock_sampling();
+  return now;
 }
 
 bool lock_sampling() {
   bool locked = false;
   for (int attempt = 0; attempt < 1000 && !locked; ++attempt) {
-    locked = !g_sampling.busy.exchange(true, std::memory_order_acquire);
+    locked = try_lock_sampling();
     if (!locked) sched_yield();
   }
   return locked;
@@ -235,8 +255,7 @@ bool lock_sampling() {
   // The interval has passed: it ends with its last publish, before this
   // one opens the next, at a sample's own CLOCK_MONOTONIC reading.
   if (now >= g_sampling.next_sample_ns.load(std::memory_order_relaxed)) [[unlikely]] {
-    now = clock_ns(CLOCK_MONOTONIC);
-    try_sample(now, SampleNow::kNever);
+    now = try_sample(clock_ns(CLOCK_MONOTONIC), SampleNow::kNever);
   }
   // The clock as read: made relative to the start only when it is used.
   g_published.publish_mono_ns.store(now, std::memory_order_relaxed);  // the line the add above just took

@@ -195,8 +195,8 @@ class TextSink {
   bool failed_ = false;
 };
 
-// write(2) of a whole buffer to stderr, retried on EINTR/partial writes.
+// A whole line to stderr (os::write_all: retried on EINTR and short writes,
+// never a signal in the host), errno kept.
 void write_stderr(const char* data, std::size_t size);
-bool write_all(int fd, const char* data, std::size_t size);
 
 }  // namespace heapline

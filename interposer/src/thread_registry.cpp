@@ -89,6 +89,12 @@ void flush_exiting_thread(void* value) {
 // in the registry publish exactly. Out of line: publish() then saves no
 // registers for it on its own path.
 [[gnu::noinline]] void unregistered_change(std::int64_t bytes, CallKind kind) {
+  // The hot path counted this call in t_own already, and each way out below
+  // counts it again: record() into the new slot, publish_exactly() into the
+  // folded counts. One count goes back first, or a thread's first call (and
+  // any call made while it had no slot, which its slot shows once it has
+  // one) would count twice.
+  uncount_call(t_own.calls[kind]);
   if (t_mode == kUnregistered) {
     t_mode = kRegistering;
     if (ensure_process_init()) {

@@ -1,17 +1,29 @@
 #include "child_process.h"
 
+#include <elf.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+
+#include <heapline/regular_file.h>
 
 namespace heapline::launcher {
 
 namespace {
+
+// The signals the launcher handles while the command runs (SIGCHLD: it
+// ended).
+constexpr int kStopSignals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
 
 std::vector<char*> to_argv(std::vector<std::string>& storage) {
   std::vector<char*> argv;
@@ -34,9 +46,106 @@ int wait_for(pid_t pid) {
   return wait_status;
 }
 
+// The command's path as execvp finds it: `program` itself when it holds a
+// slash, else the first executable regular file of that name on PATH.
+std::string resolve_on_path(const std::string& program) {
+  if (program.find('/') != std::string::npos) return program;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string candidate = end > start ? dirs.substr(start, end - start) : std::string(".");  // "": the current one
+    candidate += '/';
+    candidate += program;
+    struct stat info {};
+    if (::stat(candidate.c_str(), &info) == 0 && S_ISREG(info.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    start = end + 1;
+  }
+  return "";
+}
+
+// The interpreter a script names on its #! line ("" when none).
+std::string interpreter_of(const std::string& path) {
+  const RegularFile file = RegularFile::open(path);
+  if (!file.ok()) return "";
+  char head[256] = {};
+  const ssize_t got = ::pread(file.fd(), head, sizeof head - 1, 0);
+  if (got < 2 || head[0] != '#' || head[1] != '!') return "";
+  std::string line(head + 2, static_cast<std::size_t>(got - 2));
+  line = line.substr(0, line.find('\n'));
+  const std::size_t first = line.find_first_not_of(" \t");
+  if (first == std::string::npos) return "";
+  line = line.substr(first);
+  return line.substr(0, line.find_first_of(" \t"));
+}
+
+// The ELF header and whether the program headers name an interpreter (a
+// dynamically linked program); false when `path` is not a 64-bit ELF file.
+bool read_elf(const std::string& path, Elf64_Ehdr& header, bool& has_interpreter) {
+  const RegularFile file = RegularFile::open(path);
+  if (!file.ok() || ::pread(file.fd(), &header, sizeof header, 0) != static_cast<ssize_t>(sizeof header) ||
+      std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64 ||
+      header.e_phentsize != sizeof(Elf64_Phdr)) {
+    return false;
+  }
+  has_interpreter = false;
+  for (unsigned i = 0; i < header.e_phnum && i < 256; ++i) {
+    Elf64_Phdr program_header;
+    if (::pread(file.fd(), &program_header, sizeof program_header,
+                static_cast<off_t>(header.e_phoff + i * sizeof program_header)) != sizeof program_header) {
+      return false;
+    }
+    if (program_header.p_type == PT_INTERP) has_interpreter = true;
+  }
+  return true;
+}
+
 }  // namespace
 
-ChildResult run_command(const std::vector<std::string>& command, const std::function<void(pid_t)>& prepare_child) {
+std::string why_preload_cannot_apply(const std::string& program) {
+  const std::string path = resolve_on_path(program);
+  struct stat info {};
+  if (path.empty() || ::stat(path.c_str(), &info) != 0) return "";
+  if ((info.st_mode & (S_ISUID | S_ISGID)) != 0 && (info.st_uid != ::geteuid() || info.st_gid != ::getegid())) {
+    return path + " is setuid or setgid: the dynamic loader ignores LD_PRELOAD for it";
+  }
+  Elf64_Ehdr header;
+  bool dynamic = false;
+  if (read_elf(path, header, dynamic) && !dynamic) {
+    return path + " is statically linked: no library can be preloaded into it";
+  }
+  return "";
+}
+
+std::string shared_object_problem(const std::string& path) {
+  Elf64_Ehdr header;
+  bool has_interpreter = false;
+  if (!read_elf(path, header, has_interpreter)) return "not a 64-bit ELF file";
+  if (header.e_type != ET_DYN) return "an ELF file but not a shared library";
+  return "";
+}
+
+ExecFailure describe_exec_failure(const std::string& program, int error) {
+  const std::string who = "heapline: cannot run " + program + ": ";
+  if (error != ENOENT) return {who + std::strerror(error), 126};
+  const std::string found = resolve_on_path(program);
+  struct stat info {};
+  if (found.empty() || ::stat(found.c_str(), &info) != 0) {
+    return {who + (program.find('/') != std::string::npos ? "no such file" : "command not found on PATH"), 127};
+  }
+  // The file is there: what is missing is what it needs to start.
+  if (const std::string interpreter = interpreter_of(found); !interpreter.empty()) {
+    return {who + "its interpreter " + interpreter + " (named on its #! line) does not exist", 127};
+  }
+  return {who + "a file it needs to start is missing (its ELF interpreter, the dynamic loader?)", 127};
+}
+
+ChildResult run_command(const std::vector<std::string>& command, const std::function<void(pid_t)>& prepare_child,
+                        const WaitWatch& watch) {
   std::vector<std::string> storage = command;
   std::vector<char*> argv = to_argv(storage);
   // The child reports an exec failure through this close-on-exec pipe:
@@ -46,22 +155,33 @@ ChildResult run_command(const std::vector<std::string>& command, const std::func
     std::perror("heapline: pipe");
     return {125, false, -1};
   }
-  struct sigaction ignore {}, old_int {}, old_quit {};
-  ignore.sa_handler = SIG_IGN;
-  sigaction(SIGINT, &ignore, &old_int);
-  sigaction(SIGQUIT, &ignore, &old_quit);
+  // The signals arrive through a signalfd while the command runs: blocked
+  // from before the fork, so none is lost in between.
+  sigset_t handled, old_mask;
+  sigemptyset(&handled);
+  sigaddset(&handled, SIGCHLD);
+  for (int signal_number : kStopSignals) sigaddset(&handled, signal_number);
+  sigprocmask(SIG_BLOCK, &handled, &old_mask);
+  const int signals = signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK);
+  const pid_t launcher = getpid();
+  // Processes of the run whose parent ends before them are adopted by the
+  // launcher rather than by init: they stay of the run (process_tree.h).
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
 
   pid_t pid = fork();
   if (pid < 0) {
     std::perror("heapline: fork");
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGQUIT, &old_quit, nullptr);
+    if (signals >= 0) close(signals);
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     return {125, false, -1};
   }
   if (pid == 0) {
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGQUIT, &old_quit, nullptr);
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     close(report[0]);
+    // The launcher gone (SIGKILL), the command is told to stop rather than
+    // run on orphaned.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != launcher) _exit(128 + SIGTERM);
     prepare_child(getpid());
     execvp(argv[0], argv.data());
     int error = errno;
@@ -70,18 +190,51 @@ ChildResult run_command(const std::vector<std::string>& command, const std::func
     _exit(error == ENOENT ? 127 : 126);
   }
   close(report[1]);
+  if (watch.on_started) watch.on_started(pid);
   int exec_error = 0;
   ssize_t got;
   do {
     got = read(report[0], &exec_error, sizeof exec_error);
   } while (got < 0 && errno == EINTR);
   close(report[0]);
-  int wait_status = wait_for(pid);
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGQUIT, &old_quit, nullptr);
+
+  int wait_status = 0;
+  for (;;) {
+    const pid_t done = waitpid(pid, &wait_status, WNOHANG);
+    if (done == pid || (done < 0 && errno != EINTR)) break;
+    if (signals < 0) {  // no signalfd: wait plainly
+      wait_status = wait_for(pid);
+      break;
+    }
+    pollfd fds[2] = {{signals, POLLIN, 0}, {watch.fd, POLLIN, 0}};
+    if (poll(fds, watch.fd >= 0 ? 2 : 1, -1) < 0) continue;
+    if (watch.fd >= 0 && (fds[1].revents & POLLIN) != 0) watch.on_ready();
+    signalfd_siginfo info;
+    while (read(signals, &info, sizeof info) == sizeof info) {
+      if (info.ssi_signo == SIGCHLD) continue;
+      // From the terminal (SI_KERNEL) the command's group had it already.
+      if (info.ssi_code != SI_KERNEL) kill(pid, static_cast<int>(info.ssi_signo));
+    }
+  }
+  if (watch.fd >= 0) watch.on_ready();
+  if (signals >= 0) close(signals);
+  // Signals still pending (sent to the launcher while it waited) were meant
+  // for the command: drop them rather than die of them now.
+  sigset_t pending;
+  sigpending(&pending);
+  struct sigaction ignore {}, old_action[std::size(kStopSignals)];
+  ignore.sa_handler = SIG_IGN;
+  for (std::size_t i = 0; i < std::size(kStopSignals); ++i) {
+    if (sigismember(&pending, kStopSignals[i])) sigaction(kStopSignals[i], &ignore, &old_action[i]);
+  }
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  for (std::size_t i = 0; i < std::size(kStopSignals); ++i) {
+    if (sigismember(&pending, kStopSignals[i])) sigaction(kStopSignals[i], &old_action[i], nullptr);
+  }
   if (got == sizeof exec_error) {
-    std::fprintf(stderr, "heapline: cannot run %s: %s\n", command[0].c_str(), std::strerror(exec_error));
-    return {exec_error == ENOENT ? 127 : 126, false, pid};
+    const ExecFailure failure = describe_exec_failure(command[0], exec_error);
+    std::fprintf(stderr, "%s\n", failure.message.c_str());
+    return {failure.status, false, pid};
   }
   return {status_of(wait_status), true, pid};
 }

@@ -1,259 +1,50 @@
-// heapline: run a command with libheapline.so preloaded.
+// heapline: run a command with libheapline.so preloaded, and the tools
+// around its files.
 //
-//   heapline [--out F] [--plot F.png|F.svg] [--summary] [--follow tree|command] [--quiet] [--lib PATH] -- CMD ARGS...
-//   heapline convert LIVE_FILE [-o OUT] [--signal N]
-//   heapline top PID [--once] [--interval SECONDS]
-//   heapline clean [DIR] [--reports] [--dry-run]
+//   heapline [run] [--out F] [--plot F.png|F.svg] [--summary] [--follow tree|command] [--quiet] [--lib PATH] [--]
+//            CMD ARGS...                        commands/run_command.cpp
+//   heapline convert LIVE_FILE [-o OUT] [--signal N]   commands/convert_command.cpp
+//   heapline top PID [--once] [--interval SECONDS]     commands/top_command.cpp
+//   heapline clean [DIR] [--reports] [--dry-run]       commands/clean_command.cpp
 //
-// A first word `convert`, `top` or `clean` is the subcommand; `heapline --
-// top` runs a program named top.
-//
-// The command's exit status is passed through (128+N when signal N killed
-// it). After it ends, a summary of the root process's report goes to stderr,
-// then one line per process of the tree it ran (stale_files.h,
-// process_tree.h) and, with --plot, the heap line is drawn with gnuplot. The launcher's own
-// problems after the command ran (no report, no gnuplot) are reported but
-// never change the exit status.
+// A first word naming a subcommand is the subcommand; any other first word
+// is the command to run (`heapline -- top` runs a program named top).
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <cstring>
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <optional>
 #include <string>
-#include <thread>
-#include <unistd.h>
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
-#include "child_process.h"
-#include "library_locator.h"
-#include "live_view.h"
-#include "output_naming.h"
-#include "process_tree.h"
-#include "report_summary.h"
-#include "stale_files.h"
-#include "timeline_plot.h"
+#include "commands/subcommand.h"
 
-namespace fs = std::filesystem;
 using namespace heapline::launcher;
 
 namespace {
 
-constexpr int kUsageError = 2;
-
-// The heapline/1 report at `path` when it is process `pid`'s.
-std::optional<nlohmann::json> report_of(const std::string& path, pid_t pid) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  nlohmann::json report = nlohmann::json::parse(in, nullptr, false);
-  if (report.is_discarded() || !report.is_object() || !report.contains("pid") || report["pid"] != pid) {
-    return std::nullopt;
-  }
-  return report;
-}
-
-// Why the command (pid) left no report at `path`: each case its own true
-// message.
-std::string why_no_report(const std::string& path, pid_t pid) {
-  const fs::path file = fs::absolute(path);
-  const fs::path dir = file.parent_path();
-  if (std::ifstream in{file}) {
-    nlohmann::json found = nlohmann::json::parse(in, nullptr, false);
-    if (found.is_discarded() || !found.is_object() || !found.contains("pid")) {
-      return file.string() + " is not a valid heapline/1 report";
+// The words CLI11 parses, last first; `command` gets the command to run and
+// its arguments. Everything from the command on belongs to it: split there
+// before CLI11 sees the arguments, so an unknown heapline flag is an error
+// rather than the start of the command, and the command's own flags are
+// never parsed. Which options take a value is asked of the run subcommand's
+// own definitions.
+std::vector<std::string> heaplines_words(int argc, char** argv, const std::vector<std::string>& subcommand_names,
+                                         const CLI::App& run, std::vector<std::string>& command) {
+  std::vector<std::string> words;
+  int first = 1;
+  if (argc > 1 && std::find(subcommand_names.begin(), subcommand_names.end(), argv[1]) != subcommand_names.end()) {
+    words.push_back(argv[1]);
+    first = 2;
+    if (words.front() != run.get_name()) {  // convert, top, clean: every word is theirs
+      words.insert(words.end(), argv + first, argv + argc);
+      std::reverse(words.begin(), words.end());
+      return words;
     }
-    return file.string() + " is from an earlier run (pid " + found["pid"].dump() + "), not from this command (pid " +
-           std::to_string(pid) + ")";
   }
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
-    return "cannot write in " + dir.string() + " (" + std::strerror(errno) + ")";
-  }
-  if (fs::exists(file) && !fs::is_regular_file(file)) return file.string() + " is not a regular file";
-  return "the library was not loaded (a statically linked program, or one that removes LD_PRELOAD)";
-}
-
-// Runs one (sub)command's option parsing. Returns the exit status when there
-// is nothing more to do: the help was printed, or the options were wrong.
-template <typename Parse>
-std::optional<int> parse_options(CLI::App& app, const char* who, Parse&& parse) {
-  try {
-    parse();
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return 0;
-  } catch (const CLI::ParseError& error) {
-    std::cerr << who << ": " << error.what() << "\n" << app.help();
-    return kUsageError;
-  }
-  return std::nullopt;
-}
-
-struct Options {
-  std::string out;
-  std::string plot;
-  std::string lib;
-  bool per_process_summary = false;
-  std::string follow = "tree";
-  bool quiet = false;
-  std::vector<std::string> command;
-};
-
-void prepend_preload(const fs::path& library) {
-  std::string value = library.string();
-  if (const char* existing = std::getenv("LD_PRELOAD"); existing != nullptr && *existing != 0) {
-    value += ":";
-    value += existing;
-  }
-  setenv("LD_PRELOAD", value.c_str(), 1);
-}
-
-// heapline convert: the live file of a process that ended without its exit
-// handlers, as a heapline/1 report.
-int convert_main(int argc, char** argv) {
-  CLI::App app{"heapline convert: turn the live file a killed process left into a heapline/1 report.",
-               "heapline convert"};
-  std::string input, output;
-  int signal_number = 0;
-  app.add_option("FILE", input, "the live file (<report>.live)")->required();
-  app.add_option("-o,--out", output, "where to write the report (default: FILE without .live)");
-  app.add_option("--signal", signal_number, "the signal that ended the process, when known (written to the report)");
-  if (auto status = parse_options(app, "heapline convert", [&] { app.parse(argc, argv); })) return *status;
-  try {
-    LiveFile file(input);
-    const int pid = file.region().header.pid;
-    std::string why;
-    auto mapped_by = find_live_file(pid, why);
-    const bool running = mapped_by && fs::equivalent(*mapped_by, input);
-    LiveSnapshot snapshot = take_snapshot(file, running);
-    std::string ended = running ? "running" : snapshot.exited ? "exit" : "without-exit";
-    fs::path out = output.empty() ? default_converted_path(input) : fs::path(output);
-    write_converted_report(file, snapshot, out, ended, signal_number);
-    std::cerr << "heapline: wrote " << out.string() << " (" << snapshot.samples.size() << " samples, last at "
-              << human_seconds(static_cast<std::int64_t>(snapshot.samples.empty() ? 0 : snapshot.samples.back().t_ns))
-              << (running ? "; the process is still running: a snapshot" : "") << ")\n";
-    return 0;
-  } catch (const std::exception& error) {
-    std::cerr << "heapline convert: " << error.what() << "\n";
-    return 1;
-  }
-}
-
-// heapline top: a running process's heap from its live file.
-int top_main(int argc, char** argv) {
-  CLI::App app{"heapline top: live bytes, peak, markers and a chart of a process run under heapline.",
-               "heapline top"};
-  pid_t pid = 0;
-  bool once = false;
-  double interval = 1.0;
-  app.add_option("PID", pid, "the process")->required();
-  app.add_flag("--once", once, "print one snapshot and exit");
-  app.add_option("--interval", interval, "seconds between refreshes (default 1)")->check(CLI::PositiveNumber);
-  if (auto status = parse_options(app, "heapline top", [&] { app.parse(argc, argv); })) return *status;
-  std::string why;
-  auto path = find_live_file(pid, why);
-  if (!path) {
-    std::cerr << "heapline top: " << why << "\n";
-    return 1;
-  }
-  try {
-    // The mapping stays valid after the process removes the file at exit:
-    // the last screen shows its final figures.
-    LiveFile file(*path);
-    const bool terminal = isatty(STDOUT_FILENO) != 0;
-    for (;;) {
-      const bool alive =
-          process_alive(pid) && file.region().header.state.load(std::memory_order_acquire) != heapline::kLiveExited;
-      LiveSnapshot snapshot = take_snapshot(file, alive);
-      if (terminal && !once) std::cout << "\033[H\033[2J";
-      std::cout << render_top(snapshot, alive) << std::flush;
-      if (once) return 0;
-      if (!alive) {
-        std::cout << "heapline top: process " << pid << " has ended\n";
-        return 0;
-      }
-      std::this_thread::sleep_for(std::chrono::duration<double>(interval));
-    }
-  } catch (const std::exception& error) {
-    std::cerr << "heapline top: " << error.what() << "\n";
-    return 1;
-  }
-}
-
-// heapline clean: live files (and reports) whose process is gone.
-int clean_main(int argc, char** argv) {
-  CLI::App app{"heapline clean: remove the live files that processes which are gone left in DIR "
-               "(never a running process's, never a file that is not heapline's or not yours).",
-               "heapline clean"};
-  std::string dir = ".";
-  CleanOptions options;
-  app.add_option("DIR", dir, "the directory (default: the current one; not recursive)");
-  app.add_flag("--reports", options.reports, "also remove the heapline/1 reports (*.json) there");
-  app.add_flag("-n,--dry-run", options.dry_run, "only say what would be removed");
-  if (auto status = parse_options(app, "heapline clean", [&] { app.parse(argc, argv); })) return *status;
-  try {
-    const CleanOutcome outcome = clean_directory(dir, options);
-    for (const std::string& kept : outcome.kept) std::cerr << "heapline clean: kept " << kept << "\n";
-    for (const std::string& removed : outcome.removed) {
-      std::cerr << "heapline clean: " << (options.dry_run ? "would remove " : "removed ") << removed << "\n";
-    }
-    if (outcome.removed.empty()) std::cerr << "heapline clean: nothing to remove in " << dir << "\n";
-    return 0;
-  } catch (const std::exception& error) {
-    std::cerr << "heapline clean: " << error.what() << "\n";
-    return 1;
-  }
-}
-
-std::uint64_t unix_now_ns() {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
-}
-
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc > 1 && std::string(argv[1]) == "convert") return convert_main(argc - 1, argv + 1);
-  if (argc > 1 && std::string(argv[1]) == "top") return top_main(argc - 1, argv + 1);
-  if (argc > 1 && std::string(argv[1]) == "clean") return clean_main(argc - 1, argv + 1);
-
-  Options options;
-  CLI::App app{"heapline: run a command and record its live heap over time, with its peak.",
-               "heapline"};
-  app.footer(
-      "usage: heapline [OPTIONS] [--] CMD [ARGS...]\n\n"
-      "The report (heapline/1 JSON) is written by the command's process itself at exit;\n"
-      "processes it starts write their own, with their pid inserted before the extension\n"
-      "(as does the command when a running process holds the name); the summary lists\n"
-      "each process of the tree with its peak, and their sum over time.\n"
-      "Settings for the library: HEAPLINE_PRECISION (exact | MIN_BYTES[,DIVISOR]),\n"
-      "HEAPLINE_INTERVAL_MS (sampling interval, default 10).");
-  app.add_option("--out", options.out,
-                 "report file for the command's process (%p pid, %e command name; "
-                 "default heapline.<command>.<pid>.json)");
-  app.add_option("--plot", options.plot, "draw the heap line into this .png or .svg file (needs gnuplot)");
-  app.add_flag("--summary", options.per_process_summary,
-               "also let every traced process print its own one-line summary");
-  app.add_option("--follow", options.follow,
-                 "tree: the command and every process it starts write a report (the default); "
-                 "command: only the command")
-      ->check(CLI::IsMember({"tree", "command"}));
-  app.add_flag("-q,--quiet", options.quiet, "no summary from the launcher");
-  app.add_option("--lib", options.lib, "libheapline.so to preload (default: $HEAPLINE_LIB, else next to heapline)");
-
-  // Everything from the command on belongs to it: split there before CLI11
-  // sees the arguments, so an unknown heapline flag is an error rather than
-  // the start of the command, and the command's own flags are never parsed.
-  std::vector<std::string> own_args;
   int command_start = argc;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
+  std::vector<std::string> options;
+  for (int i = first; i < argc; ++i) {
+    const std::string arg = argv[i];
     if (arg == "--") {
       command_start = i + 1;
       break;
@@ -262,124 +53,58 @@ int main(int argc, char** argv) {
       command_start = i;
       break;
     }
-    own_args.push_back(arg);
-    if ((arg == "--out" || arg == "--plot" || arg == "--lib" || arg == "--follow") && i + 1 < argc) {
-      own_args.push_back(argv[++i]);
-    }
+    options.push_back(arg);
+    const CLI::Option* option = arg.find('=') == std::string::npos ? run.get_option_no_throw(arg) : nullptr;
+    if (option != nullptr && option->get_expected_min() > 0 && i + 1 < argc) options.push_back(argv[++i]);
   }
-  for (int i = command_start; i < argc; ++i) options.command.push_back(argv[i]);
+  command.assign(argv + command_start, argv + argc);
+  // `heapline --help` is heapline's own help, which lists the subcommands;
+  // `heapline` alone says no command was given; anything else is the run
+  // subcommand's.
+  const bool asks_help_only = first == 1 && command.empty() && !options.empty() &&
+                              std::all_of(options.begin(), options.end(),
+                                          [](const std::string& o) { return o == "-h" || o == "--help"; });
+  if (words.empty() && !asks_help_only && !(command.empty() && options.empty())) words.push_back(run.get_name());
+  words.insert(words.end(), options.begin(), options.end());
+  std::reverse(words.begin(), words.end());  // CLI11 takes them last-first
+  return words;
+}
 
-  std::reverse(own_args.begin(), own_args.end());  // CLI11 takes them last-first
-  if (auto status = parse_options(app, "heapline", [&] { app.parse(own_args); })) return *status;
-  if (options.command.empty()) {
-    std::cerr << "heapline: no command given\n" << app.help();
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App heapline{"heapline: run a command and record its live heap over time, with its peak; convert, watch and "
+                    "clean the files it leaves.\n"
+                    "usage: heapline [run] [OPTIONS] [--] CMD [ARGS...]   (heapline run --help: the options)",
+                    "heapline"};
+  heapline.require_subcommand(0, 1);
+  std::vector<std::string> command;
+  const Subcommand subcommands[] = {add_run_command(heapline, command), add_convert_command(heapline),
+                                    add_top_command(heapline), add_clean_command(heapline)};
+  const CLI::App& run = *subcommands[0].app;
+  std::vector<std::string> names;
+  for (const Subcommand& subcommand : subcommands) names.push_back(subcommand.app->get_name());
+  std::vector<std::string> words = heaplines_words(argc, argv, names, run, command);
+  try {
+    heapline.parse(words);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << heapline.help();
+    return 0;
+  } catch (const CLI::ParseError& error) {
+    const std::vector<CLI::App*> chosen = heapline.get_subcommands();
+    const bool named = !chosen.empty() && chosen.front() != &run;
+    std::cerr << "heapline" << (named ? " " + chosen.front()->get_name() : "") << ": " << error.what() << "\n"
+              << heapline.help();
     return kUsageError;
   }
-  if (!options.plot.empty() && plot_format_for(options.plot) == PlotFormat::kUnknown) {
-    std::cerr << "heapline: --plot " << options.plot << ": the file name must end in .png or .svg\n";
-    return kUsageError;
-  }
-
-  LibraryChoice choice;
-  auto library = locate_library(options.lib, choice);
-  if (!library) {
-    std::cerr << "heapline: cannot find libheapline.so (looked at " << choice.tried
-              << "); give its path with --lib or HEAPLINE_LIB\n";
-    return kUsageError;
-  }
-
-  std::fflush(stdout);
-  // Reports of this run start after this instant; older files of the same
-  // names are an earlier run's.
-  const std::uint64_t launched_unix_ns = unix_now_ns();
-  ChildResult child = run_command(options.command, [&](pid_t pid) {
-    // Runs in the child before exec: its own pid names the root report.
-    prepend_preload(*library);
-    setenv("HEAPLINE_OUT", as_template(root_output_path(options.out, options.command.front(), pid)).c_str(), 1);
-    setenv("HEAPLINE_ROOT_PID", std::to_string(pid).c_str(), 1);
-    setenv("HEAPLINE_FOLLOW", options.follow.c_str(), 1);
-    if (options.per_process_summary) setenv("HEAPLINE_SUMMARY", "1", 1);
-  });
-  if (!child.started) return child.exit_status;
-
-  // The command's report is at the name it claimed: the plain one, or with
-  // its pid inserted when that was taken (see the library's README). Only a
-  // file that says it comes from the command's pid is its report.
-  const std::string plain_path = root_output_path(options.out, options.command.front(), child.pid);
-  const std::string names[] = {plain_path, pid_inserted_path(plain_path, child.pid)};
-  // A command that ended without its exit handlers (killed, a crash, _exit)
-  // wrote no report but left its live file: convert it in its place.
-  for (const std::string& name : names) {
-    const std::string live_path = name + ".live";
-    if (!fs::exists(live_path) || report_of(name, child.pid)) continue;
-    try {
-      LiveFile file(live_path);
-      if (file.region().header.pid != child.pid) continue;  // another process's
-      LiveSnapshot snapshot = take_snapshot(file, false);
-      const int signal_number = child.exit_status > 128 ? child.exit_status - 128 : 0;
-      write_converted_report(file, snapshot, name, snapshot.exited ? "exit" : "without-exit", signal_number);
-      fs::remove(live_path);
-      if (!options.quiet && signal_number > 0) {
-        std::cerr << "heapline: the command ended without exit (signal " << signal_number
-                  << "); report converted from its live file\n";
-      } else if (!options.quiet && snapshot.exited) {
-        std::cerr << "heapline: the command's report could not be written at its exit (the library said why "
-                     "above); report converted from its live file\n";
-      } else if (!options.quiet) {
-        // Exited with a status, yet the library's exit handlers never ran:
-        // the last image the library saw was replaced by one it cannot
-        // follow, or the process left through the raw system call.
-        std::cerr << "heapline: the command (" << fs::path(snapshot.exe).filename().string()
-                  << " as the library last saw it) exited without the library's exit handlers: it exec'd a "
-                     "program the library cannot follow (a static binary?) or made the exit system call itself; "
-                     "report converted from its live file\n";
-      }
-    } catch (const std::exception& error) {
-      std::cerr << "heapline: cannot convert " << live_path << ": " << error.what() << "\n";
+  for (const Subcommand& subcommand : subcommands) {
+    if (!subcommand.app->parsed()) continue;
+    if (subcommand.app == &run && command.empty()) {
+      std::cerr << "heapline: no command given\n" << heapline.help();
+      return kUsageError;
     }
+    return subcommand.run();
   }
-  std::string report_path;
-  nlohmann::json report;
-  for (const std::string& name : names) {
-    if (auto found = report_of(name, child.pid)) {
-      report_path = name;
-      report = std::move(*found);
-      break;
-    }
-  }
-  // The processes the command started, each with its own report.
-  std::vector<std::string> notes;
-  std::vector<TreeReport> tree;
-  if (!report_path.empty()) tree.push_back({report_path, report});
-  for (TreeReport& other : find_child_reports(plain_path, launched_unix_ns, notes)) {
-    if (other.report.value("pid", 0) != child.pid) tree.push_back(std::move(other));
-  }
-  if (report_path.empty()) {
-    std::cerr << "heapline: no report from the command: " << why_no_report(plain_path, child.pid) << "\n";
-    if (!options.quiet && !tree.empty()) {
-      std::cerr << "heapline: " << tree.size() << (tree.size() == 1 ? " process" : " processes")
-                << " it started wrote a report, for example " << tree.front().path << "\n";
-    }
-    return child.exit_status;
-  }
-  if (!options.quiet) {
-    std::cerr << summarize(report, report_path);
-    for (const std::string& note : notes) std::cerr << "heapline: " << note << "\n";
-    std::cerr << summarize_tree(tree);
-  }
-
-  if (!options.plot.empty()) {
-    try {
-      PlotFiles files = write_plot_files(report, options.plot);
-      std::string problem = render_plot(files, options.plot);
-      if (!problem.empty()) {
-        std::cerr << problem << "\n";
-      } else if (!options.quiet) {
-        std::cerr << "heapline: plot " << options.plot << "\n";
-      }
-    } catch (const std::exception& error) {
-      std::cerr << "heapline: cannot plot: " << error.what() << "\n";
-    }
-  }
-  return child.exit_status;
+  std::cerr << "heapline: no command given\n" << heapline.help();
+  return kUsageError;
 }

@@ -10,11 +10,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
+#include <sstream>
 #include <memory>
 #include <stdexcept>
 
+#include <heapline/regular_file.h>
 #include <heapline/report_format.h>
+#include <heapline/report_reader.h>
 
 #include "report_summary.h"
 
@@ -23,15 +25,16 @@ namespace heapline::launcher {
 namespace fs = std::filesystem;
 
 LiveFile::LiveFile(const fs::path& path) : path_(path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw std::runtime_error("cannot open " + path.string() + ": " + std::strerror(errno));
+  // Never a FIFO or a device: opened without blocking, its type checked.
+  const RegularFile file = RegularFile::open(path.string());
+  if (!file.ok()) throw std::runtime_error(file.error());
+  const int fd = file.fd();
   struct stat info {};
   if (::fstat(fd, &info) != 0 || static_cast<std::size_t>(info.st_size) < sizeof(LiveHeader)) {
-    ::close(fd);
-    throw std::runtime_error(path.string() + " is not a heapline live file (too short)");
+    throw std::runtime_error(path.string() + " is not a heapline live file (too short: " +
+                             std::to_string(info.st_size) + " bytes)");
   }
   if (static_cast<std::size_t>(info.st_size) < kLiveRegionV1Bytes) {
-    ::close(fd);
     throw std::runtime_error(path.string() + " is not a heapline live file of this version (size " +
                              std::to_string(info.st_size) + ")");
   }
@@ -39,17 +42,22 @@ LiveFile::LiveFile(const fs::path& path) : path_(path) {
   // file's end (reading one would raise SIGBUS).
   mapped_bytes_ = std::min(static_cast<std::size_t>(info.st_size), sizeof(LiveRegion));
   void* address = ::mmap(nullptr, mapped_bytes_, PROT_READ, MAP_SHARED, fd, 0);
-  ::close(fd);
   if (address == MAP_FAILED) throw std::runtime_error("cannot map " + path.string() + ": " + std::strerror(errno));
   region_ = static_cast<const LiveRegion*>(address);
   const LiveHeader& h = region_->header;
   std::string problem;
   if (h.magic.load(std::memory_order_acquire) != kLiveMagic) {
     problem = path.string() + " is not a heapline live file (no magic; a process killed while creating it?)";
-  } else if (h.version != kLiveVersion || h.header_bytes != sizeof(LiveHeader) ||
-             h.marker_capacity != kLiveMarkerCapacity || h.sample_capacity != kTimelineCapacity) {
-    problem = path.string() + ": live file version " + std::to_string(h.version) + " is not supported (this heapline reads " +
-              std::to_string(kLiveVersion) + ")";
+  } else if (h.version != kLiveVersion) {
+    problem = path.string() + ": live file version " + std::to_string(h.version) +
+              " is not supported (this heapline reads version " + std::to_string(kLiveVersion) + ")";
+  } else if (h.header_bytes != sizeof(LiveHeader) || h.marker_capacity != kLiveMarkerCapacity ||
+             h.sample_capacity != kTimelineCapacity) {
+    problem = path.string() + " is corrupt: its layout is not version " + std::to_string(kLiveVersion) +
+              "'s (header " + std::to_string(h.header_bytes) + " bytes, " + std::to_string(h.marker_capacity) +
+              " markers, " + std::to_string(h.sample_capacity) + " samples; version " + std::to_string(kLiveVersion) +
+              " has " + std::to_string(sizeof(LiveHeader)) + ", " + std::to_string(kLiveMarkerCapacity) + ", " +
+              std::to_string(kTimelineCapacity) + ")";
   }
   if (!problem.empty()) {
     ::munmap(const_cast<LiveRegion*>(region_), mapped_bytes_);
@@ -86,6 +94,7 @@ std::string structural_problem(const LiveFile& file) {
   const std::uint32_t state = h.state.load(std::memory_order_acquire);
   if (state != kLiveRunning && state != kLiveExited) return "unknown state " + std::to_string(state);
   if (h.mapped_mode > kMappedOff) return "unknown mapped mode " + std::to_string(h.mapped_mode);
+  if (h.pid <= 0 || h.ppid < 0) return "impossible pid " + std::to_string(h.pid) + " (parent " + std::to_string(h.ppid) + ")";
   if (std::string problem = timeline_problem(file.region().timeline); !problem.empty()) return problem;
   if (file.has_mapped_series()) {
     if (std::string problem = timeline_problem(file.region().mapped_timeline); !problem.empty()) {
@@ -95,13 +104,22 @@ std::string structural_problem(const LiveFile& file) {
   return "";
 }
 
-std::string samples_problem(const std::vector<Sample>& samples, bool still_writing) {
-  // The writer takes its first sample while it creates the file.
-  if (samples.empty() && !still_writing) return "no samples";
-  for (std::size_t i = 1; i < samples.size(); ++i) {
-    if (samples[i].t_ns < samples[i - 1].t_ns) return "sample " + std::to_string(i) + " goes back in time";
+// Samples that go back in time (a marker placed by another thread or a
+// signal handler while a sample was taken appends one out of order) are
+// dropped, their maximum kept in the sample before, so that the line stays
+// in time order and its peak is not lost. Returns how many were dropped.
+std::size_t drop_samples_back_in_time(std::vector<Sample>& samples) {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    if (kept > 0 && samples[i].t_ns < samples[kept - 1].t_ns) {
+      samples[kept - 1].max_live = std::max(samples[kept - 1].max_live, samples[i].max_live);
+      continue;
+    }
+    samples[kept++] = samples[i];
   }
-  return "";
+  const std::size_t dropped = samples.size() - kept;
+  samples.resize(kept);
+  return dropped;
 }
 
 }  // namespace
@@ -133,9 +151,9 @@ LiveSnapshot take_snapshot(const LiveFile& file, bool still_writing) {
   // Up to the latest publish: a kill between two samples loses nothing published.
   s.samples.resize(kHeapLineCapacity);
   s.samples.resize(read_heap_line(region, s.samples.data(), still_writing));
-  if (std::string problem = samples_problem(s.samples, still_writing); !problem.empty()) {
-    throw std::runtime_error(file.path().string() + " is corrupt: " + problem);
-  }
+  // The writer takes its first sample while it creates the file.
+  if (s.samples.empty() && !still_writing) throw std::runtime_error(file.path().string() + " is corrupt: no samples");
+  s.dropped_samples = drop_samples_back_in_time(s.samples);
   s.interval_ns = region.timeline.interval_ns.load(std::memory_order_relaxed);
   if (file.has_mapped_series()) {
     s.mapped_mode = static_cast<LiveMappedMode>(h.mapped_mode);
@@ -144,9 +162,7 @@ LiveSnapshot take_snapshot(const LiveFile& file, bool still_writing) {
     // The writer appends the mapped sample just after the heap's: a reader
     // may see one more heap sample (or, mid-merge, a different count); the
     // series are read as of the shorter, time by time.
-    if (std::string problem = samples_problem(s.mapped_samples, true); !problem.empty()) {
-      throw std::runtime_error(file.path().string() + " is corrupt: mapped series: " + problem);
-    }
+    s.dropped_samples += drop_samples_back_in_time(s.mapped_samples);
     // The heap line's last point may be its latest publish (read_heap_line):
     // the mapped series, as last sampled, gets a point at the same time.
     if (s.samples.size() == s.mapped_samples.size() + 1 && !s.mapped_samples.empty() &&
@@ -158,15 +174,32 @@ LiveSnapshot take_snapshot(const LiveFile& file, bool still_writing) {
     s.figures.mapped_live = s.figures.mapped_peak = s.figures.total_peak = 0;
     s.figures.mapped_peak_time_ns = s.figures.total_peak_time_ns = 0;
   }
+  // Heap + mapped is never below the heap alone, nor below what is held now
+  // (the figures of the latest sample may lag the latest publish).
+  LiveFigures& f = s.figures;
+  if (s.mapped_mode == kMappedOn) {
+    if (f.peak > f.total_peak) f.total_peak = f.peak, f.total_peak_time_ns = f.peak_time_ns;
+    if (f.live + f.mapped_live > f.total_peak) {
+      f.total_peak = f.live + f.mapped_live;
+      f.total_peak_time_ns = std::max(f.last_sample_ns, latest_publish_ns(h));
+    }
+  }
   return s;
+}
+
+std::string dropped_samples_note(const LiveSnapshot& snapshot) {
+  return "dropped " + std::to_string(snapshot.dropped_samples) + " sample" +
+         (snapshot.dropped_samples == 1 ? "" : "s") + " of pid " + std::to_string(snapshot.pid) +
+         " that went back in time (markers placed concurrently); their maxima are kept in the samples before";
 }
 
 bool process_alive(pid_t pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
 
 std::optional<fs::path> find_live_file(pid_t pid, std::string& why) {
   const std::string maps_path = "/proc/" + std::to_string(pid) + "/maps";
-  std::ifstream maps(maps_path);
-  if (!maps) {
+  std::string error;
+  std::istringstream maps(RegularFile::open(maps_path).read_all(256u << 20, error));
+  if (!error.empty()) {
     why = process_alive(pid) ? "cannot read " + maps_path + " (another user's process?)"
                              : "no process " + std::to_string(pid);
     return std::nullopt;
@@ -297,7 +330,7 @@ std::string render_top(const LiveSnapshot& s, bool running, std::size_t width) {
                                    static_cast<std::uint64_t>(clock.tv_nsec);
     if (unix_now > s.start_unix_ns) now_ns = std::max(now_ns, unix_now - s.start_unix_ns);
   }
-  std::string text = "heapline top: pid " + std::to_string(s.pid) + " " + s.exe + " — " +
+  std::string text = "heapline top: pid " + std::to_string(s.pid) + " " + printable_text(s.exe) + " — " +
                      (running ? "running" : s.exited ? "exited" : "ended without exit") + ", " +
                      human_seconds(static_cast<std::int64_t>(now_ns)) + "\n";
   text += "live " + human_bytes(s.figures.live) + "   peak " + human_bytes(s.figures.peak) + " at " +
@@ -322,8 +355,13 @@ std::string render_top(const LiveSnapshot& s, bool running, std::size_t width) {
   const std::size_t first = s.markers.size() > 5 ? s.markers.size() - 5 : 0;
   if (first > 0) text += " ... " + std::to_string(first) + " earlier;";
   for (std::size_t i = first; i < s.markers.size(); ++i) {
-    text += " " + s.markers[i].second + " @ " + human_seconds(static_cast<std::int64_t>(s.markers[i].first)) +
-            (i + 1 < s.markers.size() ? "," : "");
+    // Piece by piece: GCC 12 warns (-Wrestrict, a false positive) on
+    // "literal" + std::string&& here.
+    text += ' ';
+    text += printable_text(s.markers[i].second);
+    text += " @ ";
+    text += human_seconds(static_cast<std::int64_t>(s.markers[i].first));
+    if (i + 1 < s.markers.size()) text += ',';
   }
   text += "\n";
 

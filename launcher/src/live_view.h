@@ -57,13 +57,21 @@ struct LiveSnapshot {
   // while it was on.
   LiveMappedMode mapped_mode = kMappedUnknown;
   std::vector<Sample> mapped_samples;
+  // Samples dropped because they went back in time (their maxima kept in
+  // the sample before): say so when converting.
+  std::size_t dropped_samples = 0;
 };
 
 // `still_writing`: the process may be running (wait out a merge in progress
 // rather than rebuild it). Throws std::runtime_error ("FILE is corrupt: ...")
 // for what no writer leaves, however it died: every index read from the file
-// is also clamped, so a crafted file can make it refuse, never crash.
+// is also clamped, so a crafted file can make it refuse, never crash. What a
+// writer does leave (samples out of time order, from markers placed
+// concurrently) is salvaged, and counted in dropped_samples.
 LiveSnapshot take_snapshot(const LiveFile& file, bool still_writing);
+
+// "dropped N samples that went back in time (...)", for a message.
+std::string dropped_samples_note(const LiveSnapshot& snapshot);
 
 // The live file of a running process, found among its mappings
 // (/proc/PID/maps). nullopt with `why` filled when there is none.

@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
+#include <sys/inotify.h>
+#include <unistd.h>
 #include <system_error>
 
 #include "live_view.h"
@@ -17,53 +18,166 @@ namespace heapline::launcher {
 
 namespace {
 
-std::uint64_t start_of(const nlohmann::json& report) { return report.value("start_unix_ns", std::uint64_t{0}); }
+std::uint64_t start_of(const ParsedReport& report) { return report.start_unix_ns; }
 
-std::string program_of(const nlohmann::json& report) {
-  const std::string name = fs::path(report.value("exe", std::string())).filename().string();
-  return name.empty() ? "?" : name;
+std::string program_of(const ParsedReport& report) {
+  const std::string name = fs::path(report.exe).filename().string();
+  return name.empty() ? "?" : printable_text(name, 64);
 }
 
 }  // namespace
 
-std::vector<TreeReport> find_child_reports(const std::string& plain_path, std::uint64_t since_unix_ns,
-                                           std::vector<std::string>& notes) {
+ReportWatch::ReportWatch() : fd_(inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) {}
+
+void ReportWatch::start(const std::string& plain_path) {
+  plain_ = fs::absolute(plain_path).string();
+  if (fd_ >= 0) inotify_add_watch(fd_, fs::path(plain_).parent_path().c_str(), IN_MOVED_TO | IN_CLOSE_WRITE);
+}
+
+ReportWatch::~ReportWatch() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void ReportWatch::read_events() {
+  if (fd_ < 0 || plain_.empty()) return;
+  alignas(inotify_event) char buffer[16384];
+  for (;;) {
+    const ssize_t got = ::read(fd_, buffer, sizeof buffer);
+    if (got <= 0) return;
+    for (ssize_t at = 0; at < got;) {
+      const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
+      at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+      if (event->len == 0) continue;
+      const std::string path = (fs::path(plain_).parent_path() / event->name).string();
+      const pid_t pid = pid_of_inserted_path(plain_, path);
+      if (pid <= 0) continue;
+      ReportReading reading = read_report_file(path);
+      if (reading && reading.report->pid == pid) seen_.push_back({path, std::move(*reading.report)});
+    }
+  }
+}
+
+namespace {
+
+bool same_process(const ParsedReport& a, const ParsedReport& b) {
+  return a.pid == b.pid && a.start_unix_ns == b.start_unix_ns;
+}
+
+// One process found beside the run's report: its identity, whether it is
+// the run's decided by of_this_run().
+struct Candidate {
+  pid_t pid, ppid;
+  std::string run_id;
+  std::uint64_t start_unix_ns;
+};
+
+// Which candidates are the run's: by run id where both sides know it, else
+// by ancestry from the command and the launcher.
+std::vector<bool> of_this_run(const std::vector<Candidate>& candidates, const RunIdentity& run) {
+  std::vector<bool> ours(candidates.size(), false);
+  std::multimap<pid_t, std::size_t> by_parent;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const Candidate& c = candidates[i];
+    if (c.start_unix_ns < run.since_unix_ns) continue;  // an earlier run's
+    if (!run.run_id.empty() && !c.run_id.empty()) {
+      ours[i] = c.run_id == run.run_id;
+    } else {
+      by_parent.emplace(c.ppid, i);
+    }
+  }
+  std::vector<pid_t> parents = {run.command_pid, run.launcher_pid};
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (ours[i]) parents.push_back(candidates[i].pid);
+  }
+  while (!parents.empty()) {
+    const pid_t parent = parents.back();
+    parents.pop_back();
+    const auto [first, last] = by_parent.equal_range(parent);
+    for (auto it = first; it != last; ++it) {
+      if (ours[it->second]) continue;
+      ours[it->second] = true;
+      parents.push_back(candidates[it->second].pid);
+    }
+  }
+  return ours;
+}
+
+}  // namespace
+
+std::vector<TreeReport> find_child_reports(const std::string& plain_path, const RunIdentity& run,
+                                           const std::vector<TreeReport>& seen, std::vector<std::string>& notes) {
   const fs::path plain = fs::absolute(plain_path);
   std::error_code error;
   fs::directory_iterator entries(plain.parent_path(), error);
   if (error) return {};
-  std::vector<fs::path> reports, lives;
+  // Every report and live file of a process beside the run's report, then
+  // those of the run.
+  std::vector<TreeReport> reports = seen;
+  struct Live {
+    fs::path path;
+    LiveFileState state;
+    Candidate identity;
+  };
+  std::vector<Live> lives;
   for (const fs::directory_entry& entry : entries) {
     const std::string name = entry.path().string();
-    if (pid_of_inserted_path(plain.string(), name) > 0) reports.push_back(entry.path());
+    if (const pid_t pid = pid_of_inserted_path(plain.string(), name); pid > 0) {
+      ReportReading reading = read_report_file(name);
+      if (!reading) {
+        if (reading.problem != ReportProblem::kUnreadable) notes.push_back(reading.error);
+        continue;
+      }
+      if (reading.report->pid != pid) continue;
+      const bool known = std::any_of(reports.begin(), reports.end(),
+                                     [&](const TreeReport& r) { return same_process(r.report, *reading.report); });
+      if (!known) reports.push_back({name, std::move(*reading.report)});
+    }
     if (name.size() > 5 && name.compare(name.size() - 5, 5, ".live") == 0 &&
         pid_of_inserted_path(plain.string(), name.substr(0, name.size() - 5)) > 0) {
-      lives.push_back(entry.path());
+      pid_t pid = 0;
+      const LiveFileState state = live_file_state(entry.path(), pid);
+      if (state == LiveFileState::kNotOurs || pid != pid_of_inserted_path(plain.string(), name.substr(0, name.size() - 5))) {
+        continue;
+      }
+      try {
+        const LiveFile file(entry.path());
+        const LiveHeader& h = file.region().header;
+        lives.push_back({entry.path(), state, {h.pid, h.ppid, "", h.start_unix_ns}});
+      } catch (const std::exception&) {
+      }
     }
   }
+  std::vector<Candidate> candidates;
+  for (const TreeReport& r : reports) {
+    candidates.push_back({r.report.pid, r.report.ppid, r.report.run_id, r.report.start_unix_ns});
+  }
+  for (const Live& live : lives) candidates.push_back(live.identity);
+  const std::vector<bool> ours = of_this_run(candidates, run);
+  const std::size_t scanned = reports.size();  // the reports among the candidates
+
   // Processes of the run that were killed left their live file: their
   // heap line up to the last sample becomes their report.
   std::size_t running = 0;
   std::vector<std::string> converted;  // "PID (PROGRAM)"
-  for (const fs::path& live : lives) {
-    const fs::path report_path = live.string().substr(0, live.string().size() - 5);
-    pid_t pid = 0;
-    const LiveFileState state = live_file_state(live, pid);
-    if (state == LiveFileState::kNotOurs || pid != pid_of_inserted_path(plain.string(), report_path.string())) continue;
+  for (std::size_t i = 0; i < lives.size(); ++i) {
+    if (!ours[scanned + i]) continue;
+    const Live& live = lives[i];
+    if (live.state == LiveFileState::kRunning) {
+      ++running;
+      continue;
+    }
+    const fs::path report_path = live.path.string().substr(0, live.path.string().size() - 5);
     try {
-      LiveFile file(live);
-      if (file.region().header.start_unix_ns < since_unix_ns) continue;  // an earlier run's
-      if (state == LiveFileState::kRunning) {
-        ++running;
-        continue;
-      }
+      const LiveFile file(live.path);
       LiveSnapshot snapshot = take_snapshot(file, false);
       write_converted_report(file, snapshot, report_path, snapshot.exited ? "exit" : "without-exit", 0);
-      fs::remove(live);
-      if (std::find(reports.begin(), reports.end(), report_path) == reports.end()) reports.push_back(report_path);
-      converted.push_back(std::to_string(pid) + " (" + fs::path(snapshot.exe).filename().string() + ")");
+      fs::remove(live.path);
+      converted.push_back(std::to_string(live.identity.pid) + " (" +
+                          printable_text(fs::path(snapshot.exe).filename().string(), 64) + ")");
+      ReportReading reading = read_report_file(report_path.string());
+      if (reading) reports.push_back({report_path.string(), std::move(*reading.report)});
     } catch (const std::exception& problem) {
-      notes.push_back("cannot convert " + live.string() + ": " + problem.what());
+      notes.push_back("cannot convert " + live.path.string() + ": " + problem.what());
     }
   }
   if (!converted.empty()) {
@@ -79,17 +193,26 @@ std::vector<TreeReport> find_child_reports(const std::string& plain_path, std::u
                     " the command started still running: not in the summary");
   }
   std::vector<TreeReport> found;
-  for (const fs::path& path : reports) {
-    std::ifstream in(path);
-    nlohmann::json report = nlohmann::json::parse(in, nullptr, false);
-    if (report.is_discarded() || !report.is_object() || report.value("format", "") != "heapline/1") continue;
-    if (report.value("pid", 0) != pid_of_inserted_path(plain.string(), path.string())) continue;
-    if (start_of(report) < since_unix_ns) continue;
-    found.push_back({path.string(), std::move(report)});
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    // Those after the scanned ones were converted from the run's live files.
+    if ((i < scanned && !ours[i]) || reports[i].report.pid == run.command_pid) continue;
+    found.push_back(std::move(reports[i]));
   }
   std::sort(found.begin(), found.end(),
             [](const TreeReport& a, const TreeReport& b) { return start_of(a.report) < start_of(b.report); });
   return found;
+}
+
+std::string summarize_each(const std::vector<TreeReport>& reports) {
+  std::string text;
+  for (const TreeReport& entry : reports) {
+    const ParsedReport& r = entry.report;
+    text += "heapline: pid " + std::to_string(r.pid) + " (" + program_of(r) + "): peak " + human_bytes(r.peak_bytes) +
+            " at " + human_seconds(static_cast<std::int64_t>(r.peak_time_ns)) + ", final " +
+            human_bytes(r.final_bytes) + ", " + std::to_string(r.samples.size()) + " samples, report " +
+            entry.path + "\n";
+  }
+  return text;
 }
 
 TreeSum sum_over_time(const std::vector<TreeReport>& reports) {
@@ -103,11 +226,11 @@ TreeSum sum_over_time(const std::vector<TreeReport>& reports) {
   };
   std::vector<Event> events;
   for (std::size_t i = 0; i < reports.size(); ++i) {
-    const nlohmann::json& report = reports[i].report;
-    const auto& samples = report.at("samples");
+    const ParsedReport& report = reports[i].report;
+    const std::vector<Sample>& samples = report.samples;
     for (std::size_t s = 0; s < samples.size(); ++s) {
-      events.push_back({start_of(report) + samples[s][0].get<std::uint64_t>(), i, samples[s][1].get<std::int64_t>(),
-                        samples[s][2].get<std::int64_t>(), s + 1 == samples.size()});
+      events.push_back({start_of(report) + samples[s].t_ns, i, samples[s].live, samples[s].max_live,
+                        s + 1 == samples.size()});
     }
   }
   std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.unix_ns < b.unix_ns; });
@@ -151,7 +274,7 @@ std::string summarize_tree(const std::vector<TreeReport>& reports, std::size_t m
   std::vector<const TreeReport*> order;
   for (const TreeReport& entry : reports) order.push_back(&entry);
   std::stable_sort(order.begin(), order.end(), [](const TreeReport* a, const TreeReport* b) {
-    return a->report.value("peak_bytes", std::int64_t{0}) > b->report.value("peak_bytes", std::int64_t{0});
+    return a->report.peak_bytes > b->report.peak_bytes;
   });
   std::string text = "heapline: " + std::to_string(reports.size()) +
                      " processes (peak, when, pid, parent, program; times from the first one's start):\n";
@@ -159,19 +282,19 @@ std::string summarize_tree(const std::vector<TreeReport>& reports, std::size_t m
   std::size_t shown = 0;
   std::int64_t rest_largest = -1;
   for (const TreeReport* entry : order) {
-    const nlohmann::json& report = entry->report;
-    const std::int64_t peak = report.value("peak_bytes", std::int64_t{0});
+    const ParsedReport& report = entry->report;
+    const std::int64_t peak = report.peak_bytes;
     if (shown == max_rows) {
       rest_largest = std::max(rest_largest, peak);
       continue;
     }
     ++shown;
-    const std::int64_t at = since_origin(start_of(report) + report.value("peak_time_ns", std::uint64_t{0}));
+    const std::int64_t at = since_origin(start_of(report) + report.peak_time_ns);
     std::string program = program_of(report);
     if (entry == &reports.front()) program += " (the command)";
-    if (report.value("ended", std::string("exit")) != "exit") program += " (ended without exit)";
+    if (!report.ended_by_exit()) program += " (ended without exit)";
     std::snprintf(line, sizeof line, "heapline:   %10s at %9s  pid %-7d parent %-7d %s\n", human_bytes(peak).c_str(),
-                  human_seconds(at).c_str(), report.value("pid", 0), report.value("ppid", 0), program.c_str());
+                  human_seconds(at).c_str(), report.pid, report.ppid, program.c_str());
     text += line;
   }
   if (rest_largest >= 0) {

@@ -10,24 +10,63 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <heapline/report_reader.h>
 
 namespace heapline::launcher {
 
 struct TreeReport {
   std::string path;
-  nlohmann::json report;  // a heapline/1 report
+  ParsedReport report;
+};
+
+// Which launch this is: a process belongs to it when its report carries
+// `run_id` (HEAPLINE_RUN_ID, when the writer records it), else when its
+// parent is the command, the launcher (which adopts orphans of the run), or
+// another process of the run. Another launch writing beside this one (the
+// same --out) is not this one, even where its names look alike.
+struct RunIdentity {
+  pid_t command_pid = 0;
+  pid_t launcher_pid = 0;
+  std::string run_id;
+  std::uint64_t since_unix_ns = 0;  // no process of the run started before
+};
+
+// Reports of the run read while it ran, as each landed: a process that
+// reuses an earlier one's pid later replaces that report's file, but not
+// this copy. Without inotify (fd() < 0), only the files left at the end are
+// read.
+class ReportWatch {
+ public:
+  ReportWatch();
+  ~ReportWatch();
+  ReportWatch(const ReportWatch&) = delete;
+  ReportWatch& operator=(const ReportWatch&) = delete;
+  int fd() const { return fd_; }
+  // Watches the directory of `plain_path` for its pid-inserted names.
+  void start(const std::string& plain_path);
+  // Reads the reports that landed since the last call.
+  void read_events();
+  const std::vector<TreeReport>& seen() const { return seen_; }
+
+ private:
+  std::string plain_;
+  int fd_ = -1;
+  std::vector<TreeReport> seen_;
 };
 
 // The reports of the processes started by a launch whose command's report is
 // `plain_path`: every `pid_inserted_path(plain_path, PID)` beside it that is a
-// heapline/1 report of process PID started at or after `since_unix_ns` (an
-// earlier run's files of the same name are not this run's). Live files left
-// there by processes of the run that are gone (killed) are converted first
-// into their reports, and removed; `notes` gets a line for each, and one for
-// processes still running. Sorted by start time.
-std::vector<TreeReport> find_child_reports(const std::string& plain_path, std::uint64_t since_unix_ns,
-                                           std::vector<std::string>& notes);
+// heapline/1 report of process PID of this run (`run`), and those of `seen`
+// (read while it ran) that were replaced since. Live files left there by
+// processes of the run that are gone (killed) are converted first into their
+// reports, and removed; `notes` gets a line for each, for each report that
+// cannot be read, and one for processes still running. Sorted by start time;
+// the command's own report is not among them.
+std::vector<TreeReport> find_child_reports(const std::string& plain_path, const RunIdentity& run,
+                                           const std::vector<TreeReport>& seen, std::vector<std::string>& notes);
+
+// The one-line summary of each process, for --summary.
+std::string summarize_each(const std::vector<TreeReport>& reports);
 
 // The sum of the processes' heaps over time. Each process is a step
 // function of its samples (none before its first sample or after its last);

@@ -28,54 +28,49 @@ std::string human_seconds(std::int64_t ns) {
   return text;
 }
 
-std::string summarize(const nlohmann::json& report, const std::string& report_path) {
-  const auto& precision = report.at("precision");
-  std::string text = "heapline: peak " + human_bytes(report.at("peak_bytes").get<std::int64_t>()) + " at " +
-                     human_seconds(report.at("peak_time_ns").get<std::int64_t>()) + ", final " +
-                     human_bytes(report.at("final_bytes").get<std::int64_t>()) + "\n";
+std::string summarize(const ParsedReport& report, const std::string& report_path) {
+  std::string text = "heapline: peak " + human_bytes(report.peak_bytes) + " at " +
+                     human_seconds(static_cast<std::int64_t>(report.peak_time_ns)) + ", final " +
+                     human_bytes(report.final_bytes) + "\n";
   // Mapped memory (absent from reports older than it, "unknown" in one
   // converted from an older live file).
-  if (report.contains("mapped") && report.at("mapped").value("mode", std::string()) == "on") {
-    const auto& mapped = report.at("mapped");
-    const auto& total = report.at("total");
-    text += "heapline: mapped peak " + human_bytes(mapped.at("peak_bytes").get<std::int64_t>()) + " at " +
-            human_seconds(mapped.at("peak_time_ns").get<std::int64_t>()) + ", final " +
-            human_bytes(mapped.at("final_bytes").get<std::int64_t>()) + "; heap + mapped peak " +
-            human_bytes(total.at("peak_bytes").get<std::int64_t>()) + " at " +
-            human_seconds(total.at("peak_time_ns").get<std::int64_t>()) + ", final " +
-            human_bytes(total.at("final_bytes").get<std::int64_t>()) + "\n";
+  if (report.mapped_on()) {
+    text += "heapline: mapped peak " + human_bytes(report.mapped.peak_bytes) + " at " +
+            human_seconds(static_cast<std::int64_t>(report.mapped.peak_time_ns)) + ", final " +
+            human_bytes(report.mapped.final_bytes) + "; heap + mapped peak " + human_bytes(report.total.peak_bytes) +
+            " at " + human_seconds(static_cast<std::int64_t>(report.total.peak_time_ns)) + ", final " +
+            human_bytes(report.total.final_bytes) + "\n";
   }
   text += "heapline: precision ";
-  if (precision.at("mode") == "exact") {
+  if (report.precision.exact) {
     text += "exact";
   } else {
-    text += "+/-" + human_bytes(precision.at("bound_bytes").get<std::int64_t>()) + " (batched: " +
-            std::to_string(precision.at("max_threads").get<std::int64_t>()) +
-            (precision.at("max_threads").get<std::int64_t>() == 1 ? " thread x " : " threads x ") +
-            human_bytes(precision.value("max_threshold_bytes", precision.at("min_threshold_bytes").get<std::int64_t>())) +
-            ")";
+    const std::uint64_t threads = report.precision.max_threads;
+    text += "+/-" + human_bytes(static_cast<std::int64_t>(report.precision.bound_bytes)) + " (batched: " +
+            std::to_string(threads) + (threads == 1 ? " thread x " : " threads x ") +
+            human_bytes(static_cast<std::int64_t>(report.precision.max_threshold_bytes)) + ")";
   }
-  text += ", " + std::to_string(report.at("samples").size()) + " samples over " +
-          human_seconds(report.at("duration_ns").get<std::int64_t>()) + "\n";
-  if (report.value("allocations_seen", true) == false) {
+  text += ", " + std::to_string(report.samples.size()) + " samples over " +
+          human_seconds(static_cast<std::int64_t>(report.duration_ns)) + "\n";
+  if (report.allocations_seen == false) {
     text += "heapline: the program's malloc is not libheapline's: these figures miss its allocations\n";
   }
-  if (report.value("ended", std::string("exit")) != "exit") {
+  if (!report.ended_by_exit()) {
     text += "heapline: ended without exit";
-    if (report.contains("signal")) text += " (signal " + std::to_string(report.at("signal").get<int>()) + ")";
-    text += "; last sample at " + human_seconds(report.value("last_sample_ns", std::int64_t{0})) +
+    if (report.signal > 0) text += " (signal " + std::to_string(report.signal) + ")";
+    text += "; last sample at " + human_seconds(static_cast<std::int64_t>(report.last_sample_ns)) +
             ", figures as of then\n";
   }
-  if (report.contains("markers") && !report.at("markers").empty()) {
-    text += "heapline: " + std::to_string(report.at("markers").size()) + " marker" +
-            (report.at("markers").size() == 1 ? "" : "s") + ":";
-    for (const auto& marker : report.at("markers")) {
+  if (!report.markers.empty()) {
+    text += "heapline: " + std::to_string(report.markers.size()) + " marker" + (report.markers.size() == 1 ? "" : "s") +
+            ":";
+    for (const ReportMarker& marker : report.markers) {
       // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive)
       // on "literal" + std::string&& here.
       text += ' ';
-      text += marker[1].get<std::string>();
+      text += printable_text(marker.name);
       text += " @ ";
-      text += human_seconds(marker[0].get<std::int64_t>());
+      text += human_seconds(static_cast<std::int64_t>(marker.t_ns));
     }
     text += "\n";
   }

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include <heapline/report_reader.h>
 
 namespace heapline::launcher {
 
@@ -18,6 +18,6 @@ std::string human_seconds(std::int64_t ns);
 //   heapline: mapped peak 250.0 MiB at 1.0 s, final 0 B; heap + mapped peak 262.1 MiB at 1.0 s, final 1.0 MiB
 //   heapline: precision +/-64.0 KiB (batched: 4 threads x 16.0 KiB), 123 samples over 2.500 s
 //   heapline: report heapline.sort.1234.json
-std::string summarize(const nlohmann::json& report, const std::string& report_path);
+std::string summarize(const ParsedReport& report, const std::string& report_path);
 
 }  // namespace heapline::launcher

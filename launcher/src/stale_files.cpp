@@ -1,13 +1,14 @@
 #include "stale_files.h"
 
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <stdexcept>
 #include <system_error>
 
-#include <nlohmann/json.hpp>
+#include <heapline/regular_file.h>
+#include <heapline/report_reader.h>
 
 #include "live_view.h"
 
@@ -34,6 +35,39 @@ bool ends_with(const std::string& text, const std::string& tail) {
   return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
 }
 
+// Whether the live file's identity was never written: empty, or its magic
+// still zero (the writer sizes the file, then publishes the magic last).
+bool identity_missing(const fs::path& path, const struct stat& info) {
+  if (info.st_size == 0) return true;
+  const RegularFile file = RegularFile::open(path.string());
+  std::uint64_t magic = 1;
+  return file.ok() && ::pread(file.fd(), &magic, sizeof magic, 0) == static_cast<ssize_t>(sizeof magic) && magic == 0;
+}
+
+// Whether some process (of those this user may inspect) has the file
+// `info` describes open or mapped.
+bool open_or_mapped_anywhere(const struct stat& info) {
+  std::error_code error;
+  for (const fs::directory_entry& process : fs::directory_iterator("/proc", error)) {
+    const std::string name = process.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::error_code fd_error;
+    for (const fs::directory_entry& fd : fs::directory_iterator(process.path() / "fd", fd_error)) {
+      struct stat target;
+      if (::stat(fd.path().c_str(), &target) == 0 && target.st_dev == info.st_dev && target.st_ino == info.st_ino) {
+        return true;
+      }
+    }
+    for (const fs::directory_entry& mapping : fs::directory_iterator(process.path() / "map_files", fd_error)) {
+      struct stat target;
+      if (::stat(mapping.path().c_str(), &target) == 0 && target.st_dev == info.st_dev && target.st_ino == info.st_ino) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 LiveFileState live_file_state(const fs::path& path, pid_t& pid) {
@@ -43,7 +77,9 @@ LiveFileState live_file_state(const fs::path& path, pid_t& pid) {
     LiveFile file(path);
     pid = file.region().header.pid;
   } catch (const std::exception&) {
-    return LiveFileState::kNotOurs;
+    if (!identity_missing(path, info)) return LiveFileState::kNotOurs;
+    const bool old = ::time(nullptr) - info.st_mtime >= kHalfCreatedAfterSeconds;
+    return old && !open_or_mapped_anywhere(info) ? LiveFileState::kHalfCreated : LiveFileState::kBeingCreated;
   }
   if (pid <= 0 || !process_alive(pid)) return LiveFileState::kGone;
   // The pid exists: it is the writer only if it has this very file mapped.
@@ -74,6 +110,20 @@ CleanOutcome clean_directory(const fs::path& dir, const CleanOptions& options) {
         outcome.kept.push_back(path.string() + ": process " + std::to_string(pid) + " is running");
         continue;
       }
+      if (state == LiveFileState::kBeingCreated) {
+        outcome.kept.push_back(path.string() + ": being created (no identity yet; removed once " +
+                               std::to_string(kHalfCreatedAfterSeconds) +
+                               " s old and no process has it open)");
+        continue;
+      }
+      if (state == LiveFileState::kHalfCreated) {
+        if (!own_regular_file(path, info)) continue;
+        if (options.dry_run || remove_if_unchanged(path, info)) {
+          outcome.removed.push_back(path.string() +
+                                    " (half-created: its process was killed while creating it)");
+        }
+        continue;
+      }
       std::string program;
       try {
         program = fs::path(take_snapshot(LiveFile(path), false).exe).filename().string();
@@ -85,22 +135,28 @@ CleanOutcome clean_directory(const fs::path& dir, const CleanOptions& options) {
         outcome.removed.push_back(path.string() + " (pid " + std::to_string(pid) + ", " + program + ")");
       }
     } else if (options.reports && ends_with(name, ".json") && own_regular_file(path, info)) {
-      std::ifstream in(path);
-      const nlohmann::json report = nlohmann::json::parse(in, nullptr, false);
-      if (report.is_discarded() || !report.is_object() || report.value("format", "") != "heapline/1") continue;
-      const pid_t pid = report.value("pid", 0);
+      const ReportReading reading = read_report_file(path.string());
+      if (reading.problem == ReportProblem::kNotJson || reading.problem == ReportProblem::kNotThisFormat ||
+          reading.problem == ReportProblem::kEmpty) {
+        continue;  // not heapline's: not a word
+      }
+      if (!reading) {  // heapline's, but broken or unreadable: kept, and said why
+        outcome.kept.push_back(reading.error);
+        continue;
+      }
+      const ParsedReport& report = *reading.report;
       // A snapshot of a process that still runs, or a name a running
       // process has claimed for its report: left alone.
       pid_t writer = 0;
-      const bool snapshot_of_running = report.value("ended", "") == "running" && process_alive(pid);
+      const bool snapshot_of_running = report.ended == kEndedRunning && process_alive(report.pid);
       if (snapshot_of_running || (fs::exists(path.string() + ".live") &&
                                   live_file_state(path.string() + ".live", writer) == LiveFileState::kRunning)) {
         outcome.kept.push_back(path.string() + ": a running process writes it");
         continue;
       }
       if (options.dry_run || remove_if_unchanged(path, info)) {
-        outcome.removed.push_back(path.string() + " (pid " + std::to_string(pid) + ", " +
-                                  fs::path(report.value("exe", "?")).filename().string() + ")");
+        outcome.removed.push_back(path.string() + " (pid " + std::to_string(report.pid) + ", " +
+                                  printable_text(fs::path(report.exe).filename().string(), 64) + ")");
       }
     }
   }

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include "child_process.h"
@@ -12,21 +14,68 @@
 namespace heapline::launcher {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
-namespace {
-
-// A gnuplot single-quoted string: a quote inside is doubled.
-std::string quoted(const std::string& text) {
+std::string gnuplot_string(std::string_view text) {
   std::string out = "'";
-  for (char c : text) {
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) {
+      char code[8];
+      std::snprintf(code, sizeof code, "\\x%02x", byte);
+      out += code;
+      continue;
+    }
     if (c == '\'') out += '\'';
     out += c;
   }
   return out + "'";
 }
 
+namespace {
+
+bool has_control_byte(std::string_view text) {
+  for (const char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return true;
+  }
+  return false;
+}
+
+// The series drawn and the unit they are drawn in.
+struct PlotLayout {
+  const std::vector<Sample>* mapped_samples = nullptr;  // none: the heap alone
+  const char* unit = "B";
+  double scale = 1;
+};
+
+PlotLayout layout_of(const ParsedReport& report) {
+  PlotLayout layout;
+  // Mapped memory drawn beside the heap: its own line and heap + mapped,
+  // sample by sample (the writer takes both series' samples at the same
+  // moments, the mapped one just after: a process killed in between leaves
+  // it one short, and its last value then holds).
+  if (!report.mapped_samples.empty() && report.mapped_samples.size() + 1 >= report.samples.size() &&
+      report.mapped_samples.size() <= report.samples.size()) {
+    layout.mapped_samples = &report.mapped_samples;
+  }
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double peak = static_cast<double>(report.peak_bytes);
+  if (layout.mapped_samples != nullptr) peak = std::max(peak, static_cast<double>(report.total.peak_bytes));
+  std::size_t unit = 0;
+  while (peak / layout.scale >= 1024 && unit + 1 < std::size(kUnits)) {
+    layout.scale *= 1024;
+    ++unit;
+  }
+  layout.unit = kUnits[unit];
+  return layout;
+}
+
 }  // namespace
+
+std::string plot_output_problem(const fs::path& output) {
+  if (plot_format_for(output) == PlotFormat::kUnknown) return "the file name must end in .png or .svg";
+  if (has_control_byte(output.string())) return "the file name must not hold control characters";
+  return "";
+}
 
 PlotFormat plot_format_for(const fs::path& output) {
   std::string extension = output.extension().string();
@@ -36,87 +85,74 @@ PlotFormat plot_format_for(const fs::path& output) {
   return PlotFormat::kUnknown;
 }
 
-PlotFiles write_plot_files(const nlohmann::json& report, const fs::path& output) {
+std::string plot_script(const ParsedReport& report, const fs::path& output, const fs::path& data) {
+  const PlotLayout layout = layout_of(report);
+  const bool mapped = layout.mapped_samples != nullptr;
+  const bool png = plot_format_for(output) == PlotFormat::kPng;
+  const std::string exe = fs::path(report.exe).filename().string();
+  std::ostringstream script;
+  script << (png ? "set terminal pngcairo size 1200,600 noenhanced font ',10'\n"
+                 : "set terminal svg size 1200,600 dynamic noenhanced font 'sans,10'\n")
+         << "set output " << gnuplot_string(fs::absolute(output).string()) << "\n"
+         << "set title "
+         << gnuplot_string((mapped ? "heap and mapped memory of " : "heap of ") + exe + " (pid " +
+                           std::to_string(report.pid) + ")")
+         << "\nset xlabel 'time (s)'\n"
+         << "set ylabel " << gnuplot_string(std::string(mapped ? "bytes (" : "heap (") + layout.unit + ")") << "\n"
+         << "set grid\nset key top left\nset yrange [0:*]\n";
+  // Phase markers: a dashed vertical line each, labelled along it.
+  if (!report.markers.empty()) {
+    script << "set key bottom right opaque\n";  // the labels run down from the top
+    for (const ReportMarker& marker : report.markers) {
+      const double t = static_cast<double>(marker.t_ns) / 1e9;
+      script << "set arrow from " << t << ", graph 0 to " << t
+             << ", graph 1 nohead dashtype 2 lw 1 lc rgb '#606060' front\n"
+             << "set label " << gnuplot_string(marker.name) << " at " << t
+             << ", graph 0.98 rotate by 90 right offset -0.6,0 font ',9' tc rgb '#404040' front\n";
+    }
+  }
+  if (!report.ended_by_exit()) {
+    script << "set label " << gnuplot_string("ended without exit (last sample)") << " at graph 0.99, graph 0.04 right\n";
+  }
+  script << "plot " << gnuplot_string(data.string())
+         << " using 1:3 with impulses lw 2 lc rgb '#e08040' title 'max since previous sample', \\\n"
+         << "     '' using 1:2 with steps lw 2 lc rgb '#2060a0' title " << (mapped ? "'heap'" : "'live'");
+  if (mapped) {
+    script << ", \\\n     '' using 1:4 with steps lw 2 lc rgb '#30a050' title 'mapped', \\\n"
+           << "     '' using 1:5 with steps lw 2 dt 2 lc rgb '#202020' title 'heap + mapped'";
+  }
+  script << "\n";
+  return script.str();
+}
+
+PlotFiles write_plot_files(const ParsedReport& report, const fs::path& output) {
   std::string pattern = (fs::temp_directory_path() / "heapline-plot.XXXXXX").string();
   if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("cannot create a temporary directory");
   PlotFiles files{pattern, fs::path(pattern) / "timeline.gp", fs::path(pattern) / "timeline.dat"};
-
-  // Mapped memory drawn beside the heap: its own line and heap + mapped,
-  // sample by sample (the writer takes both series' samples at the same
-  // moments, the mapped one just after: a process killed in between leaves
-  // it one short, and its last value then holds).
-  const json* mapped_samples = nullptr;
-  if (report.contains("mapped_samples") && !report.at("mapped_samples").empty() &&
-      report.at("mapped_samples").size() + 1 >= report.at("samples").size() &&
-      report.at("mapped_samples").size() <= report.at("samples").size()) {
-    mapped_samples = &report.at("mapped_samples");
-  }
-  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double peak = static_cast<double>(report.at("peak_bytes").get<std::int64_t>());
-  if (mapped_samples != nullptr) peak = std::max(peak, report.at("total").at("peak_bytes").get<double>());
-  std::size_t unit = 0;
-  double scale = 1;
-  while (peak / scale >= 1024 && unit + 1 < std::size(kUnits)) {
-    scale *= 1024;
-    ++unit;
-  }
+  const PlotLayout layout = layout_of(report);
   {
+    // Numbers only: nothing the program wrote.
     std::ofstream data(files.data);
-    data << "# t_seconds live_" << kUnits[unit] << " max_" << kUnits[unit];
-    if (mapped_samples != nullptr) data << " mapped_" << kUnits[unit] << " total_" << kUnits[unit];
+    data << "# t_seconds live_" << layout.unit << " max_" << layout.unit;
+    if (layout.mapped_samples != nullptr) data << " mapped_" << layout.unit << " total_" << layout.unit;
     data << "\n";
     data.precision(12);
-    const auto& samples = report.at("samples");
+    const std::vector<Sample>& samples = report.samples;
     for (std::size_t i = 0; i < samples.size(); ++i) {
-      const auto& sample = samples[i];
-      data << sample[0].get<double>() / 1e9 << ' ' << sample[1].get<double>() / scale << ' '
-           << sample[2].get<double>() / scale;
-      if (mapped_samples != nullptr) {
-        const double mapped = (*mapped_samples)[std::min(i, mapped_samples->size() - 1)][1].get<double>();
-        data << ' ' << mapped / scale << ' ' << (sample[1].get<double>() + mapped) / scale;
+      const Sample& sample = samples[i];
+      data << static_cast<double>(sample.t_ns) / 1e9 << ' ' << static_cast<double>(sample.live) / layout.scale << ' '
+           << static_cast<double>(sample.max_live) / layout.scale;
+      if (layout.mapped_samples != nullptr) {
+        const std::vector<Sample>& mapped_samples = *layout.mapped_samples;
+        const double mapped = static_cast<double>(mapped_samples[std::min(i, mapped_samples.size() - 1)].live);
+        data << ' ' << mapped / layout.scale << ' ' << (static_cast<double>(sample.live) + mapped) / layout.scale;
       }
       data << '\n';
     }
     if (!data) throw std::runtime_error("cannot write " + files.data.string());
   }
-
-  const bool png = plot_format_for(output) == PlotFormat::kPng;
-  std::string exe = fs::path(report.value("exe", std::string("?"))).filename().string();
   std::ofstream script(files.script);
-  script << (png ? "set terminal pngcairo size 1200,600 noenhanced font ',10'\n"
-                 : "set terminal svg size 1200,600 dynamic noenhanced font 'sans,10'\n")
-         << "set output " << quoted(fs::absolute(output).string()) << "\n"
-         << "set title "
-         << quoted((mapped_samples != nullptr ? "heap and mapped memory of " : "heap of ") + exe + " (pid " +
-                   std::to_string(report.value("pid", 0)) + ")")
-         << "\nset xlabel 'time (s)'\n"
-         << "set ylabel " << quoted(std::string(mapped_samples != nullptr ? "bytes (" : "heap (") + kUnits[unit] + ")")
-         << "\n"
-         << "set grid\nset key top left\nset yrange [0:*]\n";
-  // Phase markers: a dashed vertical line each, labelled along it.
-  if (report.contains("markers") && !report.at("markers").empty()) {
-    script << "set key bottom right opaque\n";  // the labels run down from the top
-    for (const auto& marker : report.at("markers")) {
-      const double t = marker[0].get<double>() / 1e9;
-      script << "set arrow from " << t << ", graph 0 to " << t
-             << ", graph 1 nohead dashtype 2 lw 1 lc rgb '#606060' front\n"
-             << "set label " << quoted(marker[1].get<std::string>()) << " at " << t
-             << ", graph 0.98 rotate by 90 right offset -0.6,0 font ',9' tc rgb '#404040' front\n";
-    }
-  }
-  if (report.value("ended", std::string("exit")) != "exit") {
-    script << "set label " << quoted("ended without exit (last sample)") << " at graph 0.99, graph 0.04 right\n";
-  }
-  script
-         << "plot " << quoted(files.data.string())
-         << " using 1:3 with impulses lw 2 lc rgb '#e08040' title 'max since previous sample', \\\n"
-         << "     '' using 1:2 with steps lw 2 lc rgb '#2060a0' title "
-         << (mapped_samples != nullptr ? "'heap'" : "'live'");
-  if (mapped_samples != nullptr) {
-    script << ", \\\n     '' using 1:4 with steps lw 2 lc rgb '#30a050' title 'mapped', \\\n"
-           << "     '' using 1:5 with steps lw 2 dt 2 lc rgb '#202020' title 'heap + mapped'";
-  }
-  script << "\n";
+  script << plot_script(report, output, files.data);
   if (!script) throw std::runtime_error("cannot write " + files.script.string());
   return files;
 }

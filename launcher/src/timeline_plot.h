@@ -2,17 +2,34 @@
 // directory, rendered with pngcairo or svg according to the file's extension.
 // Live bytes are drawn as steps, each interval's maximum as an impulse (so a
 // spike between two samples shows), in binary units chosen from the peak.
+//
+// Text from the program (its file name, its marker names) reaches the script
+// only through gnuplot_string(): one string literal on one line, whatever
+// the bytes. The data file holds numbers only. gnuplot runs with an argument
+// vector, never through a shell.
 #pragma once
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 
-#include <nlohmann/json.hpp>
+#include <heapline/report_reader.h>
 
 namespace heapline::launcher {
 
 enum class PlotFormat { kPng, kSvg, kUnknown };
 PlotFormat plot_format_for(const std::filesystem::path& output);
+
+// Why `output` cannot be the plot's file ("" when it can): an unknown
+// extension, or a control character in the name (the script could not name
+// it as it is).
+std::string plot_output_problem(const std::filesystem::path& output);
+
+// `text` as a gnuplot string literal: single-quoted (in which gnuplot
+// substitutes nothing: no backquotes, no macros), a quote doubled, and every
+// control byte and DEL written as the four characters \xNN (a newline would
+// end the command and start another).
+std::string gnuplot_string(std::string_view text);
 
 struct PlotFiles {
   std::filesystem::path directory;
@@ -20,8 +37,12 @@ struct PlotFiles {
   std::filesystem::path data;
 };
 
+// The script that draws `report` from `data` into `output`.
+std::string plot_script(const ParsedReport& report, const std::filesystem::path& output,
+                        const std::filesystem::path& data);
+
 // Writes the script and the data; the script writes to `output`.
-PlotFiles write_plot_files(const nlohmann::json& report, const std::filesystem::path& output);
+PlotFiles write_plot_files(const ParsedReport& report, const std::filesystem::path& output);
 
 // Runs gnuplot on the script. Returns "" or a message for stderr; the
 // temporary directory is removed when gnuplot succeeded.

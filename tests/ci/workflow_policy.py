@@ -68,11 +68,20 @@ def common_rules(path, text, workflow, source_dir):
                   f"job {job_name}: `{uses}` has no `# vX.Y.Z` comment naming its tag")
 
 
+ONCE_PER_CHANGE = "github.event_name == 'push' || github.event.pull_request.head.repo.full_name != github.repository"
+MAIN_ONLY_GROUP = ("${{ github.ref == 'refs/heads/main' && 'performance-history' || "
+                   "format('performance-history-off-main-{0}', github.run_id) }}")
+PAGES_SETTING = "Settings > Pages > Build and deployment > Source: GitHub Actions"
+
+
 def ci_rules(path, workflow):
     on = triggers(workflow)
     check("push" in on and "pull_request" in on, path, "must run on push and pull_request")
     for job_name, job in workflow["jobs"].items():
         check("write" not in str(job.get("permissions", "")), path, f"job {job_name} must not write")
+        # A same-repository pull request's branch is tested by its push.
+        check(str(job.get("if", "")) == ONCE_PER_CHANGE, path,
+              f"job {job_name} must run once per change (if: {ONCE_PER_CHANGE})")
     scripts = "\n".join(str(step.get("run", "")) for _, step in steps(workflow))
     for command in ("tools/setup.sh --test", "tools/test.sh", "python3 -m sphinx -W -b html docs docs/_build/html"):
         check(command in scripts, path, f"no step runs `{command}`")
@@ -131,8 +140,9 @@ def performance_rules(path, workflow):
     check(set(on) == {"push", "workflow_dispatch"}, path,
           f"must run on push to main and workflow_dispatch only, not {sorted(on)}")
     check((on.get("push") or {}).get("branches") == ["main"], path, "push must be limited to branches: [main]")
-    check(workflow.get("concurrency") == {"group": "performance-history", "cancel-in-progress": False}, path,
-          "concurrency must be the one group performance-history, without cancel-in-progress")
+    check(workflow.get("concurrency") == {"group": MAIN_ONLY_GROUP, "cancel-in-progress": False}, path,
+          "concurrency must be the one group performance-history for main (a group of its own for a run off "
+          "main), without cancel-in-progress")
     jobs = workflow.get("jobs") or {}
     check(set(jobs) == {"measure", "publish", "site", "deploy"}, path,
           f"the jobs must be measure, publish, site and deploy, not {sorted(jobs)}")
@@ -183,9 +193,19 @@ def performance_rules(path, workflow):
     check(any(u.startswith("actions/upload-pages-artifact@") for u in uses_of(site)), path,
           "job site does not upload the site (actions/upload-pages-artifact)")
 
-    deploy_uses = uses_of(deploy)
-    check(len(deploy_uses) == 1 and deploy_uses[0].startswith("actions/deploy-pages@") and not runs_of(deploy).strip(),
-          path, "job deploy must run actions/deploy-pages and nothing else")
+    # The deployment, and one step that only says, on failure, what a
+    # repository whose Pages are off must set once: nothing else.
+    def says_the_pages_setting(step):
+        script = str(step.get("run", ""))
+        return (step.get("if") == "failure()" and "uses" not in step and PAGES_SETTING in script and
+                set(re.findall(r"^\s*(\S+)", script, re.M)) <= {"echo", "exit"})
+    deploy_steps = deploy.get("steps") or []
+    deploys = [s for s in deploy_steps if str(s.get("uses", "")).startswith("actions/deploy-pages@")]
+    check(len(deploys) == 1 and all(s in deploys or says_the_pages_setting(s) for s in deploy_steps), path,
+          "job deploy must run actions/deploy-pages and nothing else (but one step that, on failure, says the "
+          "one-time Pages setting)")
+    check(any(says_the_pages_setting(s) for s in deploy_steps), path,
+          f"job deploy must say on failure what a repository whose Pages are off sets once ({PAGES_SETTING})")
     check((deploy.get("environment") or {}).get("name") == "github-pages", path,
           "job deploy must deploy to the github-pages environment")
     checkouts = [step for _, step in steps(workflow) if str(step.get("uses", "")).startswith("actions/checkout@")]
@@ -196,6 +216,13 @@ def performance_rules(path, workflow):
 def pull_request_rules(path, workflow):
     on = triggers(workflow)
     check(set(on) == {"pull_request"}, path, f"must run on pull_request only, not {sorted(on)}")
+    # A docs-only change measures nothing; nothing that builds the library,
+    # the scenarios or the harness may be filtered out.
+    ignored = (on.get("pull_request") or {}).get("paths-ignore") or []
+    check("docs/**" in ignored, path, "must not measure a docs-only change (paths-ignore: docs/**)")
+    for measured in ("interposer/", "scenarios/", "harness/", "common/", "bench/", "tools/", "CMakeLists.txt"):
+        check(not any(pattern.startswith(measured) or pattern in ("**", "*") for pattern in ignored), path,
+              f"paths-ignore must not filter out {measured}, which the figures depend on")
     jobs = workflow.get("jobs") or {}
     check(len(jobs) == 1, path, f"must compare in one job, not {sorted(jobs)}")
     for job_name, job in jobs.items():

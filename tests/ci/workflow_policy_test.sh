@@ -82,6 +82,34 @@ assert_contains "$report" "runs on pull_request_target" "the report"
 assert_contains "$report" "must run on pull_request only" "the report"
 assert_contains "$report" "job compare must hold a read-only token" "the report"
 assert_contains "$report" "job compare: checkout must not keep the token" "the report"
+# Once per change, main's own history group, the Pages setting, and a
+# pull-request filter that would hide a change of the library.
+bad_ci=$scratch/ci.yml
+bad=$scratch/performance-rules.yml
+bad_pr=$scratch/pull-request-filter.yml
+python3 - "$workflows" "$bad_ci" "$bad" "$bad_pr" <<'PY'
+import sys
+import yaml
+workflows, bad_ci, bad, bad_pr = sys.argv[1:]
+ci = yaml.safe_load(open(f"{workflows}/ci.yml"))
+for job in ci["jobs"].values():
+    job.pop("if", None)
+yaml.safe_dump(ci, open(bad_ci, "w"), sort_keys=False)
+performance = yaml.safe_load(open(f"{workflows}/performance.yml"))
+performance["concurrency"]["group"] = "performance-history"
+performance["jobs"]["deploy"]["steps"] = [s for s in performance["jobs"]["deploy"]["steps"] if "run" not in s]
+yaml.safe_dump(performance, open(bad, "w"), sort_keys=False)
+pull_request = yaml.safe_load(open(f"{workflows}/pull-request.yml"))
+pull_request[True]["pull_request"]["paths-ignore"].append("interposer/**")
+yaml.safe_dump(pull_request, open(bad_pr, "w"), sort_keys=False)
+PY
+status=0
+report=$("$python" "$policy" "$source_dir" "$bad_ci" "$bad" "$bad_pr") || status=$?
+assert_eq "$status" 1 "the checker's status on the rules of runs"
+assert_contains "$report" "job build-and-test must run once per change" "the report"
+assert_contains "$report" "concurrency must be the one group performance-history for main" "the report"
+assert_contains "$report" "job deploy must say on failure what a repository whose Pages are off sets once" "the report"
+assert_contains "$report" "paths-ignore must not filter out interposer/" "the report"
 # The ci workflow without its sanitizer job, then with the sanitizers run
 # in the ordinary job.
 bad=$scratch/ci.yml

@@ -329,6 +329,15 @@ TEST(ProgramResolution, FindsProgramsOnPathAndRefusesUnknownOnes) {
   std::filesystem::remove(plain_file);
 }
 
+// A heapline/1 report with these counts (the rest as the library writes it).
+std::string report_with(int alloc, int free, int realloc, int publishes) {
+  return R"({"format":"heapline/1","pid":5,"ppid":1,"exe":"/bin/churn","start_unix_ns":0,"duration_ns":1,
+    "precision":{"mode":"exact","bound_bytes":0,"min_threshold_bytes":1,"max_threads":1},
+    "peak_bytes":0,"peak_time_ns":0,"final_bytes":0,"interval_ns":10000000,"samples":[[0,0,0]],)" +
+         std::string(R"("calls":{"alloc":)") + std::to_string(alloc) + R"(,"free":)" + std::to_string(free) +
+         R"(,"realloc":)" + std::to_string(realloc) + R"(},"publishes":)" + std::to_string(publishes) + "}";
+}
+
 TEST_F(MeasureTest, HeaplinesReportsAreSummedPerWithRunAndRemoved) {
   FakeRunner runner;
   int with_runs = 0;
@@ -337,8 +346,9 @@ TEST_F(MeasureTest, HeaplinesReportsAreSummedPerWithRunAndRemoved) {
     // Two processes per run: their calls and publishes add up.
     const auto dir = std::filesystem::path(spec.env.at("HEAPLINE_OUT")).parent_path();
     ++with_runs;
-    std::ofstream(dir / "heapline.churn.1.json") << R"({"calls":{"alloc":600,"free":300,"realloc":100},"publishes":4})";
-    std::ofstream(dir / "heapline.churn.2.json") << R"({"calls":{"alloc":1000,"free":0,"realloc":0},"publishes":6})";
+    std::ofstream(dir / "heapline.churn.1.json") << report_with(600, 300, 100, 4);
+    std::ofstream(dir / "heapline.churn.2.json") << report_with(1000, 0, 0, 6);
+    std::ofstream(dir / "heapline.churn.3.json") << R"({"calls":{"alloc":"x"},"publishes":6})";  // not counted
   };
   const Measurement m = measure(runner, request);
   ASSERT_EQ(m.with_reports.size(), 4u) << "one per timed with-run, the warm-up's discarded";

@@ -382,7 +382,8 @@ TEST_F(Interposer, UnwritableOutputIsReportedOnceAndTheProgramCarriesOn) {
   RunResult result = run_traced({kPatterns, "single", "chunk", "10", "0"}, "unused",
                                 {{"HEAPLINE_OUT", (dir_ / "missing" / "x.json").string()}});
   EXPECT_EQ(result.exit_code, 0);
-  EXPECT_TRUE(std::regex_search(result.err, std::regex(R"(heapline: cannot write .*/missing/x\.json: No such file or directory\n$)")))
+  EXPECT_TRUE(std::regex_search(result.err, std::regex(R"(heapline: cannot write .*/missing/x\.json: No such file or directory)"
+                                                          R"(; the heap line is lost \(\d+ samples\), its figures: peak [^\n]*\n$)")))
       << result.err;
 }
 
@@ -399,7 +400,10 @@ TEST_F(Interposer, BadSettingsGiveOneClearLineAndTheDefault) {
                        BadValue{"HEAPLINE_PRECISION", "0,64", "precision"},
                        BadValue{"HEAPLINE_PRECISION", "4096,0", "precision"},
                        BadValue{"HEAPLINE_SUMMARY", "yes", "precision"},
-                       BadValue{"HEAPLINE_FOLLOW", "children", "precision"}}) {
+                       BadValue{"HEAPLINE_FOLLOW", "children", "precision"},
+                       BadValue{"HEAPLINE_ROOT_PID", "12abc", "precision"},
+                       BadValue{"HEAPLINE_ROOT_PID", "-1", "precision"},
+                       BadValue{"HEAPLINE_ROOT_PID", "99999999999", "precision"}}) {
     SCOPED_TRACE(std::string(bad.variable) + "=" + bad.value);
     std::string name = std::string("bad-") + bad.variable + ".json";
     // fork_probe forks: the child must not repeat the line.
@@ -535,7 +539,8 @@ TEST_F(Interposer, UncreatableLiveFileFallsBackToMemoryWithOneLine) {
   EXPECT_EQ(result.exit_code, 0);
   EXPECT_TRUE(std::regex_match(
       result.err, std::regex(R"(heapline: cannot create .*/missing/x\.json\.live: No such file or directory; the heap line is kept in memory only \(lost if the process is killed\)\n)"
-                             R"(heapline: cannot write .*/missing/x\.json: No such file or directory\n)")))
+                             R"(heapline: cannot write .*/missing/x\.json: No such file or directory)"
+                 R"(; the heap line is lost \(\d+ samples\), its figures: peak [^\n]*\n)")))
       << result.err;
 }
 
@@ -551,7 +556,8 @@ TEST_F(Interposer, ReportPathThatIsNotARegularFileIsNeverReplaced) {
   EXPECT_TRUE(fs::is_fifo(fifo));
   EXPECT_FALSE(fs::exists(dir_ / "out.fifo.live"));
   EXPECT_TRUE(std::regex_match(
-      result.err, std::regex(R"(heapline: cannot write .*/out\.fifo: not a regular file \(heapline replaces only regular files\)\n)")))
+      result.err, std::regex(R"(heapline: cannot write .*/out\.fifo: not a regular file \(heapline replaces only regular files\))"
+                                R"(; the heap line is lost \(\d+ samples\), its figures: peak [^\n]*\n)")))
       << result.err;
 }
 

@@ -2,6 +2,8 @@
 // timeline's merging, the JSON writer and the byte formatting.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -78,6 +80,75 @@ TEST(Config, LoadUsesDefaultsForBadValues) {
   EXPECT_EQ(config.interval_ns, 10'000'000u);
   EXPECT_EQ(config.precision.min_bytes, 8192u);
   EXPECT_EQ(config.precision.divisor, 16u);
+}
+
+TEST(Config, RootPid) {
+  int pid = 0;
+  EXPECT_TRUE(parse_pid("1", &pid));
+  EXPECT_EQ(pid, 1);
+  EXPECT_TRUE(parse_pid("4194304", &pid));
+  EXPECT_EQ(pid, 4194304);
+  for (const char* bad : {"", "0", "-1", "+5", " 5", "5 ", "12abc", "4194305", "99999999999999999999", "0x10"}) {
+    EXPECT_FALSE(parse_pid(bad, &pid)) << bad;
+  }
+  EXPECT_EQ(pid, 4194304);
+}
+
+TEST(Config, OutTemplate) {
+  Config config;
+  EXPECT_TRUE(parse_out_template("/tmp/%e-%p-%%.json", &config));
+  EXPECT_STREQ(config.out_template, "/tmp/%e-%p-%%.json");
+  EXPECT_TRUE(parse_out_template("off", &config));
+  EXPECT_TRUE(config.output_off);
+  const std::string longest(kMaxTemplateBytes - 1, 'a');
+  EXPECT_TRUE(parse_out_template(longest.c_str(), &config));
+  EXPECT_FALSE(config.output_off);
+  const std::string too_long(kMaxTemplateBytes, 'a');
+  std::string too_many_names;  // short, but each %e may stand for 255 bytes
+  for (int i = 0; i < 16; ++i) too_many_names += "%e/";
+  for (const char* bad : {"", "%", "r%d.json", "x%", "%P", too_long.c_str(), too_many_names.c_str()}) {
+    EXPECT_FALSE(parse_out_template(bad, &config)) << bad;
+  }
+  EXPECT_EQ(std::string(config.out_template), longest);
+}
+
+// Every variable through one reader: each bad value is one line naming it,
+// the setting keeps its default; good values give no line.
+TEST(Config, EachBadValueIsOneLineAndKeepsTheDefault) {
+  static std::string said;
+  static const std::pair<const char*, const char*> env[] = {
+      {"HEAPLINE_OUT", "r%q.json"},        {"HEAPLINE_INTERVAL_MS", "86400001"}, {"HEAPLINE_PRECISION", "1,0"},
+      {"HEAPLINE_SUMMARY", "true"},        {"HEAPLINE_MAPPED", "yes"},          {"HEAPLINE_FOLLOW", "all"},
+      {"HEAPLINE_ROOT_PID", "12\nabc"}};
+  said.clear();
+  Config config;
+  load_config(
+      config,
+      [](const char* name) -> const char* {
+        for (auto [key, value] : env) {
+          if (std::string(key) == name) return value;
+        }
+        return nullptr;
+      },
+      [](const char* line, std::size_t size) { said.append(line, size); });
+  const Config defaults;
+  EXPECT_STREQ(config.out_template, defaults.out_template);
+  EXPECT_EQ(config.interval_ns, defaults.interval_ns);
+  EXPECT_EQ(config.precision.divisor, defaults.precision.divisor);
+  EXPECT_EQ(config.summary, defaults.summary);
+  EXPECT_EQ(config.mapped, defaults.mapped);
+  EXPECT_EQ(config.follow_children, defaults.follow_children);
+  EXPECT_EQ(config.root_pid, 0);
+  EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 7) << said;
+  for (auto [key, value] : env) EXPECT_NE(said.find(std::string("heapline: ") + key + "='"), std::string::npos) << key;
+
+  said.clear();
+  load_config(
+      config,
+      [](const char* name) -> const char* { return std::string(name) == "HEAPLINE_ROOT_PID" ? "321" : nullptr; },
+      [](const char* line, std::size_t size) { said.append(line, size); });
+  EXPECT_EQ(config.root_pid, 321);
+  EXPECT_EQ(said, "");
 }
 
 std::string path(const char* tmpl, bool insert_pid, const char* base = "/work") {

@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "output_naming.h"
+#include "plot_script_property.h"
 #include "process_runner.h"
 #include "report_summary.h"
 #include "timeline_plot.h"
@@ -57,33 +58,38 @@ TEST(Summary, HumanSecondsFromNanoseconds) {
 // A fixed report: the mapped line appears when mapped memory was counted,
 // and not for a report older than it or one converted with it unknown.
 TEST(Summary, MappedLineOnlyWhenMappedMemoryWasCounted) {
-  nlohmann::json report = nlohmann::json::parse(R"({
+  std::string text = R"({"format": "heapline/1", "pid": 1, "ppid": 0, "exe": "/bin/x", "start_unix_ns": 0,
     "precision": {"mode": "exact", "bound_bytes": 0, "max_threads": 1, "min_threshold_bytes": 1},
     "peak_bytes": 2097152, "peak_time_ns": 1000000, "final_bytes": 1048576, "duration_ns": 2000000000,
+    "calls": {"alloc": 1, "free": 0, "realloc": 0}, "publishes": 1, "interval_ns": 10000000,
     "samples": [[0, 0, 0]],
     "mapped": {"mode": "on", "peak_bytes": 8388608, "peak_time_ns": 500000000, "final_bytes": 0},
-    "total": {"peak_bytes": 9437184, "peak_time_ns": 500000000, "final_bytes": 1048576}})");
-  const std::string text = heapline::launcher::summarize(report, "r.json");
-  EXPECT_NE(text.find("heapline: peak 2.0 MiB at 0.001 s, final 1.0 MiB\n"
-                      "heapline: mapped peak 8.0 MiB at 0.500 s, final 0 B; "
-                      "heap + mapped peak 9.0 MiB at 0.500 s, final 1.0 MiB\n"),
+    "total": {"peak_bytes": 9437184, "peak_time_ns": 500000000, "final_bytes": 1048576}})";
+  auto reading = heapline::parse_report(text, "r.json");
+  ASSERT_TRUE(reading) << reading.error;
+  const std::string summary = heapline::launcher::summarize(*reading.report, "r.json");
+  EXPECT_NE(summary.find("heapline: peak 2.0 MiB at 0.001 s, final 1.0 MiB\n"
+                         "heapline: mapped peak 8.0 MiB at 0.500 s, final 0 B; "
+                         "heap + mapped peak 9.0 MiB at 0.500 s, final 1.0 MiB\n"),
             std::string::npos)
-      << text;
-  report["mapped"]["mode"] = "unknown";
-  EXPECT_EQ(heapline::launcher::summarize(report, "r.json").find("mapped"), std::string::npos);
-  report.erase("mapped");
-  report.erase("total");
-  EXPECT_EQ(heapline::launcher::summarize(report, "r.json").find("mapped"), std::string::npos);
+      << summary;
+  reading.report->mapped.mode = heapline::ParsedReport::MappedMode::kUnknown;
+  EXPECT_EQ(heapline::launcher::summarize(*reading.report, "r.json").find("mapped"), std::string::npos);
+  reading.report->mapped.mode = heapline::ParsedReport::MappedMode::kAbsent;
+  EXPECT_EQ(heapline::launcher::summarize(*reading.report, "r.json").find("mapped"), std::string::npos);
 }
 
 // The plot's data: heap, its maxima, mapped and heap + mapped per sample;
 // a mapped series one sample short (a kill between the two appends) keeps
 // its last value.
 TEST(Plot, DataHoldsTheMappedAndTotalColumns) {
-  nlohmann::json report = nlohmann::json::parse(R"({
-    "pid": 1, "exe": "/bin/x", "peak_bytes": 2048, "total": {"peak_bytes": 5120},
-    "samples": [[0, 1024, 1024], [1000000000, 2048, 2048]],
-    "mapped_samples": [[0, 3072, 3072]]})");
+  heapline::ParsedReport report;
+  report.pid = 1;
+  report.exe = "/bin/x";
+  report.peak_bytes = 2048;
+  report.total.peak_bytes = 5120;
+  report.samples = {{0, 1024, 1024}, {1000000000, 2048, 2048}};
+  report.mapped_samples = {{0, 3072, 3072}};
   const fs::path out = fs::temp_directory_path() / "heapline-plot-test.svg";
   const auto files = heapline::launcher::write_plot_files(report, out);
   const std::string data = read_file(files.data);
@@ -92,6 +98,27 @@ TEST(Plot, DataHoldsTheMappedAndTotalColumns) {
   EXPECT_NE(data.find("\n0 1 1 3 4\n1 2 2 3 5\n"), std::string::npos) << data;
   EXPECT_NE(script.find("title 'mapped'"), std::string::npos) << script;
   EXPECT_NE(script.find("title 'heap + mapped'"), std::string::npos) << script;
+}
+
+// Class A: nothing the program wrote reaches gnuplot as a command. Every
+// control byte, the quote and the backslash, in a marker's name and in the
+// program's file name, stays inside its string literal on its line.
+TEST(Plot, NoProgramTextOwnsAPartOfTheScript) {
+  using heapline::launcher::gnuplot_string;
+  EXPECT_EQ(gnuplot_string("it's"), "'it''s'");
+  EXPECT_EQ(gnuplot_string("a\nb"), "'a\\x0ab'");
+  EXPECT_EQ(gnuplot_string(std::string("\0\x7f", 2)), "'\\x00\\x7f'");
+  EXPECT_EQ(gnuplot_string("`id` @m $(id) \\"), "'`id` @m $(id) \\'");
+  heapline::ParsedReport report;
+  report.pid = 1;
+  report.samples = {{0, 1, 1}};
+  for (int byte = 0; byte < 0x80; ++byte) {
+    const std::string odd = std::string("a") + static_cast<char>(byte) + "'b'\n" + static_cast<char>(byte);
+    report.exe = "/bin/" + odd;
+    report.markers = {{0, odd}, {5, "x\nsystem \"touch PWNED\"\n"}};
+    report.ended = byte % 2 == 0 ? "exit" : "without-exit";
+    EXPECT_EQ(heapline::test::plot_script_injection(report), "") << "byte " << byte;
+  }
 }
 
 TEST(Plot, FormatFromExtension) {
@@ -158,8 +185,29 @@ TEST_F(Launcher, NamesTheReportAndChildrenInsertTheirPid) {
 
 TEST_F(Launcher, PerProcessSummaries) {
   RunResult r = launch({"--summary", "-q", kPython, "-c", "pass"});
-  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(heapline: peak .* samples, output .*heapline\.python3\.\d+\.json\n)")))
+  EXPECT_TRUE(std::regex_search(
+      r.err, std::regex(R"(^heapline: pid \d+ \(python3[.\d]*\): peak .* samples, report heapline\.python3\.\d+\.json\n$)")))
       << r.err;
+}
+
+// The repro of class A, end to end: a program whose file name holds a
+// newline and a gnuplot command; --plot draws it and runs nothing.
+TEST_F(Launcher, AProgramsFileNameRunsNothingInGnuplot) {
+  const fs::path odd = dir_ / "x\nsystem \"touch PWNED\"\n";
+  fs::copy_file(ALLOC_PATTERNS, odd);
+  fs::permissions(odd, fs::perms::owner_all);
+  RunResult r = launch({"--plot", "p.svg", "--", odd.string(), "single", "chunk", "10", "0"},
+                       {{"HEAPLINE_LIB", HEAPLINE_LIB}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "p.svg")) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "PWNED")) << r.err;
+  // A plot's own name with a newline could not be named in the script as
+  // it is: refused before the command runs.
+  RunResult odd_plot = launch({"--plot", "a\nb.svg", "/bin/true"});
+  EXPECT_EQ(odd_plot.exit_code, 2);
+  EXPECT_NE(odd_plot.err.find("heapline: --plot a\\x0ab.svg: the file name must not hold control characters"),
+            std::string::npos)
+      << odd_plot.err;
 }
 
 TEST_F(Launcher, PlotsPngAndSvg) {

@@ -22,7 +22,6 @@ using heapline::test::RunOptions;
 using heapline::test::RunResult;
 using heapline::test::start;
 using heapline::test::wait_for_output;
-using nlohmann::json;
 
 namespace {
 
@@ -99,14 +98,93 @@ TEST_F(Tree, AnEarlierRunsChildReportsAreNotThisRuns) {
   EXPECT_EQ(again.err.find("processes"), std::string::npos) << again.err;
 }
 
-TreeReport fake(int pid, std::uint64_t start, std::vector<std::array<std::int64_t, 3>> samples) {
-  json report = {{"format", "heapline/1"}, {"pid", pid}, {"start_unix_ns", start}, {"samples", json::array()}};
-  std::int64_t peak = 0;
-  for (const auto& s : samples) {
-    report["samples"].push_back({s[0], s[1], s[2]});
-    peak = std::max(peak, s[2]);
+// --- class C: the launcher never aborts, hangs or mixes runs ---------------
+
+// Two launches writing beside each other (one --out): each lists its own
+// processes only, never the other's.
+TEST_F(Tree, TwoConcurrentLaunchesWithOneOutListOnlyTheirOwnProcesses) {
+  const std::string command = kPatterns + " single chunk 2000 0 & sleep 1; wait";
+  auto first = start({kLauncher, "--out", "run.json", "--", "/bin/sh", "-c", command}, options());
+  auto second = start({kLauncher, "--out", "run.json", "--", "/bin/sh", "-c", command}, options());
+  for (const RunResult& r : {finish(first), finish(second)}) {
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    // Its own processes only: the command, and those whose parent is the
+    // command (alloc_patterns, sleep); none of the other launch's.
+    const std::regex row(R"(pid (\d+)\s+parent (\d+)\s+(\S+)( \(the command\))?)");
+    std::string command_pid;
+    std::vector<std::string> parents;
+    for (std::sregex_iterator it(r.err.begin(), r.err.end(), row), end; it != end; ++it) {
+      if ((*it)[4].matched) command_pid = (*it)[1];
+      else parents.push_back((*it)[2]);
+    }
+    ASSERT_FALSE(command_pid.empty()) << r.err;
+    EXPECT_FALSE(parents.empty()) << r.err;
+    for (const std::string& parent : parents) EXPECT_EQ(parent, command_pid) << r.err;
   }
-  report["peak_bytes"] = peak;
+}
+
+// A process that reuses an earlier one's pid replaces its report's file; the
+// launcher read the first as it landed and lists both.
+TEST_F(Tree, APidReusedWithinTheRunKeepsBothReports) {
+  auto report = [](const std::string& start, const std::string& peak) {
+    return "{\"format\":\"heapline/1\",\"pid\":555,\"ppid\":'$$',\"exe\":\"/bin/reused\",\"start_unix_ns\":'" + start +
+           "',\"duration_ns\":1,\"precision\":{\"mode\":\"exact\",\"bound_bytes\":0,\"min_threshold_bytes\":1,"
+           "\"max_threads\":1},\"peak_bytes\":" +
+           peak + ",\"peak_time_ns\":0,\"final_bytes\":0,\"calls\":{\"alloc\":1,\"free\":0,\"realloc\":0},"
+           "\"publishes\":1,\"interval_ns\":1,\"samples\":[[0," +
+           peak + "," + peak + "]]}";
+  };
+  const std::string script = "echo '" + report("$(date +%s%N)", "1000") + "' > run.555.json; sleep 0.5; echo '" +
+                             report("$(date +%s%N)", "3000") + "' > run.555.json; sleep 0.5";
+  RunResult r = launch({"--out", "run.json", "--", "/bin/sh", "-c", script});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find(" 1000 B at "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" 2.9 KiB at "), std::string::npos) << r.err;
+  std::size_t reused = 0;
+  for (std::size_t at = r.err.find("pid 555 "); at != std::string::npos; at = r.err.find("pid 555 ", at + 1)) ++reused;
+  EXPECT_EQ(reused, 2u) << r.err;
+}
+
+// SIGTERM, SIGHUP or SIGINT sent to the launcher alone reach the command,
+// whose own exit status then passes through; the launcher still summarises.
+TEST_F(Tree, AStopSignalToTheLauncherIsForwardedToTheCommand) {
+  for (int signal_number : {SIGTERM, SIGHUP, SIGINT}) {
+    const std::string script = "trap 'echo got it; exit 3' " + std::to_string(signal_number) +
+                               "; echo ready; while :; do sleep 0.05; done";
+    auto launched = start({kLauncher, "--out", "run.json", "--", "/bin/sh", "-c", script}, options());
+    ASSERT_TRUE(wait_for_output(launched, "ready"));
+    kill(launched.pid, signal_number);
+    RunResult r = finish(launched);
+    EXPECT_EQ(r.exit_code, 3) << "signal " << signal_number << ": " << r.err;
+    EXPECT_NE(r.out.find("got it"), std::string::npos) << r.out;
+    EXPECT_NE(r.err.find("heapline: report run.json"), std::string::npos) << r.err;
+  }
+}
+
+// Under a shim (many processes), the processes never print their own
+// summary lines, even with HEAPLINE_SUMMARY=1 in the environment: the
+// launcher prints the one summary, and with --summary one line per process.
+TEST_F(Tree, OnlyTheLauncherPrintsSummaries) {
+  RunOptions o = options();
+  o.env["HEAPLINE_SUMMARY"] = "1";
+  RunResult r = run({kLauncher, "--summary", "--out", "run.json", "--", "/bin/sh", "-c", two_children()}, o);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find(", output "), std::string::npos) << r.err;  // the library's own line
+  std::size_t per_process = 0;
+  for (std::size_t at = r.err.find("heapline: pid "); at != std::string::npos; at = r.err.find("heapline: pid ", at + 1)) {
+    ++per_process;
+  }
+  EXPECT_EQ(per_process, 3u) << r.err;
+}
+
+TreeReport fake(int pid, std::uint64_t start, std::vector<std::array<std::int64_t, 3>> samples) {
+  heapline::ParsedReport report;
+  report.pid = pid;
+  report.start_unix_ns = start;
+  for (const auto& s : samples) {
+    report.samples.push_back({static_cast<std::uint64_t>(s[0]), s[1], s[2]});
+    report.peak_bytes = std::max(report.peak_bytes, s[2]);
+  }
   return {"r" + std::to_string(pid), report};
 }
 

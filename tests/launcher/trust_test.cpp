@@ -2,6 +2,9 @@
 // regular files, live files that are corrupt or crafted, reports left by an
 // earlier run.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -16,7 +19,9 @@
 
 #include "output_naming.h"
 #include "process_runner.h"
+#include "live_view.h"
 #include "report_summary.h"
+#include <heapline/report_reader.h>
 
 namespace fs = std::filesystem;
 using heapline::test::read_file;
@@ -71,16 +76,17 @@ TEST_F(Trust, ConvertSurvivesRandomlyCorruptedLiveFiles) {
   const std::string original = read_file(aborted_live_file("a.json"));
   ASSERT_EQ(original.size(), sizeof(heapline::LiveRegion));
   std::mt19937_64 random(12);  // fixed seed: the same files every run
-  // Where corruption hurts most: the figures, the marker count, the
-  // timeline's counters; then anywhere.
-  const std::size_t hot[] = {offsetof(heapline::LiveHeader, seq), offsetof(heapline::LiveHeader, markers_claimed),
-                             offsetof(heapline::LiveRegion, timeline)};
+  // Where corruption hurts most: the identity, the figures, the marker
+  // count, the timeline's counters; then anywhere. (Samples out of time
+  // order are salvaged, not refused: a writer leaves them.)
+  const std::size_t hot[] = {offsetof(heapline::LiveHeader, magic), offsetof(heapline::LiveHeader, seq),
+                             offsetof(heapline::LiveHeader, markers_claimed), offsetof(heapline::LiveRegion, timeline)};
   int refused = 0;
   for (int round = 0; round < 60; ++round) {
     std::string bytes = original;
     const int flips = 1 + static_cast<int>(random() % 8);
     for (int i = 0; i < flips; ++i) {
-      std::size_t at = round % 2 == 0 ? hot[random() % 3] + random() % 64 : random() % bytes.size();
+      std::size_t at = round % 2 == 0 ? hot[random() % std::size(hot)] + random() % 64 : random() % bytes.size();
       bytes[at] = static_cast<char>(random());
     }
     const fs::path file = dir_ / ("corrupt" + std::to_string(round) + ".live");
@@ -113,6 +119,142 @@ TEST_F(Trust, ConvertRefusesAnImpossibleMergeInProgress) {
   EXPECT_NE(r.err.find("is corrupt"), std::string::npos) << r.err;
 }
 
+// --- class D: nothing in a file is lost for being out of order or half made
+
+// Markers placed concurrently append samples that go back in time: convert
+// keeps the rest of the killed process's line (and the dropped samples'
+// maxima), and says what it dropped, instead of refusing the whole file.
+TEST_F(Trust, ConvertSalvagesSamplesThatGoBackInTime) {
+  std::string bytes = read_file(aborted_live_file("a.json"));
+  auto* region = reinterpret_cast<heapline::LiveRegion*>(bytes.data());
+  // At least three samples in both series, whatever the scheduler let the
+  // probe do before its abort: the first one's copies, 1 ms apart.
+  for (heapline::TimelineStorage* series : {&region->timeline, &region->mapped_timeline}) {
+    ASSERT_GE(series->count.load(), 1u);
+    for (std::uint64_t i = series->count.load(); i < 3; ++i) {
+      series->samples[i] = series->samples[i - 1];
+      series->samples[i].t_ns += 1'000'000;
+    }
+    series->count.store(std::max<std::uint64_t>(series->count.load(), 3));
+  }
+  heapline::TimelineStorage* timeline = &region->timeline;
+  timeline->samples[2].t_ns = timeline->samples[1].t_ns - 1;
+  timeline->samples[2].max_live = 7'777'777;
+  const fs::path file = dir_ / "back.live";
+  std::ofstream(file, std::ios::binary) << bytes;
+  RunResult r = launch({"convert", file.string(), "-o", (dir_ / "back.json").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(heapline convert: dropped \d+ samples? of pid \d+ that went back in time)")))
+      << r.err;
+  const heapline::ReportReading reading = heapline::read_report_file((dir_ / "back.json").string());
+  ASSERT_TRUE(reading) << reading.error;
+  EXPECT_EQ(reading.report->peak_bytes, 7'777'777);
+  for (std::size_t i = 1; i < reading.report->samples.size(); ++i) {
+    EXPECT_GE(reading.report->samples[i].t_ns, reading.report->samples[i - 1].t_ns);
+  }
+}
+
+// A live file whose process was killed while creating it (no identity) no
+// longer holds its name for ever: clean removes it once it is old and
+// nobody has it open, and leaves a young one alone.
+TEST_F(Trust, CleanRemovesAHalfCreatedLiveFileWhoseCreatorIsGone) {
+  std::ofstream(dir_ / "empty.json.live").flush();
+  std::ofstream(dir_ / "zeros.json.live") << std::string(4096, '\0');
+  std::ofstream(dir_ / "young.json.live").flush();
+  const auto old = fs::file_time_type::clock::now() - std::chrono::minutes(5);
+  fs::last_write_time(dir_ / "empty.json.live", old);
+  fs::last_write_time(dir_ / "zeros.json.live", old);
+  RunResult r = launch({"clean", dir_.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "empty.json.live")) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "zeros.json.live")) << r.err;
+  EXPECT_NE(r.err.find("removed " + (dir_ / "empty.json.live").string() + " (half-created"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "young.json.live"));
+  EXPECT_NE(r.err.find("kept " + (dir_ / "young.json.live").string() + ": being created"), std::string::npos) << r.err;
+}
+
+// --- class E: every message true, every bad value refused ------------------
+
+// top's heap + mapped peak is never shown below the heap's peak, nor below
+// what heap + mapped hold now, even when the figures of the latest sample lag.
+TEST_F(Trust, TheHeapAndMappedPeakIsNeverBelowTheHeapPeakOrTheCurrentTotal) {
+  std::string bytes = read_file(aborted_live_file("a.json"));
+  auto* header = reinterpret_cast<heapline::LiveHeader*>(bytes.data());
+  ASSERT_EQ(header->mapped_mode, heapline::kMappedOn);
+  header->total_peak.store(1);
+  header->mapped_live.store(5'000'000);
+  const fs::path file = dir_ / "lagging.live";
+  std::ofstream(file, std::ios::binary) << bytes;
+  const heapline::launcher::LiveFile live(file);
+  const heapline::launcher::LiveSnapshot snapshot = heapline::launcher::take_snapshot(live, false);
+  EXPECT_GE(snapshot.figures.total_peak, snapshot.figures.peak);
+  EXPECT_GE(snapshot.figures.total_peak, snapshot.figures.live + 5'000'000);
+  const std::string screen = heapline::launcher::render_top(snapshot, false);
+  EXPECT_NE(screen.find("heap + mapped " + heapline::launcher::human_bytes(snapshot.figures.live + 5'000'000) +
+                        "   peak " + heapline::launcher::human_bytes(snapshot.figures.live + 5'000'000)),
+            std::string::npos)
+      << screen;
+}
+
+TEST_F(Trust, BadValuesAreRefused) {
+  for (const char* interval : {"nan", "0", "-1", "inf", "1e9", "x"}) {
+    RunResult r = launch({"top", "1", "--interval", interval});
+    EXPECT_EQ(r.exit_code, 2) << interval << ": " << r.err;
+    EXPECT_NE(r.err.find("needs a number of seconds from 0.05 to 3600"), std::string::npos) << r.err;
+  }
+  const fs::path live = aborted_live_file("a.json");
+  RunResult signal = launch({"convert", live.string(), "--signal", "999"});
+  EXPECT_EQ(signal.exit_code, 2) << signal.err;
+  const std::string before = read_file(live);
+  RunResult itself = launch({"convert", live.string(), "-o", live.string()});
+  EXPECT_EQ(itself.exit_code, 2) << itself.err;
+  EXPECT_NE(itself.err.find("is the live file itself"), std::string::npos) << itself.err;
+  EXPECT_EQ(read_file(live), before);
+}
+
+TEST_F(Trust, MessagesSayWhatIsWrong) {
+  // A live file of this version whose layout fields are wrong: not "version
+  // 1 is not supported (this heapline reads 1)".
+  std::string bytes = read_file(aborted_live_file("a.json"));
+  reinterpret_cast<heapline::LiveHeader*>(bytes.data())->marker_capacity = 7;
+  std::ofstream(dir_ / "layout.live", std::ios::binary) << bytes;
+  RunResult layout = launch({"convert", (dir_ / "layout.live").string()});
+  EXPECT_EQ(layout.exit_code, 1);
+  EXPECT_NE(layout.err.find("is corrupt: its layout is not version 1's (header 12288 bytes, 7 markers"),
+            std::string::npos)
+      << layout.err;
+  reinterpret_cast<heapline::LiveHeader*>(bytes.data())->version = 9;
+  std::ofstream(dir_ / "v9.live", std::ios::binary) << bytes;
+  RunResult version = launch({"convert", (dir_ / "v9.live").string()});
+  EXPECT_NE(version.err.find("live file version 9 is not supported (this heapline reads version 1)"),
+            std::string::npos)
+      << version.err;
+
+  // A script whose #! interpreter does not exist: the interpreter named,
+  // status 127 as a shell gives.
+  std::ofstream(dir_ / "script") << "#!/nonexistent/interp -x\necho hi\n";
+  fs::permissions(dir_ / "script", fs::perms::owner_all);
+  RunResult script = launch({(dir_ / "script").string()});
+  EXPECT_EQ(script.exit_code, 127);
+  EXPECT_NE(script.err.find("its interpreter /nonexistent/interp (named on its #! line) does not exist"),
+            std::string::npos)
+      << script.err;
+  RunResult missing = launch({"no-such-program-anywhere"});
+  EXPECT_EQ(missing.exit_code, 127);
+  EXPECT_NE(missing.err.find("heapline: cannot run no-such-program-anywhere: command not found on PATH"),
+            std::string::npos)
+      << missing.err;
+  // A --lib that is no shared library: said before the command runs, not
+  // blamed on the program afterwards.
+  RunResult not_elf = launch({"--lib", (dir_ / "script").string(), "/bin/true"});
+  EXPECT_EQ(not_elf.exit_code, 2);
+  EXPECT_NE(not_elf.err.find("script is not a 64-bit ELF file, not libheapline.so"), std::string::npos) << not_elf.err;
+  std::ofstream(dir_ / "not-executable") << "echo hi\n";
+  RunResult denied = launch({(dir_ / "not-executable").string()});
+  EXPECT_EQ(denied.exit_code, 126);
+  EXPECT_NE(denied.err.find("Permission denied"), std::string::npos) << denied.err;
+}
+
 TEST_F(Trust, AReportOfAnEarlierRunIsNeverSummarised) {
   RunResult first = launch({"--out", "run.json", kProbe, "api"});
   ASSERT_EQ(first.exit_code, 0) << first.err;
@@ -128,7 +270,10 @@ TEST_F(Trust, AReportOfAnEarlierRunIsNeverSummarised) {
 TEST_F(Trust, AStaticProgramIsSaidNotToHaveLoadedTheLibrary) {
   RunResult r = launch({"--out", "static.json", kStatic});
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.err.find("heapline: no report from the command: the library was not loaded"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("heapline: no report from the command: " + kStatic +
+                       " is statically linked: no library can be preloaded into it\n"),
+            std::string::npos)
+      << r.err;
   EXPECT_EQ(r.err.find("exit handlers"), std::string::npos) << r.err;
 }
 
@@ -144,13 +289,23 @@ TEST_F(Trust, ACommandThatExecsAStaticProgramIsSaidToHaveDoneSo) {
   EXPECT_NE(r.err.find("heapline: report exec.json"), std::string::npos) << r.err;
 }
 
-TEST_F(Trust, AnUnwritableReportDirectoryIsSaidSo) {
-  RunResult r = launch({"--out", "missing/x.json", kProbe, "api"});
-  EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.err.find("heapline: no report from the command: cannot write in " + (dir_ / "missing").string()),
-            std::string::npos)
-      << r.err;
-  EXPECT_EQ(r.err.find("exit handlers"), std::string::npos) << r.err;
+// Class C: where the report cannot go is said before the command runs (a
+// build would otherwise run to its end for nothing), and a FIFO is never
+// opened (the launcher would wait on it for ever).
+TEST_F(Trust, AReportPathThatCannotBeWrittenIsRefusedBeforeTheCommandRuns) {
+  RunResult r = launch({"--out", "missing/x.json", "/bin/sh", "-c", "echo ran"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "heapline: --out missing/x.json: " + (dir_ / "missing").string() +
+                       ": No such file or directory; the command was not run\n");
+  ASSERT_EQ(mkfifo((dir_ / "fifo.json").c_str(), 0600), 0);
+  RunResult fifo = launch({"--out", "fifo.json", "/bin/sh", "-c", "echo ran"});
+  EXPECT_EQ(fifo.exit_code, 2);
+  EXPECT_EQ(fifo.err, "heapline: --out fifo.json: " + (dir_ / "fifo.json").string() +
+                          " is a FIFO, not a regular file; the command was not run\n");
+  RunResult convert = launch({"convert", (dir_ / "fifo.json").string()});
+  EXPECT_EQ(convert.exit_code, 1);
+  EXPECT_EQ(convert.err, "heapline convert: " + (dir_ / "fifo.json").string() + " is a FIFO, not a regular file\n");
 }
 
 TEST_F(Trust, PercentSignsInOutAreExpandedOnce) {
@@ -172,12 +327,13 @@ TEST(OutputNaming, TemplatesAndPidInsertionMatchTheLibrary) {
 }
 
 TEST(Summary, SaysWhenTheProgramsAllocationsWereNotSeen) {
-  auto report = nlohmann::json::parse(R"({"format":"heapline/1","peak_bytes":0,"peak_time_ns":0,"final_bytes":0,
-    "precision":{"mode":"exact","bound_bytes":0,"min_threshold_bytes":1,"divisor":0,"max_threads":1},
-    "samples":[[0,0,0]],"duration_ns":1,"allocations_seen":false})");
+  heapline::ParsedReport report;
+  report.precision.exact = true;
+  report.samples = {{0, 0, 0}};
+  report.allocations_seen = false;
   const std::string text = heapline::launcher::summarize(report, "r.json");
   EXPECT_NE(text.find("the program's malloc is not libheapline's"), std::string::npos) << text;
-  report["allocations_seen"] = true;
+  report.allocations_seen = true;
   EXPECT_EQ(heapline::launcher::summarize(report, "r.json").find("not libheapline's"), std::string::npos);
 }
 

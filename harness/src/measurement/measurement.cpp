@@ -11,8 +11,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
+
+#include <heapline/report_reader.h>
 
 namespace heapline::bench {
 namespace {
@@ -90,18 +91,12 @@ std::optional<LibraryRunReport> collect_library_reports(const std::string& direc
   for (const auto& file : std::filesystem::directory_iterator(directory, ec)) {
     const std::string name = file.path().filename().string();
     if (name.rfind("heapline.", 0) != 0 || name.size() < 5 || name.substr(name.size() - 5) != ".json") continue;
-    try {
-      std::ifstream in(file.path());
-      const auto report = nlohmann::json::parse(in);
-      const auto& calls = report.at("calls");
-      LibraryRunReport one{calls.at("alloc").get<std::uint64_t>() + calls.at("free").get<std::uint64_t>() +
-                               calls.at("realloc").get<std::uint64_t>(),
-                           report.at("publishes").get<std::uint64_t>()};
+    // Not a report of this heapline (another library's file): not counted.
+    if (const heapline::ReportReading reading = heapline::read_report_file(file.path().string())) {
+      const heapline::ParsedReport::Calls& calls = reading.report->calls;
       if (!total) total = LibraryRunReport{};
-      total->calls += one.calls;
-      total->publishes += one.publishes;
-    } catch (const std::exception&) {
-      // Not a report of this heapline (another library's file): not counted.
+      total->calls += calls.alloc + calls.free + calls.realloc;
+      total->publishes += reading.report->publishes;
     }
     std::filesystem::remove(file.path(), ec);
   }

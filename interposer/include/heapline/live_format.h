@@ -119,7 +119,16 @@ struct LiveHeader {
   std::uint32_t mapped_mode = 0;
   std::uint32_t reserved3 = 0;
   std::uint64_t start_mono_ns = 0;  // CLOCK_MONOTONIC at the start: the time base of publish_mono_ns
-  char reserved1[3960 - 16] = {};
+  // When the process started, in clock ticks since boot (/proc/PID/stat):
+  // with `pid` it names one process, whatever images it execs, so a pid
+  // reused by another process is told apart. 0: unknown (an older file).
+  std::uint64_t process_start_ticks = 0;
+  // The program this image exec'd without the library following it, and
+  // why ("PATH: statically linked"), written just before such an exec and
+  // cleared if it fails: a file left without exit handlers says why. Empty
+  // otherwise (and in a file of an earlier library).
+  char exec_note[256] = {};
+  char reserved1[3960 - 24 - 256] = {};
   char exe[kLiveExeBytes] = {};
 
   // The latest figures, under the seqlock `seq` (one writer: the thread

@@ -13,6 +13,65 @@
 
 namespace heapline {
 
+// The report's field names and fixed values, shared by the writer (output.cpp)
+// and the reader (report_reader.h), so the two cannot drift apart. Nested
+// objects' fields are listed under their object.
+namespace report_key {
+inline constexpr char kFormat[] = "format";
+inline constexpr char kPid[] = "pid";
+inline constexpr char kPpid[] = "ppid";
+inline constexpr char kExe[] = "exe";
+inline constexpr char kStartUnixNs[] = "start_unix_ns";
+inline constexpr char kDurationNs[] = "duration_ns";
+inline constexpr char kAllocator[] = "allocator";
+inline constexpr char kSizeBasis[] = "size_basis";
+inline constexpr char kPrecision[] = "precision";  // {mode, bound_bytes, min_threshold_bytes, divisor,
+                                                   //  max_threshold_bytes, max_threads}
+inline constexpr char kMode[] = "mode";
+inline constexpr char kBoundBytes[] = "bound_bytes";
+inline constexpr char kMinThresholdBytes[] = "min_threshold_bytes";
+inline constexpr char kDivisor[] = "divisor";
+inline constexpr char kMaxThresholdBytes[] = "max_threshold_bytes";
+inline constexpr char kMaxThreads[] = "max_threads";
+inline constexpr char kPeakBytes[] = "peak_bytes";  // also in mapped and total
+inline constexpr char kPeakTimeNs[] = "peak_time_ns";
+inline constexpr char kFinalBytes[] = "final_bytes";
+inline constexpr char kMapped[] = "mapped";  // {mode, peak_bytes, peak_time_ns, final_bytes, changes, untracked}
+inline constexpr char kChanges[] = "changes";
+inline constexpr char kUntracked[] = "untracked";
+inline constexpr char kTotal[] = "total";  // {peak_bytes, peak_time_ns, final_bytes}
+inline constexpr char kCalls[] = "calls";  // {alloc, free, realloc}
+inline constexpr char kAlloc[] = "alloc";
+inline constexpr char kFree[] = "free";
+inline constexpr char kRealloc[] = "realloc";
+inline constexpr char kPublishes[] = "publishes";
+inline constexpr char kIntervalNs[] = "interval_ns";
+inline constexpr char kAllocationsSeen[] = "allocations_seen";
+inline constexpr char kEnded[] = "ended";
+inline constexpr char kLastSampleNs[] = "last_sample_ns";
+inline constexpr char kSignal[] = "signal";
+// The launch a process belongs to (HEAPLINE_RUN_ID in its environment), when
+// the writer records it: optional for readers.
+inline constexpr char kRunId[] = "run_id";
+inline constexpr char kLiveFileProblem[] = "live_file_problem";  // why the live file could not follow an exec (optional)
+inline constexpr char kMarkers[] = "markers";                // [[t_ns, "name"], ...]
+inline constexpr char kSamples[] = "samples";                // [[t_ns, live, max_live], ...]
+inline constexpr char kMappedSamples[] = "mapped_samples";   // the same shape
+}  // namespace report_key
+
+inline constexpr char kReportFormatName[] = "heapline/1";
+inline constexpr char kPrecisionExact[] = "exact";
+inline constexpr char kPrecisionBatched[] = "batched";
+inline constexpr char kMappedModeOn[] = "on";
+inline constexpr char kMappedModeOff[] = "off";
+inline constexpr char kMappedModeUnknown[] = "unknown";
+inline constexpr char kEndedExit[] = "exit";
+inline constexpr char kEndedWithoutExit[] = "without-exit";
+inline constexpr char kEndedRunning[] = "running";  // a snapshot of a running process (convert)
+
+// The launch's identity, set by the launcher in the command's environment.
+inline constexpr char kRunIdVariable[] = "HEAPLINE_RUN_ID";
+
 struct Report {
   int pid;
   int ppid;
@@ -69,6 +128,11 @@ struct Report {
   const char* ended = "exit";
   std::uint64_t last_sample_ns = 0;
   int signal = 0;
+  // Why the process's live file was not made, or stopped being kept (a full
+  // disk, the file size limit...): the heap line then lived in memory only,
+  // and a kill would have lost it. nullptr (no "live_file_problem" in the
+  // JSON) when the live file served the whole run, or was not asked for.
+  const char* live_file_problem = nullptr;
 };
 
 // Writes `report` as heapline/1 JSON at final_path through a temporary name.

@@ -1,0 +1,286 @@
+#include "heapline/report_reader.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "heapline/regular_file.h"
+
+namespace heapline {
+
+namespace {
+
+using nlohmann::json;
+namespace key = report_key;
+
+// A field that is missing, mistyped or out of range: its message.
+struct FieldError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Reads the fields of one JSON object; `where` is its name in the report
+// ("" for the top level, "precision." for a nested one).
+class Fields {
+ public:
+  Fields(const json& object, std::string where) : object_(object), where_(std::move(where)) {}
+
+  const json* find(const char* name, bool required) const {
+    auto it = object_.find(name);
+    if (it == object_.end()) {
+      if (required) fail(name, "is missing");
+      return nullptr;
+    }
+    return &*it;
+  }
+
+  std::uint64_t unsigned_number(const char* name, bool required = true, std::uint64_t fallback = 0) const {
+    const json* value = find(name, required);
+    if (value == nullptr) return fallback;
+    return unsigned_value(*value, name);
+  }
+  std::int64_t signed_number(const char* name, bool required = true) const {
+    const json* value = find(name, required);
+    return value == nullptr ? 0 : signed_value(*value, name);
+  }
+  int int_in(const char* name, std::int64_t low, std::int64_t high, bool required = true) const {
+    const json* value = find(name, required);
+    if (value == nullptr) return 0;
+    const std::int64_t number = signed_value(*value, name);
+    if (number < low || number > high) {
+      fail(name, "is out of range (" + std::to_string(number) + "; " + std::to_string(low) + " to " +
+                     std::to_string(high) + ")");
+    }
+    return static_cast<int>(number);
+  }
+  std::string text(const char* name, bool required = true) const {
+    const json* value = find(name, required);
+    if (value == nullptr) return {};
+    if (!value->is_string()) fail(name, wrong_type(*value, "a string"));
+    return value->get<std::string>();
+  }
+  // One of `choices` (a null-terminated list); returns its index.
+  std::size_t choice(const char* name, const char* const* choices) const {
+    const std::string value = text(name);
+    std::string list;
+    for (std::size_t i = 0; choices[i] != nullptr; ++i) {
+      if (value == choices[i]) return i;
+      list += std::string(i == 0 ? "" : ", ") + '"' + choices[i] + '"';
+    }
+    fail(name, "is \"" + printable_text(value, 40) + "\", not one of " + list);
+  }
+  bool boolean(const char* name) const {
+    const json* value = find(name, true);
+    if (!value->is_boolean()) fail(name, wrong_type(*value, "true or false"));
+    return value->get<bool>();
+  }
+  const json& object(const char* name) const {
+    const json* value = find(name, true);
+    if (!value->is_object()) fail(name, wrong_type(*value, "an object"));
+    return *value;
+  }
+  const json* array(const char* name, bool required) const {
+    const json* value = find(name, required);
+    if (value != nullptr && !value->is_array()) fail(name, wrong_type(*value, "an array"));
+    return value;
+  }
+
+  std::uint64_t unsigned_value(const json& value, const std::string& name) const {
+    if (value.is_number_unsigned()) return value.get<std::uint64_t>();
+    if (value.is_number_integer()) fail(name, "is out of range (" + std::to_string(value.get<std::int64_t>()) + "; at least 0)");
+    if (value.is_number_float()) fail(name, "is not a whole number");
+    fail(name, wrong_type(value, "an integer"));
+  }
+  std::int64_t signed_value(const json& value, const std::string& name) const {
+    if (value.is_number_unsigned()) {
+      const std::uint64_t number = value.get<std::uint64_t>();
+      if (number > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+        fail(name, "is out of range (" + std::to_string(number) + ")");
+      }
+      return static_cast<std::int64_t>(number);
+    }
+    if (value.is_number_integer()) return value.get<std::int64_t>();
+    if (value.is_number_float()) fail(name, "is not a whole number");
+    fail(name, wrong_type(value, "an integer"));
+  }
+
+  [[noreturn]] void fail(const std::string& name, const std::string& what) const {
+    throw FieldError("field \"" + where_ + name + "\" " + what);
+  }
+
+  static std::string wrong_type(const json& value, const char* wanted) {
+    return std::string("is ") + (value.is_string() ? "a string" : value.is_boolean() ? "a boolean"
+                                  : value.is_null()                    ? "null"
+                                  : value.is_object()                  ? "an object"
+                                  : value.is_array()                   ? "an array"
+                                                                       : "a number") +
+           ", not " + wanted;
+  }
+ private:
+  const json& object_;
+  std::string where_;
+};
+
+// [[t_ns, live, max_live], ...]
+std::vector<Sample> read_samples(const Fields& top, const char* name, bool required) {
+  std::vector<Sample> samples;
+  const json* array = top.array(name, required);
+  if (array == nullptr) return samples;
+  samples.reserve(array->size());
+  for (std::size_t i = 0; i < array->size(); ++i) {
+    const json& entry = (*array)[i];
+    const std::string where = std::string(name) + "[" + std::to_string(i) + "]";
+    if (!entry.is_array() || entry.size() != 3) top.fail(where, "is not [t_ns, bytes, max_bytes]");
+    samples.push_back(Sample{top.unsigned_value(entry[0], where + "[0]"), top.signed_value(entry[1], where + "[1]"),
+                             top.signed_value(entry[2], where + "[2]")});
+  }
+  return samples;
+}
+
+ParsedReport read_fields(const json& root) {
+  Fields top(root, "");
+  ParsedReport r;
+  r.pid = top.int_in(key::kPid, 1, INT_MAX);
+  r.ppid = top.int_in(key::kPpid, 0, INT_MAX);
+  r.exe = top.text(key::kExe);
+  r.start_unix_ns = top.unsigned_number(key::kStartUnixNs);
+  r.duration_ns = top.unsigned_number(key::kDurationNs);
+  r.allocator = top.text(key::kAllocator, false);
+  r.size_basis = top.text(key::kSizeBasis, false);
+
+  Fields precision(top.object(key::kPrecision), std::string(key::kPrecision) + ".");
+  static const char* const kPrecisionModes[] = {kPrecisionExact, kPrecisionBatched, nullptr};
+  r.precision.exact = precision.choice(key::kMode, kPrecisionModes) == 0;
+  r.precision.bound_bytes = precision.unsigned_number(key::kBoundBytes);
+  r.precision.min_threshold_bytes = precision.unsigned_number(key::kMinThresholdBytes);
+  r.precision.divisor = precision.unsigned_number(key::kDivisor, false);
+  r.precision.max_threshold_bytes =
+      precision.unsigned_number(key::kMaxThresholdBytes, false, r.precision.min_threshold_bytes);
+  r.precision.max_threads = precision.unsigned_number(key::kMaxThreads);
+
+  r.peak_bytes = top.signed_number(key::kPeakBytes);
+  r.peak_time_ns = top.unsigned_number(key::kPeakTimeNs);
+  r.final_bytes = top.signed_number(key::kFinalBytes);
+
+  if (top.find(key::kMapped, false) != nullptr) {
+    Fields mapped(top.object(key::kMapped), std::string(key::kMapped) + ".");
+    static const char* const kMappedModes[] = {kMappedModeUnknown, kMappedModeOn, kMappedModeOff, nullptr};
+    static const ParsedReport::MappedMode kModes[] = {ParsedReport::MappedMode::kUnknown,
+                                                      ParsedReport::MappedMode::kOn, ParsedReport::MappedMode::kOff};
+    r.mapped.mode = kModes[mapped.choice(key::kMode, kMappedModes)];
+    if (r.mapped.mode != ParsedReport::MappedMode::kUnknown) {
+      r.mapped.peak_bytes = mapped.signed_number(key::kPeakBytes);
+      r.mapped.peak_time_ns = mapped.unsigned_number(key::kPeakTimeNs);
+      r.mapped.final_bytes = mapped.signed_number(key::kFinalBytes);
+      r.mapped.changes = mapped.unsigned_number(key::kChanges, false);
+      r.mapped.untracked = mapped.unsigned_number(key::kUntracked, false);
+      Fields total(top.object(key::kTotal), std::string(key::kTotal) + ".");
+      r.total.peak_bytes = total.signed_number(key::kPeakBytes);
+      r.total.peak_time_ns = total.unsigned_number(key::kPeakTimeNs);
+      r.total.final_bytes = total.signed_number(key::kFinalBytes);
+    }
+  }
+  if (r.mapped.mode == ParsedReport::MappedMode::kAbsent || r.mapped.mode == ParsedReport::MappedMode::kUnknown) {
+    r.total = {r.peak_bytes, r.peak_time_ns, r.final_bytes};  // heap alone: nothing else known
+  }
+
+  Fields calls(top.object(key::kCalls), std::string(key::kCalls) + ".");
+  r.calls.alloc = calls.unsigned_number(key::kAlloc);
+  r.calls.free = calls.unsigned_number(key::kFree);
+  r.calls.realloc = calls.unsigned_number(key::kRealloc);
+  r.publishes = top.unsigned_number(key::kPublishes);
+  r.interval_ns = top.unsigned_number(key::kIntervalNs);
+  if (top.find(key::kAllocationsSeen, false) != nullptr) r.allocations_seen = top.boolean(key::kAllocationsSeen);
+
+  if (top.find(key::kEnded, false) != nullptr) {
+    static const char* const kEndings[] = {kEndedExit, kEndedWithoutExit, kEndedRunning, nullptr};
+    r.ended = kEndings[top.choice(key::kEnded, kEndings)];
+  }
+  r.last_sample_ns = top.unsigned_number(key::kLastSampleNs, false);
+  r.signal = top.int_in(key::kSignal, 1, 127, false);
+  r.run_id = top.text(key::kRunId, false);
+
+  if (const json* markers = top.array(key::kMarkers, false)) {
+    for (std::size_t i = 0; i < markers->size(); ++i) {
+      const json& entry = (*markers)[i];
+      const std::string where = std::string(key::kMarkers) + "[" + std::to_string(i) + "]";
+      if (!entry.is_array() || entry.size() != 2 || !entry[1].is_string()) top.fail(where, "is not [t_ns, \"name\"]");
+      r.markers.push_back(ReportMarker{top.unsigned_value(entry[0], where + "[0]"), entry[1].get<std::string>()});
+    }
+  }
+  r.samples = read_samples(top, key::kSamples, true);
+  if (r.samples.empty()) top.fail(key::kSamples, "is empty (a report has at least its first sample)");
+  r.mapped_samples = read_samples(top, key::kMappedSamples, false);
+  return r;
+}
+
+}  // namespace
+
+std::string printable_text(std::string_view text, std::size_t max_bytes) {
+  std::string out;
+  for (unsigned char c : text.substr(0, std::min(text.size(), max_bytes))) {
+    if (c < 0x20 || c == 0x7f || c == '\\') {
+      char code[8];
+      std::snprintf(code, sizeof code, "\\x%02x", c);
+      out += code;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return text.size() > max_bytes ? out + "..." : out;
+}
+
+ReportReading parse_report(std::string_view text, const std::string& source) {
+  ReportReading reading;
+  auto refuse = [&](ReportProblem problem, const std::string& what) {
+    reading.problem = problem;
+    reading.error = source + ": " + what;
+    return std::move(reading);
+  };
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return refuse(ReportProblem::kEmpty, text.empty() ? "empty file, not a heapline/1 report"
+                                                      : "only white space, not a heapline/1 report");
+  }
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error& error) {
+    return refuse(ReportProblem::kNotJson,
+                  "not JSON (syntax error at byte " + std::to_string(error.byte) + "), not a heapline/1 report");
+  } catch (const json::exception&) {  // a number beyond any double (1e999)
+    return refuse(ReportProblem::kNotJson, "not JSON this reader takes (a number out of range), not a heapline/1 report");
+  }
+  if (!root.is_object()) return refuse(ReportProblem::kNotJson, "not a JSON object, not a heapline/1 report");
+  const auto format = root.find(report_key::kFormat);
+  if (format == root.end() || !format->is_string() || format->get_ref<const std::string&>() != kReportFormatName) {
+    return refuse(ReportProblem::kNotThisFormat, std::string("no \"") + report_key::kFormat + "\": \"" +
+                                                     kReportFormatName + "\": not a heapline/1 report");
+  }
+  try {
+    reading.report = read_fields(root);
+  } catch (const FieldError& error) {
+    return refuse(ReportProblem::kBadField, std::string("not a valid heapline/1 report: ") + error.what());
+  }
+  reading.report->path = source;
+  return reading;
+}
+
+ReportReading read_report_file(const std::string& path) {
+  ReportReading reading;
+  const RegularFile file = RegularFile::open(path);
+  std::string error;
+  const std::string text = file.read_all(kMaxReportBytes, error);
+  if (!error.empty()) {
+    reading.problem = ReportProblem::kUnreadable;
+    reading.error = error;
+    return reading;
+  }
+  return parse_report(text, path);
+}
+
+}  // namespace heapline

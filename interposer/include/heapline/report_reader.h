@@ -1,0 +1,117 @@
+// The one reader of the heapline/1 report (report_format.h is its writer;
+// both take the field names from report_key there). Every program that
+// reads a report (the launcher's summary, tree, plot and clean; the
+// harness's measurement) reads it through here: a file that is not a
+// regular file, is empty, is not JSON, or has a field missing, of the wrong
+// type or out of range is refused with one line naming the file and the
+// field, never half-read and never by throwing out of the caller.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "heapline/live_format.h"
+#include "heapline/report_format.h"
+
+namespace heapline {
+
+struct ReportMarker {
+  std::uint64_t t_ns = 0;
+  std::string name;
+};
+
+// A report as read: owning, every field typed. Optional fields of older
+// writers get the default written here.
+struct ParsedReport {
+  std::string path;  // where it was read from
+  int pid = 0;       // > 0
+  int ppid = 0;      // >= 0
+  std::string exe;
+  std::uint64_t start_unix_ns = 0;
+  std::uint64_t duration_ns = 0;
+  std::string allocator;   // optional ("")
+  std::string size_basis;  // optional ("")
+  struct Precision {
+    bool exact = false;
+    std::uint64_t bound_bytes = 0;
+    std::uint64_t min_threshold_bytes = 0;
+    std::uint64_t divisor = 0;              // optional (0)
+    std::uint64_t max_threshold_bytes = 0;  // optional (min_threshold_bytes)
+    std::uint64_t max_threads = 0;
+  } precision;
+  std::int64_t peak_bytes = 0;
+  std::uint64_t peak_time_ns = 0;
+  std::int64_t final_bytes = 0;
+  // Mapped memory: absent from reports older than it, "unknown" in one
+  // converted from an older live file; `total` (heap + mapped) comes with it.
+  enum class MappedMode { kAbsent, kUnknown, kOn, kOff };
+  struct Mapped {
+    MappedMode mode = MappedMode::kAbsent;
+    std::int64_t peak_bytes = 0;
+    std::uint64_t peak_time_ns = 0;
+    std::int64_t final_bytes = 0;
+    std::uint64_t changes = 0;
+    std::uint64_t untracked = 0;
+  } mapped;
+  struct Total {
+    std::int64_t peak_bytes = 0;
+    std::uint64_t peak_time_ns = 0;
+    std::int64_t final_bytes = 0;
+  } total;
+  struct Calls {
+    std::uint64_t alloc = 0, free = 0, realloc = 0;
+  } calls;
+  std::uint64_t publishes = 0;
+  std::uint64_t interval_ns = 0;
+  std::optional<bool> allocations_seen;  // absent: not known (converted)
+  std::string ended = kEndedExit;        // kEndedExit, kEndedWithoutExit or kEndedRunning
+  std::uint64_t last_sample_ns = 0;      // when not ended by exit
+  int signal = 0;                        // 0: none or not known
+  std::string run_id;                    // optional ("": the writer did not record it)
+  std::vector<ReportMarker> markers;     // in the order recorded
+  std::vector<Sample> samples;           // at least one
+  std::vector<Sample> mapped_samples;
+
+  bool mapped_on() const { return mapped.mode == MappedMode::kOn; }
+  bool ended_by_exit() const { return ended == kEndedExit; }
+};
+
+// Why a file is not a report, for callers that treat the cases apart
+// (`heapline clean` passes over JSON files that are not heapline's).
+enum class ReportProblem {
+  kNone,
+  kUnreadable,     // missing, no permission, not a regular file, too large
+  kEmpty,
+  kNotJson,
+  kNotThisFormat,  // JSON, but no "format": "heapline/1": another program's file
+  kBadField,       // a heapline/1 report with a field missing, mistyped or out of range
+};
+
+struct ReportReading {
+  std::optional<ParsedReport> report;
+  ReportProblem problem = ReportProblem::kNone;
+  std::string error;  // one line: "PATH: what is wrong" (names the field)
+  explicit operator bool() const { return report.has_value(); }
+};
+
+// Reads the report at `path` (a regular file only, opened without blocking:
+// regular_file.h).
+ReportReading read_report_file(const std::string& path);
+
+// Reads a report from `text`; `source` names it in messages.
+ReportReading parse_report(std::string_view text, const std::string& source);
+
+// Text from a report (a program's file name, a marker's name: whatever the
+// program wrote) made safe for a terminal or a one-line message: control
+// bytes, DEL and the backslash become \xNN; longer than `max_bytes`, cut with
+// "...".
+std::string printable_text(std::string_view text, std::size_t max_bytes = 4096);
+
+// Reports are at most this large (4096 samples in each series, markers,
+// names): anything larger is refused unread.
+inline constexpr std::size_t kMaxReportBytes = 64u << 20;
+
+}  // namespace heapline

@@ -1,0 +1,251 @@
+#include "os.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/auxv.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "text.h"
+
+namespace heapline::os {
+
+namespace {
+
+// The kernel's signal set: 64 bits, signal N is bit N - 1. The system calls
+// are made directly, as for mappings: nothing for the loader to resolve at
+// every start, and no glibc wrapper between.
+constexpr SignalMask bit(int signal_number) { return SignalMask{1} << (signal_number - 1); }
+
+SignalMask change_mask(int how, SignalMask set) {
+  SignalMask old = 0;
+  syscall(SYS_rt_sigprocmask, how, &set, &old, sizeof(SignalMask));
+  return old;
+}
+
+SignalMask pending_signals() {
+  SignalMask pending = 0;
+  syscall(SYS_rt_sigpending, &pending, sizeof pending);
+  return pending;
+}
+
+// The signals a write can raise in the writing thread: SIGXFSZ (past the
+// file size limit) and SIGPIPE (a pipe with no reader). Blocked for the
+// scope of one of the library's writes; one that the writes raised is taken
+// back (sigtimedwait with no wait) before the thread's mask is restored, so
+// neither the host's handler nor its default action (death) ever sees it. A
+// signal already pending before is left pending: it is the host's.
+constexpr int kWriteSignals[] = {SIGXFSZ, SIGPIPE};
+
+class WriteSignalsKept {
+ public:
+  WriteSignalsKept() {
+    SignalMask guarded = 0;
+    for (int signal_number : kWriteSignals) guarded |= bit(signal_number);
+    mask_ = change_mask(SIG_BLOCK, guarded);
+    pending_before_ = pending_signals();
+  }
+  ~WriteSignalsKept() {
+    const SignalMask raised = pending_signals() & ~pending_before_;
+    for (int signal_number : kWriteSignals) {
+      if ((raised & bit(signal_number)) == 0) continue;
+      const SignalMask one = bit(signal_number);
+      const timespec no_wait{};
+      syscall(SYS_rt_sigtimedwait, &one, nullptr, &no_wait, sizeof one);
+    }
+    change_mask(SIG_SETMASK, mask_);
+  }
+  WriteSignalsKept(const WriteSignalsKept&) = delete;
+  WriteSignalsKept& operator=(const WriteSignalsKept&) = delete;
+
+ private:
+  SignalMask mask_;
+  SignalMask pending_before_;
+};
+
+}  // namespace
+
+SignalMask block_signals() {
+  // All but glibc's own two (SIGCANCEL and SIGSETXID, 32 and 33), as
+  // pthread_sigmask leaves them.
+  return change_mask(SIG_BLOCK, ~(bit(32) | bit(33)));
+}
+
+void restore_signals(SignalMask mask) { change_mask(SIG_SETMASK, mask); }
+
+int create_file(const char* path, int access) {
+  const int fd = ::open(path, access | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return -1;
+  struct stat info;
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) || info.st_uid != ::geteuid() || info.st_nlink != 1) {
+    ::close(fd);
+    errno = EPERM;
+    return -1;
+  }
+  return fd;
+}
+
+int create_temp_file(const char* final_path, int pid, int access, char* temp_path, std::size_t capacity) {
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    TextSink name(temp_path, capacity);
+    name.append(final_path);
+    name.append('.');
+    name.append_signed(pid);
+    if (attempt > 0) {
+      static const char kHex[] = "0123456789abcdef";
+      char random[17];
+      std::uint64_t bits = random_bits();
+      for (int i = 0; i < 16; ++i, bits >>= 4) random[i] = kHex[bits & 15];
+      name.append('.');
+      name.append(random, 16);
+    }
+    name.append(".tmp");
+    name.c_str();
+    if (name.truncated()) {
+      errno = ENAMETOOLONG;
+      return -1;
+    }
+    const int fd = create_file(temp_path, access);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  return -1;
+}
+
+std::uint64_t file_size_limit() {
+  const int saved_errno = errno;
+  rlimit limit;
+  const bool known = syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, nullptr, &limit) == 0;
+  errno = saved_errno;
+  if (!known || limit.rlim_cur == RLIM_INFINITY) return UINT64_MAX;
+  return static_cast<std::uint64_t>(limit.rlim_cur);
+}
+
+int write_all(int fd, const void* data, std::size_t size, std::uint64_t* file_size) {
+  const int saved_errno = errno;
+  if (file_size != nullptr) {
+    const std::uint64_t limit = file_size_limit();
+    if (*file_size > limit || size > limit - *file_size) return EFBIG;
+  }
+  int error = 0;
+  {
+    WriteSignalsKept kept;
+    const char* next = static_cast<const char*>(data);
+    while (size > 0) {
+      const ssize_t written = ::write(fd, next, size);
+      if (written < 0 && errno == EINTR) continue;
+      if (written <= 0) {
+        error = written < 0 ? errno : ENOSPC;
+        break;
+      }
+      next += written;
+      size -= static_cast<std::size_t>(written);
+      if (file_size != nullptr) *file_size += static_cast<std::uint64_t>(written);
+    }
+  }
+  errno = saved_errno;
+  return error;
+}
+
+int rename_new(const char* from, const char* to) {
+  const int saved_errno = errno;
+  int result = 0;
+  if (syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) != 0) {
+    result = errno;
+    if (result == EINVAL || result == ENOSYS || result == EOPNOTSUPP) {
+      // No RENAME_NOREPLACE here: a hard link is just as exclusive.
+      result = ::link(from, to) == 0 ? 0 : errno;
+      if (result == 0) ::unlink(from);
+    }
+  }
+  errno = saved_errno;
+  return result;
+}
+
+int exchange_names(const char* a, const char* b) {
+  const int saved_errno = errno;
+  const int result = syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) == 0 ? 0 : errno;
+  errno = saved_errno;
+  return result;
+}
+
+bool file_id(const char* path, FileId* id) {
+  const int saved_errno = errno;
+  struct stat info;
+  const bool found = ::lstat(path, &info) == 0;
+  if (found) *id = FileId{info.st_dev, info.st_ino};
+  errno = saved_errno;
+  return found;
+}
+
+bool file_id(int fd, FileId* id) {
+  const int saved_errno = errno;
+  struct stat info;
+  const bool found = ::fstat(fd, &info) == 0;
+  if (found) *id = FileId{info.st_dev, info.st_ino};
+  errno = saved_errno;
+  return found;
+}
+
+std::uint64_t process_start_ticks(int pid) {
+  const int saved_errno = errno;
+  char path[48];
+  TextSink name(path, sizeof path);
+  name.append("/proc/");
+  name.append_signed(pid);
+  name.append("/stat");
+  const int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC);
+  std::uint64_t ticks = 0;
+  if (fd >= 0) {
+    char text[1024];
+    const ssize_t length = ::read(fd, text, sizeof text - 1);
+    ::close(fd);
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so
+    // the fields are counted from its last ')'.
+    const char* p = nullptr;
+    for (ssize_t i = length - 1; i >= 0 && p == nullptr; --i) {
+      if (text[i] == ')') p = text + i;
+    }
+    if (p != nullptr) {
+      text[length] = 0;
+      int field = 2;
+      for (; *p != 0 && field < 22; ++p) {
+        if (*p == ' ') ++field;
+      }
+      for (; field == 22 && *p >= '0' && *p <= '9'; ++p) ticks = ticks * 10 + static_cast<std::uint64_t>(*p - '0');
+    }
+  }
+  errno = saved_errno;
+  return ticks;
+}
+
+bool process_exists(int pid) {
+  const int saved_errno = errno;
+  const bool exists = pid > 0 && (syscall(SYS_kill, pid, 0) == 0 || errno == EPERM);
+  errno = saved_errno;
+  return exists;
+}
+
+bool secure_mode() {
+  const int saved_errno = errno;
+  const bool secure = ::getauxval(AT_SECURE) != 0;
+  errno = saved_errno;
+  return secure;
+}
+
+std::uint64_t random_bits() {
+  const int saved_errno = errno;
+  std::uint64_t bits = 0;
+  if (syscall(SYS_getrandom, &bits, sizeof bits, GRND_NONBLOCK) != static_cast<long>(sizeof bits)) {
+    bits = clock_ns(CLOCK_MONOTONIC) ^ (static_cast<std::uint64_t>(::getpid()) << 40) ^
+           reinterpret_cast<std::uintptr_t>(&bits);
+  }
+  errno = saved_errno;
+  return bits;
+}
+
+}  // namespace heapline::os

@@ -1,0 +1,121 @@
+// The library's boundary with the operating system: the files it creates and
+// writes, its mappings, clocks and the processes it asks about, in one place
+// (the model is mimalloc's prim.h). Everything here is async-signal-safe,
+// allocates nothing and keeps the caller's errno unless it says otherwise;
+// what the library may do to its host is decided here:
+//  - a file is only ever created new (create_file): never opened through a
+//    link, never one that was there already, whoever made it and whatever
+//    fs.protected_regular says;
+//  - no write of the library's raises a signal in its host (write_all): not
+//    SIGXFSZ past the file size limit (RLIMIT_FSIZE), not SIGPIPE on a
+//    closed stderr, and the host's own signals and dispositions are left
+//    alone;
+//  - mappings go to the kernel directly, never through the exported mmap
+//    the library itself defines.
+#pragma once
+
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace heapline::os {
+
+// --- clocks -----------------------------------------------------------------
+
+inline std::uint64_t clock_ns(clockid_t clock) {
+  timespec now;
+  clock_gettime(clock, &now);
+  return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(now.tv_nsec);
+}
+
+// --- mappings: the kernel's calls, as glibc's wrappers make them --------------
+
+inline void* map(void* address, std::size_t length, int prot, int flags, int fd, off_t offset) {
+  return reinterpret_cast<void*>(syscall(SYS_mmap, address, length, prot, flags, fd, offset));
+}
+inline int unmap(void* address, std::size_t length) { return static_cast<int>(syscall(SYS_munmap, address, length)); }
+inline void* remap(void* old_address, std::size_t old_length, std::size_t new_length, int flags, void* new_address) {
+  return reinterpret_cast<void*>(syscall(SYS_mremap, old_address, old_length, new_length, flags, new_address));
+}
+
+// --- files ------------------------------------------------------------------
+
+// Creates `path` for this process alone: O_CREAT | O_EXCL | O_NOFOLLOW |
+// O_CLOEXEC (EEXIST when anything, a file, a link or a FIFO, is at the path
+// already), then checks with fstat that what it opened is a regular file of
+// this effective user with one link (EPERM otherwise: a filesystem that does
+// not honour O_EXCL or maps owners). `access` is O_WRONLY or O_RDWR. Returns
+// the descriptor, or -1 with errno set.
+int create_file(const char* path, int access);
+
+// A file to fill and then rename into place at `final_path` (create_file, in
+// the same directory): `<final_path>.<pid>.tmp`, or, when something is at
+// that name already (left by a killed process of the same pid, or planted),
+// `<final_path>.<pid>.<16 random hex digits>.tmp`. Its name goes to
+// `temp_path`. Returns the descriptor, or -1 with errno set.
+int create_temp_file(const char* final_path, int pid, int access, char* temp_path, std::size_t capacity);
+
+// The largest size a file of this process may reach (RLIMIT_FSIZE's soft
+// limit), UINT64_MAX when unlimited.
+std::uint64_t file_size_limit();
+
+// Writes all of `data` to `fd`, whose size so far is *file_size (nullptr: a
+// stream such as stderr, whose size is unknown), retrying after EINTR and
+// short writes. Returns 0 or the errno of the failure: EFBIG when the file
+// would pass the file size limit (checked before writing; nothing is
+// written then), ENOSPC for a write that stores nothing. SIGXFSZ and SIGPIPE
+// are blocked in this thread around the writes, and one that the writes
+// raised is taken back before they are unblocked, so the host never sees
+// it; a signal that was pending before stays pending.
+int write_all(int fd, const void* data, std::size_t size, std::uint64_t* file_size);
+
+// Renames `from` to `to` only when nothing is at `to` (EEXIST otherwise):
+// renameat2(RENAME_NOREPLACE), or link and unlink on a filesystem without
+// it. Returns 0 or an errno.
+int rename_new(const char* from, const char* to);
+// Swaps the two names atomically (renameat2(RENAME_EXCHANGE)). Returns 0 or
+// an errno (EINVAL where the filesystem cannot).
+int exchange_names(const char* a, const char* b);
+
+// What a name refers to, as lstat sees it.
+struct FileId {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  bool operator==(const FileId&) const = default;
+};
+bool file_id(const char* path, FileId* id);
+bool file_id(int fd, FileId* id);  // what `fd` is open on (fstat)
+
+// --- processes ------------------------------------------------------------------
+
+// When process `pid` started, in clock ticks since boot (the 22nd field of
+// /proc/PID/stat): with the pid, it names one process for the life of the
+// system, whatever images it execs. 0 when unknown (no such process, no /proc).
+std::uint64_t process_start_ticks(int pid);
+
+// --- signals -------------------------------------------------------------------
+
+// A thread's signal mask, as the kernel keeps it (signal N is bit N - 1).
+using SignalMask = std::uint64_t;
+// Blocks every signal in this thread (but glibc's own, as pthread_sigmask
+// does) and returns the mask it had; restore_signals puts it back.
+SignalMask block_signals();
+void restore_signals(SignalMask mask);
+
+// Whether a process `pid` exists (kill(pid, 0); another user's counts).
+bool process_exists(int pid);
+
+// Whether the loader runs this process in secure mode (set-user-ID,
+// set-group-ID or file capabilities: AT_SECURE): then the environment is not
+// the user's to trust.
+bool secure_mode();
+
+// 64 random bits (getrandom, or the clock where it is missing): names that
+// another user cannot guess.
+std::uint64_t random_bits();
+
+}  // namespace heapline::os

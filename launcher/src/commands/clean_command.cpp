@@ -1,0 +1,47 @@
+// heapline clean: live files (and reports) whose process is gone.
+#include <iostream>
+
+#include "commands/subcommand.h"
+#include "stale_files.h"
+
+namespace heapline::launcher {
+
+namespace {
+
+struct CleanCommandOptions {
+  std::string dir = ".";
+  CleanOptions clean;
+};
+
+int clean(const CleanCommandOptions& command) {
+  const std::string& dir = command.dir;
+  const CleanOptions& options = command.clean;
+  try {
+    const CleanOutcome outcome = clean_directory(dir, options);
+    for (const std::string& kept : outcome.kept) std::cerr << "heapline clean: kept " << kept << "\n";
+    for (const std::string& removed : outcome.removed) {
+      std::cerr << "heapline clean: " << (options.dry_run ? "would remove " : "removed ") << removed << "\n";
+    }
+    if (outcome.removed.empty()) std::cerr << "heapline clean: nothing to remove in " << dir << "\n";
+    return 0;
+  } catch (const std::exception& error) {
+    std::cerr << "heapline clean: " << error.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace
+
+Subcommand add_clean_command(CLI::App& heapline) {
+  CLI::App* app = heapline.add_subcommand(
+      "clean",
+      "remove the live files that processes which are gone left in DIR (never a running process's, never a file "
+      "that is not heapline's or not yours)");
+  auto options = std::make_shared<CleanCommandOptions>();
+  app->add_option("DIR", options->dir, "the directory (default: the current one; not recursive)");
+  app->add_flag("--reports", options->clean.reports, "also remove the heapline/1 reports (*.json) there");
+  app->add_flag("-n,--dry-run", options->clean.dry_run, "only say what would be removed");
+  return {app, [options] { return clean(*options); }};
+}
+
+}  // namespace heapline::launcher

@@ -1,0 +1,66 @@
+// heapline convert: the live file of a process that ended without its exit
+// handlers (or of one still running: a snapshot), as a heapline/1 report.
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+
+#include "commands/subcommand.h"
+#include "live_view.h"
+#include "report_summary.h"
+
+namespace fs = std::filesystem;
+
+namespace heapline::launcher {
+
+namespace {
+
+struct ConvertOptions {
+  std::string input, output;
+  int signal_number = 0;
+};
+
+int convert(const ConvertOptions& options) {
+  const std::string& input = options.input;
+  const std::string& output = options.output;
+  const int signal_number = options.signal_number;
+  try {
+    fs::path out = output.empty() ? default_converted_path(input) : fs::path(output);
+    std::error_code same_error;
+    if (fs::equivalent(out, input, same_error)) {
+      std::cerr << "heapline convert: " << out.string() << " is the live file itself: give another name with -o\n";
+      return kUsageError;
+    }
+    LiveFile file(input);
+    const int pid = file.region().header.pid;
+    std::string why;
+    auto mapped_by = find_live_file(pid, why);
+    const bool running = mapped_by && fs::equivalent(*mapped_by, input);
+    LiveSnapshot snapshot = take_snapshot(file, running);
+    std::string ended = running ? "running" : snapshot.exited ? "exit" : "without-exit";
+    write_converted_report(file, snapshot, out, ended, signal_number);
+    if (snapshot.dropped_samples > 0) std::cerr << "heapline convert: " << dropped_samples_note(snapshot) << "\n";
+    std::cerr << "heapline: wrote " << out.string() << " (" << snapshot.samples.size() << " samples, last at "
+              << human_seconds(static_cast<std::int64_t>(snapshot.samples.empty() ? 0 : snapshot.samples.back().t_ns))
+              << (running ? "; the process is still running: a snapshot" : "") << ")\n";
+    return 0;
+  } catch (const std::exception& error) {
+    std::cerr << "heapline convert: " << error.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace
+
+Subcommand add_convert_command(CLI::App& heapline) {
+  CLI::App* app = heapline.add_subcommand(
+      "convert", "turn the live file a killed process left into a heapline/1 report");
+  auto options = std::make_shared<ConvertOptions>();
+  app->add_option("FILE", options->input, "the live file (<report>.live)")->required();
+  app->add_option("-o,--out", options->output, "where to write the report (default: FILE without .live)");
+  app->add_option("--signal", options->signal_number,
+                  "the signal that ended the process, when known (written to the report)")
+      ->check(CLI::Range(1, SIGRTMAX));
+  return {app, [options] { return convert(*options); }};
+}
+
+}  // namespace heapline::launcher

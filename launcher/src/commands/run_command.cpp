@@ -1,0 +1,293 @@
+// heapline run (the default subcommand): run a command with libheapline.so
+// preloaded. The command's exit status is passed through (128+N when signal
+// N killed it). After it ends, a summary of the root process's report goes to
+// stderr, then one line per process of the tree it ran (stale_files.h,
+// process_tree.h) and, with --plot, the heap line is drawn with gnuplot. The
+// launcher's own problems after the command ran (no report, no gnuplot) are
+// reported but never change the exit status.
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+#include <heapline/regular_file.h>
+#include <heapline/report_reader.h>
+
+#include "child_process.h"
+#include "commands/subcommand.h"
+#include "library_locator.h"
+#include "live_view.h"
+#include "output_naming.h"
+#include "process_tree.h"
+#include "report_summary.h"
+#include "timeline_plot.h"
+
+namespace fs = std::filesystem;
+
+namespace heapline::launcher {
+
+namespace {
+
+// The heapline/1 report at `path` when it is process `pid`'s.
+std::optional<heapline::ParsedReport> report_of(const std::string& path, pid_t pid) {
+  heapline::ReportReading reading = heapline::read_report_file(path);
+  if (!reading || reading.report->pid != pid) return std::nullopt;
+  return std::move(reading.report);
+}
+
+// Why the command (pid) left no report at `path`: each case its own true
+// message.
+std::string why_no_report(const std::string& path, pid_t pid, const std::string& program) {
+  const fs::path file = fs::absolute(path);
+  const fs::path dir = file.parent_path();
+  std::error_code error;
+  if (fs::exists(fs::symlink_status(file, error))) {
+    const heapline::ReportReading reading = heapline::read_report_file(file.string());
+    if (!reading) return reading.error;
+    return file.string() + " is from an earlier run (pid " + std::to_string(reading.report->pid) +
+           "), not from this command (pid " + std::to_string(pid) + ")";
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    return "cannot write in " + dir.string() + " (" + std::strerror(errno) + ")";
+  }
+  if (const std::string reason = why_preload_cannot_apply(program); !reason.empty()) return reason;
+  return "the library wrote none (where it was loaded it said why above, such as a full disk or a file size "
+         "limit; a program that clears LD_PRELOAD, or a --lib that is not libheapline.so, leaves none)";
+}
+
+struct Options {
+  std::string out;
+  std::string plot;
+  std::string lib;
+  bool per_process_summary = false;
+  std::string follow = "tree";
+  bool quiet = false;
+  std::vector<std::string> command;
+};
+
+void prepend_preload(const fs::path& library) {
+  std::string value = library.string();
+  if (const char* existing = std::getenv("LD_PRELOAD"); existing != nullptr && *existing != 0) {
+    value += ":";
+    value += existing;
+  }
+  setenv("LD_PRELOAD", value.c_str(), 1);
+}
+
+// Why the command's report could not be written where --out (or the
+// default) puts it, checked before the command runs: a missing or
+// unwritable directory, or a name that is not a regular file. "" when fine.
+std::string output_problem(const std::string& out_template, const std::string& command) {
+  const fs::path path = fs::absolute(root_output_path(out_template, command, getpid()));
+  const std::string shown = out_template.empty() ? "the report's directory" : "--out " + out_template;
+  const fs::path dir = path.parent_path();
+  struct stat info {};
+  if (::stat(dir.c_str(), &info) != 0) return shown + ": " + dir.string() + ": " + std::strerror(errno);
+  if (!S_ISDIR(info.st_mode)) return shown + ": " + dir.string() + " is not a directory";
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    return shown + ": cannot write in " + dir.string() + " (" + std::strerror(errno) + ")";
+  }
+  // A name without %p is the same for this run: it must be a regular file
+  // or free (the library replaces nothing else).
+  if (root_output_path(out_template, command, 1) == root_output_path(out_template, command, 2) &&
+      ::lstat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
+    return shown + ": " + path.string() + " is " + heapline::file_kind_text(info.st_mode) + ", not a regular file";
+  }
+  return "";
+}
+
+std::uint64_t unix_now_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+}
+
+// A name no other launch shares: this launcher's pid, the time and random
+// bits.
+std::string new_run_id() {
+  std::uint64_t random = 0;
+  if (getrandom(&random, sizeof random, 0) != static_cast<ssize_t>(sizeof random)) random = unix_now_ns();
+  char text[64];
+  std::snprintf(text, sizeof text, "%d-%016llx", static_cast<int>(getpid()), static_cast<unsigned long long>(random));
+  return text;
+}
+
+int run(Options& options) {
+  if (!options.plot.empty()) {
+    if (const std::string problem = plot_output_problem(options.plot); !problem.empty()) {
+      std::cerr << "heapline: --plot " << heapline::printable_text(options.plot) << ": " << problem << "\n";
+      return kUsageError;
+    }
+  }
+
+  LibraryChoice choice;
+  auto library = locate_library(options.lib, choice);
+  if (!library) {
+    std::cerr << "heapline: cannot find libheapline.so (looked at " << choice.tried
+              << "); give its path with --lib or HEAPLINE_LIB\n";
+    return kUsageError;
+  }
+  if (const std::string problem = shared_object_problem(library->string()); !problem.empty()) {
+    std::cerr << "heapline: " << library->string() << " is " << problem << ", not libheapline.so\n";
+    return kUsageError;
+  }
+
+  if (const std::string problem = output_problem(options.out, options.command.front()); !problem.empty()) {
+    std::cerr << "heapline: " << problem << "; the command was not run\n";
+    return kUsageError;
+  }
+
+  std::fflush(stdout);
+  // Reports of this run start after this instant; older files of the same
+  // names are an earlier run's. The run id tells this run's processes from
+  // those of another launch writing beside it.
+  RunIdentity run;
+  run.since_unix_ns = unix_now_ns();
+  run.launcher_pid = getpid();
+  run.run_id = new_run_id();
+  ReportWatch watch;
+  ChildResult child = run_command(
+      options.command,
+      [&](pid_t pid) {
+        // Runs in the child before exec: its own pid names the root report.
+        prepend_preload(*library);
+        setenv("HEAPLINE_OUT", as_template(root_output_path(options.out, options.command.front(), pid)).c_str(), 1);
+        setenv("HEAPLINE_ROOT_PID", std::to_string(pid).c_str(), 1);
+        setenv("HEAPLINE_FOLLOW", options.follow.c_str(), 1);
+        setenv(heapline::kRunIdVariable, run.run_id.c_str(), 1);
+        // The launcher summarises the run; the processes never print their
+        // own summary line into the command's output (a shim or a build
+        // would print one per process).
+        setenv("HEAPLINE_SUMMARY", "0", 1);
+      },
+      {watch.fd(), [&] { watch.read_events(); },
+       [&](pid_t pid) { watch.start(root_output_path(options.out, options.command.front(), pid)); }});
+  if (!child.started) return child.exit_status;
+  run.command_pid = child.pid;
+
+  // The command's report is at the name it claimed: the plain one, or with
+  // its pid inserted when that was taken (see the library's README). Only a
+  // file that says it comes from the command's pid is its report.
+  const std::string plain_path = root_output_path(options.out, options.command.front(), child.pid);
+  const std::string names[] = {plain_path, pid_inserted_path(plain_path, child.pid)};
+  // A command that ended without its exit handlers (killed, a crash, _exit)
+  // wrote no report but left its live file: convert it in its place.
+  for (const std::string& name : names) {
+    const std::string live_path = name + ".live";
+    if (!fs::exists(live_path) || report_of(name, child.pid)) continue;
+    try {
+      LiveFile file(live_path);
+      if (file.region().header.pid != child.pid) continue;  // another process's
+      LiveSnapshot snapshot = take_snapshot(file, false);
+      const int signal_number = child.exit_status > 128 ? child.exit_status - 128 : 0;
+      write_converted_report(file, snapshot, name, snapshot.exited ? "exit" : "without-exit", signal_number);
+      fs::remove(live_path);
+      if (snapshot.dropped_samples > 0) std::cerr << "heapline: " << dropped_samples_note(snapshot) << "\n";
+      if (!options.quiet && signal_number > 0) {
+        std::cerr << "heapline: the command ended without exit (signal " << signal_number
+                  << "); report converted from its live file\n";
+      } else if (!options.quiet && snapshot.exited) {
+        std::cerr << "heapline: the command's report could not be written at its exit (the library said why "
+                     "above); report converted from its live file\n";
+      } else if (!options.quiet) {
+        // Exited with a status, yet the library's exit handlers never ran:
+        // the last image the library saw was replaced by one it cannot
+        // follow, or the process left through the raw system call.
+        std::cerr << "heapline: the command (" << heapline::printable_text(fs::path(snapshot.exe).filename().string())
+                  << " as the library last saw it) exited without the library's exit handlers: it exec'd a "
+                     "program that runs without the library (a static or setuid program, or one whose LD_PRELOAD "
+                     "was changed or cleared, as by env LD_PRELOAD=...) or made the exit system call itself; "
+                     "report converted from its live file\n";
+      }
+    } catch (const std::exception& error) {
+      std::cerr << "heapline: cannot convert " << live_path << ": " << error.what() << "\n";
+    }
+  }
+  std::string report_path;
+  heapline::ParsedReport report;
+  for (const std::string& name : names) {
+    if (auto found = report_of(name, child.pid)) {
+      report_path = name;
+      report = std::move(*found);
+      break;
+    }
+  }
+  // The processes the command started, each with its own report.
+  std::vector<std::string> notes;
+  std::vector<TreeReport> tree;
+  if (!report_path.empty()) tree.push_back({report_path, report});
+  for (TreeReport& other : find_child_reports(plain_path, run, watch.seen(), notes)) tree.push_back(std::move(other));
+  if (report_path.empty()) {
+    std::cerr << "heapline: no report from the command: " << why_no_report(plain_path, child.pid, options.command.front()) << "\n";
+    if (!options.quiet && !tree.empty()) {
+      std::cerr << "heapline: " << tree.size() << (tree.size() == 1 ? " process" : " processes")
+                << " it started wrote a report, for example " << tree.front().path << "\n";
+    }
+    return child.exit_status;
+  }
+  if (!options.quiet) {
+    std::cerr << summarize(report, report_path);
+    for (const std::string& note : notes) std::cerr << "heapline: " << note << "\n";
+    std::cerr << summarize_tree(tree);
+  }
+  if (options.per_process_summary) std::cerr << summarize_each(tree);
+
+  if (!options.plot.empty()) {
+    try {
+      PlotFiles files = write_plot_files(report, options.plot);
+      std::string problem = render_plot(files, options.plot);
+      if (!problem.empty()) {
+        std::cerr << problem << "\n";
+      } else if (!options.quiet) {
+        std::cerr << "heapline: plot " << options.plot << "\n";
+      }
+    } catch (const std::exception& error) {
+      std::cerr << "heapline: cannot plot: " << error.what() << "\n";
+    }
+  }
+  return child.exit_status;
+}
+
+}  // namespace
+
+Subcommand add_run_command(CLI::App& heapline, const std::vector<std::string>& command) {
+  CLI::App* app = heapline.add_subcommand(
+      "run", "run a command and record its live heap over time, with its peak (the default: `heapline [OPTIONS] "
+             "[--] CMD [ARGS...]` is `heapline run ...`)");
+  app->footer(
+      "usage: heapline [run] [OPTIONS] [--] CMD [ARGS...]\n\n"
+      "The report (heapline/1 JSON) is written by the command's process itself at exit;\n"
+      "processes it starts write their own, with their pid inserted before the extension\n"
+      "(as does the command when a running process holds the name); the summary lists\n"
+      "each process of the tree with its peak, and their sum over time.\n"
+      "Settings for the library: HEAPLINE_PRECISION (exact | MIN_BYTES[,DIVISOR]),\n"
+      "HEAPLINE_INTERVAL_MS (sampling interval, default 10).");
+  auto options = std::make_shared<Options>();
+  app->add_option("--out", options->out,
+                  "report file for the command's process (%p pid, %e command name; "
+                  "default heapline.<command>.<pid>.json)");
+  app->add_option("--plot", options->plot, "draw the heap line into this .png or .svg file (needs gnuplot)");
+  app->add_flag("--summary", options->per_process_summary,
+                "also print a one-line summary of every process of the tree (the launcher prints it: "
+                "the processes themselves never do)");
+  app->add_option("--follow", options->follow,
+                  "tree: the command and every process it starts write a report (the default); "
+                  "command: only the command")
+      ->check(CLI::IsMember({"tree", "command"}));
+  app->add_flag("-q,--quiet", options->quiet, "no summary from the launcher");
+  app->add_option("--lib", options->lib,
+                  "libheapline.so to preload (default: $HEAPLINE_LIB, else next to heapline)");
+  return {app, [options, &command] {
+            options->command = command;
+            return run(*options);
+          }};
+}
+
+}  // namespace heapline::launcher

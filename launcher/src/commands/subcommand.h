@@ -1,0 +1,31 @@
+// heapline's subcommands: each adds its options to the command line (a CLI11
+// subcommand of `heapline`) and says what runs once they are parsed. One
+// file each: run_command.cpp (the default: run a command under the
+// library), convert_command.cpp, top_command.cpp, clean_command.cpp.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace heapline::launcher {
+
+constexpr int kUsageError = 2;
+
+struct Subcommand {
+  CLI::App* app;             // its options, a subcommand of heapline's
+  std::function<int()> run;  // runs it once the command line is parsed; returns the exit status
+};
+
+// `heapline run [OPTIONS] [--] CMD [ARGS...]`, also `heapline [OPTIONS] [--]
+// CMD [ARGS...]`: `command` receives CMD and its arguments, split off before
+// the options are parsed (the command's own flags are never heapline's).
+Subcommand add_run_command(CLI::App& heapline, const std::vector<std::string>& command);
+Subcommand add_convert_command(CLI::App& heapline);
+Subcommand add_top_command(CLI::App& heapline);
+Subcommand add_clean_command(CLI::App& heapline);
+
+}  // namespace heapline::launcher

@@ -1,0 +1,140 @@
+// heapline top: a running process's heap from its live file, refreshed until
+// it ends or 'q' is pressed.
+#include <poll.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+#include <thread>
+
+#include "commands/subcommand.h"
+#include "live_view.h"
+
+namespace heapline::launcher {
+
+namespace {
+
+// 'q' on the terminal quits `heapline top`: stdin is read key by key (no
+// echo) while top runs, and its mode restored however top ends, on return
+// or on a signal.
+class QuitKey {
+ public:
+  explicit QuitKey(bool wanted) {
+    if (!wanted || isatty(STDIN_FILENO) == 0 || tcgetattr(STDIN_FILENO, &saved_mode()) != 0) return;
+    termios keys = saved_mode();
+    keys.c_lflag &= ~static_cast<tcflag_t>(ICANON | ECHO);
+    keys.c_cc[VMIN] = 0;
+    keys.c_cc[VTIME] = 0;
+    for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) std::signal(signal_number, restore_and_die);
+    active_ = tcsetattr(STDIN_FILENO, TCSANOW, &keys) == 0;
+  }
+  ~QuitKey() {
+    if (active_) tcsetattr(STDIN_FILENO, TCSANOW, &saved_mode());
+  }
+  QuitKey(const QuitKey&) = delete;
+  QuitKey& operator=(const QuitKey&) = delete;
+
+  // Waits `seconds`, or less when a key comes; true when it was 'q'.
+  bool wait_for_quit(double seconds) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return false;
+      if (!active_) {
+        std::this_thread::sleep_for(left);
+        return false;
+      }
+      pollfd in{STDIN_FILENO, POLLIN, 0};
+      if (poll(&in, 1, static_cast<int>(left.count())) <= 0) continue;
+      char key = 0;
+      if (read(STDIN_FILENO, &key, 1) == 1 && (key == 'q' || key == 'Q')) return true;
+    }
+  }
+
+ private:
+  static termios& saved_mode() {
+    static termios mode{};
+    return mode;
+  }
+  static void restore_and_die(int signal_number) {
+    tcsetattr(STDIN_FILENO, TCSANOW, &saved_mode());
+    std::signal(signal_number, SIG_DFL);
+    std::raise(signal_number);
+  }
+  bool active_ = false;
+};
+
+// A number of seconds in [low, high]: written so that NaN (for which every
+// comparison is false, and which CLI::Range lets through) is refused.
+CLI::Validator seconds_between(double low, double high) {
+  return CLI::Validator(
+      [low, high](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (end == text.c_str() || *end != 0 || !(value >= low && value <= high)) {
+          return "needs a number of seconds from " + CLI::detail::to_string(low) + " to " +
+                 CLI::detail::to_string(high) + ", got " + text;
+        }
+        return "";
+      },
+      "SECONDS");
+}
+
+struct TopOptions {
+  pid_t pid = 0;
+  bool once = false;
+  double interval = 1.0;
+};
+
+int top(const TopOptions& options) {
+  const pid_t pid = options.pid;
+  const bool once = options.once;
+  const double interval = options.interval;
+  std::string why;
+  auto path = find_live_file(pid, why);
+  if (!path) {
+    std::cerr << "heapline top: " << why << "\n";
+    return 1;
+  }
+  try {
+    // The mapping stays valid after the process removes the file at exit:
+    // the last screen shows its final figures.
+    LiveFile file(*path);
+    const bool terminal = isatty(STDOUT_FILENO) != 0;
+    QuitKey keys(!once);
+    for (;;) {
+      const bool alive =
+          process_alive(pid) && file.region().header.state.load(std::memory_order_acquire) != heapline::kLiveExited;
+      LiveSnapshot snapshot = take_snapshot(file, alive);
+      if (terminal && !once) std::cout << "\033[H\033[2J";
+      std::cout << render_top(snapshot, alive) << std::flush;
+      if (once) return 0;
+      if (!alive) {
+        std::cout << "heapline top: process " << pid << " has ended\n";
+        return 0;
+      }
+      if (keys.wait_for_quit(interval)) return 0;
+    }
+  } catch (const std::exception& error) {
+    std::cerr << "heapline top: " << error.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace
+
+Subcommand add_top_command(CLI::App& heapline) {
+  CLI::App* app =
+      heapline.add_subcommand("top", "live bytes, peak, markers and a chart of a process run under heapline");
+  auto options = std::make_shared<TopOptions>();
+  app->add_option("PID", options->pid, "the process")->required();
+  app->add_flag("--once", options->once, "print one snapshot and exit");
+  app->add_option("--interval", options->interval, "seconds between refreshes, 0.05 to 3600 (default 1)")
+      ->check(seconds_between(0.05, 3600));
+  return {app, [options] { return top(*options); }};
+}
+
+}  // namespace heapline::launcher

@@ -1,0 +1,104 @@
+// HEAPLINE_* parsing (the interposer's config.cpp): any environment gives a
+// configuration within range and, for each bad value, exactly one line of
+// printable text naming the variable, never more, never a crash. The input
+// is lines NAME=VALUE (the last one of a name wins), so the fuzzer works on
+// the variables' values and, from the seed corpus, their names.
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "config.h"
+#include "output.h"
+
+namespace {
+
+std::map<std::string, std::string> g_environment;
+std::string g_said;
+
+const char* lookup(const char* name) {
+  const auto found = g_environment.find(name);
+  return found == g_environment.end() ? nullptr : found->second.c_str();
+}
+
+void check(bool property) {
+  if (!property) std::abort();
+}
+
+// Whether `name`'s value is accepted by its own reader, alone.
+bool accepted(const std::string& name, const char* value) {
+  heapline::Config config;
+  if (name == "HEAPLINE_OUT") return heapline::parse_out_template(value, &config);
+  if (name == "HEAPLINE_INTERVAL_MS") {
+    std::uint64_t ms;
+    return heapline::parse_interval_ms(value, &ms);
+  }
+  if (name == "HEAPLINE_PRECISION") return heapline::parse_precision(value, &config.precision);
+  if (name == "HEAPLINE_SUMMARY") return heapline::parse_switch(value, &config.summary);
+  if (name == "HEAPLINE_MAPPED") return heapline::parse_on_off(value, &config.mapped);
+  if (name == "HEAPLINE_FOLLOW") return heapline::parse_follow(value, &config.follow_children);
+  if (name == "HEAPLINE_ROOT_PID") return heapline::parse_pid(value, &config.root_pid);
+  return true;  // not a setting: never read, never a line
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  g_environment.clear();
+  g_said.clear();
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    const std::string_view line = text.substr(0, end);
+    const std::size_t equals = line.find('=');
+    if (equals != std::string_view::npos) {
+      std::string value(line.substr(equals + 1));
+      value.resize(std::strlen(value.c_str()));  // an environment value ends at its first NUL
+      g_environment[std::string(line.substr(0, equals))] = value;
+    }
+    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+  }
+
+  heapline::Config config;
+  heapline::load_config(config, lookup, [](const char* line, std::size_t length) { g_said.append(line, length); });
+
+  // One line per refused value, naming it; printable ASCII only.
+  std::size_t refused = 0;
+  for (const auto& [name, value] : g_environment) {
+    if (accepted(name, value.c_str())) continue;
+    ++refused;
+    check(g_said.find("heapline: " + name + "='") != std::string::npos);
+  }
+  std::size_t lines = 0;
+  for (char c : g_said) {
+    if (c == '\n') ++lines;
+    else check(c >= 0x20 && c < 0x7f);
+  }
+  check(lines == refused);
+  check(g_said.empty() || g_said.back() == '\n');
+
+  // Whatever was accepted is within range.
+  check(config.interval_ns <= heapline::kMaxIntervalMs * 1'000'000);
+  if (!config.precision.exact) {
+    check(config.precision.min_bytes >= 1 && config.precision.min_bytes <= (std::uint64_t{1} << 40));
+    check(config.precision.divisor >= 1 && config.precision.divisor <= (std::uint64_t{1} << 40));
+  }
+  check(config.root_pid >= 0 && config.root_pid <= heapline::kMaxPid);
+  const std::size_t length = std::strlen(config.out_template);
+  check(length > 0 && length < heapline::kMaxTemplateBytes);
+  for (const char* c = config.out_template; *c != 0; ++c) {
+    if (*c == '%') {
+      check(c[1] == 'p' || c[1] == 'e' || c[1] == '%');
+      ++c;
+    }
+  }
+  // An accepted template always expands to a path, with the longest pid
+  // and program name, and the pid inserted, under a short directory.
+  char path[heapline::kMaxPath];
+  const std::string longest_name(heapline::kMaxNameBytes, 'n');
+  check(heapline::format_output_path(config.out_template, "/some/where", heapline::kMaxPid, longest_name.c_str(), true,
+                                     path, heapline::kMaxPath - 8));
+  return 0;
+}

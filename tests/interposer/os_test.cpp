@@ -1,0 +1,151 @@
+// The library's OS boundary (os.h): the one file-creation helper never opens
+// what was there, and its writes never raise a signal.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+
+#include "os.h"
+#include "process_runner.h"
+
+namespace fs = std::filesystem;
+
+namespace heapline {
+namespace {
+
+std::string contents(const fs::path& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+class Os : public test::TempDirTest {
+ protected:
+  Os() : TempDirTest("os") {}
+  void SetUp() override {
+    TempDirTest::SetUp();
+    std::ofstream(dir_ / "victim") << "precious\n";
+  }
+  // Puts each kind of thing a name can already hold at `path`.
+  void plant(const std::string& kind, const fs::path& path) {
+    if (kind == "file") {
+      std::ofstream(path) << "planted\n";
+      if (geteuid() == 0) {
+        ASSERT_EQ(chown(path.c_str(), 65534, 65534), 0);  // another user's
+      }
+    } else if (kind == "link") {
+      fs::create_symlink(dir_ / "victim", path);
+    } else if (kind == "dangling link") {
+      fs::create_symlink(dir_ / "nowhere", path);
+    } else if (kind == "fifo") {
+      ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+    } else if (kind == "directory") {
+      fs::create_directory(path);
+    }
+  }
+};
+
+const char* const kKinds[] = {"file", "link", "dangling link", "fifo", "directory"};
+
+TEST_F(Os, CreateFileNeverOpensWhatIsThere) {
+  for (const char* kind : kKinds) {
+    SCOPED_TRACE(kind);
+    const fs::path path = dir_ / (std::string("name-") + kind);
+    plant(kind, path);
+    errno = 0;
+    EXPECT_EQ(os::create_file(path.c_str(), O_WRONLY), -1);
+    EXPECT_EQ(errno, EEXIST);
+    EXPECT_FALSE(fs::exists(dir_ / "nowhere"));
+  }
+  EXPECT_EQ(contents(dir_ / "victim"), "precious\n");
+  const int fd = os::create_file((dir_ / "fresh").c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  struct stat info {};
+  ASSERT_EQ(fstat(fd, &info), 0);
+  EXPECT_EQ(info.st_uid, geteuid());
+  close(fd);
+}
+
+TEST_F(Os, ATemporaryNameTakenAlreadyGivesAnother) {
+  for (const char* kind : kKinds) {
+    SCOPED_TRACE(kind);
+    const fs::path final_path = dir_ / (std::string("r-") + kind + ".json");
+    const fs::path first = final_path.string() + ".4242.tmp";
+    plant(kind, first);
+    char temp[4200];
+    const int fd = os::create_temp_file(final_path.c_str(), 4242, O_WRONLY, temp, sizeof temp);
+    ASSERT_GE(fd, 0);
+    close(fd);
+    EXPECT_NE(fs::path(temp), first);
+    EXPECT_TRUE(std::regex_match(std::string(temp), std::regex(R"(.*\.json\.4242\.[0-9a-f]{16}\.tmp)"))) << temp;
+    if (std::string(kind) == "file") {
+      EXPECT_EQ(contents(first), "planted\n");
+    }
+  }
+  EXPECT_EQ(contents(dir_ / "victim"), "precious\n");
+}
+
+TEST_F(Os, RenameNewNeverReplaces) {
+  std::ofstream(dir_ / "a") << "a\n";
+  std::ofstream(dir_ / "b") << "b\n";
+  EXPECT_EQ(os::rename_new((dir_ / "a").c_str(), (dir_ / "b").c_str()), EEXIST);
+  EXPECT_EQ(contents(dir_ / "b"), "b\n");
+  EXPECT_EQ(os::rename_new((dir_ / "a").c_str(), (dir_ / "c").c_str()), 0);
+  EXPECT_EQ(contents(dir_ / "c"), "a\n");
+  EXPECT_FALSE(fs::exists(dir_ / "a"));
+}
+
+// Past the file size limit a write is refused before it is made (EFBIG),
+// and a write to a pipe without a reader returns EPIPE: neither signal
+// reaches the process, whose own disposition stays the default (death).
+TEST_F(Os, WritesNeverRaiseASignal) {
+  rlimit old_limit{};
+  getrlimit(RLIMIT_FSIZE, &old_limit);
+  rlimit limit = old_limit;
+  limit.rlim_cur = 4096;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
+  const int fd = os::create_file((dir_ / "limited").c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  const std::string block(3000, 'x');
+  std::uint64_t size = 0;
+  EXPECT_EQ(os::write_all(fd, block.data(), block.size(), &size), 0);
+  errno = 1234;
+  EXPECT_EQ(os::write_all(fd, block.data(), block.size(), &size), EFBIG);
+  EXPECT_EQ(errno, 1234);
+  EXPECT_EQ(size, 3000u);
+  // Unchecked by size (a stream): the kernel writes up to the limit, then
+  // refuses and raises SIGXFSZ, which is taken back.
+  EXPECT_EQ(os::write_all(fd, block.data(), block.size(), nullptr), EFBIG);
+  EXPECT_EQ(fs::file_size(dir_ / "limited"), 4096u);
+  close(fd);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &old_limit), 0);
+
+  int pipe_ends[2];
+  ASSERT_EQ(pipe(pipe_ends), 0);
+  close(pipe_ends[0]);
+  EXPECT_EQ(os::write_all(pipe_ends[1], "x", 1, nullptr), EPIPE);
+  close(pipe_ends[1]);
+  sigset_t pending;
+  sigpending(&pending);
+  EXPECT_EQ(sigismember(&pending, SIGXFSZ), 0);
+  EXPECT_EQ(sigismember(&pending, SIGPIPE), 0);
+}
+
+TEST(OsProcess, StartTicksNameAProcess) {
+  EXPECT_GT(os::process_start_ticks(getpid()), 0u);
+  EXPECT_EQ(os::process_start_ticks(getpid()), os::process_start_ticks(getpid()));
+  EXPECT_EQ(os::process_start_ticks(-5), 0u);
+  EXPECT_TRUE(os::process_exists(getpid()));
+  EXPECT_FALSE(os::process_exists(0));
+}
+
+}  // namespace
+}  // namespace heapline

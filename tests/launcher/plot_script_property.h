@@ -1,0 +1,74 @@
+// The property of every text that reaches gnuplot: no input (a program's
+// file name, a marker's name) ever makes the script hold a line, or a part
+// of a line, that the input did not own. Shared by the unit test (every
+// control byte and quote) and the fuzz target (plot_script_fuzz.cc).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <heapline/report_reader.h>
+
+#include "timeline_plot.h"
+
+namespace heapline::test {
+
+// The script with each single-quoted literal emptied ('' stands for a quote
+// inside one): what heapline wrote, without what the program wrote. An
+// unterminated literal shows as "<unterminated>".
+inline std::vector<std::string> script_skeleton(const std::string& script) {
+  std::vector<std::string> lines(1);
+  bool in_literal = false;
+  for (std::size_t i = 0; i < script.size(); ++i) {
+    const char c = script[i];
+    if (in_literal) {
+      if (c == '\n') {
+        lines.back() += "<unterminated>";
+        lines.emplace_back();
+        in_literal = false;
+      } else if (c == '\'' && i + 1 < script.size() && script[i + 1] == '\'') {
+        ++i;
+      } else if (c == '\'') {
+        lines.back() += "''";
+        in_literal = false;
+      }
+      continue;
+    }
+    if (c == '\n') {
+      lines.emplace_back();
+    } else if (c == '\'') {
+      in_literal = true;
+    } else {
+      lines.back() += c;
+    }
+  }
+  if (in_literal) lines.back() += "<unterminated>";
+  return lines;
+}
+
+// "" when the script of `report` is the script of the same report with
+// every program-written text replaced by a plain word, literal for literal,
+// and holds no control byte but its newlines; else what differs.
+inline std::string plot_script_injection(const heapline::ParsedReport& report) {
+  heapline::ParsedReport plain = report;
+  plain.exe = "/bin/program";
+  for (heapline::ReportMarker& marker : plain.markers) marker.name = "marker";
+  const std::string script = heapline::launcher::plot_script(report, "/out/plot.svg", "/tmp/plot.dat");
+  const std::string expected = heapline::launcher::plot_script(plain, "/out/plot.svg", "/tmp/plot.dat");
+  for (const char c : script) {
+    if ((static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7f) {
+      return "a control byte " + std::to_string(static_cast<unsigned char>(c)) + " in the script:\n" + script;
+    }
+  }
+  const std::vector<std::string> got = script_skeleton(script);
+  const std::vector<std::string> want = script_skeleton(expected);
+  if (got.size() != want.size()) {
+    return std::to_string(got.size()) + " lines instead of " + std::to_string(want.size()) + ":\n" + script;
+  }
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (got[i] != want[i]) return "line " + std::to_string(i + 1) + " is \"" + got[i] + "\", not \"" + want[i] + "\"";
+  }
+  return "";
+}
+
+}  // namespace heapline::test

@@ -1,0 +1,277 @@
+// The one reader of heapline/1 (heapline/report_reader.h): it reads back
+// every field the writer writes, and refuses every other input with one
+// line naming the file and the field; the launcher and `heapline clean`
+// then go on (the command's exit status kept, other files cleaned).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <heapline/report_format.h>
+#include <heapline/report_reader.h>
+#include <nlohmann/json.hpp>
+
+#include "process_runner.h"
+
+namespace fs = std::filesystem;
+using heapline::ParsedReport;
+using heapline::parse_report;
+using heapline::read_report_file;
+using heapline::ReportProblem;
+using heapline::test::read_file;
+using heapline::test::run;
+using heapline::test::RunOptions;
+using heapline::test::RunResult;
+
+namespace {
+
+const std::string kLauncher = HEAPLINE_LAUNCHER;
+
+// A report with every field set to a value of its own.
+struct WrittenReport {
+  heapline::Sample samples[2] = {{10, 20, 30}, {40, -50, 60}};
+  heapline::Sample mapped_samples[1] = {{11, 21, 31}};
+  heapline::LiveMarker markers[2];
+  heapline::Report report{};
+  WrittenReport() {
+    markers[0].ready.store(1);
+    markers[0].t_ns.store(77);
+    std::snprintf(markers[0].name, sizeof markers[0].name, "phase \"one\"\n");
+    markers[1].ready.store(0);  // claimed but not published: not written
+    heapline::Report& r = report;
+    r.pid = 101;
+    r.ppid = 102;
+    r.exe = "/usr/bin/some\tprogram";
+    r.start_unix_ns = 103;
+    r.duration_ns = 104;
+    r.allocator = "glibc";
+    r.size_basis = "usable";
+    r.exact = false;
+    r.bound_bytes = 105;
+    r.min_threshold_bytes = 106;
+    r.divisor = 107;
+    r.max_threshold_bytes = 108;
+    r.max_threads = 109;
+    r.peak_bytes = 110;
+    r.peak_time_ns = 111;
+    r.final_bytes = -112;
+    r.mapped_known = true;
+    r.mapped_enabled = true;
+    r.mapped_peak_bytes = 113;
+    r.mapped_peak_time_ns = 114;
+    r.mapped_final_bytes = 115;
+    r.mapped_changes = 116;
+    r.mapped_untracked = 117;
+    r.total_peak_bytes = 118;
+    r.total_peak_time_ns = 119;
+    r.alloc_calls = 120;
+    r.free_calls = 121;
+    r.realloc_calls = 122;
+    r.publishes = 123;
+    r.interval_ns = 124;
+    r.samples = samples;
+    r.sample_count = 2;
+    r.mapped_samples = mapped_samples;
+    r.mapped_sample_count = 1;
+    r.markers = markers;
+    r.marker_slots = 2;
+    r.allocations_seen = 0;
+    r.ended = "without-exit";
+    r.last_sample_ns = 125;
+    r.signal = 9;
+  }
+};
+
+class ReportReader : public heapline::test::TempDirTest {
+ protected:
+  ReportReader() : TempDirTest("report-reader") {}
+  // The writer's text of a report with every field set.
+  std::string written() {
+    WrittenReport w;
+    const fs::path path = dir_ / "written.json";
+    EXPECT_EQ(heapline::write_report_file(path.c_str(), w.report), 0);
+    return read_file(path);
+  }
+  std::string error_of(const std::string& text) {
+    const heapline::ReportReading reading = parse_report(text, "r.json");
+    EXPECT_FALSE(reading) << text;
+    return reading.error;
+  }
+};
+
+// Writer and reader share report_format.h's field names: every field the
+// writer writes comes back, with its value.
+TEST_F(ReportReader, ReadsBackEveryFieldTheWriterWrites) {
+  WrittenReport w;
+  const fs::path path = dir_ / "r.json";
+  ASSERT_EQ(heapline::write_report_file(path.c_str(), w.report), 0);
+  const heapline::ReportReading reading = read_report_file(path.string());
+  ASSERT_TRUE(reading) << reading.error;
+  const ParsedReport& r = *reading.report;
+  EXPECT_EQ(r.path, path.string());
+  EXPECT_EQ(r.pid, 101);
+  EXPECT_EQ(r.ppid, 102);
+  EXPECT_EQ(r.exe, "/usr/bin/some\tprogram");
+  EXPECT_EQ(r.start_unix_ns, 103u);
+  EXPECT_EQ(r.duration_ns, 104u);
+  EXPECT_EQ(r.allocator, "glibc");
+  EXPECT_EQ(r.size_basis, "usable");
+  EXPECT_FALSE(r.precision.exact);
+  EXPECT_EQ(r.precision.bound_bytes, 105u);
+  EXPECT_EQ(r.precision.min_threshold_bytes, 106u);
+  EXPECT_EQ(r.precision.divisor, 107u);
+  EXPECT_EQ(r.precision.max_threshold_bytes, 108u);
+  EXPECT_EQ(r.precision.max_threads, 109u);
+  EXPECT_EQ(r.peak_bytes, 110);
+  EXPECT_EQ(r.peak_time_ns, 111u);
+  EXPECT_EQ(r.final_bytes, -112);
+  EXPECT_EQ(r.mapped.mode, ParsedReport::MappedMode::kOn);
+  EXPECT_EQ(r.mapped.peak_bytes, 113);
+  EXPECT_EQ(r.mapped.peak_time_ns, 114u);
+  EXPECT_EQ(r.mapped.final_bytes, 115);
+  EXPECT_EQ(r.mapped.changes, 116u);
+  EXPECT_EQ(r.mapped.untracked, 117u);
+  EXPECT_EQ(r.total.peak_bytes, 118);
+  EXPECT_EQ(r.total.peak_time_ns, 119u);
+  EXPECT_EQ(r.total.final_bytes, -112 + 115);
+  EXPECT_EQ(r.calls.alloc, 120u);
+  EXPECT_EQ(r.calls.free, 121u);
+  EXPECT_EQ(r.calls.realloc, 122u);
+  EXPECT_EQ(r.publishes, 123u);
+  EXPECT_EQ(r.interval_ns, 124u);
+  EXPECT_EQ(r.allocations_seen, std::optional<bool>(false));
+  EXPECT_EQ(r.ended, "without-exit");
+  EXPECT_EQ(r.last_sample_ns, 125u);
+  EXPECT_EQ(r.signal, 9);
+  ASSERT_EQ(r.markers.size(), 1u);
+  EXPECT_EQ(r.markers[0].t_ns, 77u);
+  EXPECT_EQ(r.markers[0].name, "phase \"one\"\n");
+  ASSERT_EQ(r.samples.size(), 2u);
+  EXPECT_EQ(r.samples[1].t_ns, 40u);
+  EXPECT_EQ(r.samples[1].live, -50);
+  EXPECT_EQ(r.samples[1].max_live, 60);
+  ASSERT_EQ(r.mapped_samples.size(), 1u);
+  EXPECT_EQ(r.mapped_samples[0].max_live, 31);
+  EXPECT_EQ(r.run_id, "");  // optional: this writer does not record it
+}
+
+// The writer writes no field the reader does not know (and so cannot read
+// back): the names come from one list.
+TEST_F(ReportReader, KnowsEveryFieldTheWriterWrites) {
+  const nlohmann::json report = nlohmann::json::parse(written());
+  namespace key = heapline::report_key;
+  const std::set<std::string> known = {
+      key::kFormat, key::kPid, key::kPpid, key::kExe, key::kStartUnixNs, key::kDurationNs, key::kAllocator,
+      key::kSizeBasis, key::kPrecision, key::kPeakBytes, key::kPeakTimeNs, key::kFinalBytes, key::kMapped,
+      key::kTotal, key::kCalls, key::kPublishes, key::kIntervalNs, key::kAllocationsSeen, key::kEnded,
+      key::kLastSampleNs, key::kSignal, key::kRunId, key::kMarkers, key::kSamples, key::kMappedSamples};
+  for (const auto& [name, value] : report.items()) EXPECT_TRUE(known.count(name)) << name;
+}
+
+// Every field the reader requires, removed in turn: the error names it.
+TEST_F(ReportReader, AMissingFieldIsNamed) {
+  const nlohmann::json good = nlohmann::json::parse(written());
+  for (const char* name : {"pid", "ppid", "exe", "start_unix_ns", "duration_ns", "precision", "peak_bytes",
+                           "peak_time_ns", "final_bytes", "calls", "publishes", "interval_ns", "samples"}) {
+    nlohmann::json report = good;
+    report.erase(name);
+    EXPECT_EQ(error_of(report.dump()),
+              std::string("r.json: not a valid heapline/1 report: field \"") + name + "\" is missing");
+  }
+  nlohmann::json report = good;
+  report["precision"].erase("max_threads");
+  EXPECT_EQ(error_of(report.dump()),
+            "r.json: not a valid heapline/1 report: field \"precision.max_threads\" is missing");
+  report = good;
+  report["total"].erase("peak_bytes");
+  EXPECT_EQ(error_of(report.dump()), "r.json: not a valid heapline/1 report: field \"total.peak_bytes\" is missing");
+}
+
+TEST_F(ReportReader, AMistypedOrOutOfRangeFieldIsNamed) {
+  const nlohmann::json good = nlohmann::json::parse(written());
+  const std::string prefix = "r.json: not a valid heapline/1 report: field ";
+  auto with = [&](const std::string& pointer, const nlohmann::json& value) {
+    nlohmann::json report = good;
+    report[nlohmann::json::json_pointer(pointer)] = value;
+    return error_of(report.dump());
+  };
+  EXPECT_EQ(with("/pid", "x"), prefix + "\"pid\" is a string, not an integer");
+  EXPECT_EQ(with("/pid", 0), prefix + "\"pid\" is out of range (0; 1 to 2147483647)");
+  EXPECT_EQ(with("/pid", 4294967296), prefix + "\"pid\" is out of range (4294967296; 1 to 2147483647)");
+  EXPECT_EQ(with("/pid", 1.5), prefix + "\"pid\" is not a whole number");
+  EXPECT_EQ(with("/peak_bytes", 9223372036854775808u), prefix + "\"peak_bytes\" is out of range (9223372036854775808)");
+  EXPECT_EQ(with("/duration_ns", -1), prefix + "\"duration_ns\" is out of range (-1; at least 0)");
+  EXPECT_EQ(with("/exe", nullptr), prefix + "\"exe\" is null, not a string");
+  EXPECT_EQ(with("/precision", nlohmann::json::array()), prefix + "\"precision\" is an array, not an object");
+  EXPECT_EQ(with("/precision/mode", "rough"), prefix + "\"precision.mode\" is \"rough\", not one of \"exact\", \"batched\"");
+  EXPECT_EQ(with("/ended", "x\ny"), prefix + "\"ended\" is \"x\\x0ay\", not one of \"exit\", \"without-exit\", \"running\"");
+  EXPECT_EQ(with("/signal", 999), prefix + "\"signal\" is out of range (999; 1 to 127)");
+  EXPECT_EQ(with("/allocations_seen", 1), prefix + "\"allocations_seen\" is a number, not true or false");
+  EXPECT_EQ(with("/samples", nlohmann::json::array()),
+            prefix + "\"samples\" is empty (a report has at least its first sample)");
+  EXPECT_EQ(with("/samples/1", {1, 2}), prefix + "\"samples[1]\" is not [t_ns, bytes, max_bytes]");
+  EXPECT_EQ(with("/samples/1/2", "9"), prefix + "\"samples[1][2]\" is a string, not an integer");
+  EXPECT_EQ(with("/markers/0", {1, 2}), prefix + "\"markers[0]\" is not [t_ns, \"name\"]");
+  EXPECT_EQ(with("/run_id", 5), prefix + "\"run_id\" is a number, not a string");
+}
+
+TEST_F(ReportReader, WhatIsNotAReportIsSaidSo) {
+  EXPECT_EQ(error_of(""), "r.json: empty file, not a heapline/1 report");
+  EXPECT_EQ(error_of("{\"format\""), "r.json: not JSON (syntax error at byte 10), not a heapline/1 report");
+  EXPECT_EQ(error_of("[1]"), "r.json: not a JSON object, not a heapline/1 report");
+  EXPECT_EQ(error_of("{\"format\":\"other/2\"}"), "r.json: no \"format\": \"heapline/1\": not a heapline/1 report");
+  EXPECT_EQ(parse_report("{}", "r.json").problem, ReportProblem::kNotThisFormat);
+  EXPECT_EQ(parse_report("{\"format\":\"heapline/1\"}", "r.json").problem, ReportProblem::kBadField);
+}
+
+// Only a regular file is read; a FIFO is refused at once (an ordinary open
+// would wait for a writer for ever).
+TEST_F(ReportReader, OnlyARegularFileIsRead) {
+  const fs::path fifo = dir_ / "fifo.json";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  auto reading = read_report_file(fifo.string());
+  EXPECT_EQ(reading.error, fifo.string() + " is a FIFO, not a regular file");
+  EXPECT_EQ(reading.problem, ReportProblem::kUnreadable);
+  EXPECT_EQ(read_report_file("/dev/null").error, "/dev/null is a character device, not a regular file");
+  EXPECT_EQ(read_report_file(dir_.string()).error, dir_.string() + " is a directory, not a regular file");
+  EXPECT_EQ(read_report_file((dir_ / "none.json").string()).error,
+            (dir_ / "none.json").string() + ": No such file or directory");
+  std::ofstream(dir_ / "empty.json").flush();
+  EXPECT_EQ(read_report_file((dir_ / "empty.json").string()).error,
+            (dir_ / "empty.json").string() + ": empty file, not a heapline/1 report");
+}
+
+// The repro: a process of the run leaves a mistyped report. The launcher
+// says which file, and passes the command's exit status through.
+TEST_F(ReportReader, TheLauncherKeepsTheStatusWhenAReportIsMistyped) {
+  RunOptions options;
+  options.cwd = dir_;
+  options.env = {{"HEAPLINE_LIB", HEAPLINE_LIB}};
+  const std::string bad = R"({"format":"heapline/1","pid":"x"})";
+  RunResult r = run({kLauncher, "--out", "r.json", "--", "/bin/sh", "-c", "echo '" + bad + "' > r.4242.json; exit 7"},
+                    options);
+  EXPECT_EQ(r.exit_code, 7) << r.err;
+  EXPECT_NE(r.err.find((dir_ / "r.4242.json").string() +
+                       ": not a valid heapline/1 report: field \"pid\" is a string, not an integer\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("heapline: report r.json\n"), std::string::npos) << r.err;
+}
+
+// `heapline clean --reports` keeps a broken report, says why, and cleans the
+// rest.
+TEST_F(ReportReader, CleanGoesOnPastAMistypedReport) {
+  std::ofstream(dir_ / "bad.json") << R"({"format":"heapline/1","pid":"x"})";
+  std::ofstream(dir_ / "good.json") << written();
+  RunResult r = run({kLauncher, "clean", dir_.string(), "--reports"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("heapline clean: kept " + (dir_ / "bad.json").string() +
+                       ": not a valid heapline/1 report: field \"pid\" is a string, not an integer\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "good.json")) << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "bad.json"));
+}
+
+}  // namespace
