@@ -87,6 +87,14 @@ commit_ranges() {
   git -C "$scratch/developer" push --quiet --force origin main
   workflow_run run-rewritten push "$rewritten" "$c9"
   expect_newest_points 2 "$rewritten" "$c3" "$rewritten"
+}
+
+commit_ranges_of_a_new_store() {
+  make_remote
+  local c2 c3 c5 pushed
+  c2=$(push_commits 1)
+  mapfile -t pushed < <(push_commits 3)
+  c3=${pushed[0]} c5=${pushed[2]}
 
   # A new store (another branch name) and a push creating the branch, whose
   # "before" is all zeros: no range. Then a garbage "before": none either.
