@@ -225,6 +225,7 @@ std::string summarize_each(const std::vector<TreeReport>& reports) {
               human_seconds(static_cast<std::int64_t>(r.total.peak_time_ns)) + ", final " +
               human_bytes(r.total.final_bytes);
     }
+    if (r.peak_rss_bytes) text += "; peak resident set " + human_resident(r);
     text += "; " + std::to_string(r.samples.size()) + " samples, report " + entry.path + "\n";
   }
   return text;
@@ -361,7 +362,7 @@ std::string summarize_tree(const std::vector<TreeReport>& reports, std::size_t m
   };
   std::string text = "heapline: " + std::to_string(reports.size()) +
                      " processes (peak of heap + mapped and when, times from the first one's start; each one's own "
-                     "heap and mapped peaks; pid, parent, program):\n";
+                     "heap and mapped peaks, and peak resident set; pid, parent, program):\n";
   char line[512];
   std::size_t shown = 0;
   std::int64_t rest_largest = -1;
@@ -377,9 +378,11 @@ std::string summarize_tree(const std::vector<TreeReport>& reports, std::size_t m
     std::string program = program_of(report);
     if (entry == &reports.front()) program += " (the command)";
     if (!report.ended_by_exit()) program += " (ended without exit)";
-    std::snprintf(line, sizeof line, "heapline:   %10s at %9s   heap %10s  mapped %10s   pid %-7d parent %-7d %s\n",
+    std::snprintf(line, sizeof line,
+                  "heapline:   %10s at %9s   heap %10s  mapped %10s  resident %10s   pid %-7d parent %-7d %s\n",
                   human_bytes(peak.bytes).c_str(), human_seconds(at).c_str(), human_bytes(report.peak_bytes).c_str(),
-                  mapped_column(report).c_str(), report.pid, report.ppid, program.c_str());
+                  mapped_column(report).c_str(), human_resident(report).c_str(), report.pid, report.ppid,
+                  program.c_str());
     text += line;
   }
   if (rest_largest >= 0) {

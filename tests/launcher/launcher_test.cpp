@@ -73,6 +73,11 @@ TEST(Summary, MappedLineOnlyWhenMappedMemoryWasCounted) {
                          "heap + mapped peak 9.0 MiB at 0.500 s, final 1.0 MiB\n"),
             std::string::npos)
       << summary;
+  EXPECT_EQ(summary.find("resident"), std::string::npos) << summary;  // not recorded: no line
+  reading.report->peak_rss_bytes = 3 << 20;
+  EXPECT_NE(heapline::launcher::summarize(*reading.report, "r.json")
+                .find("heap + mapped peak 9.0 MiB at 0.500 s, final 1.0 MiB\nheapline: peak resident set 3.0 MiB ("),
+            std::string::npos);
   reading.report->mapped.mode = heapline::ParsedReport::MappedMode::kUnknown;
   EXPECT_EQ(heapline::launcher::summarize(*reading.report, "r.json").find("mapped"), std::string::npos);
   reading.report->mapped.mode = heapline::ParsedReport::MappedMode::kAbsent;
@@ -149,6 +154,7 @@ const char* kSummary =
     R"(heapline: peak [0-9.]+ \w+ at [0-9.]+ s, final [0-9.]+ \w+\n)"
     R"(heapline: mapped peak [0-9.]+ \w+ at [0-9.]+ s, final [0-9.]+ \w+; )"
     R"(heap \+ mapped peak [0-9.]+ \w+ at [0-9.]+ s, final [0-9.]+ \w+\n)"
+    R"(heapline: peak resident set [0-9.]+ \w+ \(the kernel's high-water mark: [^\n]+\)\n)"
     R"(heapline: precision \+/-[0-9.]+ \w+ \(batched: \d+ threads? x [0-9.]+ \w+\), \d+ samples over [0-9.]+ s\n)"
     R"(heapline: report heapline\.python3\.(\d+)\.json\n)";
 

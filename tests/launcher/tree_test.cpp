@@ -61,7 +61,8 @@ TEST_F(Tree, TheSummaryShowsEveryProcessOfTheTreeAndTheirSum) {
   EXPECT_NE(r.err.find("heapline: report run.json\n"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("heapline: 3 processes (peak of heap + mapped and when"), std::string::npos) << r.err;
   const std::regex child_line(
-      R"(heapline:\s+\d\.\d MiB at\s+[\d.]+ s\s+heap\s+\d\.\d MiB\s+mapped\s+[\d.]+ \w+\s+pid \d+\s+parent \d+\s+)"
+      R"(heapline:\s+\d\.\d MiB at\s+[\d.]+ s\s+heap\s+\d\.\d MiB\s+mapped\s+[\d.]+ \w+\s+resident\s+[\d.]+ \w+\s+)"
+      R"(pid \d+\s+parent \d+\s+)"
       R"(alloc_patterns\n)");
   const auto children = std::distance(std::sregex_iterator(r.err.begin(), r.err.end(), child_line), std::sregex_iterator());
   EXPECT_EQ(children, 2) << r.err;
@@ -215,10 +216,14 @@ TEST(TreeSummary, RanksAndSumsHeapPlusMapped) {
       fake_mapped(1, 0, {{0, 20000, 20000}, {5000, 20000, 20000}}, {{0, 0, 0}, {5000, 0, 0}}, 20000, 0),
       fake_mapped(2, 1000, {{0, 1000, 1000}, {1000, 10240, 10240}, {2000, 1000, 10240}},
                   {{0, 0, 0}, {1000, 399360, 399360}, {2000, 0, 399360}}, 409600, 1000)};
+  tree[1].report.peak_rss_bytes = 3 << 20;
   const std::string text = heapline::launcher::summarize_tree(tree);
   EXPECT_LT(text.find("pid 2 "), text.find("pid 1 ")) << text;
-  EXPECT_TRUE(std::regex_search(text, std::regex(R"(400\.0 KiB at\s+0\.000 s\s+heap\s+10\.0 KiB\s+mapped\s+390\.0 KiB\s+pid 2 )")))
+  EXPECT_TRUE(std::regex_search(
+      text, std::regex(R"(400\.0 KiB at\s+0\.000 s\s+heap\s+10\.0 KiB\s+mapped\s+390\.0 KiB\s+resident\s+3\.0 MiB\s+pid 2 )")))
       << text;
+  // Not recorded (a report converted from a live file): "-".
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(resident\s+-\s+pid 1 )"))) << text;
   EXPECT_NE(text.find("together at most 419.5 KiB of heap + mapped"), std::string::npos) << text;
   auto sum = heapline::launcher::sum_over_time(tree);
   EXPECT_EQ(sum.peak_bytes, 20000 + 409600);
