@@ -20,17 +20,6 @@ namespace {
 
 std::uint64_t start_of(const ParsedReport& report) { return report.start_unix_ns; }
 
-// A process's peak of heap + mapped and its time since the process's start:
-// the heap's where nothing else is known (a report without mapped memory).
-struct WholePeak {
-  std::int64_t bytes;
-  std::uint64_t t_ns;
-};
-WholePeak whole_peak(const ParsedReport& report) {
-  if (report.total.peak_bytes >= report.peak_bytes) return {report.total.peak_bytes, report.total.peak_time_ns};
-  return {report.peak_bytes, report.peak_time_ns};
-}
-
 std::string program_of(const ParsedReport& report) {
   const std::string name = fs::path(report.exe).filename().string();
   return name.empty() ? "?" : printable_text(name, 64);
@@ -229,6 +218,14 @@ std::string summarize_each(const std::vector<TreeReport>& reports) {
     text += "; " + std::to_string(r.samples.size()) + " samples, report " + entry.path + "\n";
   }
   return text;
+}
+
+WholePeak whole_peak(const ParsedReport& report) {
+  // Equal, the heap's time is one at which the sum held it too (mapped
+  // memory is never negative), and the earlier: the library stamps the
+  // sum's peak only at samples.
+  if (report.total.peak_bytes > report.peak_bytes) return {report.total.peak_bytes, report.total.peak_time_ns};
+  return {report.peak_bytes, report.peak_time_ns};
 }
 
 std::vector<Sample> whole_memory(const ParsedReport& report) {

@@ -68,6 +68,15 @@ std::vector<TreeReport> find_child_reports(const std::string& plain_path, const 
 // The one-line summary of each process, for --summary.
 std::string summarize_each(const std::vector<TreeReport>& reports);
 
+// A process's peak of heap + mapped and its time since the process's start:
+// the heap's where nothing else is known (a report without mapped memory)
+// or where the two peaks are equal.
+struct WholePeak {
+  std::int64_t bytes;
+  std::uint64_t t_ns;
+};
+WholePeak whole_peak(const ParsedReport& report);
+
 // A process's heap + mapped memory over time, one point per heap sample:
 // [unix ns, the bytes held then, at most the bytes held since the previous
 // point]. Without a mapped series (HEAPLINE_MAPPED=off, an older report)

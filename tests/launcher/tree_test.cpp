@@ -12,6 +12,7 @@
 #include "output_naming.h"
 #include "process_runner.h"
 #include "process_tree.h"
+#include "timeline_plot.h"
 
 namespace fs = std::filesystem;
 using heapline::launcher::TreeReport;
@@ -69,6 +70,19 @@ TEST_F(Tree, TheSummaryShowsEveryProcessOfTheTreeAndTheirSum) {
   EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(pid \d+\s+parent \d+\s+(da|ba)?sh \(the command\)\n)"))) << r.err;
   EXPECT_EQ(files_matching(dir_, R"(run\.\d+\.json)").size(), 2u);
   EXPECT_TRUE(files_matching(dir_, R"(.*\.live)").empty());
+}
+
+// --plot of a tree draws the tree: the sum and each process, not the
+// command's line alone (a flat line for a shell or a make).
+TEST_F(Tree, ThePlotOfATreeDrawsEveryProcessAndTheSum) {
+  RunResult r = launch({"--out", "run.json", "--plot", "tree.svg", "--", "/bin/sh", "-c", two_children()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_NE(r.err.find("heapline: plot tree.svg"), std::string::npos) << r.err;
+  const std::string svg = heapline::test::read_file(dir_ / "tree.svg");
+  EXPECT_NE(svg.find("all 3 processes together"), std::string::npos);
+  const std::regex child_title(R"(alloc_patterns \(pid \d+\): peak \d\.\d MiB, resident [\d.]+ \w+)");
+  EXPECT_EQ(std::distance(std::sregex_iterator(svg.begin(), svg.end(), child_title), std::sregex_iterator()), 2);
+  EXPECT_NE(svg.find("together at most "), std::string::npos);
 }
 
 TEST_F(Tree, FollowingOnlyTheCommandLeavesOneReportAndNoTree) {
@@ -248,6 +262,51 @@ TEST(TreeSum, WholeMemoryIsBoundedByTheProcesssOwnPeak) {
   ASSERT_EQ(heap_only.size(), 1u);
   EXPECT_EQ(heap_only[0].t_ns, 7u);
   EXPECT_EQ(heap_only[0].max_live, 9);
+}
+
+// The tree's plot: the sum with its band (block 0 and 1 of the data), then
+// the command and the largest processes, each its own block and title; the
+// rest are in the sum only.
+TEST(TreePlot, DrawsTheSumTheCommandAndTheLargest) {
+  // The command holds 1 KiB for 4 s; processes 2 to 9 start at 1 s holding
+  // pid KiB, reach twice that between their two samples and end at 2 s.
+  std::vector<TreeReport> tree = {fake(1, 0, {{0, 1024, 1024}, {4'000'000'000, 1024, 1024}})};
+  for (int pid = 2; pid <= 9; ++pid) {
+    tree.push_back(fake(pid, 1'000'000'000, {{0, 1024 * pid, 1024 * pid}, {1'000'000'000, 0, 2048 * pid}}));
+  }
+  for (TreeReport& entry : tree) entry.report.exe = "/bin/alloc_patterns";
+  tree[8].report.peak_rss_bytes = 20 << 10;
+  const fs::path out = fs::temp_directory_path() / "heapline-tree-plot-test.svg";
+  const auto files = heapline::launcher::write_tree_plot_files(tree, out);
+  const std::string data = heapline::test::read_file(files.data);
+  const std::string script = heapline::test::read_file(files.script);
+  fs::remove_all(files.directory);
+  // Every process alive together at 1 s: 1 + 2 + ... + 9 KiB.
+  EXPECT_NE(data.find("\n1 45\n"), std::string::npos) << data;
+  // The band of the interval to 2 s: from the sum held (45 KiB) to the most
+  // it may have reached (process 2 at its 4 KiB: 47 KiB).
+  EXPECT_NE(data.find("\n1 45 47\n2 45 47\n"), std::string::npos) << data;
+  EXPECT_NE(script.find("title 'all 9 processes together'"), std::string::npos) << script;
+  EXPECT_NE(script.find("index 1 using 1:2:3 with filledcurves"), std::string::npos) << script;
+  EXPECT_NE(script.find("'alloc_patterns (pid 1, the command): peak 1.0 KiB'"), std::string::npos) << script;
+  EXPECT_NE(script.find("'alloc_patterns (pid 9): peak 18.0 KiB, resident 20.0 KiB'"), std::string::npos) << script;
+  // The command and the five largest: pids 9 to 5; 4, 3 and 2 in the sum only.
+  EXPECT_NE(script.find("index 7 using 1:2 with steps"), std::string::npos) << script;
+  EXPECT_EQ(script.find("index 8 "), std::string::npos) << script;
+  EXPECT_EQ(script.find("(pid 4)"), std::string::npos) << script;
+  EXPECT_NE(script.find("set label 'together at most 47.0 KiB at 2.000 s' at 2, 47 left boxed point"), std::string::npos)
+      << script;
+}
+
+// Where heap + mapped peaks at the heap's own peak (nothing mapped then),
+// its time is the heap's: the library stamps the sum's peak only at its next
+// sample, up to an interval later.
+TEST(TreeSum, AWholePeakEqualToTheHeapsTakesTheHeapsTime) {
+  TreeReport entry = fake_mapped(1, 0, {{0, 0, 0}, {88, 100, 100}, {109, 100, 100}}, {{0, 0, 0}, {88, 0, 0}, {109, 0, 0}},
+                                 100, 109);
+  EXPECT_EQ(heapline::launcher::whole_peak(entry.report).t_ns, 88u);
+  entry.report.total.peak_bytes = 101;  // above the heap's: the sum's own time
+  EXPECT_EQ(heapline::launcher::whole_peak(entry.report).t_ns, 109u);
 }
 
 TEST(TreeSum, AddsOverlappingProcessesAndNeverFallsBelowOnesPeak) {
