@@ -53,6 +53,10 @@ inline constexpr char kSignal[] = "signal";
 // The launch a process belongs to (HEAPLINE_RUN_ID in its environment), when
 // the writer records it: optional for readers.
 inline constexpr char kRunId[] = "run_id";
+// The process's peak resident set size (getrusage at exit), beside the heap
+// it held: heap never touched is not resident. Optional for readers (absent
+// from older reports and from those converted from a live file).
+inline constexpr char kPeakRssBytes[] = "peak_rss_bytes";
 inline constexpr char kLiveFileProblem[] = "live_file_problem";  // why the live file could not follow an exec (optional)
 inline constexpr char kMarkers[] = "markers";                // [[t_ns, "name"], ...]
 inline constexpr char kSamples[] = "samples";                // [[t_ns, live, max_live], ...]
@@ -133,6 +137,9 @@ struct Report {
   // and a kill would have lost it. nullptr (no "live_file_problem" in the
   // JSON) when the live file served the whole run, or was not asked for.
   const char* live_file_problem = nullptr;
+  // The peak resident set size in bytes; -1 (no "peak_rss_bytes" in the
+  // JSON) when not known, as for a report converted from a live file.
+  std::int64_t peak_rss_bytes = -1;
 };
 
 // Writes `report` as heapline/1 JSON at final_path through a temporary name.
