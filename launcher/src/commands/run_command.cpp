@@ -269,7 +269,8 @@ Subcommand add_run_command(CLI::App& heapline, const std::vector<std::string>& c
       "The report (heapline/1 JSON) is written by the command's process itself at exit;\n"
       "processes it starts write their own, with their pid inserted before the extension\n"
       "(as does the command when a running process holds the name); the summary lists\n"
-      "each process of the tree with its peak, and their sum over time.\n"
+      "each process of the tree with its peak of heap + mapped (heap, mapped and peak\n"
+      "resident set beside it), and their sum over time.\n"
       "Settings for the library: HEAPLINE_PRECISION (exact | MIN_BYTES[,DIVISOR]),\n"
       "HEAPLINE_INTERVAL_MS (sampling interval, default 10).");
   auto options = std::make_shared<Options>();
