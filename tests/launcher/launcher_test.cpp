@@ -84,6 +84,20 @@ TEST(Summary, MappedLineOnlyWhenMappedMemoryWasCounted) {
   EXPECT_EQ(heapline::launcher::summarize(*reading.report, "r.json").find("mapped"), std::string::npos);
 }
 
+// A report whose live file could not be made says why, on one line of its
+// own (the program's text made printable).
+TEST(Summary, SaysWhyThereWasNoLiveFile) {
+  heapline::ParsedReport report;
+  report.pid = 1;
+  report.exe = "/bin/x";
+  report.samples = {{0, 0, 0}};
+  EXPECT_EQ(heapline::launcher::summarize(report, "r.json").find("live file"), std::string::npos);
+  report.live_file_problem = "the file size limit is 1024 bytes\nsystem";
+  const std::string summary = heapline::launcher::summarize(report, "r.json");
+  EXPECT_NE(summary.find("heapline: no live file: the file size limit is 1024 bytes"), std::string::npos) << summary;
+  EXPECT_EQ(summary.find("\nsystem"), std::string::npos) << summary;
+}
+
 // The plot's data: heap, its maxima, mapped and heap + mapped per sample;
 // a mapped series one sample short (a kill between the two appends) keeps
 // its last value.

@@ -81,6 +81,7 @@ struct WrittenReport {
     r.last_sample_ns = 125;
     r.signal = 9;
     r.peak_rss_bytes = 126;
+    r.live_file_problem = "no room \"here\"";
   }
 };
 
@@ -156,6 +157,7 @@ TEST_F(ReportReader, ReadsBackEveryFieldTheWriterWrites) {
   EXPECT_EQ(r.mapped_samples[0].max_live, 31);
   EXPECT_EQ(r.run_id, "");  // optional: this writer does not record it
   EXPECT_EQ(r.peak_rss_bytes, std::optional<std::int64_t>(126));
+  EXPECT_EQ(r.live_file_problem, "no room \"here\"");
 }
 
 // The peak resident set size is optional: a writer that does not know it
@@ -181,7 +183,7 @@ TEST_F(ReportReader, KnowsEveryFieldTheWriterWrites) {
       key::kFormat, key::kPid, key::kPpid, key::kExe, key::kStartUnixNs, key::kDurationNs, key::kAllocator,
       key::kSizeBasis, key::kPrecision, key::kPeakBytes, key::kPeakTimeNs, key::kFinalBytes, key::kMapped,
       key::kTotal, key::kCalls, key::kPublishes, key::kIntervalNs, key::kAllocationsSeen, key::kEnded,
-      key::kLastSampleNs, key::kSignal, key::kRunId, key::kPeakRssBytes, key::kMarkers, key::kSamples, key::kMappedSamples};
+      key::kLastSampleNs, key::kSignal, key::kRunId, key::kPeakRssBytes, key::kLiveFileProblem, key::kMarkers, key::kSamples, key::kMappedSamples};
   for (const auto& [name, value] : report.items()) EXPECT_TRUE(known.count(name)) << name;
 }
 
@@ -230,6 +232,7 @@ TEST_F(ReportReader, AMistypedOrOutOfRangeFieldIsNamed) {
   EXPECT_EQ(with("/samples/1/2", "9"), prefix + "\"samples[1][2]\" is a string, not an integer");
   EXPECT_EQ(with("/markers/0", {1, 2}), prefix + "\"markers[0]\" is not [t_ns, \"name\"]");
   EXPECT_EQ(with("/run_id", 5), prefix + "\"run_id\" is a number, not a string");
+  EXPECT_EQ(with("/live_file_problem", 5), prefix + "\"live_file_problem\" is a number, not a string");
   EXPECT_EQ(with("/peak_rss_bytes", -1), prefix + "\"peak_rss_bytes\" is out of range (at least 0)");
   EXPECT_EQ(with("/peak_rss_bytes", "1"), prefix + "\"peak_rss_bytes\" is a string, not an integer");
 }
