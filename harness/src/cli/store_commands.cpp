@@ -17,6 +17,7 @@
 #include "heapline_bench/reports/points_export.h"
 #include "heapline_bench/reports/render.h"
 #include "heapline_bench/history/store.h"
+#include "heapline_bench/text/regular_file.h"
 
 namespace heapline::bench {
 namespace {
@@ -25,13 +26,13 @@ namespace {
 // (kept in the repository), or a paragraph that says how to make it.
 void render_release_comparison(const std::string& json_path, const std::string& out_dir) {
   std::string markdown;
-  std::ifstream in(json_path);
-  if (!in) {
+  std::error_code missing;
+  if (!std::filesystem::exists(json_path, missing)) {
     markdown = "No release comparison has been measured on this checkout yet: `tools/compare_releases.sh REF_A "
                "REF_B` measures one and writes `docs/release-comparison.json`.\n";
   } else {
     try {
-      markdown = comparison_markdown_from_json(nlohmann::json::parse(in));
+      markdown = comparison_markdown_from_json(nlohmann::json::parse(read_regular_file(json_path)));
     } catch (const std::exception& e) {
       throw std::runtime_error(json_path + " is not a release comparison: " + e.what());
     }
