@@ -14,7 +14,7 @@
 #include "heapline_bench/measurement/measurement.h"
 #include "heapline_bench/reports/atomic_file.h"
 #include "heapline_bench/reports/comparison_export.h"
-#include "heapline_bench/reports/points_export.h"
+#include "heapline_bench/reports/exporter.h"
 #include "heapline_bench/reports/render.h"
 #include "heapline_bench/history/store.h"
 #include "heapline_bench/text/regular_file.h"
@@ -125,9 +125,7 @@ int run_export(const ExportOptions& options) {
   sort_by_measured_at(contents.points);
   std::string text;
   try {
-    text = options.format == "csv"       ? points_csv(contents.points)
-           : options.format == "commits" ? points_commits(contents.points)
-                                         : points_benchmark_action_json(contents.points, options.commit);
+    text = exporter_named(options.format).serialize(contents.points, {options.commit});
   } catch (const std::runtime_error& e) {
     throw Refusal(std::string(e.what()) + ". Nothing was exported.");
   }
