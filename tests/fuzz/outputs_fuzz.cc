@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -21,7 +22,7 @@
 #include "heapline_bench/history/history.h"
 #include "heapline_bench/measurement/catalogue.h"
 #include "heapline_bench/reports/history_page_export.h"
-#include "heapline_bench/reports/points_export.h"
+#include "heapline_bench/reports/exporter.h"
 #include "heapline_bench/reports/scenarios_export.h"
 #include "heapline_bench/reports/table_export.h"
 #include "heapline_bench/text/text.h"
@@ -119,6 +120,8 @@ World world_of(Input& in) {
     p.fingerprint = e.fingerprint;
     p.command = e.command;
     p.machine = {in.text(), static_cast<int>(in.number(64)), in.text(), in.text(), in.text(), in.text()};
+    if (in.number(2)) p.cpu = RunFigure{e.overhead / 2, {e.low / 2, e.high / 2}, 1, 1};
+    if (in.number(2)) p.instructions = InstructionFigure{e.overhead / 10, 1100, 1000, in.text()};
     w.points.push_back(p);
 
     SuiteRow row;
@@ -378,28 +381,41 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   same_markdown(format_suite_table(real.rows, real.library, real.machine),
                 format_suite_table(twin.rows, twin.library, twin.machine), "the suite's table", true);
 
-  // CSV: one row per point and the header, twelve fields each, every text
-  // field the point's own, byte for byte.
-  const auto rows = csv_rows(points_csv(real.points));
+  // CSV: one row per point and the header, as many fields as the header,
+  // every text field the point's own, byte for byte.
+  const auto rows = csv_rows(exporter_named("csv").serialize(real.points, {}));
   expect(rows.size() == real.points.size() + 1, "one CSV row per point");
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    expect(rows[i].size() == 12, "twelve CSV fields");
-    if (i == 0) continue;
+  std::map<std::string, std::size_t> column;
+  for (std::size_t i = 0; i < rows[0].size(); ++i) column[rows[0][i]] = i;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    expect(rows[i].size() == rows[0].size(), "a CSV row has the header's fields");
     const Point& p = real.points[i - 1];
-    expect(rows[i][0] == p.measured_at && rows[i][1] == p.commit && rows[i][3] == p.scenario &&
-               rows[i][9] == p.heapline_version && rows[i][10] == p.fingerprint && rows[i][11] == p.machine.describe(),
+    const auto& row = rows[i];
+    expect(row[column.at("measured_at")] == p.measured_at && row[column.at("commit")] == p.commit &&
+               row[column.at("scenario")] == p.scenario && row[column.at("heapline_version")] == p.heapline_version &&
+               row[column.at("fingerprint")] == p.fingerprint && row[column.at("machine")] == p.machine.describe(),
            "a CSV field is the point's text");
   }
 
-  // github-action-benchmark's JSON: parses, one entry per point of the commit.
+  // The one-commit JSON exports: they parse, github-action-benchmark has one
+  // entry per figure of each benchmark of the commit, Bencher one object per
+  // benchmark.
   for (const auto& p : real.points) {
     if (p.commit.empty()) continue;
-    const std::string json = points_benchmark_action_json(real.points, p.commit);
-    const auto parsed = nlohmann::json::parse(json, nullptr, false);
-    expect(!parsed.is_discarded() && parsed.is_array(), "the JSON export parses", json);
-    std::size_t expected = 0;
-    for (const auto& q : real.points) expected += q.commit.compare(0, p.commit.size(), p.commit) == 0;
-    expect(parsed.size() == expected, "one JSON entry per point of the commit", json);
+    const ExportRequest request{p.commit};
+    const auto selected = points_of_commit(real.points, request);
+    std::size_t figures = 0;
+    for (const Point* q : selected) figures += exported_figures(*q).size();
+    const std::string action = exporter_named("github-action-benchmark").serialize(real.points, request);
+    const auto entries = nlohmann::json::parse(action, nullptr, false);
+    expect(!entries.is_discarded() && entries.is_array(), "the github-action-benchmark export parses", action);
+    expect(entries.size() == figures, "one entry per figure of each benchmark of the commit", action);
+    const std::string bencher = exporter_named("bencher").serialize(real.points, request);
+    const auto benchmarks = nlohmann::json::parse(bencher, nullptr, false);
+    expect(!benchmarks.is_discarded() && benchmarks.is_object(), "the Bencher export parses", bencher);
+    std::set<std::string> names;
+    for (const Point* q : selected) names.insert(benchmark_name(*q));
+    expect(benchmarks.size() == names.size(), "one Bencher benchmark per scenario and machine", bencher);
     break;
   }
   return 0;

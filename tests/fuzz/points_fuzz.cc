@@ -24,7 +24,7 @@
 #include "heapline_bench/history/history.h"
 #include "heapline_bench/history/point_reader.h"
 #include "heapline_bench/history/store.h"
-#include "heapline_bench/reports/points_export.h"
+#include "heapline_bench/reports/exporter.h"
 
 namespace {
 
@@ -112,7 +112,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   StoreContents exported = store.read();
   expect(same_read(exported, every), "export's verdict is the reader's");
   sort_by_measured_at(exported.points);
-  const std::string csv = points_csv(exported.points);
+  const std::string csv = exporter_named("csv").serialize(exported.points, {});
   std::size_t rows = 0;
   bool quoted = false;
   for (std::size_t i = 0; i < csv.size(); ++i) {
@@ -120,11 +120,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!quoted && csv[i] == '\n') ++rows;
   }
   expect(rows == exported.points.size() + 1, "one CSV row per point, and the header");
-  points_commits(exported.points);
-  try {
-    points_benchmark_action_json(exported.points, "");
-  } catch (const std::runtime_error&) {
-    // no point with a commit: refused, said
+  for (const auto& format : export_formats()) {
+    try {
+      format.exporter.serialize(exported.points, {});
+    } catch (const std::runtime_error&) {
+      // a one-commit format and no point with a commit: refused, said
+    }
   }
 
   // Each line alone: accepted lines parse, refused ones do not (a duplicate

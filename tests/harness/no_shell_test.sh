@@ -3,7 +3,8 @@
 #
 # No text reaches a shell (safety, class A). heapline-bench runs programs
 # only with an argument vector (measurement/process_runner.h): its sources
-# call no popen, system or exec* of their own and build no "sh -c" command;
+# call no popen, system or exec* of their own and build no "sh -c" command,
+# nor do the tools and CI scripts;
 # and a source directory whose path holds quotes and a command substitution
 # is one argument to git: the command in it never runs, and the point names
 # the true commit. When git cannot name the commit, the suite says why in
@@ -18,6 +19,13 @@ fail() { printf 'FAIL: %s\n' "$*" >&2; exit 1; }
 found=$(grep -rnE '\b(popen|system|execl[pe]?|execv[pe]?|execvpe|posix_spawnp?)[[:space:]]*\(|"(/bin/)?(ba)?sh",[[:space:]]*"-c"' \
   "$source_dir/harness/src" "$source_dir/harness/include" | grep -v '^[^:]*/measurement/process_runner\.cpp:' || true)
 [[ -z "$found" ]] || fail "a program started outside process_runner.cpp, or through a shell:"$'\n'"$found"
+
+# 1b. The tools and CI scripts around it (tools/, bench/; the vendored
+# linters aside): no eval, no "sh -c", no os.system, shell=True or popen,
+# so a path, a ref or a line of the store is always one argument.
+found=$(grep -rnE '(^|[^[:alnum:]_.-])eval[[:space:]]|(ba)?sh -c|os\.system|shell=True|popen[[:space:]]*\(' \
+  "$source_dir/tools" "$source_dir/bench" | grep -v "^$source_dir/tools/ci/linters/" || true)
+[[ -z "$found" ]] || fail "a tool hands text to a shell:"$'\n'"$found"
 
 # 2. A checkout whose path would run a command if it reached a shell.
 evil="$work/it's \$(touch $work/PWNED) \`touch $work/PWNED2\`; touch $work/PWNED3 '"

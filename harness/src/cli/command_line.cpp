@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "heapline_bench/reports/exporter.h"
 #include "heapline_bench/text/text.h"
 
 namespace heapline::bench {
@@ -282,15 +283,20 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
       ->required()
       ->check(check::text & CLI::ExistingFile);
 
-  auto* export_cmd =
-      app.add_subcommand("export", "Write the history as CSV, as github-action-benchmark's JSON, or its commits");
+  auto* export_cmd = app.add_subcommand(
+      "export", "Write the history for another program: CSV, github-action-benchmark, Bencher (BMF), its commits");
   add_store_option(*export_cmd, export_.store);
-  export_cmd->add_option("--format", export_.format,
-                         "csv (every point), github-action-benchmark (one commit) or commits (the measured commits, "
-                         "newest first)")
-      ->check(CLI::IsMember({"csv", "github-action-benchmark", "commits"}))
+  std::vector<std::string> format_names;
+  std::string formats_help;
+  for (const auto& format : export_formats()) {
+    format_names.push_back(format.name);
+    formats_help += (formats_help.empty() ? "" : "; ") + format.name + ": " + format.description;
+  }
+  export_cmd->add_option("--format", export_.format, formats_help)
+      ->check(CLI::IsMember(format_names))
       ->capture_default_str();
-  export_cmd->add_option("--commit", export_.commit, "github-action-benchmark: the commit (default: the newest point's)")
+  export_cmd->add_option("--commit", export_.commit,
+                         "github-action-benchmark, bencher: the commit (default: the newest point's)")
       ->check(check::commit);
   export_cmd->add_option("--out", export_.out, "File to write (default: standard output)")->check(check::text);
 

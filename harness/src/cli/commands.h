@@ -70,8 +70,8 @@ struct ValidateOptions {
 struct ExportOptions {
   Locations where;
   std::string store;
-  std::string format = "csv";  // csv | github-action-benchmark | commits
-  std::string commit;          // github-action-benchmark: the points of this commit (default: the newest)
+  std::string format = "csv";  // a name of export_formats() (reports/exporter.h)
+  std::string commit;          // the one-commit formats: the points of this commit (default: the newest)
   std::string out;             // empty: standard output
 };
 

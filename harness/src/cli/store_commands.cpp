@@ -14,9 +14,10 @@
 #include "heapline_bench/measurement/measurement.h"
 #include "heapline_bench/reports/atomic_file.h"
 #include "heapline_bench/reports/comparison_export.h"
-#include "heapline_bench/reports/points_export.h"
+#include "heapline_bench/reports/exporter.h"
 #include "heapline_bench/reports/render.h"
 #include "heapline_bench/history/store.h"
+#include "heapline_bench/text/regular_file.h"
 
 namespace heapline::bench {
 namespace {
@@ -25,13 +26,13 @@ namespace {
 // (kept in the repository), or a paragraph that says how to make it.
 void render_release_comparison(const std::string& json_path, const std::string& out_dir) {
   std::string markdown;
-  std::ifstream in(json_path);
-  if (!in) {
+  std::error_code missing;
+  if (!std::filesystem::exists(json_path, missing)) {
     markdown = "No release comparison has been measured on this checkout yet: `tools/compare_releases.sh REF_A "
                "REF_B` measures one and writes `docs/release-comparison.json`.\n";
   } else {
     try {
-      markdown = comparison_markdown_from_json(nlohmann::json::parse(in));
+      markdown = comparison_markdown_from_json(nlohmann::json::parse(read_regular_file(json_path)));
     } catch (const std::exception& e) {
       throw std::runtime_error(json_path + " is not a release comparison: " + e.what());
     }
@@ -124,9 +125,7 @@ int run_export(const ExportOptions& options) {
   sort_by_measured_at(contents.points);
   std::string text;
   try {
-    text = options.format == "csv"       ? points_csv(contents.points)
-           : options.format == "commits" ? points_commits(contents.points)
-                                         : points_benchmark_action_json(contents.points, options.commit);
+    text = exporter_named(options.format).serialize(contents.points, {options.commit});
   } catch (const std::runtime_error& e) {
     throw Refusal(std::string(e.what()) + ". Nothing was exported.");
   }

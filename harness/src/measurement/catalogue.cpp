@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "heapline_bench/text/regular_file.h"
 #include "heapline_bench/text/text.h"
 
 namespace heapline::bench {
@@ -132,11 +133,13 @@ Catalogue parse_catalogue(const std::string& json_text, const std::string& origi
 }
 
 Catalogue load_catalogue(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) throw std::runtime_error("cannot read the scenario catalogue " + path);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return parse_catalogue(text.str(), path);
+  std::string text;
+  try {
+    text = read_regular_file(path);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(std::string("scenario catalogue: ") + e.what());
+  }
+  return parse_catalogue(text, path);
 }
 
 std::vector<std::string> expand_command(const Scenario& scenario, const Placeholders& where, double scale) {

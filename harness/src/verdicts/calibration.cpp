@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <map>
 #include <numbers>
 #include <stdexcept>
 #include <tuple>
 
+#include "heapline_bench/text/regular_file.h"
 #include "heapline_bench/text/text.h"
 
 namespace heapline::bench {
@@ -47,7 +50,16 @@ nlohmann::json calibration_to_json(const ScenarioCalibration& c, const std::stri
 
 std::vector<NoiseCalibration> read_calibrations(const std::string& path, std::vector<std::string>& problems) {
   std::map<std::tuple<std::string, std::string, Figure, double, std::string>, NoiseCalibration> newest;
-  std::ifstream in(path);
+  // No file: no calibration yet. Anything else is read only if regular.
+  std::error_code missing;
+  if (!std::filesystem::exists(path, missing)) return {};
+  std::istringstream in;
+  try {
+    in.str(read_regular_file(path));
+  } catch (const std::runtime_error& e) {
+    problems.push_back(e.what());
+    return {};
+  }
   std::string line;
   int number = 0;
   while (std::getline(in, line)) {
