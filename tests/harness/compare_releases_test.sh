@@ -4,6 +4,7 @@
 # that does not build, and a missing library, each refused clearly.
 set -euo pipefail
 source_dir=$1 build_dir=$2
+bench=$build_dir/bin/heapline-bench
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export HEAPLINE_BUILD_DIR=$build_dir HEAPLINE_COMPARE_DIR=$work/compare HEAPLINE_COMPARE_REPO=$work/repo
@@ -15,12 +16,16 @@ git -C "$work/repo" -c user.name=test -c user.email=test@example.invalid \
 "$source_dir/tools/compare_releases.sh" HEAD~1 HEAD -- --floor --only churn-1t --runs 2 --rounds 2 \
   --scale 0.0005 --json "$work/comparison.json" --out "$work/generated" >"$work/table" 2>"$work/log" ||
   { cat "$work/log"; exit 1; }
-grep -q '^| Scenario | HEAD~1 | HEAD | forwarding only |$' "$work/table" || { cat "$work/table"; exit 1; }
-# Each cell: the wall figure, then the cpu figure in brackets.
-cell='[+-][0-9.]+% \([+-][0-9.]+%\)'
-grep -qE "^\| \`churn-1t\` \| $cell \| $cell \| $cell \|\$" "$work/table" || { cat "$work/table"; exit 1; }
+grep -q '^| Scenario | Figure | HEAD~1 | HEAD | forwarding only |$' "$work/table" || { cat "$work/table"; exit 1; }
+# A row per figure; each cell the figure and its interval, each after the
+# first with its mark against the first.
+cell='[+-][0-9.]+% \[-?[0-9.]+, -?[0-9.]+\]'
+marked="$cell (▲ slower|▼ faster|= same)"
+for figure in wall cpu; do
+  grep -qE "^\| \`churn-1t\` \| $figure \| $cell \| $marked \| $marked \|\$" "$work/table" || { cat "$work/table"; exit 1; }
+done
 grep -q "median of 2 rounds" "$work/generated/release-comparison.md"
-grep -q "then in CPU time (user + sys of the same runs" "$work/generated/release-comparison.md"
+grep -q "in wall-clock time and in CPU time (user + sys of the same runs)" "$work/generated/release-comparison.md"
 /usr/bin/python3 - "$work/comparison.json" <<'PY'
 import json, sys
 data = json.load(open(sys.argv[1]))
@@ -36,6 +41,24 @@ cpus = sorted(r["cpu"]["overhead"] for r in result["rounds"])
 assert abs(result["cpu_overhead"] - (cpus[0] + cpus[1]) / 2) < 1e-12, result["cpu_overhead"]
 PY
 
+# A quick look without --json or --out writes beside the build, never into
+# the docs: the tracked docs/release-comparison.json changes only with
+# --write-docs, which takes no other destination.
+before=$(sha256sum "$source_dir/docs/release-comparison.json")
+rm -f "$build_dir/release-comparison/release-comparison.json"
+"$bench" compare --lib "a=$build_dir/bin/libheapline.so" --floor --only churn-1t --runs 1 --rounds 1 \
+  --scale 0.0005 >/dev/null 2>"$work/err" || { cat "$work/err"; exit 1; }
+[[ "$(sha256sum "$source_dir/docs/release-comparison.json")" == "$before" ]] ||
+  { echo "a quick look changed docs/release-comparison.json"; exit 1; }
+[[ -f "$build_dir/release-comparison/release-comparison.json" && -f "$build_dir/release-comparison/release-comparison.md" ]] ||
+  { echo "the quick look wrote no release-comparison.json and .md in $build_dir/release-comparison"; exit 1; }
+grep -q "raw data in .*/release-comparison/release-comparison.json" "$work/err" ||
+  { cat "$work/err"; exit 1; }
+if "$bench" compare --lib "a=$build_dir/bin/libheapline.so" --floor --write-docs --json "$work/x.json" 2>"$work/err"; then
+  echo "accepted --write-docs with --json"; exit 1
+fi
+grep -qE -- "--(write-docs excludes --json|json excludes --write-docs)" "$work/err" || { cat "$work/err"; exit 1; }
+
 # A ref that does not exist: refused before anything is built.
 if "$source_dir/tools/compare_releases.sh" no-such-ref HEAD 2>"$work/err"; then echo "accepted a bad ref"; exit 1; fi
 grep -q "'no-such-ref' is not a commit" "$work/err"
@@ -47,7 +70,6 @@ if "$source_dir/tools/compare_releases.sh" HEAD~1 HEAD 2>"$work/err"; then echo 
 grep -q "'HEAD' does not build libheapline.so" "$work/err" || { cat "$work/err"; exit 1; }
 
 # compare itself refuses a missing library and a lone build.
-bench=$build_dir/bin/heapline-bench
 if "$bench" compare --lib a=/nonexistent/lib.so --floor 2>"$work/err"; then echo "accepted a missing library"; exit 1; fi
 grep -q "does not exist" "$work/err"
 if "$bench" compare --floor 2>"$work/err"; then echo "accepted a single build"; exit 1; fi
