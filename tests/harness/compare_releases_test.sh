@@ -106,14 +106,14 @@ grep -q "names build 'wide', which is not one of the builds" "$work/err" || { ca
   --runs 1 --rounds 1 --scale 0.0005 --json "$work/absent.json" --out "$work/absent" >"$work/table" 2>"$work/err" ||
   { cat "$work/err"; exit 1; }
 grep -q "heaptrack is absent" "$work/err"
-grep -qE "^\| \`churn-1t\` \| $cell \| $cell \| absent \|\$" "$work/table" || { cat "$work/table"; exit 1; }
+grep -qE "^\| \`churn-1t\` \| wall \| $cell \| $marked \| absent \|\$" "$work/table" || { cat "$work/table"; exit 1; }
 grep -q '^heaptrack: absent, not installed here (no /nonexistent/libheaptrack_preload.so; Debian package heaptrack).$' \
   "$work/table" || { cat "$work/table"; exit 1; }
 heaptrack_library=/usr/lib/heaptrack/libheaptrack_preload.so
 if [[ -r "$heaptrack_library" ]]; then
   "$bench" compare --floor --heaptrack --only churn-1t --runs 1 --rounds 1 --scale 0.0005 \
     --json "$work/peer.json" --out "$work/peer" >"$work/table" 2>"$work/err" || { cat "$work/err"; exit 1; }
-  grep -q '^| Scenario | forwarding only | heaptrack |$' "$work/table" || { cat "$work/table"; exit 1; }
+  grep -q '^| Scenario | Figure | forwarding only | heaptrack |$' "$work/table" || { cat "$work/table"; exit 1; }
   grep -q '^heaptrack: its recording library alone' "$work/table" || { cat "$work/table"; exit 1; }
   /usr/bin/python3 - "$work/peer.json" <<'PY'
 import json, sys
