@@ -13,8 +13,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export HEAPLINE_BUILD_DIR=$build_dir HEAPLINE_COMPARE_DIR=$work/compare HEAPLINE_COMPARE_REPO=$work/repo
 bench=$build_dir/bin/heapline-bench
-# Each cell: the wall figure, then the cpu figure in brackets.
-cell='[+-][0-9.]+% \([+-][0-9.]+%\)'
+# Each cell: the figure and its interval; each after the first, its mark.
+cell='[+-][0-9.]+% \[-?[0-9.]+, -?[0-9.]+\]'
+marked="$cell (▲ slower|▼ faster|= same)"
 
 clone_with_a_second_commit() {
   git clone -q "$source_dir" "$work/repo"
@@ -27,10 +28,14 @@ two_refs() {
   "$source_dir/tools/compare_releases.sh" HEAD~1 HEAD -- --floor --only churn-1t --runs 2 --rounds 2 \
     --scale 0.0005 --json "$work/comparison.json" --out "$work/generated" >"$work/table" 2>"$work/log" ||
     { cat "$work/log"; exit 1; }
-  grep -q '^| Scenario | HEAD~1 | HEAD | forwarding only |$' "$work/table" || { cat "$work/table"; exit 1; }
-  grep -qE "^\| \`churn-1t\` \| $cell \| $cell \| $cell \|\$" "$work/table" || { cat "$work/table"; exit 1; }
+  grep -q '^| Scenario | Figure | HEAD~1 | HEAD | forwarding only |$' "$work/table" || { cat "$work/table"; exit 1; }
+  # A row per figure; each cell the figure and its interval, each after the
+  # first with its mark against the first.
+  for figure in wall cpu; do
+    grep -qE "^\| \`churn-1t\` \| $figure \| $cell \| $marked \| $marked \|\$" "$work/table" || { cat "$work/table"; exit 1; }
+  done
   grep -q "median of 2 rounds" "$work/generated/release-comparison.md"
-  grep -q "then in CPU time (user + sys of the same runs" "$work/generated/release-comparison.md"
+  grep -q "in wall-clock time and in CPU time (user + sys of the same runs)" "$work/generated/release-comparison.md"
   /usr/bin/python3 - "$work/comparison.json" <<'PY'
 import json, sys
 data = json.load(open(sys.argv[1]))
@@ -62,6 +67,24 @@ refused_refs() {
 }
 
 compare_options() {
+  # A quick look without --json or --out writes beside the build, never into
+  # the docs: the tracked docs/release-comparison.json changes only with
+  # --write-docs, which takes no other destination.
+  before=$(sha256sum "$source_dir/docs/release-comparison.json")
+  rm -f "$build_dir/release-comparison/release-comparison.json"
+  "$bench" compare --lib "a=$build_dir/bin/libheapline.so" --floor --only churn-1t --runs 1 --rounds 1 \
+    --scale 0.0005 >/dev/null 2>"$work/err" || { cat "$work/err"; exit 1; }
+  [[ "$(sha256sum "$source_dir/docs/release-comparison.json")" == "$before" ]] ||
+    { echo "a quick look changed docs/release-comparison.json"; exit 1; }
+  [[ -f "$build_dir/release-comparison/release-comparison.json" && -f "$build_dir/release-comparison/release-comparison.md" ]] ||
+    { echo "the quick look wrote no release-comparison.json and .md in $build_dir/release-comparison"; exit 1; }
+  grep -q "raw data in .*/release-comparison/release-comparison.json" "$work/err" ||
+    { cat "$work/err"; exit 1; }
+  if "$bench" compare --lib "a=$build_dir/bin/libheapline.so" --floor --write-docs --json "$work/x.json" 2>"$work/err"; then
+    echo "accepted --write-docs with --json"; exit 1
+  fi
+  grep -qE -- "--(write-docs excludes --json|json excludes --write-docs)" "$work/err" || { cat "$work/err"; exit 1; }
+
   # compare itself refuses a missing library and a lone build.
   if "$bench" compare --lib a=/nonexistent/lib.so --floor 2>"$work/err"; then echo "accepted a missing library"; exit 1; fi
   grep -q "does not exist" "$work/err"
@@ -99,14 +122,14 @@ PY
     --runs 1 --rounds 1 --scale 0.0005 --json "$work/absent.json" --out "$work/absent" >"$work/table" 2>"$work/err" ||
     { cat "$work/err"; exit 1; }
   grep -q "heaptrack is absent" "$work/err"
-  grep -qE "^\| \`churn-1t\` \| $cell \| $cell \| absent \|\$" "$work/table" || { cat "$work/table"; exit 1; }
+  grep -qE "^\| \`churn-1t\` \| wall \| $cell \| $marked \| absent \|\$" "$work/table" || { cat "$work/table"; exit 1; }
   grep -q '^heaptrack: absent, not installed here (no /nonexistent/libheaptrack_preload.so; Debian package heaptrack).$' \
     "$work/table" || { cat "$work/table"; exit 1; }
   heaptrack_library=/usr/lib/heaptrack/libheaptrack_preload.so
   if [[ -r "$heaptrack_library" ]]; then
     "$bench" compare --floor --heaptrack --only churn-1t --runs 1 --rounds 1 --scale 0.0005 \
       --json "$work/peer.json" --out "$work/peer" >"$work/table" 2>"$work/err" || { cat "$work/err"; exit 1; }
-    grep -q '^| Scenario | forwarding only | heaptrack |$' "$work/table" || { cat "$work/table"; exit 1; }
+    grep -q '^| Scenario | Figure | forwarding only | heaptrack |$' "$work/table" || { cat "$work/table"; exit 1; }
     grep -q '^heaptrack: its recording library alone' "$work/table" || { cat "$work/table"; exit 1; }
     /usr/bin/python3 - "$work/peer.json" <<'PY'
 import json, sys

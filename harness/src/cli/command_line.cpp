@@ -246,10 +246,17 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
   add_runs_option(*compare_cmd, compare.runs, "Runs per side in each measurement");
   add_scale_option(*compare_cmd, compare.scale);
   add_only_option(*compare_cmd, compare.only);
-  compare_cmd->add_option("--json", compare.json, "Raw data (default: <source>/docs/release-comparison.json)")
-      ->check(check::text);
-  compare_cmd->add_option("--out", compare.out, "Where the table goes (default: <source>/docs/_generated)")
-      ->check(check::text);
+  auto* json_option =
+      compare_cmd->add_option("--json", compare.json, "Raw data (default: OUT/release-comparison.json)")
+          ->check(check::text);
+  auto* out_option =
+      compare_cmd->add_option("--out", compare.out, "Where the table and the raw data go (default: <build>/release-comparison)")
+          ->check(check::text);
+  compare_cmd
+      ->add_flag("--write-docs", compare.write_docs,
+                 "Write into the docs: <source>/docs/release-comparison.json (tracked) and the table they include")
+      ->excludes(json_option)
+      ->excludes(out_option);
 
   auto* check_cmd = app.add_subcommand("check", "Verdicts on each figure of the newest point of each scenario, and change points");
   add_store_option(*check_cmd, check.store);

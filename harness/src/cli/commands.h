@@ -93,8 +93,13 @@ struct CompareOptions {
   int runs = 10;
   double scale = 1.0;
   std::vector<std::string> only;
-  std::string json;  // default <source>/docs/release-comparison.json
-  std::string out;   // default <source>/docs/_generated
+  // Where the raw data and the table go. A comparison is written into the
+  // docs (the tracked docs/release-comparison.json, and the table the docs
+  // include) only with write_docs; otherwise into `out` (default
+  // <build>/release-comparison), the JSON to `json` when given.
+  std::string json;
+  std::string out;
+  bool write_docs = false;
 };
 
 struct VerdictOptions {
@@ -142,9 +147,9 @@ int run_validate(const ValidateOptions& options);
 int run_export(const ExportOptions& options);
 int run_import(const ImportOptions& options);
 
-// Where compare keeps its JSON (the docs' release comparison is made from
-// it): the option's, else <source>/docs/release-comparison.json.
-std::string comparison_json_path(const std::string& option, const Locations& where);
+// The docs' release comparison, which render makes the docs' table from:
+// <source>/docs/release-comparison.json, written by `compare --write-docs`.
+std::string docs_comparison_path(const Locations& where);
 
 // The store directory to use: the option's, else <source>/bench-data.
 std::string store_directory(const std::string& option, const Locations& where);

@@ -29,7 +29,7 @@ void render_release_comparison(const std::string& json_path, const std::string& 
   std::error_code missing;
   if (!std::filesystem::exists(json_path, missing)) {
     markdown = "No release comparison has been measured on this checkout yet: `tools/compare_releases.sh REF_A "
-               "REF_B` measures one and writes `docs/release-comparison.json`.\n";
+               "REF_B -- --write-docs` measures one and writes `docs/release-comparison.json`.\n";
   } else {
     try {
       markdown = comparison_markdown_from_json(nlohmann::json::parse(read_regular_file(json_path)));
@@ -89,7 +89,7 @@ int run_render(const RenderCommandOptions& options) {
   std::vector<std::string> calibration_problems;
   render.calibrations = read_calibrations(store.calibration_path(), calibration_problems);
   const RenderResult result = render_history(history, catalogue, render);
-  render_release_comparison(comparison_json_path("", options.where), render.out_dir);
+  render_release_comparison(docs_comparison_path(options.where), render.out_dir);
   const double seconds = stopwatch.lap();
 
   for (const auto& problem : history.problems) std::cerr << "heapline-bench: warning: " << problem.describe() << "\n";

@@ -105,28 +105,34 @@ int run_check(const CheckOptions& options) {
   auto is_gated = [&](Figure f) { return std::find(gated.begin(), gated.end(), f) != gated.end(); };
   const auto verdicts = judge_newest(history, catalogue.names(), rule, calibrations);
   const auto changes = history_change_points(history, catalogue.names());
+  const auto machines = machine_names(history);
 
+  // One row per figure of each machine's newest point (verdict.h,
+  // newest_points): a step on any machine that measured the commit is seen.
   std::ostringstream table;
-  table << "| Scenario | Figure | Commit | Overhead | Baseline (median of n) | Change | Threshold | Verdict |\n"
-           "|---|---|---|---:|---:|---:|---:|---|\n";
+  table << "| Scenario | Figure | Commit | Overhead | Baseline (median of n) | Change | Threshold | Verdict | Machine |\n"
+           "|---|---|---|---:|---:|---:|---:|---|---|\n";
   int regressions = 0;
   for (const auto& v : verdicts) {
     const auto& p = *v.point;
+    const std::string machine = machine_name_of(p, machines);
+    const std::string machine_cell = markdown_text(machine) + " (" + markdown_code(p.fingerprint) + ")";
     const std::string figure = std::string(figure_name(v.figure)) + (is_gated(v.figure) ? " (gated)" : "");
     table << "| " << markdown_code(v.scenario) << " | " << figure << " | " << commit_code(p.commit) << " | "
           << figure_cell(v) << " | ";
     if (v.verdict == Verdict::insufficient_history) {
-      table << "– (" << v.history << " earlier points) | – | – | insufficient history |\n";
+      table << "– (" << v.history << " earlier points) | – | – | insufficient history | " << machine_cell << " |\n";
       continue;
     }
     table << format_figure(v.figure, v.baseline) << "% (" << v.baseline_points;
     if (v.segment_start != nullptr) table << " since " << commit_code(v.segment_start->commit);
     table << ") | " << format_figure(v.figure, v.change) << " pts | ±" << format_figure(v.figure, v.threshold, false)
-          << " pts | **" << verdict_name(v.verdict) << "** |\n";
+          << " pts | **" << verdict_name(v.verdict) << "** | " << machine_cell << " |\n";
     const bool fails = v.verdict == Verdict::regression && is_gated(v.figure);
     if (fails) ++regressions;
     if (options.github && v.verdict != Verdict::unchanged) {
-      const std::string message = v.scenario + " (" + figure_name(v.figure) + ") at " + short_commit(p.commit) + ": " +
+      const std::string message = v.scenario + " (" + figure_name(v.figure) + ") at " + short_commit(p.commit) + " on " +
+                                  machine + ": " +
                                   format_figure(v.figure, v.value) + "% against a baseline of " +
                                   format_figure(v.figure, v.baseline) + "% over " + std::to_string(v.baseline_points) +
                                   " points (threshold " + format_figure(v.figure, v.threshold, false) + " pts)";
@@ -146,7 +152,8 @@ int run_check(const CheckOptions& options) {
   std::string gate_names;
   for (Figure f : gated) gate_names += (gate_names.empty() ? "" : ", ") + std::string(figure_name(f));
   std::ostringstream report;
-  report << "### Overhead verdicts\n\n" << table.str() << "\nRule: each figure of the newest point against the median of up to "
+  report << "### Overhead verdicts\n\n" << table.str() << "\nRule: each figure of each machine's newest point of the "
+            "newest measured commit against the median of up to "
          << rule.window << " earlier points of the same scenario, machine, timing method, scale and command, after "
             "the last established step; threshold = max(" << format_percent(rule.min_effect, false) << " pts ("
          << format_percent(rule.instructions_min_effect, false, 2) << " for instructions), t × noise); false-alarm rate "

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <sstream>
 
 #include "heapline_bench/measurement/statistics.h"
 #include "heapline_bench/measurement/utc_time.h"
@@ -90,7 +91,7 @@ History history_of(const PointsRead& read) {
     HistoryEntry entry = history_entry(p, read.lines[i]);
     if (p.fingerprint != "unknown") {
       auto [known, fresh] = machine_index.emplace(p.fingerprint, static_cast<int>(history.machines.size()));
-      if (fresh) history.machines.push_back(p.machine.describe());
+      if (fresh) history.machines.push_back({p.fingerprint, p.machine});
       entry.machine = known->second;
     }
     history.entries.push_back(std::move(entry));
@@ -101,6 +102,41 @@ History history_of(const PointsRead& read) {
   std::stable_sort(history.entries.begin(), history.entries.end(),
                    [](const HistoryEntry& a, const HistoryEntry& b) { return a.measured_at_ns < b.measured_at_ns; });
   return history;
+}
+
+namespace {
+
+// "Intel(R) Xeon(R) Platinum 8370C CPU @ 2.80GHz" -> "Intel Xeon Platinum
+// 8370C": the marks and the clock say nothing a reader needs to tell two
+// machines apart.
+std::string short_cpu_model(const std::string& model) {
+  std::string text = model.substr(0, model.find(" @ "));
+  for (const char* mark : {"(R)", "(r)", "(TM)", "(tm)"})
+    for (auto at = text.find(mark); at != std::string::npos; at = text.find(mark)) text.erase(at, std::string(mark).size());
+  std::string out, word;
+  std::istringstream words(text);
+  while (words >> word)
+    if (word != "CPU" && word != "Processor") out += (out.empty() ? "" : " ") + word;
+  return out.empty() ? "unknown CPU" : out;
+}
+
+}  // namespace
+
+std::vector<std::string> machine_names(const History& history) {
+  std::vector<std::string> names;
+  std::map<std::string, int> seen;
+  for (const auto& [fingerprint, machine] : history.machines) {
+    std::string name = short_cpu_model(machine.cpu_model) + ", " + std::to_string(machine.cores) +
+                       (machine.cores == 1 ? " core" : " cores");
+    const int count = ++seen[name];
+    names.push_back(count == 1 ? name : name + " #" + std::to_string(count));
+  }
+  return names;
+}
+
+std::string machine_name_of(const HistoryEntry& entry, const std::vector<std::string>& names) {
+  if (entry.machine < 0 || static_cast<std::size_t>(entry.machine) >= names.size()) return "unknown machine";
+  return names[static_cast<std::size_t>(entry.machine)];
 }
 
 History read_history(const std::string& path) { return history_of(read_points_file(path, RawTimes::skip)); }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "heapline_bench/history/point_reader.h"
+#include "heapline_bench/measurement/machine.h"
 
 namespace heapline::bench {
 
@@ -70,11 +71,26 @@ struct SeriesKey {
 };
 SeriesKey series_key(const HistoryEntry& entry, Figure figure);
 
+// A machine as the points recorded it: the fingerprint they carry (the
+// series' key) and its fields.
+struct HistoryMachine {
+  std::string fingerprint;
+  Machine machine;
+};
+
 struct History {
   std::vector<HistoryEntry> entries;  // oldest first, by measured_at (file order within the same instant)
-  std::vector<std::string> machines;  // Machine::describe() of each fingerprint seen
+  std::vector<HistoryMachine> machines;  // each fingerprint seen, in the order of the file
   std::vector<StoreProblem> problems;
 };
+
+// What the page calls each of history.machines, index for index: its CPU
+// model without the vendor's marks and clock, and its cores ("Xeon Platinum
+// 8370C, 4 cores"); a later fingerprint with the same name gets " #2", " #3"
+// (the same hardware under another kernel, glibc or runner image).
+std::vector<std::string> machine_names(const History& history);
+// The name of an entry's machine, or "unknown machine" for a point without one.
+std::string machine_name_of(const HistoryEntry& entry, const std::vector<std::string>& names);
 
 // The entry of a point (figures only; the machine's description goes to
 // `machines`, indexed by fingerprint in `machine_index`).
