@@ -63,6 +63,12 @@ std::optional<std::int64_t> optional_integer(object& o, const char* name) {
   return number;
 }
 
+std::int64_t required_integer(object& o, const char* name) {
+  auto number = optional_integer(o, name);
+  if (!number) wrong(name, "is missing");
+  return *number;
+}
+
 object required_object(value v, const char* name) {
   object o;
   if (v.get_object().get(o) != simdjson::SUCCESS) wrong(name, "must be an object");
@@ -166,6 +172,14 @@ Point point_from(object o, RawTimes raw) {
     object r = required_object(*report, "library_report");
     p.library_report.publishes_per_1000_calls = optional_number(r, "publishes_per_1000_calls");
     if (auto rss = optional_integer(r, "extra_peak_rss_kib")) p.library_report.extra_peak_rss_kib = *rss;
+    if (auto accuracy = optional_field(r, "accuracy")) {
+      object a = required_object(*accuracy, "library_report.accuracy");
+      Accuracy figure;
+      figure.batched_peak_bytes = required_integer(a, "batched_peak_bytes");
+      figure.exact_peak_bytes = required_integer(a, "exact_peak_bytes");
+      figure.bound_bytes = required_integer(a, "bound_bytes");
+      p.library_report.accuracy = figure;
+    }
   }
   const auto timing = optional_string(o, "timing");
   p.heapline_version = optional_string(o, "heapline_version").value_or("");
