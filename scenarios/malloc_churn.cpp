@@ -8,6 +8,10 @@
 // RESIDENT_MIB (default 0) is allocated and touched before the threads start
 // and held until the end, so the process can hold a large heap while it
 // churns. The generator is seeded per thread: every run does the same work.
+// The churn starts once every thread holds its 64 blocks, so every run
+// holds them all at once: the peak is the same in every run (within a
+// thread's wander), whatever the scheduling, and one run's peak can be
+// compared with another's (batched against HEAPLINE_PRECISION=exact).
 #include <atomic>
 #include <cerrno>
 #include <charconv>
@@ -92,7 +96,8 @@ std::optional<Arguments> parse_arguments(int argc, char** argv, const char** err
   return std::nullopt;
 }
 
-void churn(std::uint64_t thread_index, const Arguments& args, std::atomic<bool>& go) {
+void churn(std::uint64_t thread_index, const Arguments& args, std::atomic<std::uint64_t>& holding,
+           std::atomic<bool>& go) {
   // One generator per thread, seeded by its index: every run of the
   // scenario performs exactly the same allocations.
   heapline::SplitMix64 rng{0x686561706c696e65ULL + thread_index};  // "heapline" + index
@@ -105,6 +110,7 @@ void churn(std::uint64_t thread_index, const Arguments& args, std::atomic<bool>&
     if (block == nullptr) std::abort();
     *static_cast<volatile char*>(block) = 1;  // keeps the allocation observable
   }
+  holding.fetch_add(1, std::memory_order_release);
   while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
 
   for (std::uint64_t op = 0; op < args.ops; ++op) {
@@ -141,10 +147,14 @@ int main(int argc, char** argv) {
     resident.push_back(block);
   }
 
+  std::atomic<std::uint64_t> holding{0};
   std::atomic<bool> go{false};
   std::vector<std::thread> threads;
   threads.reserve(args->threads);
-  for (std::uint64_t i = 0; i < args->threads; ++i) threads.emplace_back(churn, i, std::cref(*args), std::ref(go));
+  for (std::uint64_t i = 0; i < args->threads; ++i) {
+    threads.emplace_back(churn, i, std::cref(*args), std::ref(holding), std::ref(go));
+  }
+  while (holding.load(std::memory_order_acquire) < args->threads) std::this_thread::yield();
   go.store(true, std::memory_order_release);
   for (auto& thread : threads) thread.join();
 

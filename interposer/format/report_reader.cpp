@@ -157,7 +157,13 @@ ParsedReport read_fields(const json& root) {
   static const char* const kPrecisionModes[] = {kPrecisionExact, kPrecisionBatched, nullptr};
   r.precision.exact = precision.choice(key::kMode, kPrecisionModes) == 0;
   r.precision.bound_bytes = precision.unsigned_number(key::kBoundBytes);
-  r.precision.min_threshold_bytes = precision.unsigned_number(key::kMinThresholdBytes);
+  // The budget's figures, or before it each thread's minimum threshold: one
+  // of the two.
+  const bool budget = precision.find(key::kBudgetDivisor, false) != nullptr;
+  r.precision.budget_floor_bytes = precision.unsigned_number(key::kBudgetFloorBytes, budget);
+  r.precision.budget_divisor = precision.unsigned_number(key::kBudgetDivisor, false);
+  r.precision.budget_bytes = precision.unsigned_number(key::kBudgetBytes, budget);
+  r.precision.min_threshold_bytes = precision.unsigned_number(key::kMinThresholdBytes, !budget);
   r.precision.divisor = precision.unsigned_number(key::kDivisor, false);
   r.precision.max_threshold_bytes =
       precision.unsigned_number(key::kMaxThresholdBytes, false, r.precision.min_threshold_bytes);

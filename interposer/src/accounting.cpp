@@ -3,11 +3,8 @@
 // the library's constructor and destructor. The slow paths themselves are
 // one file each: thread_registry.cpp, sampling.cpp (publish), live_header.cpp,
 // fork_child.cpp, exit_report.cpp, public_api.cpp; the threshold policy is
-// threshold_policy.h.
+// threshold_policy.h, applied by precision_budget.cpp.
 #include <errno.h>
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,23 +49,6 @@ void append_failure(TextSink& text, const char* verb, const char* path, int erro
 
 void copy_text(char* out, std::size_t capacity, const char* text) { copy_utf8_prefix(out, capacity, text); }
 
-bool g_cx16 = false;
-
-namespace {
-
-// cmpxchg16b (Slot::set_threshold) is missing from a few of the first
-// x86-64 processors; asked once, at init.
-bool cpu_has_cx16() {
-#if defined(__x86_64__)
-  unsigned eax, ebx, ecx, edx;
-  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_CMPXCHG16B) != 0;
-#else
-  return false;
-#endif
-}
-
-}  // namespace
-
 // Runs once per process, inside its first allocation call (nested calls made
 // from here publish exactly). Returns false when another thread is doing it.
 bool ensure_process_init() {
@@ -94,13 +74,11 @@ bool ensure_process_init() {
   g_process.pid = getpid();
   decide_followed(false);
   if (getcwd(g_process.base_dir, sizeof g_process.base_dir) == nullptr) g_process.base_dir[0] = 0;
-  g_cx16 = cpu_has_cx16();
   if (timespec tick; clock_getres(CLOCK_MONOTONIC_COARSE, &tick) == 0) {
     g_sampling.coarse_tick_ns =
         static_cast<std::uint64_t>(tick.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(tick.tv_nsec);
   }
-  set_policy(g_published.live.load(std::memory_order_relaxed));
-  g_process.max_threshold.store(g_policy.threshold.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  refresh_policy();
   mapped::configure(g_process.config.mapped);
   pthread_key_create(&g_process.exit_key, flush_exiting_thread);
   pthread_atfork(nullptr, nullptr, after_fork_in_child);

@@ -8,8 +8,9 @@
 // timeline sample). Everything that is not this add-and-compare lives out of
 // line (sampling.cpp), so the inlined part stays a handful of instructions.
 //
-// The threshold is max(min_bytes, live / divisor) rounded down to a power of
-// two (threshold_policy.h, with its hysteresis), kept in a read-mostly cache line; with
+// Each thread's threshold is its share of the process's precision budget
+// (threshold_policy.h): it moves toward the fair share, kept in a
+// read-mostly cache line, at the thread's publishes. With
 // HEAPLINE_PRECISION=exact it is 1, so every change publishes.
 #pragma once
 
@@ -29,22 +30,34 @@ enum CallKind : unsigned { kAllocCall = 0, kFreeCall = 1, kReallocCall = 2, kCal
 
 // One thread's share of the accounting, in the thread's own static TLS
 // (t_own): the hot path reaches it %fs-relative, one load fewer per call
-// than through a pointer, and no other thread writes near it. Only its
-// owner writes the pending bytes, `calls` and its copy of the threshold;
-// other threads read them (through the registry, thread_registry.cpp) only
-// to sum the exact figures at exit, at fork and for the API.
+// than through a pointer, and no other thread writes near it but to ask it
+// to step down (below). Only its owner writes the pending bytes, `calls`
+// and its threshold; other threads read them (through the registry,
+// thread_registry.cpp) only to sum the exact figures at exit, at fork and
+// for the API.
 //
 // The threshold test. The slot keeps headroom = bias - pending, with
-// bias = threshold - 1, and span = 2 × threshold - 1 (so bias = span >> 1,
-// the threshold being a power of two): pending is within (-threshold,
-// threshold) exactly when (uint64)headroom < span. A malloc, the call that
-// raises pending, subtracts its bytes from headroom and needs only the sign
-// of that very subtraction (one instruction and a `js`: pending reached
-// +threshold); every other change (a free, a realloc, the foreign path)
-// makes the two-sided unsigned compare. The owner refreshes its threshold
-// from the global policy each time it publishes; a stale copy is still a
-// threshold that was in force, so the precision bound (built on the largest
-// threshold ever used) holds.
+// bias = threshold - 1, and span = 2 × threshold - 1: pending is within
+// (-threshold, threshold) exactly when (uint64)headroom < span. A malloc,
+// the call that raises pending, subtracts its bytes from headroom and
+// needs only the sign of that very subtraction (one instruction and a
+// `js`: pending reached +threshold); every other change (a free, a
+// realloc, the foreign path) makes the two-sided unsigned compare. The
+// threshold itself is a word of its own, which the headroom is counted
+// from; the span only serves the compare. The owner moves its threshold
+// toward the policy's fair share when it publishes; whatever threshold a
+// slot holds, its share of the budget is counted in the process's
+// `reserved` bytes (process_state.h), so the precision bound holds however
+// long a thread idles.
+//
+// Asked to step down. Another thread that finds the budget full may set
+// the span of a slot whose threshold is above the fair share to 0 (a
+// compare-and-swap on the span alone, which the owner never writes with a
+// read-modify-write of its own): the pending bytes, counted from the
+// threshold word, stay what they were, and the owner's next two-sided test
+// fails, so its next free publishes and moves its threshold down (its next
+// malloc too, should it reach the threshold). A thread that does not
+// allocate keeps its share, which `reserved` counts anyway.
 //
 // A malloc's one-sided test misses pending below -threshold, a state no
 // call leaves behind: a free that reaches it publishes, and publish()
@@ -58,7 +71,8 @@ enum CallKind : unsigned { kAllocCall = 0, kFreeCall = 1, kReallocCall = 2, kCal
 // every malloc's subtraction stays negative and publishes too: no call
 // takes the hot path, which then needs no test of its own. The slow path
 // publishes the call's own bytes; headroom drifts by them, 2^62 bytes
-// (4 EiB) away from turning positive or wrapping round.
+// (4 EiB) away from turning positive or wrapping round. An idle headroom
+// is how the slow path tells such a thread from one asked to step down.
 //
 // Signal safety. A signal handler that allocates runs the hot path on the
 // same slot in the middle of its owner's. Every change to `headroom` is
@@ -66,63 +80,82 @@ enum CallKind : unsigned { kAllocCall = 0, kFreeCall = 1, kReallocCall = 2, kCal
 // a call (a signal arrives between instructions, never inside one, and the
 // malloc's test reads the flags of its own subtraction), the same for the
 // slow path taking out what it publishes (it adds back the value it read,
-// so a handler's bytes meanwhile stay pending), and a cmpxchg16b when the
-// threshold changes or the slot is handed over (headroom and span move
-// together). Whatever interleaving, published + pending is exact.
+// so a handler's bytes meanwhile stay pending), an `add` of the difference
+// of the biases when the threshold changes, and an `xchg` when the slot is
+// handed over (its pending bytes taken out, or an idle headroom replaced).
+// The owner changes its threshold between two increments of `changes`
+// (odd meanwhile): a handler that reaches the slow path then leaves its
+// bytes pending, for the interrupted call to publish when the change is
+// done (a handover's `xchg` decides which side of it they are on: pending
+// of the slot, or of a thread without one, published at once). Whatever
+// interleaving, published + pending is exact.
 constexpr std::int64_t kIdleHeadroom = INT64_MIN / 2;
 
 struct alignas(64) Slot {
-  std::atomic<std::int64_t> headroom{kIdleHeadroom};  // with span: one aligned 16-byte pair
-  std::uint64_t span = 0;                             // owner's plain reads: a memory operand
+  std::atomic<std::int64_t> headroom{kIdleHeadroom};
+  std::uint64_t span = 0;  // owner's plain reads: a memory operand; 0 also when asked to step down
   std::atomic<std::uint64_t> calls[kCallKinds] = {};
   std::atomic<std::uint64_t> publishes{0};
+  std::int64_t held = 0;                // the threshold the headroom counts from; 0: none
+  std::atomic<std::uint64_t> changes{0};  // odd while the owner changes its threshold
 
-  // The owner's pending bytes (or its signal handler's).
-  std::int64_t own_pending() const {
-    return static_cast<std::int64_t>(span >> 1) - headroom.load(std::memory_order_relaxed);
-  }
+  // Whether the headroom counts pending bytes (else the thread has no slot:
+  // its calls publish exactly).
+  bool counting() const { return headroom.load(std::memory_order_relaxed) > kIdleHeadroom / 2; }
+  // Whether the owner is inside a threshold change (true in a signal
+  // handler that interrupted it).
+  bool changing() const { return (changes.load(std::memory_order_relaxed) & 1) != 0; }
+  // The owner's pending bytes (or its signal handler's), while counting.
+  std::int64_t own_pending() const { return held - 1 - headroom.load(std::memory_order_relaxed); }
   // Whether pending is outside (-threshold, threshold), or span is 0.
   bool out_of_range() const { return static_cast<std::uint64_t>(headroom.load(std::memory_order_relaxed)) >= span; }
-  // Another thread's view: the pair read until it is consistent (a threshold
-  // change moves both).
-  std::int64_t pending_bytes() const {
-    for (;;) {
-      const std::uint64_t before = __atomic_load_n(&span, __ATOMIC_ACQUIRE);
-      const std::int64_t value = headroom.load(std::memory_order_acquire);
-      if (__atomic_load_n(&span, __ATOMIC_ACQUIRE) != before) continue;
-      // Span 0: not (or no longer) holding anything back.
-      return before != 0 ? static_cast<std::int64_t>(before >> 1) - value : 0;
+  // Another thread's view: the threshold and the headroom read until no
+  // change came between them (a bounded number of times: the owner may be
+  // stopped in the middle of one, or be a fork's dead copy).
+  std::int64_t pending_bytes(int attempts = 1000) const {
+    for (int attempt = 0;; ++attempt) {
+      const std::uint64_t before = changes.load(std::memory_order_acquire);
+      const std::int64_t threshold = __atomic_load_n(&held, __ATOMIC_RELAXED);
+      const std::int64_t value = headroom.load(std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_acquire);
+      const bool steady = (before & 1) == 0 && changes.load(std::memory_order_relaxed) == before;
+      // No threshold, or an idle headroom: not holding anything back.
+      if (steady || attempt >= attempts) return threshold > 0 && value > kIdleHeadroom / 2 ? threshold - 1 - value : 0;
     }
   }
-  // The owner's threshold change: the pending bytes kept.
+  // The owner brackets every read-decide-write of its threshold with these
+  // (not nested): a signal handler in between leaves its bytes pending.
+  void begin_change() { count_change(); }
+  void end_change() { count_change(); }
+  // Inside a change: the owner's new threshold, the pending bytes kept
+  // (rebased); the span follows, which also answers a request to step down.
   void set_threshold(std::int64_t threshold);
-  // The owner's handover: nothing pending and `threshold` (0: the slow path
-  // for every call), in one step whatever a signal handler does meanwhile.
-  // Returns what was pending.
-  std::int64_t start_over(std::int64_t threshold);
+  // The owner's handover, a change of its own: nothing pending and
+  // `threshold` (0: none, the slow path for every call). Returns what was
+  // pending, and the threshold it replaced in *replaced.
+  std::int64_t start_over(std::int64_t threshold, std::int64_t* replaced = nullptr);
+  // Another thread's request that this slot step down, if its threshold is
+  // above the one of `fair_span`: its span to 0. Whether it was set.
+  bool ask_to_step_down(std::uint64_t fair_span);
 
  private:
-  // (headroom, span) := what `next` makes of the pair, in one instruction
-  // against a signal handler's change (cmpxchg16b, retried).
-  template <typename Next>
-  void replace_pair(Next next);
+  void count_change();
 };
 static_assert(offsetof(Slot, span) == offsetof(Slot, headroom) + 8);
+static_assert(sizeof(Slot) == 64);
 
-// The global threshold: copied into slots at each publish, and the
-// published live values [low, high) it holds for (threshold_policy.h), so
-// that a publish only compares. Until the process init sets it from the
-// configuration: the default policy's for an empty heap.
+// The policy a publish compares with (threshold_policy.h): the fair share's
+// span (a slot whose span differs moves its threshold toward it) and the
+// live value from which the growing peak may raise the fair share, so that
+// a publish only compares. Written when the fair share changes (the peak
+// grew past `grow_at`, the thread count crossed the divider): read-mostly.
+// Until the process init sets it from the configuration: exact.
 struct alignas(128) Policy {
-  std::atomic<std::int64_t> threshold{16 * 1024};
-  std::atomic<std::int64_t> low{INT64_MIN};
-  std::atomic<std::int64_t> high{2 * 1024 * 1024};
+  std::atomic<std::uint64_t> span{1};
+  std::atomic<std::int64_t> grow_at{INT64_MAX};
 };
 
 extern Policy g_policy;
-// Whether the processor has cmpxchg16b (set at the process init, before any
-// thread has a slot whose threshold could change).
-extern bool g_cx16;
 // __thread rather than thread_local: no C++ TLS init wrapper, so each access
 // is %fs-relative. Zero at thread start: span 0, the slow path.
 extern __thread Slot t_own __attribute__((tls_model("initial-exec")));
@@ -193,64 +226,44 @@ inline bool subtract_turns_negative(std::atomic<std::int64_t>& counter, std::int
 // instruction, so a signal handler's change meanwhile is kept.
 inline void take_pending(Slot& slot, std::int64_t delta) { add_in_place(slot.headroom, delta); }
 
-template <typename Next>
-inline void Slot::replace_pair(Next next) {
+inline void Slot::count_change() {
+  // One instruction (a signal handler sees the count before or after it),
+  // ordered with the stores around it (x86 keeps stores in order for the
+  // readers; the clobber keeps the compiler from moving them across).
 #if defined(__x86_64__)
-  if (g_cx16) [[likely]] {
-    // Fails only if a signal handler changed the pair in between; then the
-    // new pair is retried.
-    using Pair = unsigned __int128 __attribute__((may_alias));
-    std::int64_t old_headroom = headroom.load(std::memory_order_relaxed);
-    std::uint64_t old_span = span;
-    for (;;) {
-      std::int64_t new_headroom;
-      std::uint64_t new_span;
-      next(old_headroom, old_span, &new_headroom, &new_span);
-      bool swapped;
-      asm volatile("lock cmpxchg16b %1"
-                   : "=@ccz"(swapped), "+m"(*reinterpret_cast<Pair*>(&headroom)), "+a"(old_headroom), "+d"(old_span)
-                   : "b"(new_headroom), "c"(new_span)
-                   : "memory");
-      if (swapped) return;
-    }
-  }
+  asm volatile("incq %0" : "+m"(*reinterpret_cast<std::uint64_t*>(&changes)) : : "memory");
+#else
+  changes.store(changes.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
 #endif
-  // Without cmpxchg16b (a few early x86-64 processors, other
-  // architectures): two stores, and a signal handler that allocates between
-  // them can shift the pending bytes by one call's. Their order keeps a
-  // span of 0 with an idle headroom (the handler's call publishes exactly):
-  // leaving span 0, the headroom goes first; entering it, the span.
-  std::int64_t new_headroom;
-  std::uint64_t new_span;
-  const std::uint64_t old_span = span;
-  next(headroom.load(std::memory_order_relaxed), old_span, &new_headroom, &new_span);
-  if (old_span == 0) headroom.store(new_headroom, std::memory_order_relaxed);
-  __atomic_store_n(&span, new_span, __ATOMIC_RELAXED);
-  if (old_span != 0) headroom.store(new_headroom, std::memory_order_relaxed);
 }
 
 inline void Slot::set_threshold(std::int64_t threshold) {
-  const std::uint64_t new_span = static_cast<std::uint64_t>(2 * threshold - 1);
-  if (span == new_span) return;
-  // Rebased so the pending bytes stay what they were.
-  replace_pair([new_span](std::int64_t old_headroom, std::uint64_t old_span, std::int64_t* out_headroom,
-                          std::uint64_t* out_span) {
-    *out_headroom =
-        old_headroom - static_cast<std::int64_t>(old_span >> 1) + static_cast<std::int64_t>(new_span >> 1);
-    *out_span = new_span;
-  });
+  // Rebased in one instruction: a handler's bytes before or after it are
+  // counted from the threshold word of their moment.
+  add_in_place(headroom, threshold - held);
+  __atomic_store_n(&held, threshold, __ATOMIC_RELAXED);
+  __atomic_store_n(&span, static_cast<std::uint64_t>(2 * threshold - 1), __ATOMIC_RELAXED);
 }
 
-inline std::int64_t Slot::start_over(std::int64_t threshold) {
-  const std::uint64_t new_span = threshold > 0 ? static_cast<std::uint64_t>(2 * threshold - 1) : 0;
-  std::int64_t pending = 0;
-  replace_pair([new_span, &pending](std::int64_t old_headroom, std::uint64_t old_span, std::int64_t* out_headroom,
-                                    std::uint64_t* out_span) {
-    pending = old_span != 0 ? static_cast<std::int64_t>(old_span >> 1) - old_headroom : 0;
-    *out_headroom = new_span != 0 ? static_cast<std::int64_t>(new_span >> 1) : kIdleHeadroom;
-    *out_span = new_span;
-  });
-  return pending;
+inline std::int64_t Slot::start_over(std::int64_t threshold, std::int64_t* replaced) {
+  begin_change();
+  const std::int64_t old_threshold = held;
+  // A handler's bytes before the exchange are the old headroom's (pending
+  // of the slot, or idle), after it the new one's.
+  __atomic_store_n(&held, threshold, __ATOMIC_RELAXED);
+  const std::int64_t old_headroom =
+      headroom.exchange(threshold > 0 ? threshold - 1 : kIdleHeadroom, std::memory_order_relaxed);
+  __atomic_store_n(&span, threshold > 0 ? static_cast<std::uint64_t>(2 * threshold - 1) : 0, __ATOMIC_RELAXED);
+  end_change();
+  if (replaced != nullptr) *replaced = old_threshold;
+  return old_threshold > 0 && old_headroom > kIdleHeadroom / 2 ? old_threshold - 1 - old_headroom : 0;
+}
+
+inline bool Slot::ask_to_step_down(std::uint64_t fair_span) {
+  std::uint64_t seen = __atomic_load_n(&span, __ATOMIC_RELAXED);
+  // Only a threshold in force (an odd span) above the fair one.
+  if ((seen & 1) == 0 || seen <= fair_span) return false;
+  return __atomic_compare_exchange_n(&span, &seen, 0, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
 // The hot path of a malloc (bytes > 0): counts the call in t_own, takes
@@ -293,8 +306,11 @@ std::int64_t api_total_bytes();
 std::int64_t api_total_peak_bytes();
 
 // Called by mapped_memory.cpp after each change of the mapped bytes (now
-// `mapped_live`): keeps the peak of heap + mapped.
-void mapped_changed(std::int64_t mapped_live);
+// `mapped_live`, at CLOCK_MONOTONIC `now`; `open_max` the largest since the
+// mapped series' latest sample), one change at a time: the live file's
+// latest mapping change, the peak of heap + mapped, and a sample when one
+// is due.
+void mapped_changed(std::int64_t mapped_live, std::uint64_t now, std::int64_t open_max);
 
 }  // namespace heapline::accounting
 #pragma GCC visibility pop

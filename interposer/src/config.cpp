@@ -63,12 +63,13 @@ bool parse_precision(const char* text, Precision* out) {
   const char* end = text + std::strlen(text);
   const char* comma = std::strchr(text, ',');
   Precision parsed;
-  if (!parse_u64(text, comma ? comma : end, &parsed.min_bytes)) return false;
-  if (comma && !parse_u64(comma + 1, end, &parsed.divisor)) return false;
-  // One byte is exact mode spelled differently; a divisor of 0 would divide
-  // by zero. Both stay below 2^40 so threshold arithmetic cannot overflow.
-  if (parsed.min_bytes < 1 || parsed.divisor < 1) return false;
-  if (parsed.min_bytes > (std::uint64_t{1} << 40) || parsed.divisor > (std::uint64_t{1} << 40)) return false;
+  if (!parse_u64(text, comma ? comma : end, &parsed.budget_bytes)) return false;
+  if (comma && !parse_u64(comma + 1, end, &parsed.budget_divisor)) return false;
+  // A budget of 0 bytes is exact mode spelled differently; a divisor of 0
+  // would divide by zero. Both stay below 2^40 so the budget's arithmetic
+  // cannot overflow.
+  if (parsed.budget_bytes < 1 || parsed.budget_divisor < 1) return false;
+  if (parsed.budget_bytes > (std::uint64_t{1} << 40) || parsed.budget_divisor > (std::uint64_t{1} << 40)) return false;
   *out = parsed;
   return true;
 }
@@ -153,7 +154,7 @@ constexpr Setting kSettings[] = {
      },
      "whole milliseconds from 0 to 86400000", "10"},
     {"HEAPLINE_PRECISION", [](const char* text, Config& c) { return parse_precision(text, &c.precision); },
-     "exact, batched, or MIN_BYTES[,DIVISOR] such as 65536,32", "batched (16384,64)"},
+     "exact, batched, or BYTES[,DIVISOR] such as 1048576,100", "batched (262144,100)"},
     {"HEAPLINE_SUMMARY", [](const char* text, Config& c) { return parse_switch(text, &c.summary); }, "0 or 1", "0"},
     {"HEAPLINE_MAPPED", [](const char* text, Config& c) { return parse_on_off(text, &c.mapped); }, "on or off", "on"},
     {"HEAPLINE_FOLLOW", [](const char* text, Config& c) { return parse_follow(text, &c.follow_children); },

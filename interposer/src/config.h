@@ -12,11 +12,13 @@ namespace heapline {
 
 constexpr std::size_t kMaxPath = 4096;
 
+// HEAPLINE_PRECISION: the process's precision budget, max(budget_bytes,
+// peak / budget_divisor), which the threads' thresholds share
+// (threshold_policy.h); or exact (every change published).
 struct Precision {
   bool exact = false;
-  // Threshold = max(min_bytes, live / divisor), see threshold_policy.h.
-  std::uint64_t min_bytes = 16 * 1024;
-  std::uint64_t divisor = 64;
+  std::uint64_t budget_bytes = 256 * 1024;
+  std::uint64_t budget_divisor = 100;
 };
 
 // Test-only: in the tests' build of the library (HEAPLINE_TEST_HOOKS,
@@ -59,7 +61,7 @@ constexpr std::size_t kMaxNameBytes = 255;
 
 // Each returns false (and leaves *out alone) for a value it does not accept.
 bool parse_interval_ms(const char* text, std::uint64_t* out_ms);
-// "batched" (the default policy), "exact", or "MIN_BYTES[,DIVISOR]".
+// "batched" (the default budget), "exact", or "BYTES[,DIVISOR]".
 bool parse_precision(const char* text, Precision* out);
 // "0" or "1".
 bool parse_switch(const char* text, bool* out);

@@ -156,6 +156,7 @@ void write_report_at_exit() {
   exe[exe_length > 0 ? exe_length : 0] = 0;
   const std::uint64_t max_threads = g_process.max_registered.load(std::memory_order_relaxed);
   const std::uint64_t max_threshold = static_cast<std::uint64_t>(g_process.max_threshold.load(std::memory_order_relaxed));
+  const std::uint64_t bound = static_cast<std::uint64_t>(g_budget.max_reserved.load(std::memory_order_relaxed));
   Report report{};
   report.pid = getpid();
   report.ppid = getppid();
@@ -165,9 +166,10 @@ void write_report_at_exit() {
   report.allocator = next.name;
   report.size_basis = next.size_basis;
   report.exact = config.precision.exact;
-  report.bound_bytes = config.precision.exact ? 0 : max_threads * max_threshold;
-  report.min_threshold_bytes = config.precision.exact ? 1 : config.precision.min_bytes;
-  report.divisor = config.precision.exact ? 0 : config.precision.divisor;
+  report.bound_bytes = config.precision.exact ? 0 : bound;
+  report.budget_floor_bytes = config.precision.exact ? 0 : config.precision.budget_bytes;
+  report.budget_divisor = config.precision.exact ? 0 : config.precision.budget_divisor;
+  report.budget_bytes = budget_for_peak(g_published.peak.load(std::memory_order_relaxed), config.precision);
   report.max_threshold_bytes = config.precision.exact ? 1 : max_threshold;
   report.max_threads = max_threads;
   report.peak_bytes = g_published.peak.load(std::memory_order_relaxed);

@@ -22,7 +22,7 @@ void after_fork_in_child() {
     if (slot != &t_own) entry.slot.store(nullptr, std::memory_order_relaxed);
   }
   const bool registered_here = t_mode == kRegistered;
-  if (registered_here) t_own.start_over(1);  // nothing pending (it is in `inherited`); threshold set below
+  if (registered_here) t_own.start_over(1);  // nothing pending (it is in `inherited`); its share granted below
   t_own.publishes.store(0, std::memory_order_relaxed);
   for (auto& calls : t_own.calls) calls.store(0, std::memory_order_relaxed);
   std::uint32_t registered = registered_here ? 1 : 0;
@@ -39,10 +39,15 @@ void after_fork_in_child() {
   g_published.total_peak.store(inherited + mapped::live_bytes(), std::memory_order_relaxed);
   g_published.phase_total_peak.store(inherited + mapped::live_bytes(), std::memory_order_relaxed);
   g_published.total_peak_time_ns.store(0, std::memory_order_relaxed);
-  set_policy(inherited);
-  const std::int64_t threshold = g_policy.threshold.load(std::memory_order_relaxed);
-  g_process.max_threshold.store(threshold, std::memory_order_relaxed);
-  if (registered_here) t_own.set_threshold(threshold);
+  // The budget starts again from the child's own peak, with this thread
+  // alone in it (at threshold 1 until its share is granted below): the
+  // parent's threads' shares went with them.
+  g_budget.reserved.store(0, std::memory_order_relaxed);
+  g_budget.max_reserved.store(0, std::memory_order_relaxed);
+  g_budget.bytes.store(0, std::memory_order_relaxed);
+  g_budget.divider.store(kMinDivider, std::memory_order_relaxed);
+  g_process.max_threshold.store(1, std::memory_order_relaxed);
+  refresh_policy();
   std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
   g_process.start_mono_ns.store(now, std::memory_order_relaxed);
   g_process.start_unix_ns = clock_ns(CLOCK_REALTIME);
@@ -54,6 +59,9 @@ void after_fork_in_child() {
   // What the child allocates itself decides whether its live file is due:
   // the floor is above the heap it inherited.
   open_live_file(now, inherited);
+  // Only now: a grant states the precision in the live file, and until
+  // open_live_file the mapping was the parent's.
+  if (registered_here) t_own.start_over(grant_threshold());
 }
 
 }  // namespace heapline::accounting

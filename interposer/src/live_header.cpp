@@ -313,8 +313,9 @@ void write_identity(LiveRegion& region) {
   h.start_mono_ns = g_process.start_mono_ns.load(std::memory_order_relaxed);
   h.process_start_ticks = g_process.start_ticks;
   h.exact = config.precision.exact ? 1 : 0;
-  h.min_threshold_bytes = config.precision.exact ? 1 : config.precision.min_bytes;
-  h.divisor = config.precision.exact ? 0 : config.precision.divisor;
+  h.precision_rule = kPrecisionBudget;
+  h.precision_bytes = config.precision.exact ? 0 : config.precision.budget_bytes;
+  h.precision_divisor = config.precision.exact ? 0 : config.precision.budget_divisor;
   const NextAllocator& next = next_allocator();
   copy_text(h.allocator, sizeof h.allocator, next.name);
   copy_text(h.size_basis, sizeof h.size_basis, next.size_basis);
@@ -326,6 +327,8 @@ void write_identity(LiveRegion& region) {
   h.max_threads.store(g_process.max_registered.load(std::memory_order_relaxed), std::memory_order_relaxed);
   h.max_threshold_bytes.store(static_cast<std::uint64_t>(g_process.max_threshold.load(std::memory_order_relaxed)),
                               std::memory_order_relaxed);
+  h.bound_bytes.store(static_cast<std::uint64_t>(g_budget.max_reserved.load(std::memory_order_relaxed)),
+                      std::memory_order_relaxed);
   h.publish_mono_ns.store(0, std::memory_order_relaxed);
   h.publish_live.store(0, std::memory_order_relaxed);
   h.open_max.store(0, std::memory_order_relaxed);

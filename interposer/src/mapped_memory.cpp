@@ -38,15 +38,44 @@ constinit AddressRange g_static_ranges[kStaticRanges] = {};
 constinit RegionSet g_regions;
 pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
+// g_counters.interval_max when no change came since the latest sample.
+constexpr std::int64_t kNoChange = INT64_MIN;
+
 struct alignas(128) Counters {
   std::atomic<std::int64_t> peak{0};
   std::atomic<std::uint64_t> peak_time_ns{0};
   std::atomic<std::uint64_t> changes{0};
   std::atomic<std::uint64_t> untracked{0};
-  // The largest live value since the last sample took it (sample_value).
-  std::atomic<std::int64_t> interval_max{0};
+  // The open interval of the mapped series: the largest value since the
+  // latest sample took it (take_interval; kNoChange: no change since).
+  std::atomic<std::int64_t> interval_max{kNoChange};
+  // The latest change: its time and the bytes after it, written under
+  // g_lock between two increments of latest_seq (odd meanwhile), read by a
+  // sample without the lock.
+  std::atomic<std::uint64_t> latest_seq{0};
+  std::atomic<std::uint64_t> latest_mono_ns{0};
+  std::atomic<std::int64_t> latest_live{0};
 };
 constinit Counters g_counters;
+
+struct Latest {
+  std::uint64_t mono_ns;
+  std::int64_t live;
+};
+
+Latest read_latest() {
+  for (int attempt = 0;; ++attempt) {
+    const std::uint64_t before = g_counters.latest_seq.load(std::memory_order_acquire);
+    const Latest latest{g_counters.latest_mono_ns.load(std::memory_order_relaxed),
+                        g_counters.latest_live.load(std::memory_order_relaxed)};
+    std::atomic_thread_fence(std::memory_order_acquire);
+    // Bounded: a writer stopped in the middle (a signal handler's sample,
+    // a fork's copy) must not hold a sample up.
+    if ((before % 2 == 0 && g_counters.latest_seq.load(std::memory_order_relaxed) == before) || attempt >= 1000) {
+      return latest;
+    }
+  }
+}
 
 std::uintptr_t page_size() {
   static std::uintptr_t size = 0;
@@ -109,24 +138,35 @@ std::int64_t untrack(std::uintptr_t begin, std::uintptr_t end) {
   return removed;
 }
 
-// A change of the counted bytes, published at once: each one is a system
-// call, so an atomic add and a peak check cost nothing beside it.
+// A change of the counted bytes, published at once, with its own time:
+// each one is a system call, so an atomic add, a clock read and a peak
+// check cost nothing beside it. Called with g_lock held, so changes are
+// published in the order they were made, one at a time.
 void publish(std::int64_t delta) {
   if (delta == 0) return;
   g_counters.changes.fetch_add(1, std::memory_order_relaxed);
   const std::int64_t live = detail::g_live.bytes.fetch_add(delta, std::memory_order_relaxed) + delta;
+  const std::uint64_t now = os::clock_ns(CLOCK_MONOTONIC);
   std::int64_t peak = g_counters.peak.load(std::memory_order_relaxed);
   while (live > peak) {
     if (g_counters.peak.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
-      g_counters.peak_time_ns.store(os::clock_ns(CLOCK_MONOTONIC), std::memory_order_relaxed);
+      g_counters.peak_time_ns.store(now, std::memory_order_relaxed);
       break;
     }
   }
+  // The interval's maximum before the latest change: a sample that takes
+  // the maximum without this change also takes the change before it.
   std::int64_t interval_max = g_counters.interval_max.load(std::memory_order_relaxed);
   while (live > interval_max &&
          !g_counters.interval_max.compare_exchange_weak(interval_max, live, std::memory_order_relaxed)) {
   }
-  accounting::mapped_changed(live);
+  const std::int64_t open_max = interval_max > live ? interval_max : live;
+  g_counters.latest_seq.fetch_add(1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  g_counters.latest_mono_ns.store(now, std::memory_order_relaxed);
+  g_counters.latest_live.store(live, std::memory_order_relaxed);
+  g_counters.latest_seq.fetch_add(1, std::memory_order_release);
+  accounting::mapped_changed(live, now, open_max);
 }
 
 bool from_allocator(const void* caller) {
@@ -143,6 +183,13 @@ class Inside {
   // Before the system call (so that only the kernel can set errno) and after
   // it succeeded (undoing whatever the accounting did to errno).
   void restore_errno() const { errno = saved_errno_; }
+  // After the system call, g_lock held: the change published, and errno
+  // the caller's when the call `succeeded`, else the kernel's.
+  void publish_keeping_errno(std::int64_t delta, bool succeeded) const {
+    const int call_errno = errno;
+    publish(delta);
+    errno = succeeded ? saved_errno_ : call_errno;
+  }
 
  private:
   int saved_errno_;
@@ -184,12 +231,9 @@ void* map(void* address, std::size_t length, int prot, int flags, int fd, off_t 
   if (replaces) delta -= untrack(address_of(address), page_end(address, length));
   inside.restore_errno();
   void* p = os::map(address, length, prot, flags, fd, offset);
-  if (p != MAP_FAILED) {
-    if (counted) delta += track(address_of(p), page_end(p, length));
-    inside.restore_errno();
-  }
+  if (p != MAP_FAILED && counted) delta += track(address_of(p), page_end(p, length));
+  inside.publish_keeping_errno(delta, p != MAP_FAILED);
   pthread_mutex_unlock(&g_lock);
-  publish(delta);
   return p;
 }
 
@@ -199,12 +243,9 @@ int unmap(void* address, std::size_t length) {
   pthread_mutex_lock(&g_lock);
   int result = os::unmap(address, length);
   std::int64_t removed = 0;
-  if (result == 0) {
-    removed = untrack(address_of(address), page_end(address, length));
-    inside.restore_errno();
-  }
+  if (result == 0) removed = untrack(address_of(address), page_end(address, length));
+  inside.publish_keeping_errno(-removed, result == 0);
   pthread_mutex_unlock(&g_lock);
-  publish(-removed);
   return result;
 }
 
@@ -231,10 +272,9 @@ void* remap(void* old_address, std::size_t old_length, std::size_t new_length, i
       delta -= untrack(begin, end);  // MREMAP_FIXED replaced what was there
       if (counted) delta += track(begin, end);
     }
-    inside.restore_errno();
   }
+  inside.publish_keeping_errno(delta, p != MAP_FAILED);
   pthread_mutex_unlock(&g_lock);
-  publish(delta);
   return p;
 }
 
@@ -256,7 +296,8 @@ void configure(bool enabled) {
   g_counters.peak.store(0, std::memory_order_relaxed);
   g_counters.changes.store(0, std::memory_order_relaxed);
   g_counters.untracked.store(0, std::memory_order_relaxed);
-  g_counters.interval_max.store(0, std::memory_order_relaxed);
+  g_counters.interval_max.store(kNoChange, std::memory_order_relaxed);
+  g_counters.latest_live.store(0, std::memory_order_relaxed);
 }
 
 bool enabled() { return g_state.load(std::memory_order_relaxed) != kOff; }
@@ -294,10 +335,14 @@ Figures figures() {
           g_counters.changes.load(std::memory_order_relaxed), g_counters.untracked.load(std::memory_order_relaxed)};
 }
 
-std::int64_t take_interval_max(std::int64_t live) {
-  // A change meanwhile lands either in this sample's maximum or the next's.
-  const std::int64_t max = g_counters.interval_max.exchange(live, std::memory_order_relaxed);
-  return max > live ? max : live;
+Interval take_interval() {
+  // A change meanwhile lands in this sample or the next (or both: it raised
+  // this interval's maximum and then showed in the latest change read
+  // here, after the maximum was taken).
+  const std::int64_t max = g_counters.interval_max.exchange(kNoChange, std::memory_order_relaxed);
+  const Latest latest = read_latest();
+  if (max == kNoChange) return {false, 0, latest.live, latest.live};
+  return {true, latest.mono_ns, latest.live, max > latest.live ? max : latest.live};
 }
 
 void after_fork_in_child() {
@@ -305,7 +350,12 @@ void after_fork_in_child() {
   g_counters.peak.store(live, std::memory_order_relaxed);
   g_counters.peak_time_ns.store(0, std::memory_order_relaxed);
   g_counters.changes.store(0, std::memory_order_relaxed);
-  g_counters.interval_max.store(live, std::memory_order_relaxed);
+  g_counters.interval_max.store(kNoChange, std::memory_order_relaxed);
+  // The inherited mappings are the child's figure from its start (time 0
+  // of its own clock: no change of its own yet).
+  g_counters.latest_seq.store(0, std::memory_order_relaxed);
+  g_counters.latest_mono_ns.store(0, std::memory_order_relaxed);
+  g_counters.latest_live.store(live, std::memory_order_relaxed);
   t_inside = false;
 }
 

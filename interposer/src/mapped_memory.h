@@ -72,9 +72,17 @@ extern Live g_live __attribute__((visibility("hidden")));
 // Inline: every heap publish reads it (accounting.cpp).
 inline std::int64_t live_bytes() { return detail::g_live.bytes.load(std::memory_order_relaxed); }
 
-// For a sample of the mapped series: the largest value since the previous
-// sample (at least `live`, the value now); the next interval starts at `live`.
-std::int64_t take_interval_max(std::int64_t live);
+// For a sample of the mapped series, which ends its open interval: the
+// latest change since the previous sample (its CLOCK_MONOTONIC time, the
+// bytes after it) and the largest value since that sample; or, with no
+// change since, the bytes as they stood (changed false, time 0).
+struct Interval {
+  bool changed;
+  std::uint64_t change_mono_ns;
+  std::int64_t live;
+  std::int64_t max;
+};
+Interval take_interval();
 
 // In a fork child: the mappings were copied, the peak starts again at them.
 void after_fork_in_child();

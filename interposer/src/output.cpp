@@ -122,10 +122,12 @@ void write_report_json(TextSink& sink, const Report& r) {
   append_string(sink, r.exact ? kPrecisionExact : kPrecisionBatched);
   append_key(sink, ",", key::kBoundBytes);
   sink.append_unsigned(r.bound_bytes);
-  append_key(sink, ",", key::kMinThresholdBytes);
-  sink.append_unsigned(r.min_threshold_bytes);
-  append_key(sink, ",", key::kDivisor);
-  sink.append_unsigned(r.divisor);
+  append_key(sink, ",", key::kBudgetFloorBytes);
+  sink.append_unsigned(r.budget_floor_bytes);
+  append_key(sink, ",", key::kBudgetDivisor);
+  sink.append_unsigned(r.budget_divisor);
+  append_key(sink, ",", key::kBudgetBytes);
+  sink.append_unsigned(r.budget_bytes);
   append_key(sink, ",", key::kMaxThresholdBytes);
   sink.append_unsigned(r.max_threshold_bytes);
   append_key(sink, ",", key::kMaxThreads);

@@ -7,15 +7,19 @@
 //     published live + the sum of every registered thread's pending delta
 // (a thread without a slot publishes every change, so it has nothing
 // pending; a thread that exits publishes its delta first). After each call a
-// thread's |pending| is below its slot's copy of the threshold, and that copy
-// is a value the global threshold once had, so never above the largest
-// threshold ever used (max_threshold). At most
-// max_threads threads are registered at once, hence at any moment
-//     |published live − true live| < max_threads × max_threshold
-// which is the bound_bytes written to the output. The published peak is the
-// largest published live value, so it is within the same bound of the true
-// peak; final_bytes is exact (published live plus every pending delta), and
-// the peak is raised to it if needed.
+// thread's |pending| is below its slot's threshold t, so it hides at most
+// t − 1 bytes, its share. The shares of all registered threads are summed
+// in g_budget.reserved, which grows only by a compare-and-swap that keeps it
+// within the budget B = max(BYTES, published peak / DIVISOR)
+// (threshold_policy.h); a share is reserved before a threshold rises and
+// released after it falls. Hence at any moment
+//     |published live − true live| <= reserved <= B
+// and the largest `reserved` of the run (g_budget.max_reserved) is the
+// bound_bytes written to the output: at most max(BYTES, peak / DIVISOR),
+// whatever the number of threads. The published peak is the largest
+// published live value, a value of the one shared counter, so it is within
+// the same bound of the true peak; final_bytes is exact (published live
+// plus every pending delta), and the peak is raised to it if needed.
 //
 // Peaks. g_published.peak is the run's peak (the report's peak_bytes);
 // phase_peak is the same figure but reset by heapline_reset_peak(). Both are
@@ -101,14 +105,17 @@ extern Published g_published;
 // Read by every publish, written once per sample.
 struct alignas(128) Sampling {
   std::atomic<std::uint64_t> next_sample_ns{0};
-  // The clock publishes read (publish_clock.h), chosen for the interval.
+  // The clock publishes read (publish_clock.h), chosen for the interval,
+  // and what they add to its reading.
   std::atomic<clockid_t> publish_clock{CLOCK_MONOTONIC};
+  std::atomic<std::uint64_t> publish_clock_offset_ns{0};
   // The latest sample's clock reading: a publish's time is never below it,
   // so a publish after a sample is never taken for one before it.
   std::atomic<std::uint64_t> sample_mono_ns{0};
   std::atomic<bool> busy{false};
   std::uint64_t last_sample_ns = 0;  // the latest sample's time, since start (written under busy)
-  std::uint64_t last_marker_ns = 0;  // the latest marker's time, since start (written under busy)
+  std::uint64_t last_mapped_sample_ns = 0;  // the same for the mapped series
+  std::uint64_t last_marker_ns = 0;         // the latest marker's time, since start (written under busy)
   std::uint64_t coarse_tick_ns = 0;  // clock_getres(CLOCK_MONOTONIC_COARSE), set at init; 0: unknown
 };
 extern Sampling g_sampling;
@@ -121,7 +128,7 @@ struct alignas(128) Process {
   std::atomic<std::uint32_t> registered{0};
   std::atomic<std::uint32_t> max_registered{0};
   std::atomic<std::uint32_t> slots_used{0};  // registry entries [0, slots_used) were ever claimed
-  std::atomic<std::int64_t> max_threshold{16 * 1024};
+  std::atomic<std::int64_t> max_threshold{1};  // the largest threshold a thread held
   // Calls and publishes of threads that exited, or never had a slot.
   std::atomic<std::uint64_t> folded_calls[kCallKinds] = {};
   std::atomic<std::uint64_t> folded_publishes{0};
@@ -156,19 +163,49 @@ struct alignas(128) Process {
 };
 extern Process g_process;
 
-// This process's threshold for a published live value (threshold_policy.h).
-inline std::int64_t policy_threshold(std::int64_t live) { return threshold_for(live, g_process.config.precision); }
+// The precision budget (threshold_policy.h): written when a thread
+// registers, exits or changes its threshold, never on the hot path nor by a
+// publish that keeps its threshold.
+struct alignas(128) Budget {
+  // The shares the registered threads hold (the sum of their t − 1), plus
+  // raises in flight: never above `bytes`.
+  std::atomic<std::int64_t> reserved{0};
+  // The largest `reserved` of the run: the stated bound.
+  std::atomic<std::int64_t> max_reserved{0};
+  // B in force: max(BYTES, peak / DIVISOR) as of the latest policy change
+  // (behind the peak in between, never ahead of it). Only grows.
+  std::atomic<std::int64_t> bytes{0};
+  // C: the registered threads, rounded up on the grid, with hysteresis.
+  std::atomic<std::uint64_t> divider{kMinDivider};
+  // Requests to step down (precision_budget.cpp): when the next pass over
+  // the registry may come (CLOCK_MONOTONIC_COARSE).
+  std::atomic<std::uint64_t> next_room_request_ns{0};
+};
+extern Budget g_budget;
 
-// Sets the policy for a published live value: its threshold and range, the
-// largest threshold ever used, and the precision the live file states (sampling.cpp).
-void set_policy(std::int64_t live);
+// precision_budget.cpp. The policy (g_policy) from the run's peak and the
+// divider: at init, at fork, and when either makes the fair share change.
+void refresh_policy();
+// The registered thread count changed: the divider follows it (and with it
+// the policy).
+void follow_thread_count(std::uint32_t registered);
+// A newcomer's threshold, its share reserved: the fair share, or what the
+// budget has left (1 when nothing).
+std::int64_t grant_threshold();
+// The calling thread's threshold toward the fair share (its slot's span
+// differs from the policy's): lowered at once, raised as far as the budget
+// allows. Safe against its own signal handlers.
+void move_threshold();
+// A threshold handed back (a thread's exit): its share returns to the budget.
+void release_threshold(std::int64_t threshold);
 
 // The live file's mapping, or g_static_region when it could not be made.
 extern LiveRegion g_static_region;
 extern LiveRegion* g_region;
 extern Timeline g_timeline;
-// The mapped-memory series: appended with every heap sample (while mapped
-// memory is counted), so both have the same times and merge alike.
+// The mapped-memory series: a sample with every heap sample (while mapped
+// memory is counted), ending the same interval so that both merge alike,
+// each at the time of its own latest change (sampling.cpp).
 extern Timeline g_mapped_timeline;
 
 // Both timelines into `region`, started afresh (init, fork child).
@@ -200,6 +237,12 @@ inline void raise_to(std::atomic<std::int64_t>& target, std::int64_t value, bool
       if (raised) *raised = true;
       return;
     }
+  }
+}
+
+inline void raise_unsigned(std::atomic<std::uint64_t>& target, std::uint64_t value) {
+  std::uint64_t current = target.load(std::memory_order_relaxed);
+  while (value > current && !target.compare_exchange_weak(current, value, std::memory_order_relaxed)) {
   }
 }
 

@@ -22,7 +22,7 @@ void api_mark(const char* name) {
   int saved_errno = errno;
   // The heap at the marker: publish the caller's pending bytes first (which
   // may take a sample of its own).
-  if (t_mode == kRegistered) {
+  if (t_mode == kRegistered && t_own.counting() && !t_own.changing()) {
     std::int64_t pending = t_own.own_pending();
     if (pending != 0) {
       take_pending(t_own, pending);

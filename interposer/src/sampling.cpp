@@ -32,12 +32,6 @@ namespace {
 // g_published.interval_max when no publish came since the latest sample.
 constexpr std::int64_t kNoPublish = INT64_MIN;
 
-void raise_field(std::atomic<std::uint64_t>& field, std::uint64_t value) {
-  std::uint64_t current = field.load(std::memory_order_relaxed);
-  while (value > current && !field.compare_exchange_weak(current, value, std::memory_order_relaxed)) {
-  }
-}
-
 // The mapped-memory part of publish_figures, inside its seqlock.
 void publish_mapped_figures(LiveHeader& h, std::int64_t mapped_live) {
   const mapped::Figures figures = mapped::figures();
@@ -52,7 +46,7 @@ void publish_mapped_figures(LiveHeader& h, std::int64_t mapped_live) {
 // The figures of the latest sample into the live file's header, under its
 // seqlock. Called with g_sampling.busy held: one writer at a time. The
 // stated precision only grows, and is also raised where it changes
-// (set_policy, note_max_threads): raised here, never lowered.
+// (precision_budget.cpp, note_max_threads): raised here, never lowered.
 void publish_figures(std::uint64_t t_ns, std::int64_t live, std::int64_t mapped_live) {
   LiveHeader& h = g_region->header;
   const RegistryTotals totals = registry_totals();
@@ -63,8 +57,9 @@ void publish_figures(std::uint64_t t_ns, std::int64_t live, std::int64_t mapped_
   h.peak.store(g_published.peak.load(std::memory_order_relaxed), std::memory_order_relaxed);
   h.peak_time_ns.store(g_published.peak_time_ns.load(std::memory_order_relaxed), std::memory_order_relaxed);
   h.last_sample_ns.store(t_ns, std::memory_order_relaxed);
-  raise_field(h.max_threads, g_process.max_registered.load(std::memory_order_relaxed));
-  raise_field(h.max_threshold_bytes, static_cast<std::uint64_t>(g_process.max_threshold.load(std::memory_order_relaxed)));
+  raise_unsigned(h.max_threads, g_process.max_registered.load(std::memory_order_relaxed));
+  raise_unsigned(h.max_threshold_bytes, static_cast<std::uint64_t>(g_process.max_threshold.load(std::memory_order_relaxed)));
+  raise_unsigned(h.bound_bytes, static_cast<std::uint64_t>(g_budget.max_reserved.load(std::memory_order_relaxed)));
   for (unsigned kind = 0; kind < kCallKinds; ++kind) {
     h.calls[kind].store(totals.calls[kind], std::memory_order_relaxed);
   }
@@ -73,14 +68,23 @@ void publish_figures(std::uint64_t t_ns, std::int64_t live, std::int64_t mapped_
   h.seq.store(seq + 2, std::memory_order_release);
 }
 
-// Appends a heap sample, and the mapped series' sample at the same moment
-// (merged the same way).
-void append(const Sample& sample) {
+// Appends a heap sample, and the mapped series' sample that ends the same
+// interval (so the two merge alike), at `closing_ns` (since start). Each
+// carries the time of the change it shows: the heap sample its last
+// publish's, the mapped sample its latest mapping change's (read from
+// CLOCK_MONOTONIC), or, with no mapping change in the interval, the heap
+// sample's (the mapped bytes held then too).
+void append(const Sample& sample, std::uint64_t closing_ns) {
   g_timeline.append(sample);
   g_sampling.last_sample_ns = sample.t_ns;
   if (mapped::enabled()) {
-    const std::int64_t mapped_live = mapped::live_bytes();
-    g_mapped_timeline.append(Sample{sample.t_ns, mapped_live, mapped::take_interval_max(mapped_live)});
+    const mapped::Interval interval = mapped::take_interval();
+    std::uint64_t t = interval.changed ? since_start(interval.change_mono_ns) : sample.t_ns;
+    // A change that raced this sample may be a moment past its closing.
+    if (t > closing_ns) t = closing_ns;
+    if (t < g_sampling.last_mapped_sample_ns) t = g_sampling.last_mapped_sample_ns;
+    g_mapped_timeline.append(Sample{t, interval.live, interval.max});
+    g_sampling.last_mapped_sample_ns = t;
   }
   // A process that is not the command gets its live file once its heap
   // matters (live_header.cpp); the timelines move over with it.
@@ -92,16 +96,19 @@ void append(const Sample& sample) {
 // timeline fills.
 void schedule_next_sample(std::uint64_t now) {
   const std::uint64_t interval_ns = g_timeline.interval_ns();
-  g_sampling.publish_clock.store(publish_clock_for(interval_ns, g_sampling.coarse_tick_ns), std::memory_order_relaxed);
+  const PublishClock clock = publish_clock_for(interval_ns, g_sampling.coarse_tick_ns);
+  g_sampling.publish_clock.store(clock.clock, std::memory_order_relaxed);
+  g_sampling.publish_clock_offset_ns.store(clock.offset_ns, std::memory_order_relaxed);
   g_sampling.sample_mono_ns.store(now, std::memory_order_relaxed);
   g_sampling.next_sample_ns.store(now + interval_ns, std::memory_order_relaxed);
 }
 
-// A publish's time: the publish clock, but after the latest sample (the
-// coarse clock may be up to a tick behind it), or a reader of the live file
-// would take the publish for one the sample already holds.
+// A publish's time: the publish clock (plus its offset: within a tick of
+// CLOCK_MONOTONIC), but after the latest sample, or a reader of the live
+// file would take the publish for one the sample already holds.
 inline std::uint64_t publish_time() {
-  const std::uint64_t now = clock_ns(g_sampling.publish_clock.load(std::memory_order_relaxed));
+  const std::uint64_t now = clock_ns(g_sampling.publish_clock.load(std::memory_order_relaxed)) +
+                            g_sampling.publish_clock_offset_ns.load(std::memory_order_relaxed);
   const std::uint64_t sampled = g_sampling.sample_mono_ns.load(std::memory_order_relaxed);
   return now > sampled ? now : sampled + 1;
 }
@@ -120,7 +127,7 @@ bool close_interval(std::uint64_t t_ns) {
   const std::int64_t live = g_published.publish_live.load(std::memory_order_relaxed);
   if (t < g_sampling.last_sample_ns) t = g_sampling.last_sample_ns;
   if (t > t_ns) t = t_ns;
-  append(Sample{t, live, max_live > live ? max_live : live});
+  append(Sample{t, live, max_live > live ? max_live : live}, t_ns);
   return true;
 }
 
@@ -160,31 +167,20 @@ std::uint64_t peak_clock(std::uint64_t publish_now) {
   if (total > g_published.phase_total_peak.load(std::memory_order_relaxed)) raise_total_peak(total, peak_clock(now));
 }
 
-// The heap left the threshold's range: a new threshold (rare: the heap
-// doubled or halved).
-[[gnu::noinline]] void change_policy(std::int64_t live) {
-  set_policy(live);
-  raise_field(g_region->header.max_threshold_bytes,
-              static_cast<std::uint64_t>(g_process.max_threshold.load(std::memory_order_relaxed)));
-}
+// The peak grew enough to raise the fair share (rare: an eighth of the
+// budget at least).
+[[gnu::noinline]] void change_policy() { refresh_policy(); }
 
 }  // namespace
 
-void set_policy(std::int64_t live) {
-  const ThresholdRange range = threshold_range(live, g_process.config.precision);
-  g_policy.low.store(range.low, std::memory_order_relaxed);
-  g_policy.high.store(range.high, std::memory_order_relaxed);
-  g_policy.threshold.store(range.threshold, std::memory_order_relaxed);
-  raise_to(g_process.max_threshold, range.threshold);
-}
-
-void note_max_threads(std::uint32_t threads) { raise_field(g_region->header.max_threads, threads); }
+void note_max_threads(std::uint32_t threads) { raise_unsigned(g_region->header.max_threads, threads); }
 
 void start_timeline(std::uint64_t now, std::int64_t live) {
   std::int64_t max_live = g_published.interval_max.exchange(kNoPublish, std::memory_order_relaxed);
   if (max_live < live) max_live = live;
   const std::uint64_t t_ns = since_start(now);
-  append(Sample{t_ns, live, max_live});
+  g_sampling.last_mapped_sample_ns = 0;  // a new timeline
+  append(Sample{t_ns, live, max_live}, t_ns);
   schedule_next_sample(now);
   publish_figures(t_ns, live, mapped::live_bytes());
 }
@@ -199,7 +195,7 @@ std::uint64_t take_sample(std::int64_t live) {
   const std::uint64_t now = sample_clock();
   const std::uint64_t t_ns = since_start(now);
   close_interval(t_ns);
-  append(Sample{t_ns, live, live});
+  append(Sample{t_ns, live, live}, t_ns);
   schedule_next_sample(now);
   publish_figures(t_ns, live, mapped::live_bytes());
   return now;
@@ -213,7 +209,7 @@ void sample_locked(std::uint64_t now, SampleNow sample_now) {
     // The heap at this moment too (a marker, or a mapping change with no
     // heap publish to close the interval).
     const std::int64_t live = g_published.live.load(std::memory_order_relaxed);
-    append(Sample{t_ns, live, live});
+    append(Sample{t_ns, live, live}, t_ns);
     publish_figures(t_ns, live, mapped::live_bytes());
   } else if (closed) {
     const Sample& sample = g_timeline[g_timeline.size() - 1];
@@ -248,7 +244,7 @@ bool lock_sampling() {
 // publish: one call less) and publish_value() (the others). What is rare
 // (a new maximum, a new threshold, a race, a sample) is out of line, so the
 // common path is the add, the publish clock (publish_clock.h), the stores
-// of its state and five compares.
+// of its state and a few compares.
 [[gnu::always_inline]] inline void publish_delta(std::int64_t delta) {
   const std::int64_t live = g_published.live.fetch_add(delta, std::memory_order_relaxed) + delta;
   std::uint64_t now = publish_time();
@@ -275,10 +271,8 @@ bool lock_sampling() {
   if (const std::int64_t mapped_live = mapped::live_bytes(); mapped_live != 0) [[unlikely]] {
     raise_total_maxima(live + mapped_live, now);
   }
-  if (live < g_policy.low.load(std::memory_order_relaxed) || live >= g_policy.high.load(std::memory_order_relaxed))
-      [[unlikely]] {
-    change_policy(live);
-  }
+  // The peak (raised above when live passed it) may raise the fair share.
+  if (live >= g_policy.grow_at.load(std::memory_order_relaxed)) [[unlikely]] change_policy();
 }
 
 void publish_value(std::int64_t delta) { publish_delta(delta); }
@@ -290,8 +284,13 @@ void publish_exactly(std::int64_t bytes, CallKind kind) {
   publish_value(bytes);
 }
 
-void mapped_changed(std::int64_t mapped_live) {
-  const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
+void mapped_changed(std::int64_t mapped_live, std::uint64_t now, std::int64_t open_max) {
+  // In the live file at once, like a heap publish: a reader (top, convert
+  // after a kill) has the change whenever the next sample comes, if ever.
+  LiveHeader& h = g_region->header;
+  h.mapped_change_live.store(mapped_live, std::memory_order_relaxed);
+  h.mapped_open_max.store(open_max, std::memory_order_relaxed);
+  h.mapped_change_mono_ns.store(now, std::memory_order_release);
   const std::int64_t total = g_published.live.load(std::memory_order_relaxed) + mapped_live;
   if (total > g_published.total_peak.load(std::memory_order_relaxed)) raise_total_peak(total, now);
   // A program that maps without allocating still gets samples.
@@ -302,19 +301,26 @@ void mapped_changed(std::int64_t mapped_live) {
 }
 
 void publish(std::int64_t bytes, CallKind kind) {
-  if (t_own.span == 0) {
+  // Span 0 and an idle headroom: no slot (a slot asked to step down has
+  // span 0 too, but counts).
+  if (t_own.span == 0 && !t_own.counting()) [[unlikely]] {
     unregistered_change(bytes, kind);
     return;
   }
+  // A signal handler that interrupted its thread's threshold change: its
+  // bytes stay pending, and the interrupted call publishes them once the
+  // change is done (the loop below, or the handover's own accounting).
+  if (t_own.changing()) [[unlikely]] return;
   // Left within range (a malloc's one-sided test relies on it): a signal
-  // handler's bytes that arrived meanwhile and exceed the new threshold
+  // handler's bytes that arrived meanwhile and exceed a lowered threshold
   // are published too.
   do {
     const std::int64_t delta = t_own.own_pending();
     take_pending(t_own, delta);  // a signal handler's bytes meanwhile stay pending
     count_call(t_own.publishes);
     publish_delta(delta);
-    t_own.set_threshold(g_policy.threshold.load(std::memory_order_relaxed));
+    // The threshold moves toward the fair share (precision_budget.cpp).
+    if (t_own.span != g_policy.span.load(std::memory_order_relaxed)) [[unlikely]] move_threshold();
   } while (__builtin_expect(t_own.out_of_range(), 0));
 }
 

@@ -43,6 +43,7 @@ RegistryEntry* claim_entry() {
              !g_process.max_registered.compare_exchange_weak(most, now_registered, std::memory_order_relaxed)) {
       }
       note_max_threads(now_registered);  // the precision a reader of the live file sees
+      follow_thread_count(now_registered);  // the fair share for this many threads
       return &entry;
     }
   }
@@ -68,7 +69,9 @@ void flush_exiting_thread(void* value) {
   // Any call after this point (later key destructors, libc's own thread
   // teardown) publishes exactly: span 0 and kExited.
   t_mode = kExited;
-  const std::int64_t pending = t_own.start_over(0);
+  std::int64_t threshold = 0;
+  const std::int64_t pending = t_own.start_over(0, &threshold);
+  release_threshold(threshold);  // after the slot stopped holding anything back
   std::uint64_t publishes = t_own.publishes.load(std::memory_order_relaxed) + (pending != 0 ? 1 : 0);
   if (pending != 0) publish_value(pending);
   // Folded before the entry goes, so that a reader never misses them (it
@@ -81,7 +84,7 @@ void flush_exiting_thread(void* value) {
   release_entry(*entry);
   for (auto& calls : t_own.calls) calls.store(0, std::memory_order_relaxed);
   t_own.publishes.store(0, std::memory_order_relaxed);
-  g_process.registered.fetch_sub(1, std::memory_order_relaxed);
+  follow_thread_count(g_process.registered.fetch_sub(1, std::memory_order_relaxed) - 1);
   errno = saved_errno;
 }
 
@@ -108,13 +111,16 @@ void flush_exiting_thread(void* value) {
         const bool keyed = pthread_setspecific(g_process.exit_key, entry) == 0;
         errno = saved_errno;
         if (keyed) {
-          t_own.start_over(g_policy.threshold.load(std::memory_order_relaxed));
+          // Its share reserved first, then held (from span 0: no signal
+          // handler of this thread can have changed it, its calls publish
+          // exactly while it registers).
+          t_own.start_over(grant_threshold());
           t_mode = kRegistered;
           record(bytes, kind);
           return;
         }
         release_entry(*entry);
-        g_process.registered.fetch_sub(1, std::memory_order_relaxed);
+        follow_thread_count(g_process.registered.fetch_sub(1, std::memory_order_relaxed) - 1);
       }
       t_mode = kNoSlot;  // graceful degradation: exact for this thread
     } else {

@@ -100,6 +100,18 @@ std::size_t read_timeline(const TimelineStorage& s, Sample* out, bool still_writ
 }
 
 
+std::size_t read_mapped_line(const LiveRegion& region, Sample* out, bool still_writing) {
+  std::size_t n = read_timeline(region.mapped_timeline, out, still_writing);
+  const LiveHeader& h = region.header;
+  const std::uint64_t change_ns = latest_mapping_change_ns(h);
+  if (change_ns == 0 || (n > 0 && change_ns <= out[n - 1].t_ns) || n >= kHeapLineCapacity) return n;
+  Sample open{change_ns, h.mapped_change_live.load(std::memory_order_relaxed),
+              h.mapped_open_max.load(std::memory_order_relaxed)};
+  if (open.max_live < open.live) open.max_live = open.live;
+  out[n++] = open;
+  return n;
+}
+
 std::size_t read_heap_line(const LiveRegion& region, Sample* out, bool still_writing) {
   std::size_t n = read_timeline(region.timeline, out, still_writing);
   const LiveHeader& h = region.header;

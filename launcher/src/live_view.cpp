@@ -138,10 +138,12 @@ LiveSnapshot take_snapshot(const LiveFile& file, bool still_writing) {
   s.size_basis = bounded(h.size_basis, sizeof h.size_basis);
   s.start_unix_ns = h.start_unix_ns;
   s.exact = h.exact != 0;
-  s.min_threshold_bytes = h.min_threshold_bytes;
-  s.divisor = h.divisor;
+  const bool budget = h.precision_rule == kPrecisionBudget;
+  s.budget_floor_bytes = budget ? h.precision_bytes : 0;
+  s.budget_divisor = budget ? h.precision_divisor : 0;
   s.exited = h.state.load(std::memory_order_acquire) == kLiveExited;
   s.figures = read_figures(h, still_writing ? 100000 : 0);
+  s.bound_bytes = stated_bound(h, s.figures);
   std::uint32_t claimed = h.markers_claimed.load(std::memory_order_acquire);
   for (std::uint32_t i = 0; i < claimed && i < kLiveMarkerCapacity; ++i) {
     const LiveMarker& marker = region.markers[i];
@@ -157,18 +159,25 @@ LiveSnapshot take_snapshot(const LiveFile& file, bool still_writing) {
   s.interval_ns = region.timeline.interval_ns.load(std::memory_order_relaxed);
   if (file.has_mapped_series()) {
     s.mapped_mode = static_cast<LiveMappedMode>(h.mapped_mode);
-    s.mapped_samples.resize(kTimelineCapacity);
-    s.mapped_samples.resize(read_timeline(region.mapped_timeline, s.mapped_samples.data(), still_writing));
+    // Up to the latest mapping change, like the heap line.
+    s.mapped_samples.resize(kHeapLineCapacity);
+    s.mapped_samples.resize(read_mapped_line(region, s.mapped_samples.data(), still_writing));
     // The writer appends the mapped sample just after the heap's: a reader
     // may see one more heap sample (or, mid-merge, a different count); the
     // series are read as of the shorter, time by time.
     s.dropped_samples += drop_samples_back_in_time(s.mapped_samples);
-    // The heap line's last point may be its latest publish (read_heap_line):
-    // the mapped series, as last sampled, gets a point at the same time.
+    // One series may end with an open point (its latest publish or
+    // mapping change after its latest sample) that the other lacks: the
+    // other, unchanged since, gets one at the same time, so that the two
+    // still end the same intervals.
     if (s.samples.size() == s.mapped_samples.size() + 1 && !s.mapped_samples.empty() &&
         s.samples.back().t_ns > s.mapped_samples.back().t_ns) {
       const std::int64_t mapped = s.mapped_samples.back().live;
       s.mapped_samples.push_back(Sample{s.samples.back().t_ns, mapped, mapped});
+    } else if (s.mapped_samples.size() == s.samples.size() + 1 && !s.samples.empty() &&
+               s.mapped_samples.back().t_ns > s.samples.back().t_ns) {
+      const std::int64_t heap = s.samples.back().live;
+      s.samples.push_back(Sample{s.mapped_samples.back().t_ns, heap, heap});
     }
   } else {
     s.figures.mapped_live = s.figures.mapped_peak = s.figures.total_peak = 0;
@@ -260,11 +269,12 @@ void fill_mapped(Report& report, const LiveSnapshot& s) {
     }
   };
   raise_total(report.peak_bytes, report.peak_time_ns);
-  // Samples of the two series at the same moment: their sum was held then.
+  // The two samples that end an interval: each series held its value from
+  // its own sample's time to the interval's end, so their sum was held at
+  // the later of the two times.
   for (std::size_t i = 0; i < s.mapped_samples.size() && i < s.samples.size(); ++i) {
-    if (s.mapped_samples[i].t_ns == s.samples[i].t_ns) {
-      raise_total(s.samples[i].live + s.mapped_samples[i].live, s.samples[i].t_ns);
-    }
+    raise_total(s.samples[i].live + s.mapped_samples[i].live,
+                std::max(s.samples[i].t_ns, s.mapped_samples[i].t_ns));
   }
   report.mapped_samples = s.mapped_samples.data();
   report.mapped_sample_count = s.mapped_samples.size();
@@ -293,9 +303,10 @@ void write_converted_report(const LiveFile& file, const LiveSnapshot& s, const f
   report.allocator = s.allocator.c_str();
   report.size_basis = s.size_basis.c_str();
   report.exact = s.exact;
-  report.bound_bytes = s.exact ? 0 : s.figures.max_threads * s.figures.max_threshold_bytes;
-  report.min_threshold_bytes = s.min_threshold_bytes;
-  report.divisor = s.divisor;
+  report.bound_bytes = s.bound_bytes;
+  report.budget_floor_bytes = s.budget_floor_bytes;
+  report.budget_divisor = s.budget_divisor;
+  report.budget_bytes = s.budget_divisor == 0 ? 0 : std::max<std::uint64_t>(s.budget_floor_bytes, static_cast<std::uint64_t>(std::max<std::int64_t>(peak, 0)) / s.budget_divisor);
   report.max_threshold_bytes = s.exact ? 1 : s.figures.max_threshold_bytes;
   report.max_threads = s.figures.max_threads;
   report.peak_bytes = peak;
@@ -336,7 +347,7 @@ std::string render_top(const LiveSnapshot& s, bool running, std::size_t width) {
   text += "live " + human_bytes(s.figures.live) + "   peak " + human_bytes(s.figures.peak) + " at " +
           human_seconds(static_cast<std::int64_t>(s.figures.peak_time_ns)) + "   precision " +
           (s.exact ? std::string("exact")
-                   : "+/-" + human_bytes(static_cast<std::int64_t>(s.figures.max_threads * s.figures.max_threshold_bytes))) +
+                   : "+/-" + human_bytes(static_cast<std::int64_t>(s.bound_bytes))) +
           "\n";
   const bool mapped = s.mapped_mode == kMappedOn;
   if (mapped) {
@@ -367,7 +378,7 @@ std::string render_top(const LiveSnapshot& s, bool running, std::size_t width) {
 
   // The chart: each column the largest max_live of the samples in its time
   // slice (heap + mapped while mapped memory is counted: the maxima of both
-  // series at the same moment, an upper bound of the sum), eight rows up to
+  // series over the same interval, an upper bound of the sum), eight rows up to
   // the peak; '|' under a column holding a marker.
   constexpr std::size_t kRows = 8;
   if (width < 10) width = 10;
@@ -381,9 +392,8 @@ std::string render_top(const LiveSnapshot& s, bool running, std::size_t width) {
   for (std::size_t i = 0; i < s.samples.size(); ++i) {
     const Sample& sample = s.samples[i];
     std::int64_t value = sample.max_live;
-    if (mapped && i < s.mapped_samples.size() && s.mapped_samples[i].t_ns == sample.t_ns) {
-      value += s.mapped_samples[i].max_live;
-    }
+    // The mapped sample that ends the same interval.
+    if (mapped && i < s.mapped_samples.size()) value += s.mapped_samples[i].max_live;
     std::size_t c = column_of(sample.t_ns);
     columns[c] = std::max(columns[c], value);
     top = std::max(top, value);

@@ -46,7 +46,9 @@ struct LiveSnapshot {
   std::string exe, allocator, size_basis;
   std::uint64_t start_unix_ns = 0;
   bool exact = false;
-  std::uint64_t min_threshold_bytes = 0, divisor = 0;
+  // The budget's BYTES and DIVISOR (0 for a file older than the budget).
+  std::uint64_t budget_floor_bytes = 0, budget_divisor = 0;
+  std::uint64_t bound_bytes = 0;  // the stated precision (stated_bound)
   LiveFigures figures{};
   bool exited = false;  // the exit handlers ran
   std::uint64_t interval_ns = 0;
@@ -54,7 +56,8 @@ struct LiveSnapshot {
   std::vector<Sample> samples;
   // Mapped memory: mapped_mode is kMappedUnknown for a file of the older
   // layout (then no figures); mapped_samples match `samples` one for one
-  // while it was on.
+  // while it was on (each pair ends the same interval; each sample at the
+  // time of its own series' latest change).
   LiveMappedMode mapped_mode = kMappedUnknown;
   std::vector<Sample> mapped_samples;
   // Samples dropped because they went back in time (their maxima kept in

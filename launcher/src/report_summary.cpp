@@ -53,10 +53,19 @@ std::string summarize(const ParsedReport& report, const std::string& report_path
   if (report.precision.exact) {
     text += "exact";
   } else {
-    const std::uint64_t threads = report.precision.max_threads;
-    text += "+/-" + human_bytes(static_cast<std::int64_t>(report.precision.bound_bytes)) + " (batched: " +
-            std::to_string(threads) + (threads == 1 ? " thread x " : " threads x ") +
-            human_bytes(static_cast<std::int64_t>(report.precision.max_threshold_bytes)) + ")";
+    const ParsedReport::Precision& precision = report.precision;
+    text += "+/-" + human_bytes(static_cast<std::int64_t>(precision.bound_bytes));
+    if (precision.budget_divisor > 0) {
+      // The budget: the threads together hold back at most max(BYTES, peak / DIVISOR).
+      text += " (batched: at most max(" + human_bytes(static_cast<std::int64_t>(precision.budget_floor_bytes)) +
+              ", peak/" + std::to_string(precision.budget_divisor) + ") = " +
+              human_bytes(static_cast<std::int64_t>(precision.budget_bytes)) + ")";
+    } else {
+      // A report written before the budget: the per-thread rule.
+      const std::uint64_t threads = precision.max_threads;
+      text += " (batched: " + std::to_string(threads) + (threads == 1 ? " thread x " : " threads x ") +
+              human_bytes(static_cast<std::int64_t>(precision.max_threshold_bytes)) + ")";
+    }
   }
   text += ", " + std::to_string(report.samples.size()) + " samples over " +
           human_seconds(static_cast<std::int64_t>(report.duration_ns)) + "\n";

@@ -20,7 +20,7 @@ std::string human_seconds(std::int64_t ns);
 //   heapline: peak 12.3 MiB at 1.234 s, final 1.0 MiB
 //   heapline: mapped peak 250.0 MiB at 1.0 s, final 0 B; heap + mapped peak 262.1 MiB at 1.0 s, final 1.0 MiB
 //   heapline: peak resident set 207.0 MiB (the kernel's high-water mark: ...)
-//   heapline: precision +/-64.0 KiB (batched: 4 threads x 16.0 KiB), 123 samples over 2.500 s
+//   heapline: precision +/-167.9 KiB (batched: at most max(256.0 KiB, peak/100) = 256.0 KiB), 123 samples over 2.500 s
 //   heapline: report heapline.sort.1234.json
 std::string summarize(const ParsedReport& report, const std::string& report_path);
 

@@ -63,6 +63,23 @@ TEST(Catalogue, TheAllocatorEntriesAreApartFromTheFive) {
     EXPECT_EQ(scenario.allocator, "") << scenario.name;
 }
 
+// The many-thread entry does churn-4t's work over 64 threads, in full and
+// reduced, apart from the five.
+TEST(Catalogue, TheManyThreadEntryDoesChurn4tsWorkOver64Threads) {
+  auto threads = load_catalogue(HEAPLINE_SOURCE_DIR "/scenarios/threads.json");
+  auto five = load_catalogue(HEAPLINE_SOURCE_DIR "/scenarios/scenarios.json");
+  ASSERT_EQ(threads.names(), (std::vector<std::string>{"churn-64t"}));
+  const Scenario& many = threads.scenarios[0];
+  const Scenario& four = *five.find("churn-4t");
+  const Placeholders where{"/b", "/s"};
+  auto work = [](const std::vector<std::string>& argv) { return std::stoll(argv[1]) * std::stoll(argv[2]); };
+  EXPECT_EQ(expand_command(many, where)[1], "64");
+  EXPECT_EQ(work(expand_command(many, where)), work(expand_command(four, where)));
+  EXPECT_EQ(work(expand_instructions_command(many, where)), work(expand_instructions_command(four, where)));
+  EXPECT_EQ(many.allocator, "");
+  EXPECT_EQ(five.find("churn-64t"), nullptr);
+}
+
 TEST(Catalogue, ScenarioEnvironmentIsRead) {
   auto catalogue = load_catalogue(HEAPLINE_SOURCE_DIR "/scenarios/scenarios.json");
   EXPECT_EQ(catalogue.find("python")->env.at("PYTHONHASHSEED"), "0");

@@ -150,11 +150,15 @@ std::string heapline_format_problem(const nlohmann::json& r) {
     if (!r.contains(key) || !r[key].is_string()) return std::string("missing string ") + key;
   }
   const auto& precision = r.at("precision");
-  for (const char* key : {"bound_bytes", "min_threshold_bytes", "divisor", "max_threads"}) {
+  for (const char* key : {"bound_bytes", "budget_floor_bytes", "budget_divisor", "budget_bytes", "max_threshold_bytes",
+                          "max_threads"}) {
     if (!precision.contains(key) || !precision[key].is_number_integer()) return std::string("precision lacks ") + key;
   }
   std::string mode = precision.value("mode", "");
   if (mode != "exact" && mode != "batched") return "precision.mode is " + mode;
+  if (precision["bound_bytes"].get<std::int64_t>() > precision["budget_bytes"].get<std::int64_t>()) {
+    return "precision.bound_bytes is above budget_bytes";
+  }
   for (const char* key : {"alloc", "free", "realloc"}) {
     if (!r.at("calls").contains(key)) return std::string("calls lacks ") + key;
   }

@@ -161,9 +161,31 @@ TEST_F(Interposer, ThreadsThatFreeEachOthersBlocks) {
   EXPECT_LE(std::llabs(peak(batched) - final_bytes(batched) - (f.first - f.second)), bound(batched));
   json coarse = traced_report(argv, "coarse.json", {{"HEAPLINE_PRECISION", "1048576,8"}}, &f);
   EXPECT_EQ(final_bytes(coarse), final_bytes(exact));
-  EXPECT_EQ(coarse["precision"]["min_threshold_bytes"], 1048576);
-  EXPECT_EQ(coarse["precision"]["divisor"], 8);
+  EXPECT_EQ(coarse["precision"]["budget_floor_bytes"], 1048576);
+  EXPECT_EQ(coarse["precision"]["budget_divisor"], 8);
   EXPECT_LE(std::llabs(peak(coarse) - final_bytes(coarse) - (f.first - f.second)), bound(coarse));
+}
+
+// The stated bound is a fraction of the heap, not a multiple of the
+// thread count: max(1% of the peak, 256 KiB) at 64 and 256 threads (each
+// holding ~130 KiB, the process 8 and 33 MiB at its peak), and the batched
+// peak within it of the exact one.
+TEST_F(Interposer, TheBoundIsOnePercentOfThePeakAtAnyThreadCount) {
+  for (const char* thread_count : {"64", "256"}) {
+    SCOPED_TRACE(std::string(thread_count) + " threads");
+    Figures f;
+    std::vector<std::string> argv{kPatterns, "threads", "chunk", thread_count, "128", "16"};
+    json exact = traced_report(argv, "exact.json", {{"HEAPLINE_PRECISION", "exact"}}, &f);
+    json batched = traced_report(argv, "batched.json", {}, &f);
+    ASSERT_GE(batched["precision"]["max_threads"].get<int>(), std::atoi(thread_count));
+    EXPECT_EQ(final_bytes(batched), final_bytes(exact));
+    const std::int64_t stated = bound(batched);
+    EXPECT_GT(stated, 0);
+    EXPECT_LE(stated, std::max<std::int64_t>(peak(batched) / 100, 256 << 10));
+    EXPECT_LE(stated, batched["precision"]["budget_bytes"].get<std::int64_t>());
+    EXPECT_LE(std::llabs(peak(batched) - peak(exact)), stated);
+    EXPECT_LE(std::llabs(peak(batched) - final_bytes(batched) - (f.first - f.second)), stated);
+  }
 }
 
 TEST_F(Interposer, ThousandShortLivedThreadsLeaveNoDrift) {
@@ -432,8 +454,8 @@ TEST_F(Interposer, BadSettingsGiveOneClearLineAndTheDefault) {
     json r = read_json(dir_ / name);
     EXPECT_EQ(r["interval_ns"], 10'000'000);
     EXPECT_EQ(r["precision"]["mode"], "batched");
-    EXPECT_EQ(r["precision"]["min_threshold_bytes"], 16384);
-    EXPECT_EQ(r["precision"]["divisor"], 64);
+    EXPECT_EQ(r["precision"]["budget_floor_bytes"], 262144);
+    EXPECT_EQ(r["precision"]["budget_divisor"], 100);
   }
 }
 

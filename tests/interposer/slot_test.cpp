@@ -1,6 +1,5 @@
 // A thread's slot (interposer/src/accounting.h): its pending bytes survive
-// a threshold change, with cmpxchg16b and without it (the path of the few
-// x86-64 processors that lack it, chosen once at init from cpuid).
+// a threshold change and a request to step down; a handover returns them.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -11,37 +10,81 @@
 namespace heapline::accounting {
 namespace {
 
-// On this thread's own slot (t_own), which the unit test's thread never
-// registers: handed over with start_over, as the registry does.
-void expect_threshold_change_keeps_pending(bool cx16) {
-  const bool saved = g_cx16;
-  g_cx16 = cx16;
-  Slot& slot = t_own;
-  EXPECT_EQ(slot.start_over(16 * 1024), 0);
-  EXPECT_FALSE(add_crosses_threshold(10'000, kAllocCall));
-  EXPECT_FALSE(remove_crosses_threshold(3'000, kFreeCall));
-  EXPECT_EQ(slot.own_pending(), 7'000);
-  slot.set_threshold(1024 * 1024);
-  EXPECT_EQ(slot.own_pending(), 7'000);
-  EXPECT_EQ(slot.pending_bytes(), 7'000);
-  // The new threshold is the one in force: 1 MiB pending crosses it, less does not.
-  EXPECT_FALSE(add_crosses_threshold(1024 * 1024 - 7'001, kAllocCall));
-  EXPECT_TRUE(add_crosses_threshold(1, kAllocCall));
-  slot.set_threshold(4096);  // pending above the new threshold: the next call publishes
-  EXPECT_EQ(slot.own_pending(), 1024 * 1024);
-  EXPECT_TRUE(remove_crosses_threshold(16, kFreeCall));
-  EXPECT_EQ(slot.own_pending(), 1024 * 1024 - 16);
-  // Handed back: what was pending, and from now on every call is the slow
-  // path's, with nothing pending for a reader.
-  EXPECT_EQ(slot.start_over(0), 1024 * 1024 - 16);
-  EXPECT_TRUE(add_crosses_threshold(1, kAllocCall));
-  EXPECT_EQ(slot.pending_bytes(), 0);
-  g_cx16 = saved;
+// On a fresh thread's own slot (t_own), which the test never registers:
+// handed over with start_over, as the registry does.
+TEST(Slot, ThresholdChangeKeepsThePendingBytes) {
+  std::thread([] {
+    Slot& slot = t_own;
+    EXPECT_FALSE(slot.counting());  // a new thread's TLS: idle
+    std::int64_t replaced = -1;
+    EXPECT_EQ(slot.start_over(16 * 1024, &replaced), 0);
+    EXPECT_EQ(replaced, 0);
+    EXPECT_TRUE(slot.counting());
+    EXPECT_FALSE(add_crosses_threshold(10'000, kAllocCall));
+    EXPECT_FALSE(remove_crosses_threshold(3'000, kFreeCall));
+    EXPECT_EQ(slot.own_pending(), 7'000);
+    slot.begin_change();
+    EXPECT_TRUE(slot.changing());
+    slot.set_threshold(1024 * 1024);
+    slot.end_change();
+    EXPECT_FALSE(slot.changing());
+    EXPECT_EQ(slot.own_pending(), 7'000);
+    EXPECT_EQ(slot.pending_bytes(), 7'000);
+    // The new threshold is the one in force: 1 MiB pending crosses it, less does not.
+    EXPECT_FALSE(add_crosses_threshold(1024 * 1024 - 7'001, kAllocCall));
+    EXPECT_TRUE(add_crosses_threshold(1, kAllocCall));
+    slot.begin_change();
+    slot.set_threshold(4096);  // pending above the new threshold: the next call publishes
+    slot.end_change();
+    EXPECT_EQ(slot.own_pending(), 1024 * 1024);
+    EXPECT_TRUE(remove_crosses_threshold(16, kFreeCall));
+    EXPECT_EQ(slot.own_pending(), 1024 * 1024 - 16);
+    // Handed back: what was pending and the threshold, and from now on
+    // every call is the slow path's, with nothing pending for a reader.
+    EXPECT_EQ(slot.start_over(0, &replaced), 1024 * 1024 - 16);
+    EXPECT_EQ(replaced, 4096);
+    EXPECT_FALSE(slot.counting());
+    EXPECT_TRUE(add_crosses_threshold(1, kAllocCall));
+    EXPECT_EQ(slot.pending_bytes(), 0);
+  }).join();
 }
 
-TEST(Slot, ThresholdChangeKeepsThePendingBytesWithCmpxchg16b) { expect_threshold_change_keeps_pending(true); }
-
-TEST(Slot, ThresholdChangeKeepsThePendingBytesWithoutCmpxchg16b) { expect_threshold_change_keeps_pending(false); }
+// Another thread asks a slot above the fair share to step down: its span
+// goes to 0, its pending bytes stay what they were (counted from its
+// threshold), its next free fails the two-sided test (and publishes), and
+// a malloc still crosses only at the threshold.
+TEST(Slot, AskedToStepDownTheNextFreePublishesAndNothingIsLost) {
+  Slot* slot = nullptr;
+  std::atomic<int> step{0};
+  std::thread owner([&] {
+    slot = &t_own;
+    t_own.start_over(64 * 1024);
+    EXPECT_FALSE(add_crosses_threshold(50'000, kAllocCall));
+    step = 1;
+    while (step != 2) std::this_thread::yield();
+    EXPECT_TRUE(t_own.counting());
+    EXPECT_EQ(t_own.span, 0u);
+    EXPECT_EQ(t_own.own_pending(), 50'000);
+    EXPECT_FALSE(add_crosses_threshold(14'000, kAllocCall));  // 64 000 pending: below 64 KiB
+    EXPECT_TRUE(add_crosses_threshold(1'536, kAllocCall));    // 65 536: at it
+    EXPECT_TRUE(remove_crosses_threshold(1'536, kFreeCall));  // any free now
+    EXPECT_EQ(t_own.own_pending(), 64'000);
+    // The owner's answer: its threshold down to the fair share, the span back.
+    t_own.begin_change();
+    t_own.set_threshold(32 * 1024);
+    t_own.end_change();
+    EXPECT_EQ(t_own.span, 2u * 32 * 1024 - 1);
+    EXPECT_EQ(t_own.own_pending(), 64'000);
+    EXPECT_EQ(t_own.start_over(0), 64'000);
+  });
+  while (step != 1) std::this_thread::yield();
+  EXPECT_FALSE(slot->ask_to_step_down(2 * 64 * 1024 - 1));  // not above a fair share of 64 KiB
+  EXPECT_TRUE(slot->ask_to_step_down(2 * 32 * 1024 - 1));
+  EXPECT_FALSE(slot->ask_to_step_down(2 * 32 * 1024 - 1));  // asked already
+  EXPECT_EQ(slot->pending_bytes(), 50'000);
+  step = 2;
+  owner.join();
+}
 
 // A thread without a place in the registry (span 0) must take the slow
 // path on every call, whatever its calls did before: a malloc's test is
@@ -57,6 +100,7 @@ TEST(Slot, WithoutAPlaceInTheRegistryEveryCallTakesTheSlowPath) {
       EXPECT_TRUE(change_crosses_threshold(16, kReallocCall));
       EXPECT_TRUE(change_crosses_threshold(-16, kReallocCall));
       EXPECT_EQ(t_own.pending_bytes(), 0);
+      EXPECT_FALSE(t_own.counting());  // still idle: the slow path tells it from a slot asked to step down
       EXPECT_EQ(t_own.start_over(16 * 1024), 0);
       EXPECT_FALSE(add_crosses_threshold(16, kAllocCall));
       EXPECT_EQ(t_own.start_over(0), 16);

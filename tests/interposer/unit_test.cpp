@@ -33,14 +33,14 @@ TEST(Config, Precision) {
   EXPECT_TRUE(p.exact);
   EXPECT_TRUE(parse_precision("batched", &p));
   EXPECT_FALSE(p.exact);
-  EXPECT_EQ(p.min_bytes, 16384u);
-  EXPECT_EQ(p.divisor, 64u);
+  EXPECT_EQ(p.budget_bytes, 262144u);
+  EXPECT_EQ(p.budget_divisor, 100u);
   EXPECT_TRUE(parse_precision("65536,32", &p));
-  EXPECT_EQ(p.min_bytes, 65536u);
-  EXPECT_EQ(p.divisor, 32u);
+  EXPECT_EQ(p.budget_bytes, 65536u);
+  EXPECT_EQ(p.budget_divisor, 32u);
   EXPECT_TRUE(parse_precision("4096", &p));
-  EXPECT_EQ(p.min_bytes, 4096u);
-  EXPECT_EQ(p.divisor, 64u);
+  EXPECT_EQ(p.budget_bytes, 4096u);
+  EXPECT_EQ(p.budget_divisor, 100u);
   for (const char* bad : {"", "fast", "0", "10,0", ",5", "5,", "1,2,3", "-4", "Exact", "2000000000000"}) {
     EXPECT_FALSE(parse_precision(bad, &p)) << bad;
   }
@@ -78,8 +78,8 @@ TEST(Config, LoadUsesDefaultsForBadValues) {
   });
   EXPECT_STREQ(config.out_template, "/x/%e.json");
   EXPECT_EQ(config.interval_ns, 10'000'000u);
-  EXPECT_EQ(config.precision.min_bytes, 8192u);
-  EXPECT_EQ(config.precision.divisor, 16u);
+  EXPECT_EQ(config.precision.budget_bytes, 8192u);
+  EXPECT_EQ(config.precision.budget_divisor, 16u);
 }
 
 TEST(Config, RootPid) {
@@ -134,7 +134,7 @@ TEST(Config, EachBadValueIsOneLineAndKeepsTheDefault) {
   const Config defaults;
   EXPECT_STREQ(config.out_template, defaults.out_template);
   EXPECT_EQ(config.interval_ns, defaults.interval_ns);
-  EXPECT_EQ(config.precision.divisor, defaults.precision.divisor);
+  EXPECT_EQ(config.precision.budget_divisor, defaults.precision.budget_divisor);
   EXPECT_EQ(config.summary, defaults.summary);
   EXPECT_EQ(config.mapped, defaults.mapped);
   EXPECT_EQ(config.follow_children, defaults.follow_children);

@@ -206,7 +206,7 @@ const char* kSummary =
     R"(heapline: mapped peak [0-9.]+ \w+ at [0-9.]+ s, final [0-9.]+ \w+; )"
     R"(heap \+ mapped peak [0-9.]+ \w+ at [0-9.]+ s, final [0-9.]+ \w+\n)"
     R"(heapline: peak resident set [0-9.]+ \w+ \(the kernel's high-water mark: [^\n]+\)\n)"
-    R"(heapline: precision \+/-[0-9.]+ \w+ \(batched: \d+ threads? x [0-9.]+ \w+\), \d+ samples over [0-9.]+ s\n)"
+    R"(heapline: precision \+/-[0-9.]+ \w+ \(batched: at most max\(256\.0 KiB, peak/100\) = [0-9.]+ \w+\), \d+ samples over [0-9.]+ s\n)"
     R"(heapline: report heapline\.python3\.(\d+)\.json\n)";
 
 TEST_F(Launcher, RunsTheCommandAndSummarisesItsReport) {

@@ -49,8 +49,9 @@ struct WrittenReport {
     r.size_basis = "usable";
     r.exact = false;
     r.bound_bytes = 105;
-    r.min_threshold_bytes = 106;
-    r.divisor = 107;
+    r.budget_floor_bytes = 106;
+    r.budget_divisor = 107;
+    r.budget_bytes = 1000;
     r.max_threshold_bytes = 108;
     r.max_threads = 109;
     r.peak_bytes = 110;
@@ -121,8 +122,10 @@ TEST_F(ReportReader, ReadsBackEveryFieldTheWriterWrites) {
   EXPECT_EQ(r.size_basis, "usable");
   EXPECT_FALSE(r.precision.exact);
   EXPECT_EQ(r.precision.bound_bytes, 105u);
-  EXPECT_EQ(r.precision.min_threshold_bytes, 106u);
-  EXPECT_EQ(r.precision.divisor, 107u);
+  EXPECT_EQ(r.precision.budget_floor_bytes, 106u);
+  EXPECT_EQ(r.precision.budget_divisor, 107u);
+  EXPECT_EQ(r.precision.budget_bytes, 1000u);
+  EXPECT_EQ(r.precision.min_threshold_bytes, 0u);
   EXPECT_EQ(r.precision.max_threshold_bytes, 108u);
   EXPECT_EQ(r.precision.max_threads, 109u);
   EXPECT_EQ(r.peak_bytes, 110);
@@ -187,6 +190,21 @@ TEST_F(ReportReader, KnowsEveryFieldTheWriterWrites) {
   for (const auto& [name, value] : report.items()) EXPECT_TRUE(known.count(name)) << name;
 }
 
+// A report of the per-thread policy (before the budget) reads, its
+// minimum threshold and divisor kept, the budget's figures 0.
+TEST_F(ReportReader, AReportWrittenBeforeTheBudgetReads) {
+  nlohmann::json report = nlohmann::json::parse(written());
+  report["precision"] = {{"mode", "batched"}, {"bound_bytes", 81920}, {"min_threshold_bytes", 16384},
+                         {"divisor", 64}, {"max_threshold_bytes", 16384}, {"max_threads", 5}};
+  const heapline::ReportReading reading = parse_report(report.dump(), "old.json");
+  ASSERT_TRUE(reading) << reading.error;
+  EXPECT_EQ(reading.report->precision.bound_bytes, 81920u);
+  EXPECT_EQ(reading.report->precision.min_threshold_bytes, 16384u);
+  EXPECT_EQ(reading.report->precision.divisor, 64u);
+  EXPECT_EQ(reading.report->precision.budget_divisor, 0u);
+  EXPECT_EQ(reading.report->precision.max_threads, 5u);
+}
+
 // Every field the reader requires, removed in turn: the error names it.
 TEST_F(ReportReader, AMissingFieldIsNamed) {
   const nlohmann::json good = nlohmann::json::parse(written());
@@ -201,6 +219,15 @@ TEST_F(ReportReader, AMissingFieldIsNamed) {
   report["precision"].erase("max_threads");
   EXPECT_EQ(error_of(report.dump()),
             "r.json: not a valid heapline/1 report: field \"precision.max_threads\" is missing");
+  report = good;
+  report["precision"].erase("budget_bytes");
+  EXPECT_EQ(error_of(report.dump()),
+            "r.json: not a valid heapline/1 report: field \"precision.budget_bytes\" is missing");
+  // A report written before the budget has each thread's minimum threshold instead.
+  report = good;
+  for (const char* name : {"budget_floor_bytes", "budget_divisor", "budget_bytes"}) report["precision"].erase(name);
+  EXPECT_EQ(error_of(report.dump()),
+            "r.json: not a valid heapline/1 report: field \"precision.min_threshold_bytes\" is missing");
   report = good;
   report["total"].erase("peak_bytes");
   EXPECT_EQ(error_of(report.dump()), "r.json: not a valid heapline/1 report: field \"total.peak_bytes\" is missing");

@@ -19,8 +19,8 @@
 # new lines are copied; default $HEAPLINE_BUILD_DIR/ci/run-points.jsonl), and
 # HEAPLINE_CATALOGUES: the scenario catalogues to measure, one suite each,
 # space-separated (default: heapline-bench's own, the five scenarios); the
-# performance workflow adds scenarios/allocators.json, entries outside the
-# five.
+# performance workflow adds scenarios/allocators.json and
+# scenarios/threads.json, entries outside the five.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"

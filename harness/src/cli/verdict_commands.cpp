@@ -149,6 +149,30 @@ int run_check(const CheckOptions& options) {
                 << format_figure(c.figure, c.change.after) << "% between " << commit_code(c.last_before->commit)
                 << " and " << commit_code(c.first_after->commit) << " (p = " << c.change.p_value << ")\n";
 
+  // The accuracy verdict: a newest point whose batched peak is farther from
+  // the exact one than the bound it states is a correctness regression,
+  // which fails the gate whatever --gate names.
+  std::ostringstream accuracy_text;
+  int outside_bound = 0;
+  for (const auto& name : catalogue.names()) {
+    const auto newest = std::find_if(history.entries.rbegin(), history.entries.rend(),
+                                     [&](const HistoryEntry& e) { return e.scenario == name; });
+    if (newest == history.entries.rend() || !newest->accuracy) continue;
+    const Accuracy& a = *newest->accuracy;
+    const bool within = a.within_bound();
+    if (!within) ++outside_bound;
+    accuracy_text << "| `" << name << "` | `" << short_commit(newest->commit) << "` | " << a.error_bytes() << " B | "
+                  << a.bound_bytes << " B | **" << (within ? "within the bound" : "outside the bound") << "** |\n";
+    if (!within && options.github) {
+      std::cout << "::error title=Accuracy regression::"
+                << github_escape(name + " at " + short_commit(newest->commit) + ": batched peak " +
+                                 std::to_string(a.batched_peak_bytes) + " B against the exact " +
+                                 std::to_string(a.exact_peak_bytes) + " B, outside the stated bound of " +
+                                 std::to_string(a.bound_bytes) + " B")
+                << "\n";
+    }
+  }
+
   std::string gate_names;
   for (Figure f : gated) gate_names += (gate_names.empty() ? "" : ", ") + std::string(figure_name(f));
   std::ostringstream report;
@@ -159,6 +183,10 @@ int run_check(const CheckOptions& options) {
          << format_percent(rule.instructions_min_effect, false, 2) << " for instructions), t × noise); false-alarm rate "
          << rule.false_alarm_rate << " per push over " << rule.scenarios << " scenarios × " << rule.figures
          << " gated figure(s). Gated: " << (gate_names.empty() ? "none" : gate_names) << ".\n";
+  if (!accuracy_text.str().empty())
+    report << "\n### Accuracy (batched peak − exact peak against the stated bound)\n\n"
+              "| Scenario | Commit | Error | Bound | Verdict |\n|---|---|---:|---:|---|\n"
+           << accuracy_text.str();
   if (!changes.empty()) report << "\n### Change points\n\n" << change_text.str();
   std::cout << report.str();
 
@@ -167,7 +195,8 @@ int run_check(const CheckOptions& options) {
       std::ofstream(summary, std::ios::app) << report.str() << "\n";
   }
   if (regressions > 0) std::cerr << "check: " << regressions << " regression(s) of a gated figure\n";
-  return regressions > 0 && options.fail_on_regression ? kExitRefused : kExitOk;
+  if (outside_bound > 0) std::cerr << "check: " << outside_bound << " scenario(s) with an error outside the stated bound\n";
+  return (regressions > 0 || outside_bound > 0) && options.fail_on_regression ? kExitRefused : kExitOk;
 }
 
 int run_calibrate(const CalibrateOptions& options) {

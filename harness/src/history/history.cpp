@@ -78,6 +78,7 @@ HistoryEntry history_entry(const Point& p, int line) {
                                         p.instructions->overhead, true};
   e.publishes_per_1000_calls = p.library_report.publishes_per_1000_calls;
   e.extra_peak_rss_kib = p.library_report.extra_peak_rss_kib;
+  e.accuracy = p.library_report.accuracy;
   return e;
 }
 

@@ -151,7 +151,12 @@ ordered_json to_json(const Point& p) {
                                          : ordered_json(nullptr)},
         {"extra_peak_rss_kib", p.library_report.extra_peak_rss_kib
                                    ? ordered_json(*p.library_report.extra_peak_rss_kib)
-                                   : ordered_json(nullptr)}}},
+                                   : ordered_json(nullptr)},
+        {"accuracy", p.library_report.accuracy
+                         ? ordered_json{{"batched_peak_bytes", p.library_report.accuracy->batched_peak_bytes},
+                                        {"exact_peak_bytes", p.library_report.accuracy->exact_peak_bytes},
+                                        {"bound_bytes", p.library_report.accuracy->bound_bytes}}
+                         : ordered_json(nullptr)}}},
       {"timing", p.timing},
       {"heapline_version", p.heapline_version},
       {"library", p.library},

@@ -91,6 +91,12 @@ class Fields {
     return number;
   }
 
+  std::int64_t required_integer(const char* key) const {
+    const auto number = optional_integer(key);
+    if (!number) wrong(path(key), "is missing");
+    return *number;
+  }
+
   std::optional<std::uint64_t> optional_count(const char* key) const {
     const auto value = optional(key);
     if (!value) return std::nullopt;
@@ -202,6 +208,13 @@ Point point_from(element document, RawTimes raw) {
   if (const auto report = o.optional_object("library_report")) {
     p.library_report.publishes_per_1000_calls = report->optional_number("publishes_per_1000_calls");
     if (const auto rss = report->optional_integer("extra_peak_rss_kib")) p.library_report.extra_peak_rss_kib = *rss;
+    if (const auto accuracy = report->optional_object("accuracy")) {
+      Accuracy figure;
+      figure.batched_peak_bytes = accuracy->required_integer("batched_peak_bytes");
+      figure.exact_peak_bytes = accuracy->required_integer("exact_peak_bytes");
+      figure.bound_bytes = accuracy->required_integer("bound_bytes");
+      p.library_report.accuracy = figure;
+    }
   }
   p.heapline_version = o.optional_string("heapline_version").value_or("");
   if (const auto timing = o.optional_string("timing")) {

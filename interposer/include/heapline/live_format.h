@@ -25,8 +25,10 @@
 //                  [2 × merge_done, merge_from), which read_timeline rebuilds.
 //   TimelineStorage   the mapped-memory series (mapped_memory.h in the
 //                  interposer): samples [t_ns, mapped bytes, the largest
-//                  mapped value since the previous sample], taken at the
-//                  same moments as the heap's and merged the same way.
+//                  mapped value since the previous sample], one for each
+//                  heap sample (ending the same interval, merged the same
+//                  way), each at the time of its own latest mapping change
+//                  (or, with none in the interval, at the heap sample's).
 //                  Added within version 1: a file is the older, shorter
 //                  layout (kLiveRegionV1Bytes, without this series and with
 //                  zeros where the mapped fields are now) unless
@@ -83,6 +85,11 @@ enum LiveMappedMode : std::uint32_t {
   kMappedOff = 2,
 };
 
+enum LivePrecisionRule : std::uint32_t {
+  kPrecisionPerThread = 0,  // files written before the budget
+  kPrecisionBudget = 1,
+};
+
 enum LiveState : std::uint32_t {
   kLiveRunning = 1,
   kLiveExited = 2,  // the exit handlers ran and took the final sample
@@ -108,9 +115,14 @@ struct LiveHeader {
   std::int32_t ppid = 0;
   std::uint64_t start_unix_ns = 0;
   std::uint32_t exact = 0;
-  std::uint32_t reserved0 = 0;
-  std::uint64_t min_threshold_bytes = 0;
-  std::uint64_t divisor = 0;
+  // The rule of the two figures below and of the stated bound
+  // (stated_bound): kPrecisionPerThread in files older than the budget, 0
+  // there (a per-thread minimum threshold and divisor; the bound is
+  // max_threads × max_threshold_bytes), or kPrecisionBudget (the budget's
+  // BYTES and DIVISOR; the bound is bound_bytes).
+  std::uint32_t precision_rule = 0;
+  std::uint64_t precision_bytes = 0;
+  std::uint64_t precision_divisor = 0;
   char allocator[32] = {};
   char size_basis[32] = {};
   // Mapped memory: 0 in a file of the older layout (nothing known), else
@@ -159,11 +171,24 @@ struct LiveHeader {
   // latest sample. read_figures() and read_heap_line() fold it in.
   // The latest publish's time on CLOCK_MONOTONIC's time base (0: none yet),
   // read from CLOCK_MONOTONIC_COARSE where its tick is fine enough for the
-  // interval: then up to a tick early, but never before the latest sample.
+  // interval (plus one tick: then within a tick of the publish, early or
+  // late), but never before the latest sample.
   std::atomic<std::uint64_t> publish_mono_ns{0};
   std::atomic<std::int64_t> publish_live{0};  // the published live heap after it
   std::atomic<std::int64_t> open_max{0};      // the largest published since the latest sample
-  char reserved2[4096 - 16 * 8 - 8 - 3 * 8] = {};
+  // The stated precision under kPrecisionBudget: the largest share of the
+  // budget the threads held together, raised (outside the seqlock) as it
+  // grows. 0 in older files.
+  std::atomic<std::uint64_t> bound_bytes{0};
+  // The latest mapping change (mapped_mode set), written by every counted
+  // mapping call as it happens, like the latest publish: its
+  // CLOCK_MONOTONIC time (0: none yet), the mapped bytes after it, and the
+  // largest mapped value since the mapped series' latest sample. 0 in
+  // older files. read_figures() and read_mapped_line() fold it in.
+  std::atomic<std::uint64_t> mapped_change_mono_ns{0};
+  std::atomic<std::int64_t> mapped_change_live{0};
+  std::atomic<std::int64_t> mapped_open_max{0};
+  char reserved2[4096 - 16 * 8 - 8 - 3 * 8 - 4 * 8] = {};
 };
 static_assert(sizeof(LiveHeader) == 3 * 4096);
 
@@ -183,7 +208,7 @@ static_assert(sizeof(LiveRegion) == kLiveRegionV1Bytes + sizeof(TimelineStorage)
 // `attempts` tries on a writer that died mid-update, as they are).
 struct LiveFigures {
   std::int64_t live, peak;
-  std::uint64_t peak_time_ns, last_sample_ns, max_threads, max_threshold_bytes, calls[3], publishes;
+  std::uint64_t peak_time_ns, last_sample_ns, max_threads, max_threshold_bytes, bound_bytes, calls[3], publishes;
   std::int64_t mapped_live, mapped_peak;
   std::uint64_t mapped_peak_time_ns;
   std::int64_t total_peak;
@@ -197,6 +222,13 @@ inline std::uint64_t latest_publish_ns(const LiveHeader& h) {
   return mono > h.start_mono_ns ? mono - h.start_mono_ns : 0;
 }
 
+// The time of the latest mapping change since the start (0: none yet, or
+// a file older than these fields).
+inline std::uint64_t latest_mapping_change_ns(const LiveHeader& h) {
+  const std::uint64_t mono = h.mapped_change_mono_ns.load(std::memory_order_acquire);
+  return mono > h.start_mono_ns ? mono - h.start_mono_ns : 0;
+}
+
 inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
   LiveFigures f{};
   for (int attempt = 0;; ++attempt) {
@@ -207,6 +239,7 @@ inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
     f.last_sample_ns = h.last_sample_ns.load(std::memory_order_relaxed);
     f.max_threads = h.max_threads.load(std::memory_order_relaxed);
     f.max_threshold_bytes = h.max_threshold_bytes.load(std::memory_order_relaxed);
+    f.bound_bytes = h.bound_bytes.load(std::memory_order_relaxed);
     for (int i = 0; i < 3; ++i) f.calls[i] = h.calls[i].load(std::memory_order_relaxed);
     f.publishes = h.publishes.load(std::memory_order_relaxed);
     f.mapped_live = h.mapped_live.load(std::memory_order_relaxed);
@@ -225,7 +258,25 @@ inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
     if (open_max > f.peak) f.peak = open_max, f.peak_time_ns = publish_ns;
     if (f.live > f.peak) f.peak = f.live, f.peak_time_ns = publish_ns;
   }
+  // So is the latest mapping change (every change writes it), and heap +
+  // mapped as they stand now were held together.
+  const std::uint64_t mapped_ns = latest_mapping_change_ns(h);
+  if (mapped_ns != 0) {
+    f.mapped_live = h.mapped_change_live.load(std::memory_order_relaxed);
+    const std::int64_t open_max = h.mapped_open_max.load(std::memory_order_relaxed);
+    if (open_max > f.mapped_peak) f.mapped_peak = open_max, f.mapped_peak_time_ns = mapped_ns;
+    if (f.mapped_live > f.mapped_peak) f.mapped_peak = f.mapped_live, f.mapped_peak_time_ns = mapped_ns;
+    const std::int64_t total = f.live + f.mapped_live;
+    if (total > f.total_peak) f.total_peak = total, f.total_peak_time_ns = mapped_ns > publish_ns ? mapped_ns : publish_ns;
+  }
   return f;
+}
+
+// The precision the file states: 0 in exact mode; the budget's bound, or
+// for a file older than the budget max_threads × max_threshold_bytes.
+inline std::uint64_t stated_bound(const LiveHeader& h, const LiveFigures& f) {
+  if (h.exact != 0) return 0;
+  return h.precision_rule == kPrecisionBudget ? f.bound_bytes : f.max_threads * f.max_threshold_bytes;
 }
 
 // Room for a heap line as read_heap_line() copies it: the timeline and the
@@ -238,5 +289,11 @@ constexpr std::size_t kHeapLineCapacity = kTimelineCapacity + 1;
 // process killed between two samples loses nothing it had published. `out`
 // must hold kHeapLineCapacity samples.
 std::size_t read_heap_line(const LiveRegion& region, Sample* out, bool still_writing);
+
+// The same for the mapped series: its timeline followed by the latest
+// mapping change when it came after its latest sample ([its time, the
+// mapped bytes after it, the largest since that sample]). `out` must hold
+// kHeapLineCapacity samples. Only for a file with the mapped series.
+std::size_t read_mapped_line(const LiveRegion& region, Sample* out, bool still_writing);
 
 }  // namespace heapline

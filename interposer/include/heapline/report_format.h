@@ -25,10 +25,15 @@ inline constexpr char kStartUnixNs[] = "start_unix_ns";
 inline constexpr char kDurationNs[] = "duration_ns";
 inline constexpr char kAllocator[] = "allocator";
 inline constexpr char kSizeBasis[] = "size_basis";
-inline constexpr char kPrecision[] = "precision";  // {mode, bound_bytes, min_threshold_bytes, divisor,
-                                                   //  max_threshold_bytes, max_threads}
+inline constexpr char kPrecision[] = "precision";  // {mode, bound_bytes, budget_floor_bytes, budget_divisor,
+                                                   //  budget_bytes, max_threshold_bytes, max_threads}
 inline constexpr char kMode[] = "mode";
 inline constexpr char kBoundBytes[] = "bound_bytes";
+inline constexpr char kBudgetFloorBytes[] = "budget_floor_bytes";
+inline constexpr char kBudgetDivisor[] = "budget_divisor";
+inline constexpr char kBudgetBytes[] = "budget_bytes";
+// In reports written before the budget, in place of its three: each
+// thread's minimum threshold and divisor.
 inline constexpr char kMinThresholdBytes[] = "min_threshold_bytes";
 inline constexpr char kDivisor[] = "divisor";
 inline constexpr char kMaxThresholdBytes[] = "max_threshold_bytes";
@@ -84,10 +89,16 @@ struct Report {
   std::uint64_t duration_ns;
   const char* allocator;
   const char* size_basis;
+  // The precision: |published live − true live| <= bound_bytes at every
+  // moment (0 in exact mode): the largest share of the budget the threads
+  // held together, never above budget_bytes = max(budget_floor_bytes,
+  // peak_bytes / budget_divisor). The budget's three figures are 0 in exact
+  // mode and in a report converted from a live file older than the budget.
   bool exact;
   std::uint64_t bound_bytes;
-  std::uint64_t min_threshold_bytes;
-  std::uint64_t divisor;
+  std::uint64_t budget_floor_bytes;
+  std::uint64_t budget_divisor;
+  std::uint64_t budget_bytes;
   std::uint64_t max_threshold_bytes;
   std::uint64_t max_threads;
   std::int64_t peak_bytes;

@@ -37,8 +37,14 @@ struct ParsedReport {
   struct Precision {
     bool exact = false;
     std::uint64_t bound_bytes = 0;
+    // The budget (report_format.h): 0 in reports written before it.
+    std::uint64_t budget_floor_bytes = 0;
+    std::uint64_t budget_divisor = 0;
+    std::uint64_t budget_bytes = 0;
+    // Reports written before the budget: each thread's minimum threshold
+    // and divisor (0 in later ones).
     std::uint64_t min_threshold_bytes = 0;
-    std::uint64_t divisor = 0;              // optional (0)
+    std::uint64_t divisor = 0;
     std::uint64_t max_threshold_bytes = 0;  // optional (min_threshold_bytes)
     std::uint64_t max_threads = 0;
   } precision;

@@ -50,7 +50,9 @@ struct Example {
   }
   // The same report as a batched library with a bound of 4096 writes it.
   void make_batched(std::int64_t peak) {
-    report["precision"] = {{"mode", "batched"}, {"bound_bytes", 4096}, {"max_threads", 2}, {"max_threshold_bytes", 2048}};
+    report["precision"] = {{"mode", "batched"},         {"bound_bytes", 4096},  {"budget_floor_bytes", 4096},
+                           {"budget_divisor", 100},      {"budget_bytes", 4096}, {"max_threads", 2},
+                           {"max_threshold_bytes", 2048}};
     report["peak_bytes"] = peak;
     report["total"]["peak_bytes"] = peak + 8192;
     report["samples"][1] = {10, peak, peak};
@@ -106,11 +108,14 @@ TEST(OracleChecks, ABatchedPeakIsWithinTheStatedBound) {
   EXPECT_PROBLEM(example.problems(false), "beyond the stated bound 4096");
 }
 
-TEST(OracleChecks, TheBoundIsThreadsTimesThreshold) {
+TEST(OracleChecks, TheBoundIsWithinTheBudget) {
   Example example;
   example.make_batched(5000);
-  example.report["precision"]["bound_bytes"] = 2048;
-  EXPECT_PROBLEM(example.problems(false), "is not max_threads x max_threshold_bytes");
+  example.report["precision"]["bound_bytes"] = 4097;
+  EXPECT_PROBLEM(example.problems(false), "is above budget_bytes 4096");
+  example.report["precision"]["bound_bytes"] = 4096;
+  example.report["precision"]["budget_bytes"] = 5000;
+  EXPECT_PROBLEM(example.problems(false), "is not max(budget_floor_bytes, peak_bytes / budget_divisor)");
 }
 
 TEST(OracleChecks, NoSampleIsAboveItsPeak) {
@@ -142,7 +147,16 @@ TEST(OracleChecks, SampleTimesNeverGoBack) {
   Example mapped;
   mapped.report["mapped_samples"][2][0] = 5;
   EXPECT_PROBLEM(mapped.problems(), "mapped sample 2 at 5 ns, before the previous one at 10");
-  EXPECT_PROBLEM(mapped.problems(), "sample 2: heap at 20 ns, mapped at 5");
+}
+
+// Each series at its own times: a mapped sample at its mapping's time,
+// apart from the heap sample that ends the same interval, is right.
+TEST(OracleChecks, TheMappedSeriesKeepsItsOwnTimes) {
+  Example example;
+  example.report["mapped_samples"][1][0] = 12;
+  EXPECT_EQ(joined(example.problems()), "");
+  example.report["mapped_samples"].erase(2);
+  EXPECT_PROBLEM(example.problems(), "2 mapped samples for 3 heap samples");
 }
 
 TEST(OracleChecks, MappedFiguresAreWhatTheWorkloadMapped) {

@@ -112,10 +112,10 @@ void* threads_body(void* argument) {
 }
 
 int threads(std::size_t thread_count, std::size_t per_thread, std::size_t leak_blocks) {
-  static void* blocks[64][4096];
-  static ThreadWork work[64];
-  static pthread_t ids[64];
-  if (thread_count < 1 || thread_count > 64 || per_thread > 4096 || leak_blocks > per_thread) return 2;
+  static void* blocks[256][4096];
+  static ThreadWork work[256];
+  static pthread_t ids[256];
+  if (thread_count < 1 || thread_count > 256 || per_thread > 4096 || leak_blocks > per_thread) return 2;
   pthread_barrier_init(&g_barrier, nullptr, static_cast<unsigned>(thread_count + 1));
   for (std::size_t t = 0; t < thread_count; ++t) {
     work[t] = ThreadWork{t, per_thread, leak_blocks, blocks[t], blocks[(t + 1) % thread_count], 0};

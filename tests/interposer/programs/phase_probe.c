@@ -63,6 +63,16 @@
  *                                 and privately, 4 MiB of a file mapped
  *                                 privately (mapped memory: 8 MiB exactly),
  *                                 all touched; the marker is "mapped"
+ *   phase_probe late-map MS1 MS2 FREE
+ *                                 the marker "origin", 4 MiB allocated
+ *                                 (published) and with FREE 1 freed; MS1 ms
+ *                                 of sleep, 64 MiB mapped anonymously, MS2
+ *                                 ms of sleep, a block allocated and freed;
+ *                                 prints "origin_before= origin_after=
+ *                                 map_before= map_after="
+ *   phase_probe map-hold SECONDS  64 MiB mapped anonymously before any
+ *                                 allocation, prints "ready" and sleeps:
+ *                                 no call after the mapping
  */
 #include <pthread.h>
 #include <signal.h>
@@ -315,6 +325,30 @@ int main(int argc, char** argv) {
     sleep_ms(atol(argv[2]) * 1000);
     return 0;
   }
-  say("usage: phase_probe api|phases|pending N|churn MS|abort MS|oom MB|hold S|hold-abort|mark-hold S|late-peak|mapped S|steps N MS S|dip\n");
+  if (strcmp(mode, "late-map") == 0 && argc == 5) {
+    mark_origin();
+    char* block = malloc(4 << 20);
+    g_sink = block;
+    if (atoi(argv[4]) != 0) free(block);
+    sleep_ms(atol(argv[2]));
+    const unsigned long long map_before = clock_ns(CLOCK_MONOTONIC);
+    void* mapping = mmap(NULL, 64L << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    const unsigned long long map_after = clock_ns(CLOCK_MONOTONIC);
+    if (mapping == MAP_FAILED) return 4;
+    sleep_ms(atol(argv[3]));
+    free(malloc(1000));
+    snprintf(line, sizeof line, "origin_before=%llu origin_after=%llu map_before=%llu map_after=%llu\n",
+             g_stamp[kOriginBefore], g_stamp[kOriginAfter], map_before, map_after);
+    say(line);
+    return 0;
+  }
+  if (strcmp(mode, "map-hold") == 0 && argc == 3) {
+    void* mapping = mmap(NULL, 64L << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mapping == MAP_FAILED) return 4;
+    say("ready\n");
+    sleep_ms(atol(argv[2]) * 1000);
+    return 0;
+  }
+  say("usage: phase_probe api|phases|pending N|churn MS|abort MS|oom MB|hold S|hold-abort|mark-hold S|late-peak|mapped S|steps N MS S|dip|late-map MS1 MS2 FREE|map-hold S\n");
   return 2;
 }

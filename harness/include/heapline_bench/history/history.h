@@ -51,6 +51,7 @@ struct HistoryEntry {
   FigureValue instructions;
   std::optional<double> publishes_per_1000_calls;
   std::optional<long> extra_peak_rss_kib;
+  std::optional<Accuracy> accuracy;
 
   FigureValue figure(Figure which) const;
 };
