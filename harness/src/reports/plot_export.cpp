@@ -104,8 +104,8 @@ PlotFiles plot_files(const History& history, const std::vector<std::string>& sce
   // and a data line as numbers and one word (gnuplot_data_word), so no line
   // of a datablock can end it early.
   std::ostringstream script;
-  script << "# The history plots of heapline-bench render: `gnuplot history.gp` writes one SVG per scenario\n"
-            "# into the current directory. Each datablock holds one scenario's points, one block per machine and\n"
+  script << "# The history plots of heapline-bench render: running gnuplot history.gp writes one SVG per scenario\n"
+            "# into the current directory. Each datablock holds the points of one scenario, one block per machine and\n"
             "# command; columns: slot, wall, low, high, cpu, low, high, instructions, low, high (percent), commit.\n"
             "set grid ytics lc rgb '#dddddd'\nset border 3\nset ytics nomirror\n"
             "set lmargin 11\nset rmargin 3\n"
