@@ -63,10 +63,10 @@ TEST(Point, AccuracyIsWithinTheBoundOnEitherSide) {
   EXPECT_FALSE((Accuracy{1000, 1101, 100}).within_bound());
   EXPECT_FALSE((Accuracy{1101, 1000, 100}).within_bound());
   EXPECT_EQ((Accuracy{1000, 1101, 100}).error_bytes(), -101);
-  const Point old = point_from_json(nlohmann::json::parse(R"({"measured_at": "x", "overhead": 1,
+  const Point old = point_from_json(nlohmann::json::parse(R"({"measured_at": "2026-03-01T12:00:00Z", "overhead": 1,
       "library_report": {"publishes_per_1000_calls": 1.5}})"));
   EXPECT_FALSE(old.library_report.accuracy);
-  EXPECT_THROW(point_from_json(nlohmann::json::parse(R"({"measured_at": "x", "overhead": 1,
+  EXPECT_THROW(point_from_json(nlohmann::json::parse(R"({"measured_at": "2026-03-01T12:00:00Z", "overhead": 1,
       "library_report": {"accuracy": {"batched_peak_bytes": 1, "exact_peak_bytes": 2}}})")),
                std::runtime_error);
 }
