@@ -28,3 +28,6 @@ exclude_patterns = ["_build", "_generated", "Thumbs.db", ".DS_Store"]
 html_theme = "alabaster"
 html_title = f"heapline {release}"
 html_static_path = []
+# The history tables have a column per scenario and a row per commit and
+# machine: alabaster's default 940 px would wrap every cell.
+html_theme_options = {"page_width": "1240px", "sidebar_width": "200px", "body_max_width": "none"}

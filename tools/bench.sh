@@ -8,5 +8,8 @@ source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${HEAPLINE_BUILD_DIR:-$source_dir/build/release}
 
 "$source_dir/tools/setup.sh"
-HEAPLINE_BUILD_DIR=$build_dir "$source_dir/tools/build.sh"
+# Only what the suite runs: heapline-bench brings the scenario program and
+# the forwarding-only floor (its dependencies), heapline_preload is
+# libheapline.so. Not the tests, not the microbenchmarks.
+HEAPLINE_BUILD_DIR=$build_dir "$source_dir/tools/build.sh" heapline-bench heapline_preload
 exec "$build_dir/bin/heapline-bench" suite "$@"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Configures (once) and builds heapline, Release, in build/release or in
-# $HEAPLINE_BUILD_DIR.
+# $HEAPLINE_BUILD_DIR: every target, or only the TARGETs given.
+#   tools/build.sh [TARGET...]
 set -euo pipefail
 source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${HEAPLINE_BUILD_DIR:-$source_dir/build/release}
@@ -8,4 +9,6 @@ build_dir=${HEAPLINE_BUILD_DIR:-$source_dir/build/release}
 if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
   cmake -S "$source_dir" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >/dev/null
 fi
-cmake --build "$build_dir" --parallel "$(nproc)"
+targets=()
+for target in "$@"; do targets+=(--target "$target"); done
+cmake --build "$build_dir" --parallel "$(nproc)" "${targets[@]}"

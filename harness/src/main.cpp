@@ -2,6 +2,7 @@
 // renders that history. This file is the table of contents; the layers below
 // build on each other in this order, each in its own folder:
 //
+//   text/         how outside text is quoted in messages, and its checks
 //   measurement/  running a command (process_runner), the statistics, the
 //                 machine, the scenario catalogue, the interleaved
 //                 measurement, and the release comparison's rounds
@@ -12,6 +13,7 @@
 //                 scenario table, release comparison; and the atomic writer
 //   cli/          the command line (command_line.cpp) and one file per
 //                 group of subcommands
+#include <csignal>
 #include <cstring>
 #include <functional>
 #include <iostream>
@@ -26,7 +28,12 @@ int main(int argc, char** argv) {
   std::function<int()> subcommand;
   if (const auto done = parse_command_line(argc, argv, subcommand)) return *done;
 
-  // 2. Run it. Whatever stops it says why, and the exit status tells scripts
+  // 2. Past a file size limit (ulimit -f) a write fails with EFBIG instead of
+  //    killing heapline-bench: the store rolls the append back and the
+  //    measurement is kept. (The programs it runs get the default back.)
+  std::signal(SIGXFSZ, SIG_IGN);
+
+  // 3. Run it. Whatever stops it says why, and the exit status tells scripts
   //    apart a refusal (nothing recorded) from an interruption.
   try {
     return subcommand();

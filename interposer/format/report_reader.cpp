@@ -280,6 +280,11 @@ ParsedReport read_fields(const json& root) {
   r.last_sample_ns = top.unsigned_number(key::kLastSampleNs, false);
   r.signal = top.int_in(key::kSignal, 1, 127, false);
   r.run_id = top.text(key::kRunId, false);
+  r.live_file_problem = top.text(key::kLiveFileProblem, false);
+  if (top.find(key::kPeakRssBytes, false) != nullptr) {
+    r.peak_rss_bytes = top.signed_number(key::kPeakRssBytes);
+    if (*r.peak_rss_bytes < 0) top.fail(key::kPeakRssBytes, "is out of range (at least 0)");
+  }
 
   if (const json* markers = top.array(key::kMarkers, false)) {
     for (std::size_t i = 0; i < markers->size(); ++i) {

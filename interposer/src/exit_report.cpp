@@ -205,6 +205,7 @@ void write_report_at_exit() {
   const PeakAt total = run_total_peak();
   report.total_peak_bytes = total.bytes;
   report.total_peak_time_ns = total.t_ns;
+  report.peak_rss_bytes = os::peak_resident_bytes();
   report.alloc_calls = totals.calls[kAllocCall];
   report.free_calls = totals.calls[kFreeCall];
   report.realloc_calls = totals.calls[kReallocCall];

@@ -116,6 +116,15 @@ int create_temp_file(const char* final_path, int pid, int access, char* temp_pat
   return -1;
 }
 
+std::int64_t peak_resident_bytes() {
+  const int saved_errno = errno;
+  rusage usage;
+  const bool known = syscall(SYS_getrusage, RUSAGE_SELF, &usage) == 0;
+  errno = saved_errno;
+  if (!known || usage.ru_maxrss < 0) return -1;
+  return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;  // the kernel counts KiB
+}
+
 std::uint64_t file_size_limit() {
   const int saved_errno = errno;
   rlimit limit;

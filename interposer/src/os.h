@@ -97,6 +97,11 @@ bool file_id(int fd, FileId* id);  // what `fd` is open on (fstat)
 // system, whatever images it execs. 0 when unknown (no such process, no /proc).
 std::uint64_t process_start_ticks(int pid);
 
+// The largest resident set this process has had, in bytes (getrusage's
+// ru_maxrss: the kernel's high-water mark, kept across exec), -1 when the
+// kernel does not say. One system call, no file: cheap enough for the exit.
+std::int64_t peak_resident_bytes();
+
 // --- signals -------------------------------------------------------------------
 
 // A thread's signal mask, as the kernel keeps it (signal N is bit N - 1).

@@ -310,6 +310,10 @@ void write_report_json(TextSink& sink, const Report& r) {
       sink.append_signed(r.signal);
     }
   }
+  if (r.peak_rss_bytes >= 0) {
+    append_key(sink, ",", key::kPeakRssBytes);
+    sink.append_signed(r.peak_rss_bytes);
+  }
   if (r.live_file_problem != nullptr) {
     append_key(sink, ",", key::kLiveFileProblem);
     sink.append_json_string(r.live_file_problem);

@@ -208,93 +208,178 @@ std::string summarize_each(const std::vector<TreeReport>& reports) {
   for (const TreeReport& entry : reports) {
     const ParsedReport& r = entry.report;
     text += "heapline: pid " + std::to_string(r.pid) + " (" + program_of(r) + "): peak " + human_bytes(r.peak_bytes) +
-            " at " + human_seconds(static_cast<std::int64_t>(r.peak_time_ns)) + ", final " +
-            human_bytes(r.final_bytes) + ", " + std::to_string(r.samples.size()) + " samples, report " +
-            entry.path + "\n";
+            " at " + human_seconds(static_cast<std::int64_t>(r.peak_time_ns)) + ", final " + human_bytes(r.final_bytes);
+    if (r.mapped_on()) {
+      text += "; heap + mapped peak " + human_bytes(r.total.peak_bytes) + " at " +
+              human_seconds(static_cast<std::int64_t>(r.total.peak_time_ns)) + ", final " +
+              human_bytes(r.total.final_bytes);
+    }
+    if (r.peak_rss_bytes) text += "; peak resident set " + human_resident(r);
+    text += "; " + std::to_string(r.samples.size()) + " samples, report " + entry.path + "\n";
   }
   return text;
 }
 
-TreeSum sum_over_time(const std::vector<TreeReport>& reports) {
-  // One event per sample: at its absolute time, process i's current value
-  // becomes the sample's live heap, after counting the interval's maximum.
+WholePeak whole_peak(const ParsedReport& report) {
+  // Equal, the heap's time is one at which the sum held it too (mapped
+  // memory is never negative), and the earlier: the library stamps the
+  // sum's peak only at samples.
+  if (report.total.peak_bytes > report.peak_bytes) return {report.total.peak_bytes, report.total.peak_time_ns};
+  return {report.peak_bytes, report.peak_time_ns};
+}
+
+std::vector<Sample> whole_memory(const ParsedReport& report) {
+  const std::vector<Sample>& heap = report.samples;
+  const std::vector<Sample>& mapped = report.mapped_samples;
+  // The writer ends both series' intervals together, the mapped sample just
+  // after the heap's: a process killed in between leaves it one short.
+  const bool with_mapped = report.mapped_on() && !mapped.empty() && mapped.size() <= heap.size() &&
+                           mapped.size() + 1 >= heap.size();
+  const WholePeak own = whole_peak(report);
+  const std::int64_t own_peak = own.bytes;
+  std::vector<Sample> points;
+  points.reserve(heap.size());
+  for (std::size_t i = 0; i < heap.size(); ++i) {
+    Sample point{report.start_unix_ns + heap[i].t_ns, heap[i].live, std::max(heap[i].live, heap[i].max_live)};
+    if (with_mapped) {
+      const bool has_own = i < mapped.size();
+      const Sample& m = mapped[has_own ? i : mapped.size() - 1];
+      // Both values were held from the later of their two times.
+      if (has_own) point.t_ns = std::max(point.t_ns, report.start_unix_ns + m.t_ns);
+      point.live += m.live;
+      point.max_live += has_own ? std::max(m.live, m.max_live) : m.live;
+      if (own_peak > 0) point.max_live = std::min(point.max_live, own_peak);
+      point.max_live = std::max(point.max_live, point.live);
+    }
+    points.push_back(point);
+  }
+  // The interval that holds the process's own peak of heap + mapped reaches it.
+  const WholePeak peak = with_mapped ? own : WholePeak{report.peak_bytes, report.peak_time_ns};
+  for (Sample& point : points) {
+    if (point.t_ns >= report.start_unix_ns + peak.t_ns) {
+      point.max_live = std::max(point.max_live, peak.bytes);
+      break;
+    }
+  }
+  return points;
+}
+
+TreeSum sum_over_time(const std::vector<std::vector<Sample>>& series) {
+  // One event per point: at its time, process i's current value becomes
+  // the point's, after counting the interval's bound.
   struct Event {
     std::uint64_t unix_ns;
     std::size_t process;
-    std::int64_t live, max_live;
+    std::int64_t now, at_most;
     bool last;
   };
   std::vector<Event> events;
-  for (std::size_t i = 0; i < reports.size(); ++i) {
-    const ParsedReport& report = reports[i].report;
-    const std::vector<Sample>& samples = report.samples;
-    for (std::size_t s = 0; s < samples.size(); ++s) {
-      events.push_back({start_of(report) + samples[s].t_ns, i, samples[s].live, samples[s].max_live,
-                        s + 1 == samples.size()});
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    for (std::size_t s = 0; s < series[i].size(); ++s) {
+      const Sample& point = series[i][s];
+      events.push_back({point.t_ns, i, point.live, point.max_live, s + 1 == series[i].size()});
     }
   }
   std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.unix_ns < b.unix_ns; });
-  std::vector<std::int64_t> current(reports.size(), 0);
-  std::vector<bool> alive(reports.size(), false);
+  std::vector<std::int64_t> current(series.size(), 0);
+  std::vector<bool> alive(series.size(), false);
   std::int64_t sum = 0;
   std::size_t alive_count = 0;
   TreeSum result;
+  result.line.reserve(events.size());
   for (const Event& event : events) {
     if (!alive[event.process]) {
       alive[event.process] = true;
       ++alive_count;
     }
-    const std::int64_t at_most = sum - current[event.process] + std::max(event.live, event.max_live);
+    const std::int64_t at_most = sum - current[event.process] + std::max(event.now, event.at_most);
     if (at_most > result.peak_bytes) {
       result.peak_bytes = at_most;
       result.peak_unix_ns = event.unix_ns;
     }
     result.overlapping = std::max(result.overlapping, alive_count);
-    sum += event.live - current[event.process];
-    current[event.process] = event.live;
+    sum += event.now - current[event.process];
+    current[event.process] = event.now;
     if (event.last) {  // the process has ended: it holds nothing any more
       sum -= current[event.process];
       current[event.process] = 0;
       alive[event.process] = false;
       --alive_count;
     }
+    result.line.push_back({event.unix_ns, sum, at_most});
   }
   return result;
 }
 
-std::string summarize_tree(const std::vector<TreeReport>& reports, std::size_t max_rows) {
-  if (reports.size() < 2) return "";
+TreeSum sum_over_time(const std::vector<TreeReport>& reports) {
+  std::vector<std::vector<Sample>> series;
+  series.reserve(reports.size());
+  for (const TreeReport& entry : reports) series.push_back(whole_memory(entry.report));
+  return sum_over_time(series);
+}
+
+std::uint64_t tree_origin_unix_ns(const std::vector<TreeReport>& reports) {
   // The first process to start (the command's report may be of an image it
   // exec'd later, after processes of the run had started and ended).
-  std::uint64_t origin = start_of(reports.front().report);
+  std::uint64_t origin = reports.empty() ? 0 : start_of(reports.front().report);
   for (const TreeReport& entry : reports) origin = std::min(origin, start_of(entry.report));
-  const auto since_origin = [origin](std::uint64_t unix_ns) {
-    return static_cast<std::int64_t>(unix_ns > origin ? unix_ns - origin : 0);
-  };
+  return origin;
+}
+
+std::vector<const TreeReport*> largest_first(const std::vector<TreeReport>& reports) {
   std::vector<const TreeReport*> order;
   for (const TreeReport& entry : reports) order.push_back(&entry);
   std::stable_sort(order.begin(), order.end(), [](const TreeReport* a, const TreeReport* b) {
-    return a->report.peak_bytes > b->report.peak_bytes;
+    return whole_peak(a->report).bytes > whole_peak(b->report).bytes;
   });
+  return order;
+}
+
+namespace {
+
+// A process's mapped peak for its row: "-" where the report has no figure.
+std::string mapped_column(const ParsedReport& report) {
+  switch (report.mapped.mode) {
+    case ParsedReport::MappedMode::kOn:
+      return human_bytes(report.mapped.peak_bytes);
+    case ParsedReport::MappedMode::kOff:
+      return "off";
+    default:
+      return "-";
+  }
+}
+
+}  // namespace
+
+std::string summarize_tree(const std::vector<TreeReport>& reports, std::size_t max_rows) {
+  if (reports.size() < 2) return "";
+  const std::uint64_t origin = tree_origin_unix_ns(reports);
+  const auto since_origin = [origin](std::uint64_t unix_ns) {
+    return static_cast<std::int64_t>(unix_ns > origin ? unix_ns - origin : 0);
+  };
   std::string text = "heapline: " + std::to_string(reports.size()) +
-                     " processes (peak, when, pid, parent, program; times from the first one's start):\n";
+                     " processes (peak of heap + mapped and when, times from the first one's start; each one's own "
+                     "heap and mapped peaks, and peak resident set; pid, parent, program):\n";
   char line[512];
   std::size_t shown = 0;
   std::int64_t rest_largest = -1;
-  for (const TreeReport* entry : order) {
+  for (const TreeReport* entry : largest_first(reports)) {
     const ParsedReport& report = entry->report;
-    const std::int64_t peak = report.peak_bytes;
+    const WholePeak peak = whole_peak(report);
     if (shown == max_rows) {
-      rest_largest = std::max(rest_largest, peak);
+      rest_largest = std::max(rest_largest, peak.bytes);
       continue;
     }
     ++shown;
-    const std::int64_t at = since_origin(start_of(report) + report.peak_time_ns);
+    const std::int64_t at = since_origin(start_of(report) + peak.t_ns);
     std::string program = program_of(report);
     if (entry == &reports.front()) program += " (the command)";
     if (!report.ended_by_exit()) program += " (ended without exit)";
-    std::snprintf(line, sizeof line, "heapline:   %10s at %9s  pid %-7d parent %-7d %s\n", human_bytes(peak).c_str(),
-                  human_seconds(at).c_str(), report.pid, report.ppid, program.c_str());
+    std::snprintf(line, sizeof line,
+                  "heapline:   %10s at %9s   heap %10s  mapped %10s  resident %10s   pid %-7d parent %-7d %s\n",
+                  human_bytes(peak.bytes).c_str(), human_seconds(at).c_str(), human_bytes(report.peak_bytes).c_str(),
+                  mapped_column(report).c_str(), human_resident(report).c_str(), report.pid, report.ppid,
+                  program.c_str());
     text += line;
   }
   if (rest_largest >= 0) {
@@ -303,9 +388,9 @@ std::string summarize_tree(const std::vector<TreeReport>& reports, std::size_t m
   }
   const TreeSum sum = sum_over_time(reports);
   if (sum.overlapping > 1) {
-    text += "heapline: together at most " + human_bytes(sum.peak_bytes) + " at " +
+    text += "heapline: together at most " + human_bytes(sum.peak_bytes) + " of heap + mapped at " +
             human_seconds(since_origin(sum.peak_unix_ns)) + " (up to " + std::to_string(sum.overlapping) +
-            " processes at once; the sum of their sampled heaps)\n";
+            " processes at once; the sum of their samples)\n";
   }
   return text;
 }

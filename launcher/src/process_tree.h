@@ -68,21 +68,52 @@ std::vector<TreeReport> find_child_reports(const std::string& plain_path, const 
 // The one-line summary of each process, for --summary.
 std::string summarize_each(const std::vector<TreeReport>& reports);
 
-// The sum of the processes' heaps over time. Each process is a step
-// function of its samples (none before its first sample or after its last);
-// at each sample the process counts with the largest heap of the interval
-// that sample closes, so the sum's peak is never below a process's own peak.
+// A process's peak of heap + mapped and its time since the process's start:
+// the heap's where nothing else is known (a report without mapped memory)
+// or where the two peaks are equal.
+struct WholePeak {
+  std::int64_t bytes;
+  std::uint64_t t_ns;
+};
+WholePeak whole_peak(const ParsedReport& report);
+
+// A process's heap + mapped memory over time, one point per heap sample:
+// [unix ns, the bytes held then, at most the bytes held since the previous
+// point]. Without a mapped series (HEAPLINE_MAPPED=off, an older report)
+// the heap alone. The bound of an interval is the heap's maximum plus the
+// mapped maximum (both may not have been held at once), never above the
+// process's own peak of heap + mapped, and the interval that holds that
+// peak reaches it.
+std::vector<Sample> whole_memory(const ParsedReport& report);
+
+// The sum of the processes' series (whole_memory) over time. Each process
+// is a step function of its points (none before its first point or after
+// its last); at each point the process counts with the bound of the
+// interval that point closes, so the sum's peak is never below a process's
+// own peak.
 struct TreeSum {
   std::int64_t peak_bytes = 0;
   std::uint64_t peak_unix_ns = 0;
-  std::size_t overlapping = 0;  // most processes alive at one sample
+  std::size_t overlapping = 0;  // most processes alive at one point
+  // The sum at each point, in time order: [unix ns, the sum of what the
+  // processes held then, the sum with this point's process at its bound].
+  std::vector<Sample> line;
 };
+TreeSum sum_over_time(const std::vector<std::vector<Sample>>& series);
 TreeSum sum_over_time(const std::vector<TreeReport>& reports);
 
-// The launcher's lines for the tree: one per process (its peak, when, pid,
+// The first process's start: the origin of the tree's times.
+std::uint64_t tree_origin_unix_ns(const std::vector<TreeReport>& reports);
+
+// The processes in the order the summary lists them: the largest peak of
+// heap + mapped first.
+std::vector<const TreeReport*> largest_first(const std::vector<TreeReport>& reports);
+
+// The launcher's lines for the tree: one per process (its peak of heap +
+// mapped and when, its own peaks of the heap and of mapped memory, pid,
 // parent, program), the largest `max_rows` first and the rest counted, then
-// the sum over time when processes overlapped. `root` is the command's
-// report (first in `reports`).
+// the sum over time when processes overlapped. The command's report is
+// first in `reports`.
 std::string summarize_tree(const std::vector<TreeReport>& reports, std::size_t max_rows = 12);
 
 }  // namespace heapline::launcher

@@ -22,6 +22,10 @@ std::string human_bytes(std::int64_t bytes) {
   return text;
 }
 
+std::string human_resident(const ParsedReport& report) {
+  return report.peak_rss_bytes ? human_bytes(*report.peak_rss_bytes) : "-";
+}
+
 std::string human_seconds(std::int64_t ns) {
   char text[64];
   std::snprintf(text, sizeof text, "%.3f s", static_cast<double>(ns) / 1e9);
@@ -40,6 +44,10 @@ std::string summarize(const ParsedReport& report, const std::string& report_path
             human_bytes(report.mapped.final_bytes) + "; heap + mapped peak " + human_bytes(report.total.peak_bytes) +
             " at " + human_seconds(static_cast<std::int64_t>(report.total.peak_time_ns)) + ", final " +
             human_bytes(report.total.final_bytes) + "\n";
+  }
+  if (report.peak_rss_bytes) {
+    text += "heapline: peak resident set " + human_bytes(*report.peak_rss_bytes) +
+            " (the kernel's high-water mark: memory allocated but never written is not resident)\n";
   }
   text += "heapline: precision ";
   if (report.precision.exact) {
@@ -61,6 +69,9 @@ std::string summarize(const ParsedReport& report, const std::string& report_path
   }
   text += ", " + std::to_string(report.samples.size()) + " samples over " +
           human_seconds(static_cast<std::int64_t>(report.duration_ns)) + "\n";
+  if (!report.live_file_problem.empty()) {
+    text += "heapline: no live file: " + printable_text(report.live_file_problem) + "\n";
+  }
   if (report.allocations_seen == false) {
     text += "heapline: the program's malloc is not libheapline's: these figures miss its allocations\n";
   }

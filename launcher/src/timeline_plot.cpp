@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "child_process.h"
+#include "report_summary.h"
 
 namespace heapline::launcher {
 
@@ -40,34 +41,159 @@ bool has_control_byte(std::string_view text) {
   return false;
 }
 
-// The series drawn and the unit they are drawn in.
-struct PlotLayout {
-  const std::vector<Sample>* mapped_samples = nullptr;  // none: the heap alone
-  const char* unit = "B";
+double seconds(std::uint64_t ns) { return static_cast<double>(ns) / 1e9; }
+double seconds_since(std::uint64_t unix_ns, std::uint64_t origin_unix_ns) {
+  return unix_ns > origin_unix_ns ? seconds(unix_ns - origin_unix_ns) : 0.0;
+}
+
+// The binary unit the plot is drawn in, chosen from the largest value.
+struct Unit {
+  const char* name = "B";
   double scale = 1;
 };
+Unit unit_for(std::int64_t largest_bytes) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  Unit unit;
+  std::size_t index = 0;
+  while (static_cast<double>(largest_bytes) / unit.scale >= 1024 && index + 1 < std::size(kUnits)) {
+    unit.scale *= 1024;
+    ++index;
+  }
+  unit.name = kUnits[index];
+  return unit;
+}
 
-PlotLayout layout_of(const ParsedReport& report) {
-  PlotLayout layout;
+// The peak resident set beside the data: drawn as a dotted level when it
+// lies within the scale of the data (up to 3 times its peak), else named in
+// the key alone (a small heap in a large process would be flattened).
+struct Resident {
+  bool known = false;
+  bool drawn = false;
+  std::int64_t bytes = 0;
+};
+Resident resident_of(const ParsedReport& report, std::int64_t data_peak) {
+  Resident resident;
+  if (!report.peak_rss_bytes) return resident;
+  resident.known = true;
+  resident.bytes = *report.peak_rss_bytes;
+  resident.drawn = resident.bytes <= 3 * std::max<std::int64_t>(data_peak, 1);
+  return resident;
+}
+
+// The terminal, the output and the frame. The key sits below the graph,
+// outside the data; the ranges leave room past the end (for a mark on the
+// last sample) and over the peak (for its label).
+void write_frame(std::ostream& script, const fs::path& output, const std::string& title, const Unit& unit,
+                 double t_end, double top) {
+  const bool png = plot_format_for(output) == PlotFormat::kPng;
+  script << (png ? "set terminal pngcairo size 1200,650 noenhanced font ',10'\n"
+                 : "set terminal svg size 1200,650 dynamic noenhanced font 'sans,10'\n")
+         << "set output " << gnuplot_string(fs::absolute(output).string()) << "\n"
+         << "set title " << gnuplot_string(title) << "\n"
+         << "set xlabel 'time (s)'\n"
+         << "set ylabel " << gnuplot_string(std::string("bytes (") + unit.name + ")") << "\n"
+         << "set grid\nset key below center horizontal samplen 3 spacing 1.1\n"
+         << "set xrange [0:" << std::max(t_end, 1e-9) * 1.03 << "]\nset yrange [0:" << std::max(top, 1e-9) * 1.15
+         << "]\n"
+         << "set style textbox opaque noborder margins 1,1\n";
+}
+
+// A mark at the peak: a point and its value and time beside it, turned to
+// the left in the last third of the run so it stays inside the graph.
+void write_peak_mark(std::ostream& script, const std::string& text, double t, double value, double t_end) {
+  const bool late = t_end > 0 && t > 0.66 * t_end;
+  script << "set label " << gnuplot_string(text) << " at " << t << ", " << value << (late ? " right" : " left")
+         << " boxed point pt 7 ps 1.2 lc rgb '#c02020' offset " << (late ? "-1" : "1") << ",0.9 tc rgb '#801010' front\n";
+}
+
+// Phase markers: a dashed vertical line each, the name along it in a box
+// that hides the lines behind.
+void write_markers(std::ostream& script, const std::vector<ReportMarker>& markers, double offset) {
+  for (const ReportMarker& marker : markers) {
+    const double t = offset + seconds(marker.t_ns);
+    script << "set arrow from " << t << ", graph 0 to " << t
+           << ", graph 1 nohead dashtype 2 lw 1 lc rgb '#606060' front\n"
+           << "set label " << gnuplot_string(marker.name) << " at " << t
+           << ", graph 0.98 rotate by 90 right boxed offset -0.9,0 font ',9' tc rgb '#303030' front\n";
+  }
+}
+
+// The band of each interval: from the line's value during the interval (the
+// previous point's) up to the largest value the interval held, two rows per
+// interval so it is drawn as steps.
+void write_band(std::ostream& data, const std::vector<Sample>& points, std::uint64_t origin, double scale) {
+  for (std::size_t i = 1; i < points.size(); ++i) {
+    const double low = static_cast<double>(points[i - 1].live) / scale;
+    const double high = static_cast<double>(std::max(points[i].max_live, points[i - 1].live)) / scale;
+    data << seconds_since(points[i - 1].t_ns, origin) << ' ' << low << ' ' << high << '\n'
+         << seconds_since(points[i].t_ns, origin) << ' ' << low << ' ' << high << '\n';
+  }
+  if (points.size() < 2) data << "0 0 0\n";  // gnuplot refuses an empty block
+}
+
+const char* const kBandStyle = "with filledcurves fs transparent solid 0.35 noborder lc rgb '#e08040'";
+
+// One process's picture: the series drawn, their unit and the peak marked.
+struct ProcessPicture {
+  const std::vector<Sample>* mapped_samples = nullptr;  // none: the heap alone
+  WholePeak peak{};
+  Resident resident;
+  Unit unit;
+};
+
+ProcessPicture picture_of(const ParsedReport& report) {
+  ProcessPicture picture;
   // Mapped memory drawn beside the heap: its own line and heap + mapped,
-  // sample by sample (the writer ends both series' intervals at the same
+  // sample by sample (the writer takes both series' samples at the same
   // moments, the mapped one just after: a process killed in between leaves
-  // it one short, and its last value then holds). Each sample is drawn at
-  // its own time, the sum at the later of the two: both values held then.
+  // it one short, and its last value then holds).
   if (!report.mapped_samples.empty() && report.mapped_samples.size() + 1 >= report.samples.size() &&
       report.mapped_samples.size() <= report.samples.size()) {
-    layout.mapped_samples = &report.mapped_samples;
+    picture.mapped_samples = &report.mapped_samples;
   }
-  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double peak = static_cast<double>(report.peak_bytes);
-  if (layout.mapped_samples != nullptr) peak = std::max(peak, static_cast<double>(report.total.peak_bytes));
-  std::size_t unit = 0;
-  while (peak / layout.scale >= 1024 && unit + 1 < std::size(kUnits)) {
-    layout.scale *= 1024;
-    ++unit;
+  picture.peak = picture.mapped_samples != nullptr ? whole_peak(report)
+                                                   : WholePeak{report.peak_bytes, report.peak_time_ns};
+  picture.resident = resident_of(report, picture.peak.bytes);
+  picture.unit = unit_for(std::max(picture.peak.bytes, picture.resident.drawn ? picture.resident.bytes : 0));
+  return picture;
+}
+
+std::string resident_title(const Resident& resident) {
+  return "peak resident set " + human_bytes(resident.bytes) + (resident.drawn ? "" : " (above the scale)");
+}
+
+// The tree's picture: the sum over time, the largest processes and the
+// command's, each with its own series.
+struct TreePicture {
+  std::uint64_t origin = 0;
+  TreeSum sum;
+  std::vector<const TreeReport*> shown;  // the command first, then the largest
+  std::vector<std::vector<Sample>> series;
+  Unit unit;
+};
+
+constexpr std::size_t kTreeLines = 6;
+
+TreePicture tree_picture(const std::vector<TreeReport>& tree) {
+  TreePicture picture;
+  picture.origin = tree_origin_unix_ns(tree);
+  picture.sum = sum_over_time(tree);
+  if (!tree.empty()) picture.shown.push_back(&tree.front());
+  for (const TreeReport* entry : largest_first(tree)) {
+    if (picture.shown.size() == kTreeLines) break;
+    if (entry != &tree.front()) picture.shown.push_back(entry);
   }
-  layout.unit = kUnits[unit];
-  return layout;
+  for (const TreeReport* entry : picture.shown) picture.series.push_back(whole_memory(entry->report));
+  picture.unit = unit_for(picture.sum.peak_bytes);
+  return picture;
+}
+
+std::string process_title(const TreeReport& entry, bool command) {
+  const ParsedReport& report = entry.report;
+  std::string title = fs::path(report.exe).filename().string() + " (pid " + std::to_string(report.pid) +
+                      (command ? ", the command" : "") + "): peak " + human_bytes(whole_peak(report).bytes);
+  if (report.peak_rss_bytes) title += ", resident " + human_bytes(*report.peak_rss_bytes);
+  return title;
 }
 
 }  // namespace
@@ -88,86 +214,151 @@ PlotFormat plot_format_for(const fs::path& output) {
 
 std::string plot_script(const ParsedReport& report, const fs::path& output, const fs::path& data,
                         const std::string& peak_note) {
-  const PlotLayout layout = layout_of(report);
-  const bool mapped = layout.mapped_samples != nullptr;
-  const bool png = plot_format_for(output) == PlotFormat::kPng;
+  const ProcessPicture picture = picture_of(report);
+  const bool mapped = picture.mapped_samples != nullptr;
   const std::string exe = fs::path(report.exe).filename().string();
+  const double scale = picture.unit.scale;
+  const double peak = static_cast<double>(picture.peak.bytes) / scale;
+  const double resident = static_cast<double>(picture.resident.bytes) / scale;
   std::ostringstream script;
-  script << (png ? "set terminal pngcairo size 1200,600 noenhanced font ',10'\n"
-                 : "set terminal svg size 1200,600 dynamic noenhanced font 'sans,10'\n")
-         << "set output " << gnuplot_string(fs::absolute(output).string()) << "\n"
-         << "set title "
-         << gnuplot_string((mapped ? "heap and mapped memory of " : "heap of ") + exe + " (pid " +
-                           std::to_string(report.pid) + ")")
-         << "\nset xlabel 'time (s)'\n"
-         << "set ylabel " << gnuplot_string(std::string(mapped ? "bytes (" : "heap (") + layout.unit + ")") << "\n"
-         << "set grid\nset key top left\nset yrange [0:*]\n";
-  // Phase markers: a dashed vertical line each, labelled along it.
-  if (!report.markers.empty()) {
-    script << "set key bottom right opaque\n";  // the labels run down from the top
-    for (const ReportMarker& marker : report.markers) {
-      const double t = static_cast<double>(marker.t_ns) / 1e9;
-      script << "set arrow from " << t << ", graph 0 to " << t
-             << ", graph 1 nohead dashtype 2 lw 1 lc rgb '#606060' front\n"
-             << "set label " << gnuplot_string(marker.name) << " at " << t
-             << ", graph 0.98 rotate by 90 right offset -0.6,0 font ',9' tc rgb '#404040' front\n";
-    }
-  }
-  if (!peak_note.empty()) {
-    // The peak, and what held most of it.
-    script << "set label " << gnuplot_string("peak: " + peak_note) << " at "
-           << static_cast<double>(report.peak_time_ns) / 1e9 << ", "
-           << static_cast<double>(report.peak_bytes) / layout.scale
-           << " point pt 7 ps 1 lc rgb '#c02020' offset 1,0.5 front font ',9'\n";
-  }
+  script.precision(12);
+  const double t_end =
+      seconds(std::max(report.duration_ns, report.samples.empty() ? std::uint64_t{0} : report.samples.back().t_ns));
+  write_frame(script, output,
+              (mapped ? "heap and mapped memory of " : "heap of ") + exe + " (pid " + std::to_string(report.pid) + ")",
+              picture.unit, t_end, std::max(peak, picture.resident.drawn ? resident : 0.0));
+  write_markers(script, report.markers, 0);
+  write_peak_mark(script,
+                  "peak " + std::string(mapped ? "of heap + mapped " : "") + human_bytes(picture.peak.bytes) + " at " +
+                      human_seconds(static_cast<std::int64_t>(picture.peak.t_ns)) +
+                      (peak_note.empty() ? "" : "; most held by " + peak_note),
+                  seconds(picture.peak.t_ns), peak, t_end);
   if (!report.ended_by_exit()) {
     script << "set label " << gnuplot_string("ended without exit (last sample)") << " at graph 0.99, graph 0.04 right\n";
   }
-  script << "plot " << gnuplot_string(data.string())
-         << " using 1:3 with impulses lw 2 lc rgb '#e08040' title 'max since previous sample', \\\n"
-         << "     '' using 1:2 with steps lw 2 lc rgb '#2060a0' title " << (mapped ? "'heap'" : "'live'");
+  const std::string source = gnuplot_string(data.string());
+  script << "plot " << source << " index 1 using 1:2:3 " << kBandStyle << " title "
+         << gnuplot_string(std::string("most ") + (mapped ? "heap + mapped" : "heap") + " since the previous sample")
+         << ", \\\n     " << source << " index 0 using 1:2 with steps lw 2 lc rgb '#2060a0' title "
+         << (mapped ? "'heap'" : "'live heap'");
   if (mapped) {
-    script << ", \\\n     '' using 6:4 with steps lw 2 lc rgb '#30a050' title 'mapped', \\\n"
-           << "     '' using 7:5 with steps lw 2 dt 2 lc rgb '#202020' title 'heap + mapped'";
+    script << ", \\\n     " << source << " index 0 using 1:4 with steps lw 2 lc rgb '#30a050' title 'mapped', \\\n"
+           << "     " << source << " index 0 using 1:5 with steps lw 2 dt 2 lc rgb '#202020' title 'heap + mapped'";
+  }
+  if (picture.resident.known) {
+    script << ", \\\n     " << resident << " with lines dt 3 lw 2 lc rgb '#8040a0' title "
+           << gnuplot_string(resident_title(picture.resident));
   }
   script << "\n";
   return script.str();
 }
 
-PlotFiles write_plot_files(const ParsedReport& report, const fs::path& output, const std::string& peak_note) {
+namespace {
+
+PlotFiles temporary_plot_files() {
   std::string pattern = (fs::temp_directory_path() / "heapline-plot.XXXXXX").string();
   if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("cannot create a temporary directory");
-  PlotFiles files{pattern, fs::path(pattern) / "timeline.gp", fs::path(pattern) / "timeline.dat"};
-  const PlotLayout layout = layout_of(report);
+  return {pattern, fs::path(pattern) / "timeline.gp", fs::path(pattern) / "timeline.dat"};
+}
+
+void write_script(const PlotFiles& files, const std::string& text) {
+  std::ofstream script(files.script);
+  script << text;
+  if (!script) throw std::runtime_error("cannot write " + files.script.string());
+}
+
+}  // namespace
+
+PlotFiles write_plot_files(const ParsedReport& report, const fs::path& output, const std::string& peak_note) {
+  PlotFiles files = temporary_plot_files();
+  const ProcessPicture picture = picture_of(report);
+  const double scale = picture.unit.scale;
   {
-    // Numbers only: nothing the program wrote.
+    // Numbers only: nothing the program wrote. Block 0 the samples, block 1
+    // the band of each interval's largest value.
     std::ofstream data(files.data);
-    data << "# t_seconds live_" << layout.unit << " max_" << layout.unit;
-    if (layout.mapped_samples != nullptr) {
-      data << " mapped_" << layout.unit << " total_" << layout.unit << " mapped_t_seconds total_t_seconds";
-    }
+    data << "# t_seconds live_" << picture.unit.name << " max_" << picture.unit.name;
+    if (picture.mapped_samples != nullptr) data << " mapped_" << picture.unit.name << " total_" << picture.unit.name;
     data << "\n";
     data.precision(12);
     const std::vector<Sample>& samples = report.samples;
     for (std::size_t i = 0; i < samples.size(); ++i) {
       const Sample& sample = samples[i];
-      data << static_cast<double>(sample.t_ns) / 1e9 << ' ' << static_cast<double>(sample.live) / layout.scale << ' '
-           << static_cast<double>(sample.max_live) / layout.scale;
-      if (layout.mapped_samples != nullptr) {
-        const std::vector<Sample>& mapped_samples = *layout.mapped_samples;
-        const Sample& mapped_sample = mapped_samples[std::min(i, mapped_samples.size() - 1)];
-        const double mapped = static_cast<double>(mapped_sample.live);
-        const std::uint64_t mapped_t = i < mapped_samples.size() ? mapped_sample.t_ns : sample.t_ns;
-        data << ' ' << mapped / layout.scale << ' ' << (static_cast<double>(sample.live) + mapped) / layout.scale << ' '
-             << static_cast<double>(mapped_t) / 1e9 << ' ' << static_cast<double>(std::max(mapped_t, sample.t_ns)) / 1e9;
+      data << seconds(sample.t_ns) << ' ' << static_cast<double>(sample.live) / scale << ' '
+           << static_cast<double>(sample.max_live) / scale;
+      if (picture.mapped_samples != nullptr) {
+        const std::vector<Sample>& mapped_samples = *picture.mapped_samples;
+        const double mapped = static_cast<double>(mapped_samples[std::min(i, mapped_samples.size() - 1)].live);
+        data << ' ' << mapped / scale << ' ' << (static_cast<double>(sample.live) + mapped) / scale;
       }
       data << '\n';
     }
+    data << "\n\n# t_seconds low_" << picture.unit.name << " high_" << picture.unit.name << "\n";
+    write_band(data, whole_memory(report), report.start_unix_ns, scale);
     if (!data) throw std::runtime_error("cannot write " + files.data.string());
   }
-  std::ofstream script(files.script);
-  script << plot_script(report, output, files.data, peak_note);
-  if (!script) throw std::runtime_error("cannot write " + files.script.string());
+  write_script(files, plot_script(report, output, files.data, peak_note));
+  return files;
+}
+
+std::string tree_plot_script(const std::vector<TreeReport>& tree, const fs::path& output, const fs::path& data) {
+  const TreePicture picture = tree_picture(tree);
+  const ParsedReport& command = tree.front().report;
+  const double scale = picture.unit.scale;
+  std::ostringstream script;
+  script.precision(12);
+  const double t_end = picture.sum.line.empty() ? 0 : seconds_since(picture.sum.line.back().t_ns, picture.origin);
+  write_frame(script, output,
+              "heap + mapped memory of " + fs::path(command.exe).filename().string() + " (pid " +
+                  std::to_string(command.pid) + ") and the " + std::to_string(tree.size() - 1) +
+                  (tree.size() == 2 ? " process" : " processes") + " it started",
+              picture.unit, t_end, static_cast<double>(picture.sum.peak_bytes) / scale);
+  write_markers(script, command.markers, seconds_since(command.start_unix_ns, picture.origin));
+  const double peak_t = seconds_since(picture.sum.peak_unix_ns, picture.origin);
+  write_peak_mark(script,
+                  "together at most " + human_bytes(picture.sum.peak_bytes) + " at " +
+                      human_seconds(static_cast<std::int64_t>(peak_t * 1e9)),
+                  peak_t, static_cast<double>(picture.sum.peak_bytes) / scale, t_end);
+  static const char* const kColours[] = {"#2060a0", "#30a050", "#c07020", "#8040a0", "#20a0a0", "#a02060"};
+  const std::string source = gnuplot_string(data.string());
+  script << "plot " << source << " index 1 using 1:2:3 " << kBandStyle << " title "
+         << gnuplot_string("the sum's most since the previous sample") << ", \\\n     " << source
+         << " index 0 using 1:2 with steps lw 2.5 lc rgb '#202020' title "
+         << gnuplot_string("all " + std::to_string(tree.size()) + " processes together");
+  for (std::size_t i = 0; i < picture.shown.size(); ++i) {
+    script << ", \\\n     " << source << " index " << i + 2 << " using 1:2 with steps lw 1.5 lc rgb '"
+           << kColours[i % std::size(kColours)] << "' title " << gnuplot_string(process_title(*picture.shown[i], i == 0));
+  }
+  script << "\n";
+  return script.str();
+}
+
+PlotFiles write_tree_plot_files(const std::vector<TreeReport>& tree, const fs::path& output) {
+  PlotFiles files = temporary_plot_files();
+  const TreePicture picture = tree_picture(tree);
+  const double scale = picture.unit.scale;
+  {
+    // Numbers only. Block 0 the sum, block 1 its band, then one block per
+    // process shown: heap + mapped, in seconds from the first one's start.
+    std::ofstream data(files.data);
+    data.precision(12);
+    data << "# t_seconds sum_" << picture.unit.name << "\n";
+    for (const Sample& point : picture.sum.line) {
+      data << seconds_since(point.t_ns, picture.origin) << ' ' << static_cast<double>(point.live) / scale << '\n';
+    }
+    if (picture.sum.line.empty()) data << "0 0\n";
+    data << "\n\n# t_seconds low_" << picture.unit.name << " high_" << picture.unit.name << "\n";
+    write_band(data, picture.sum.line, picture.origin, scale);
+    for (std::size_t i = 0; i < picture.series.size(); ++i) {
+      data << "\n\n# pid " << picture.shown[i]->report.pid << ": t_seconds heap_and_mapped_" << picture.unit.name
+           << "\n";
+      for (const Sample& point : picture.series[i]) {
+        data << seconds_since(point.t_ns, picture.origin) << ' ' << static_cast<double>(point.live) / scale << '\n';
+      }
+    }
+    if (!data) throw std::runtime_error("cannot write " + files.data.string());
+  }
+  write_script(files, tree_plot_script(tree, output, files.data));
   return files;
 }
 

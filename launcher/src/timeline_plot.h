@@ -1,7 +1,13 @@
 // The heap line as a picture: a gnuplot script and its data in a temporary
 // directory, rendered with pngcairo or svg according to the file's extension.
-// Live bytes are drawn as steps, each interval's maximum as an impulse (so a
-// spike between two samples shows), in binary units chosen from the peak.
+// Live bytes are drawn as steps, and each sampling interval's maximum as a
+// band above the line (so a spike between two samples shows), in binary
+// units chosen from the peak; the peak is marked with its value and time,
+// the peak resident set is a dotted level (or named in the key when it is
+// far above the data), and the key sits below the graph, outside the data.
+// A run of several processes is drawn as a tree: heap + mapped of the
+// command and of the largest processes, and their sum over time with its
+// band (process_tree.h).
 //
 // Text from the program (its file name, its marker names) reaches the script
 // only through gnuplot_string(): one string literal on one line, whatever
@@ -14,6 +20,8 @@
 #include <string_view>
 
 #include <heapline/report_reader.h>
+
+#include "process_tree.h"
 
 namespace heapline::launcher {
 
@@ -45,6 +53,12 @@ std::string plot_script(const ParsedReport& report, const std::filesystem::path&
 // Writes the script and the data; the script writes to `output`.
 PlotFiles write_plot_files(const ParsedReport& report, const std::filesystem::path& output,
                            const std::string& peak_note = "");
+
+// The script that draws the tree `tree` (the command's report first) from
+// `data` into `output`, and the files for it.
+std::string tree_plot_script(const std::vector<TreeReport>& tree, const std::filesystem::path& output,
+                             const std::filesystem::path& data);
+PlotFiles write_tree_plot_files(const std::vector<TreeReport>& tree, const std::filesystem::path& output);
 
 // Runs gnuplot on the script. Returns "" or a message for stderr; the
 // temporary directory is removed when gnuplot succeeded.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A stand-in for heapline-bench in the tests of tools/ci/: the same command
-line for suite, validate and render, without measuring anything, so the
+line for suite, validate, export --format commits and render, without measuring anything, so the
 scripts' git and GitHub logic is tested in milliseconds.
 
 suite appends one point per scenario (--only, else those of --catalogue,
@@ -74,6 +74,29 @@ def validate(args):
     return 1 if bad else 0
 
 
+def export(args):
+    """export --format commits: the measured commits, newest first, each once."""
+    if args.format != "commits":
+        print(f"fake heapline-bench: export --format {args.format} is not faked", file=sys.stderr)
+        return 2
+    path = os.path.join(args.store, "points.jsonl")
+    points = []
+    with open(path, encoding="utf-8") as store:
+        for number, line in enumerate(store, 1):
+            try:
+                points.append(json.loads(line))
+            except ValueError as error:
+                print(f"heapline-bench: the store has unreadable lines (first: {path}:{number}: {error})", file=sys.stderr)
+                return 1
+    points.sort(key=lambda point: point["measured_at"])
+    listed = []
+    for point in reversed(points):
+        if point.get("commit") and point["commit"] not in listed:
+            listed.append(point["commit"])
+    print("".join(commit + "\n" for commit in listed), end="")
+    return 0
+
+
 def render(args):
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.store, "points.jsonl"), encoding="utf-8") as store:
@@ -97,11 +120,14 @@ def main():
     s.add_argument("--out")
     v = commands.add_parser("validate")
     v.add_argument("--store", required=True)
+    e = commands.add_parser("export")
+    e.add_argument("--store", required=True)
+    e.add_argument("--format", required=True)
     r = commands.add_parser("render")
     r.add_argument("--store", required=True)
     r.add_argument("--out", required=True)
     args = parser.parse_args()
-    return {"suite": suite, "validate": validate, "render": render}[args.command](args)
+    return {"suite": suite, "validate": validate, "export": export, "render": render}[args.command](args)
 
 
 if __name__ == "__main__":

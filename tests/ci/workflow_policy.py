@@ -8,8 +8,9 @@ kept in a checkout where code is built and run, containers and actions pinned
 by digest, no expression expanded into a script, no secrets; the performance
 workflow's trigger, concurrency, main-only guard and its four jobs (measure,
 publish, site, deploy) with the hand-off between them; the pull-request
-workflow's single read-only job. Prints one line per broken rule and exits 1
-when there is any.
+workflow's single read-only job; the ci workflow's sanitizer build
+(`tools/test.sh --sanitize`) in a job of its own. Prints one line per broken
+rule and exits 1 when there is any.
 """
 import os
 import re
@@ -84,6 +85,10 @@ def ci_rules(path, workflow):
     scripts = "\n".join(str(step.get("run", "")) for _, step in steps(workflow))
     for command in ("tools/setup.sh --test", "tools/test.sh", "python3 -m sphinx -W -b html docs docs/_build/html"):
         check(command in scripts, path, f"no step runs `{command}`")
+    # The sanitizer build in a job of its own, beside the ordinary tests.
+    sanitizing = [name for name, job in workflow["jobs"].items() if "tools/test.sh --sanitize" in runs_of(job)]
+    check(len(sanitizing) == 1 and not re.search(r"tools/test\.sh(?! --sanitize)", runs_of(workflow["jobs"][sanitizing[0]])),
+          path, "one job must run `tools/test.sh --sanitize`, and only that test command")
     # docs/ includes _generated/ pages, which exist only once rendered.
     render = scripts.find("heapline-bench render --store")
     check(0 <= render < scripts.find("python3 -m sphinx"), path,
@@ -182,7 +187,7 @@ def performance_rules(path, workflow):
     check(set(runs_of(publish).split()) <= {"tools/ci/checkout_store.sh", "tools/ci/publish_points.sh"}, path,
           "job publish may run tools/ci/checkout_store.sh and tools/ci/publish_points.sh only")
 
-    for script in ("tools/ci/checkout_store.sh", "tools/ci/build_site.sh"):
+    for script in ("tools/ci/checkout_store.sh", "heapline-bench validate", "tools/ci/build_site.sh"):
         check(script in runs_of(site), path, f"job site does not run {script}")
     check((site.get("env") or {}).get("HEAPLINE_STORE_OFFLINE") == "1", path, "job site must read the store offline")
     check(any(u.startswith("actions/upload-pages-artifact@") for u in uses_of(site)), path,

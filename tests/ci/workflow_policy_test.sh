@@ -110,4 +110,24 @@ assert_contains "$report" "job build-and-test must run once per change" "the rep
 assert_contains "$report" "concurrency must be the one group performance-history for main" "the report"
 assert_contains "$report" "job deploy must say on failure what a repository whose Pages are off sets once" "the report"
 assert_contains "$report" "paths-ignore must not filter out interposer/" "the report"
+# The ci workflow without its sanitizer job, then with the sanitizers run
+# in the ordinary job.
+bad=$scratch/ci.yml
+"$python" - "$workflows/ci.yml" "$bad" <<'PY'
+import sys
+import yaml
+workflow = yaml.safe_load(open(sys.argv[1]))
+del workflow["jobs"]["sanitize"]
+yaml.safe_dump(workflow, open(sys.argv[2], "w"), sort_keys=False)
+PY
+status=0
+report=$("$python" "$policy" "$source_dir" "$bad") || status=$?
+assert_eq "$status" 1 "the checker's status on a ci workflow without the sanitizer job"
+assert_contains "$report" "one job must run \`tools/test.sh --sanitize\`" "the report"
+sed -e 's|run: tools/test.sh$|run: tools/test.sh \&\& tools/test.sh --sanitize|' "$workflows/ci.yml" >"$bad"
+sed -i -e '/^  sanitize:/,$d' "$bad"
+status=0
+report=$("$python" "$policy" "$source_dir" "$bad") || status=$?
+assert_eq "$status" 1 "the checker's status on sanitizers inside the ordinary job"
+assert_contains "$report" "one job must run \`tools/test.sh --sanitize\`, and only that test command" "the report"
 echo "workflow policy test: ok"

@@ -17,7 +17,9 @@ build_docs() {  # build_docs STORE_DIR
   /usr/bin/python3 -m sphinx -W --keep-going -q -b html "$work/src/docs" "$work/html"
 }
 
-# An empty store renders a page that says so, and the docs still build.
+# An empty store (a directory without points) renders a page that says so,
+# and the docs still build.
+mkdir -p "$work/empty-store"
 build_docs "$work/empty-store"
 grep -q "No point has been measured yet" "$work/html/performance.html"
 # The user's recorded history is there, with its provenance, whatever the

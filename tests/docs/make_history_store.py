@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """make_history_store.py DIR: a history store as the site shows it after a
-while: 30 points of churn-4t over 2 machines and 20 commits, with a lasting
-step (a change point) on the first machine at the 11th commit, from about
-+170% down to about +120%; the second machine measured the last 10 commits.
-The figures are fixed (no randomness): the same store every time.
+while: 30 points of churn-4t over 2 machines and 20 commits, each with its
+three figures (wall clock, CPU time, instructions), with a lasting step (a
+change point) on the first machine at the 11th commit, from about +170% down
+to about +120% in wall clock (and the CPU time and instructions with it);
+the second machine measured the last 10 commits, at about +135%. The
+figures are fixed (no randomness): the same store every time.
 """
 import json
 import os
@@ -20,11 +22,15 @@ WOBBLE = [0.02, -0.03, 0.01, 0.04, -0.02, 0.0, -0.04, 0.03, -0.01, 0.02]
 
 
 def point(scenario, commit, day, overhead, machine):
+    cpu = overhead * 0.8
+    instructions = overhead * 0.1
     return {
-        "schema": 1, "scenario": scenario, "commit": commit, "commit_range": None,
-        "measured_at": f"2026-10-{day:02d}T12:00:00Z", "overhead": round(overhead, 4),
+        "schema": 2, "scenario": scenario, "commit": commit, "commit_range": None,
+        "measured_at": f"2026-10-{day:02d}T12:{machine:02d}:00Z", "overhead": round(overhead, 4),
         "interval": [round(overhead - 0.06, 4), round(overhead + 0.05, 4)], "confidence": 0.95, "runs": 10,
         "median_with_s": 1.0 + overhead, "median_without_s": 1.0, "timing": "command",
+        "cpu": {"overhead": round(cpu, 4), "interval": [round(cpu - 0.03, 4), round(cpu + 0.03, 4)]},
+        "instructions": {"overhead": round(instructions, 5), "with": 0, "without": 0},
         "heapline_version": "0.5.0", "library": "libheapline.so", "command": "malloc_churn 4 10000000",
         "machine": MACHINES[machine],
     }

@@ -1,6 +1,6 @@
 // Property target: no program file name or marker name, whatever its bytes,
-// makes the gnuplot script of `heapline --plot` hold a line (or part of one)
-// that the input did not own (tests/launcher/plot_script_property.h).
+// makes the gnuplot script of `heapline --plot` (of one process or of a
+// tree) hold a line (or part of one) that the input did not own (tests/launcher/plot_script_property.h).
 //
 // Input: length-prefixed pieces (one byte of length, then the bytes): the
 // first is the program's path, the others marker names.
@@ -30,7 +30,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
   if (report.markers.size() % 2 == 1) report.ended = heapline::kEndedWithoutExit;  // the other label too
-  const std::string problem = heapline::test::plot_script_injection(report);
+  std::string problem = heapline::test::plot_script_injection(report);
+  if (problem.empty()) problem = heapline::test::tree_plot_script_injection(report);
   if (!problem.empty()) {
     std::fprintf(stderr, "plot_script: the input owns part of the script: %s\n", problem.c_str());
     std::abort();

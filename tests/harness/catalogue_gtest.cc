@@ -1,6 +1,10 @@
 #include "heapline_bench/measurement/catalogue.h"
+#include "heapline_bench/text/text.h"
+#include "heapline_bench/verdicts/calibration.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <map>
 #include <set>
@@ -117,6 +121,45 @@ TEST(Catalogue, RejectsMalformedCatalogues) {
                                "t"),
                std::runtime_error);
   EXPECT_THROW(load_catalogue("/nonexistent/scenarios.json"), std::runtime_error);
+}
+
+// Whatever the file holds, a refusal is one runtime_error of one line that
+// names the file: a number JSON cannot hold (the parser's out_of_range, not
+// a parse_error) aborted heapline-bench, and a parser's message quoting a
+// DEL byte broke the line.
+TEST(Catalogue, EveryRefusalIsOneLineNamingTheFile) {
+  for (const std::string text : {std::string(R"({"scenarios": [{"name": "a", "command": ["x"], "scale_arg": 2e308}]})"),
+                                 std::string("{\n  \x7f\"scenarios\": []}")}) {
+    try {
+      parse_catalogue(text, "my catalogue.json");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const std::runtime_error& e) {
+      const std::string message = e.what();
+      EXPECT_EQ(message.rfind("scenario catalogue my catalogue.json: ", 0), 0u) << message;
+      EXPECT_EQ(find_control_character(message), std::string::npos) << message;
+    }
+  }
+}
+
+// A file a user names is read only if it is a regular file: a FIFO in its
+// place (no writer) made the catalogue and calibration readers wait for
+// ever. The alarm turns a wait into a failure of this test.
+TEST(Catalogue, AFifoIsRefusedNotWaitedFor) {
+  const std::string fifo = ::testing::TempDir() + "/catalogue-fifo-" + std::to_string(getpid());
+  unlink(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  alarm(20);
+  try {
+    load_catalogue(fifo);
+    ADD_FAILURE() << "a FIFO was read as a catalogue";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "scenario catalogue: cannot read " + fifo + ": not a regular file");
+  }
+  std::vector<std::string> problems;
+  EXPECT_TRUE(read_calibrations(fifo, problems).empty());
+  EXPECT_EQ(problems, std::vector<std::string>{"cannot read " + fifo + ": not a regular file"});
+  alarm(0);
+  unlink(fifo.c_str());
 }
 
 }  // namespace

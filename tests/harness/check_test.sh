@@ -87,8 +87,8 @@ status=0
 GITHUB_STEP_SUMMARY=$work/summary.md "$bench" check --store "$work/store" --github --fail-on-regression \
   >"$work/gh" 2>/dev/null || status=$?
 [[ $status -eq 1 ]] || { echo "expected status 1 with --fail-on-regression, got $status"; exit 1; }
-grep -q '^::error title=Overhead regression::churn-4t (instructions) at 22ccccc: +14\.' "$work/gh"
-grep -q '^::error title=Overhead regression::churn-4t (cpu) at 22ccccc: +1' "$work/gh"
+grep -q '^::error title=Overhead regression::churn-4t (instructions) at 22ccccc on Test, 2 cores: +14\.' "$work/gh"
+grep -q '^::error title=Overhead regression::churn-4t (cpu) at 22ccccc on Test, 2 cores: +1' "$work/gh"
 grep -q '^::warning title=Overhead regression (not gated)::churn-4t (wall) at 22ccccc' "$work/gh"
 grep -q 'Overhead verdicts' "$work/summary.md"
 
@@ -99,7 +99,7 @@ status=0
   >"$work/gate" 2>/dev/null || status=$?
 [[ $status -eq 0 ]] || { echo "a 0.6-point instruction step below a 1-point minimum failed the run"; exit 1; }
 if "$bench" check --store "$work/store" --gate cycles 2>"$work/err"; then echo "accepted --gate cycles"; exit 1; fi
-grep -q -- "--gate takes wall, cpu or instructions" "$work/err"
+grep -q -- "--gate: cycles not in {wall,cpu,instructions}" "$work/err"
 
 "$bench" render --store "$work/store" --out "$work/gen" --no-plots >/dev/null 2>&1
 grep -q '▲ \*\*regression\*\*' "$work/gen/performance.md"
@@ -107,11 +107,46 @@ grep -q '▲ \*\*regression\*\*' "$work/gen/performance.md"
 [[ $(grep -c '▲ \*\*regression\*\*' "$work/gen-steps/performance.md") -eq 1 ]] || { echo "one step, one mark"; exit 1; }
 # The page names the change of each figure, not only the wall clock's.
 for figure in wall cpu; do
-  grep -q "^- \`churn-4t\` $figure (machine \`aaaabbbbcccc\`): +[23]\.[0-9]% → +1[45]\.[0-9]%, between \`16ccccc\` and \`17ccccc\`" \
+  grep -q "^- \`churn-4t\` $figure on Test, 2 cores (\`aaaabbbbcccc\`): +[23]\.[0-9]% → +1[45]\.[0-9]%, between \`16ccccc\` and \`17ccccc\`" \
     "$work/gen-steps/performance.md" || { cat "$work/gen-steps/performance.md"; exit 1; }
 done
-grep -q '^- `churn-4t` instructions (machine `aaaabbbbcccc`): +14\.0[0-9]% → +14\.[56][0-9]%, between' \
+grep -q '^- `churn-4t` instructions on Test, 2 cores (`aaaabbbbcccc`): +14\.0[0-9]% → +14\.[56][0-9]%, between' \
   "$work/gen-steps/performance.md"
+
+# Two machines measure every commit, and the newest commit steps on the
+# first only, while the second reports after it: check judges both
+# machines' newest points, names each, and fails on the step; the page has
+# a row per machine for the commit, the step marked in the first's.
+mkdir -p "$work/two"
+/usr/bin/python3 - "$work/two/points.jsonl" <<'PY'
+import json, random, sys
+rng = random.Random(9)
+machines = [{"fingerprint": fingerprint, "cpu_model": model, "cores": 4, "kernel": "6.1", "glibc": "2.36",
+             "compiler": "GNU 12", "runner_image": ""}
+            for fingerprint, model in (("aaaa00000001", "AMD EPYC 7763 64-Core Processor"),
+                                       ("bbbb00000002", "Intel(R) Xeon(R) Platinum 8370C CPU @ 2.80GHz"))]
+lines = []
+for i in range(16):
+    for m, machine in enumerate(machines):
+        stepped = m == 0 and i == 15
+        wall = (0.15 if stepped else 0.03) + rng.gauss(0, 0.004)
+        lines.append(json.dumps({"schema": 2, "scenario": "churn-4t", "commit": "%02d" % (i + 1) + "d" * 38,
+                                 "measured_at": "2026-11-%02dT00:0%d:00Z" % (i + 1, m), "overhead": wall,
+                                 "interval": [wall - 0.006, wall + 0.006], "scale": 1.0,
+                                 "timing": "command", "heapline_version": "0.5.0", "machine": machine}))
+open(sys.argv[1], "w").write("\n".join(lines) + "\n")
+PY
+status=0
+"$bench" check --store "$work/two" --gate wall --fail-on-regression >"$work/two.out" 2>/dev/null || status=$?
+[[ $status -eq 1 ]] || { cat "$work/two.out"; echo "the step on one of two machines did not fail the run"; exit 1; }
+grep -q '| `churn-4t` | wall (gated) | `16ddddd` | +1[0-9]\.[0-9]% .* | \*\*regression\*\* | AMD EPYC 7763 64-Core, 4 cores (`aaaa00000001`) |$' \
+  "$work/two.out" || { cat "$work/two.out"; exit 1; }
+grep -q '| `churn-4t` | wall (gated) | `16ddddd` | .* | \*\*unchanged\*\* | Intel Xeon Platinum 8370C, 4 cores (`bbbb00000002`) |$' \
+  "$work/two.out" || { cat "$work/two.out"; exit 1; }
+"$bench" render --store "$work/two" --out "$work/gen-two" --no-plots >/dev/null 2>&1
+grep -q '^| `16ddddd` | AMD EPYC 7763 64-Core, 4 cores | .* ▲ \*\*regression\*\* |' "$work/gen-two/performance.md" ||
+  { cat "$work/gen-two/performance.md"; exit 1; }
+grep -q '^| `16ddddd` | Intel Xeon Platinum 8370C, 4 cores | ' "$work/gen-two/performance.md"
 
 # Too few points: every verdict is "insufficient history", and never fails.
 head -n 10 "$work/store/points.jsonl" >"$work/short.jsonl"
@@ -120,7 +155,7 @@ mkdir -p "$work/short" && mv "$work/short.jsonl" "$work/short/points.jsonl"
 
 # Impossible rules are refused.
 if "$bench" check --store "$work/store" --min-history 50 2>"$work/err"; then echo "accepted min-history > window"; exit 1; fi
-grep -q -- "--min-history at most --window" "$work/err"
+grep -q -- "--min-history (50) must be at most --window (20)" "$work/err"
 echo "check: ok"
 
 # calibrate at a tiny scale: one line per scenario in calibration.jsonl, which
@@ -154,5 +189,5 @@ for line in open(sys.argv[1]):
         assert c["sigma"] >= 0.005 and c["detectable"] >= c["threshold"] >= 0.02, c
 PY
 if "$bench" calibrate --store "$work/cal" --repeats 2 2>"$work/err"; then echo "accepted 2 repeats"; exit 1; fi
-grep -q -- "--repeats must be at least 3" "$work/err"
+grep -q -- "--repeats: must be a whole number from 3 to 1000, got '2'" "$work/err"
 echo "calibrate: ok"

@@ -2,6 +2,7 @@
 // from the JSON, old files included.
 #include "heapline_bench/measurement/compare.h"
 #include "heapline_bench/reports/comparison_export.h"
+#include "heapline_bench/measurement/statistics.h"
 #include "heapline_bench/reports/percent_format.h"
 
 #include <gtest/gtest.h>
@@ -15,6 +16,13 @@
 
 namespace heapline::bench {
 namespace {
+
+// The times of one side of a round of a comparison file.
+std::vector<double> side_of(const nlohmann::json& runs) {
+  std::vector<double> times;
+  for (const auto& run : runs) times.push_back(run["wall_s"].get<double>());
+  return times;
+}
 
 TEST(RoundOrder, RotatesTheBuildsFromRoundToRound) {
   EXPECT_EQ(round_order(2, 0), (std::vector<std::size_t>{0, 1}));
@@ -94,8 +102,13 @@ TEST(CompareBuilds, AlternatesBuildsAndTakesTheMedianOfRounds) {
   }
 
   const auto markdown = comparison_markdown(comparison);
-  EXPECT_NE(markdown.find("| Scenario | A | B |"), std::string::npos) << markdown;
-  EXPECT_NE(markdown.find("| `churn-1t` | +20.0% | +5.0% |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| Scenario | Figure | A | B |"), std::string::npos) << markdown;
+  // Every run of a round takes as long: each interval is its figure. With B
+  // against A the rounds give -4.5%, -22.3% and +25%: faster by their median.
+  EXPECT_NE(markdown.find("| `churn-1t` | wall | +20.0% [20.0, 20.0] | +5.0% [5.0, 5.0] ▼ faster |"),
+            std::string::npos)
+      << markdown;
+  EXPECT_EQ(markdown.find("| cpu |"), std::string::npos) << "no CPU times, no cpu row";
   EXPECT_NE(markdown.find("median of 3 rounds"), std::string::npos);
   EXPECT_NE(markdown.find("Measured on "), std::string::npos);
   EXPECT_NE(markdown.find("kept no CPU-time figure."), std::string::npos) << markdown;
@@ -174,18 +187,22 @@ TEST(CompareBuilds, CpuFigureIsUserPlusSysOfEachRoundThenTheMedianOfRounds) {
   EXPECT_DOUBLE_EQ(result["rounds"][0]["cpu"]["interval"][0].get<double>(), a.round_cpu[0]->interval.low);
 
   const auto markdown = comparison_markdown(comparison);
-  EXPECT_NE(markdown.find("| Scenario | A | B |"), std::string::npos) << markdown;
-  EXPECT_NE(markdown.find("| `churn-1t` | +20.0% (+8.0%) | +5.0% (+6.0%) |"), std::string::npos) << markdown;
-  EXPECT_NE(markdown.find("then in CPU time (user + sys of the same runs"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| Scenario | Figure | A | B |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| `churn-1t` | wall | +20.0% [20.0, 20.0] | +5.0% [5.0, 5.0] ▼ faster |"),
+            std::string::npos)
+      << markdown;
+  EXPECT_NE(markdown.find("| `churn-1t` | cpu | +8.0% ["), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("in wall-clock time and in CPU time (user + sys of the same runs)"), std::string::npos)
+      << markdown;
   EXPECT_EQ(markdown.find("kept no CPU-time figure"), std::string::npos) << markdown;
 
   // A file whose results kept no cpu figure (older than the figure, or runs
-  // without CPU times) shows the wall figure alone in those cells.
+  // without CPU times) shows "–" in those cells.
   auto older = nlohmann::json::parse(json.dump());
   older["scenarios"][0]["results"][1].erase("cpu_overhead");
   const auto mixed = comparison_markdown_from_json(older);
-  EXPECT_NE(mixed.find("| `churn-1t` | +20.0% (+8.0%) | +5.0% |"), std::string::npos) << mixed;
-  EXPECT_NE(mixed.find("A cell without brackets kept no CPU-time figure."), std::string::npos) << mixed;
+  EXPECT_NE(mixed.find("| `churn-1t` | cpu | +8.0% ["), std::string::npos) << mixed;
+  EXPECT_NE(mixed.find("] | – |"), std::string::npos) << mixed;
 }
 
 // The repository's comparison, written before compare kept a cpu figure, is
@@ -198,19 +215,83 @@ TEST(ComparisonMarkdown, ReadsTheRepositorysComparison) {
   const auto markdown = comparison_markdown_from_json(json);
   std::size_t rows = 0;
   for (const auto& row : json.at("scenarios")) {
-    std::ostringstream expected;
-    expected << "| `" << row.at("name").get<std::string>() << "` |";
+    // Each cell: its figure, then its interval (and, after the first, a mark).
+    const std::string name = row.at("name").get<std::string>();
+    std::size_t at = markdown.find("| `" + name + "` | wall |");
+    ASSERT_NE(at, std::string::npos) << markdown;
     for (const auto& result : row.at("results")) {
-      expected << ' ' << format_percent(result.at("overhead").get<double>()) << '%';
-      if (result.contains("cpu_overhead") && !result.at("cpu_overhead").is_null())
-        expected << " (" << format_percent(result.at("cpu_overhead").get<double>()) << "%)";
-      expected << " |";
+      at = markdown.find(' ' + format_percent(result.at("overhead").get<double>()) + "% [", at);
+      EXPECT_NE(at, std::string::npos) << name << "\n" << markdown;
     }
-    EXPECT_NE(markdown.find(expected.str() + "\n"), std::string::npos) << expected.str() << "\n" << markdown;
     ++rows;
   }
   EXPECT_EQ(rows, 5u);
   EXPECT_NE(markdown.find("Each "), std::string::npos) << markdown;
+}
+
+// A comparison file as compare writes it: one scenario, two rounds of six
+// runs per side for each build, each run `with_s` seconds with its build
+// (1.0 without), give or take a fixed jitter (times `spread`); CPU time
+// equal to wall time.
+nlohmann::json comparison_file(const std::vector<std::pair<std::string, double>>& builds, double spread = 1.0) {
+  const double jitter[] = {-0.02, -0.01, 0.0, 0.01, 0.02, 0.005};
+  auto runs = [&](double seconds, int round) {
+    nlohmann::json out = nlohmann::json::array();
+    for (int k = 0; k < 6; ++k) {
+      const double t = seconds + spread * jitter[(k + round) % 6] * (round + 1);
+      out.push_back({{"wall_s", t}, {"user_s", 0.75 * t}, {"sys_s", 0.25 * t}, {"max_rss_kib", 1}});
+    }
+    return out;
+  };
+  nlohmann::json file = {{"schema", "heapline-comparison/1"}, {"measured_at", "2026-12-01T00:00:00Z"},
+                         {"rounds", 2}, {"runs", 6}, {"scale", 1.0},
+                         {"machine", {{"description", "Test CPU, 2 cores"}}}, {"builds", nlohmann::json::array()}};
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& [label, with_s] : builds) {
+    file["builds"].push_back({{"label", label}, {"library", "lib.so"}});
+    nlohmann::json rounds = nlohmann::json::array();
+    std::vector<double> overheads;
+    for (int r = 0; r < 2; ++r) {
+      rounds.push_back({{"with", runs(with_s, r)}, {"without", runs(1.0, r + 1)}});
+      overheads.push_back(overhead_ratio(side_of(rounds.back()["with"]), side_of(rounds.back()["without"])));
+    }
+    const double figure = median(overheads);
+    results.push_back({{"build", label}, {"overhead", figure}, {"cpu_overhead", figure}, {"rounds", rounds}});
+  }
+  file["scenarios"] = {{{"name", "churn-1t"}, {"results", results}}};
+  return file;
+}
+
+// Each cell's interval is the bootstrap of the median of its rounds, drawn
+// within each round from the runs the file keeps; each build after the first
+// is marked against the first by its runs' time against the first's.
+TEST(ComparisonMarkdown, IntervalsFromTheRoundsAndMarksAgainstTheFirstBuild) {
+  const auto file = comparison_file({{"old", 1.20}, {"same", 1.20}, {"slower", 1.50}, {"faster", 1.05}});
+  const auto markdown = comparison_markdown_from_json(file);
+  const auto& old = file["scenarios"][0]["results"][0];
+  std::vector<std::vector<double>> sides;
+  for (const auto& round : old["rounds"]) {
+    sides.push_back(side_of(round["with"]));
+    sides.push_back(side_of(round["without"]));
+  }
+  const std::vector<RoundSample> rounds = {{sides[0], sides[1]}, {sides[2], sides[3]}};
+  const Interval expected = bootstrap_rounds_interval(rounds);
+  EXPECT_LT(expected.low, expected.high);
+  const std::string old_cell = format_overhead(old["overhead"].get<double>(), expected);
+  for (const char* figure : {"wall", "cpu"}) {
+    const std::string row = std::string("| `churn-1t` | ") + figure + " | " + old_cell + " | ";
+    const auto at = markdown.find(row);
+    ASSERT_NE(at, std::string::npos) << row << "\n" << markdown;
+    const std::string line = markdown.substr(at, markdown.find('\n', at) - at);
+    EXPECT_NE(line.find("] = same | "), std::string::npos) << line;
+    EXPECT_NE(line.find("] ▲ slower | "), std::string::npos) << line;
+    EXPECT_NE(line.find("] ▼ faster |"), std::string::npos) << line;
+  }
+  EXPECT_NE(markdown.find("The marks compare each build with the first column (old)"), std::string::npos) << markdown;
+  // A difference smaller than the minimum effect is "same", however sure
+  // (runs that repeat to a thousandth: an interval far from no change).
+  const auto close = comparison_markdown_from_json(comparison_file({{"old", 1.20}, {"close", 1.21}}, 0.05));
+  EXPECT_NE(close.find("] = same |\n"), std::string::npos) << close;
 }
 
 // A peer's own settings reach both sides of its measurements and no other
@@ -247,8 +328,10 @@ TEST(CompareBuilds, APeersSettingsReachBothSidesOfItsOwnMeasurementsOnly) {
   const auto json = comparison_json(comparison);
   EXPECT_EQ(json["builds"][1]["env"]["PEER_OUTPUT"], "/dev/null");
   const auto markdown = comparison_markdown_from_json(nlohmann::json::parse(json.dump()));
-  EXPECT_NE(markdown.find("| Scenario | A | peer | missing |"), std::string::npos) << markdown;
-  EXPECT_NE(markdown.find("| `churn-1t` | +10.0% | +200.0% | absent |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| Scenario | Figure | A | peer | missing |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| `churn-1t` | wall | +10.0% [10.0, 10.0] | +200.0% [200.0, 200.0] ▲ slower | absent |"),
+            std::string::npos)
+      << markdown;
   EXPECT_NE(markdown.find("\npeer: records everything.\n"), std::string::npos) << markdown;
   EXPECT_NE(markdown.find("\nmissing: absent, not installed here.\n"), std::string::npos) << markdown;
 }

@@ -2,9 +2,13 @@
 // no process is started and no time is measured.
 #include "heapline_bench/measurement/measurement.h"
 
+#include <elf.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -21,6 +25,9 @@ class FakeRunner : public ProcessRunner {
   double with_seconds = 1.10;
   double without_seconds = 1.00;
   bool loader_traces_library = true;
+  // When it does not: whether ld.so wrote a trace at all, an empty one, or
+  // one of the program alone.
+  enum class Trace { none, empty, program_only } trace_without_library = Trace::none;
   std::vector<RunSpec> seen;
   std::function<void(RunResult&, const RunSpec&, int)> tweak;
 
@@ -43,6 +50,11 @@ class FakeRunner : public ProcessRunner {
         trace << "      " << result.pid << ":\tfile=" << preload.substr(from, to - from)
               << " [0];  generating link map\n";
       }
+    }
+    if (!spec.ld_debug_output.empty() && !loader_traces_library && trace_without_library != Trace::none) {
+      std::ofstream trace(spec.ld_debug_output + "." + std::to_string(result.pid));
+      if (trace_without_library == Trace::program_only)
+        trace << "      " << result.pid << ":\tfile=libc.so.6 [0];  generating link map\n";
     }
     if (tweak) tweak(result, spec, static_cast<int>(seen.size()));
     return result;
@@ -164,6 +176,58 @@ TEST_F(MeasureTest, RefusesWhenTheLibraryWasNotLoaded) {
     EXPECT_NE(std::string(refusal.what()).find("was not loaded"), std::string::npos) << refusal.what();
   }
   EXPECT_EQ(runner.seen.size(), 2u) << "stops at the warm-up pair";
+}
+
+// "Was not loaded" says why, as far as it can be told (safety, class E):
+// each cause its own message, none blaming a static binary that is not one.
+TEST_F(MeasureTest, SaysWhyTheLibraryWasNotLoaded) {
+  runner.loader_traces_library = false;
+  auto refusal_of = [&](const std::vector<std::string>& command) {
+    request.command = command;
+    try {
+      measure(runner, request);
+    } catch (const Refusal& refusal) {
+      return std::string(refusal.what());
+    }
+    return std::string("no refusal");
+  };
+  // A statically linked program: an ELF file without an interpreter.
+  const std::string static_program = (scratch / "static").string();
+  {
+    Elf64_Ehdr header{};
+    std::memcpy(header.e_ident, ELFMAG, SELFMAG);
+    header.e_ident[EI_CLASS] = ELFCLASS64;
+    header.e_type = ET_EXEC;
+    header.e_phentsize = sizeof(Elf64_Phdr);
+    std::ofstream(static_program, std::ios::binary).write(reinterpret_cast<const char*>(&header), sizeof header);
+  }
+  EXPECT_NE(refusal_of({static_program}).find("is statically linked"), std::string::npos);
+  const std::string script = (scratch / "script").string();
+  std::ofstream(script) << "#!" << static_program << " -x\n";
+  EXPECT_NE(refusal_of({script}).find(static_program + " is statically linked"), std::string::npos)
+      << "a script is its interpreter";
+
+  // A dynamic program whose run left no trace, an empty one, or one without
+  // the library: never "statically linked".
+  std::string message = refusal_of({"/bin/true"});
+  EXPECT_NE(message.find("ld.so wrote no trace"), std::string::npos) << message;
+  EXPECT_EQ(message.find("statically"), std::string::npos) << message;
+  runner.trace_without_library = FakeRunner::Trace::empty;
+  message = refusal_of({"/bin/true"});
+  EXPECT_NE(message.find("is empty: it could not be written"), std::string::npos) << message;
+  runner.trace_without_library = FakeRunner::Trace::program_only;
+  message = refusal_of({"/bin/true"});
+  EXPECT_NE(message.find("removed it from LD_PRELOAD"), std::string::npos) << message;
+
+  // A set-user-ID program of another user runs in ld.so's secure mode.
+  const std::string set_uid = (scratch / "set-uid").string();
+  std::filesystem::copy_file("/bin/true", set_uid);
+  if (getuid() == 0 && chown(set_uid.c_str(), 65534, 65534) == 0 && chmod(set_uid.c_str(), 04755) == 0) {
+    runner.trace_without_library = FakeRunner::Trace::none;
+    message = refusal_of({set_uid});
+    EXPECT_NE(message.find("set-user-ID"), std::string::npos) << message;
+  }
+  EXPECT_EQ(program_kind("/bin/true"), ProgramKind::dynamic);
 }
 
 TEST_F(MeasureTest, RefusesWhenTheLoaderRefusedTheLibraryInAnyRun) {

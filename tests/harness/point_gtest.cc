@@ -31,7 +31,7 @@ Point sample_point() {
   p.scale = 0.25;
   p.cpu = RunFigure{0.02, {0.01, 0.03}, 2.05, 2.0};
   p.instructions = InstructionFigure{0.125, 1125, 1000, "malloc_churn 4 100000 16 4096 64"};
-  p.library_report = {5.25, 128};
+  p.library_report = {5.25, 128, Accuracy{67'577'232, 67'614'768, 131'070}};
   return p;
 }
 
@@ -51,6 +51,24 @@ TEST(Point, RoundTripsEveryField) {
   EXPECT_EQ(entry.command, "malloc_churn 4 10000000 16 4096 512");
   EXPECT_EQ(entry.instructions_command, "malloc_churn 4 100000 16 4096 64");
   EXPECT_EQ(*back.library_report.extra_peak_rss_kib, 128);
+  EXPECT_EQ(back.library_report.accuracy->exact_peak_bytes, 67'614'768);
+  EXPECT_EQ(entry.accuracy->bound_bytes, 131'070);
+}
+
+// The library's contract, |batched peak - exact peak| <= stated bound, on
+// either side of the exact peak; a point without the figure has none.
+TEST(Point, AccuracyIsWithinTheBoundOnEitherSide) {
+  EXPECT_TRUE((Accuracy{1000, 1100, 100}).within_bound());
+  EXPECT_TRUE((Accuracy{1100, 1000, 100}).within_bound());
+  EXPECT_FALSE((Accuracy{1000, 1101, 100}).within_bound());
+  EXPECT_FALSE((Accuracy{1101, 1000, 100}).within_bound());
+  EXPECT_EQ((Accuracy{1000, 1101, 100}).error_bytes(), -101);
+  const Point old = point_from_json(nlohmann::json::parse(R"({"measured_at": "2026-03-01T12:00:00Z", "overhead": 1,
+      "library_report": {"publishes_per_1000_calls": 1.5}})"));
+  EXPECT_FALSE(old.library_report.accuracy);
+  EXPECT_THROW(point_from_json(nlohmann::json::parse(R"({"measured_at": "2026-03-01T12:00:00Z", "overhead": 1,
+      "library_report": {"accuracy": {"batched_peak_bytes": 1, "exact_peak_bytes": 2}}})")),
+               std::runtime_error);
 }
 
 TEST(Point, CpuFigureIsTheRatioOfMedianUserPlusSystemTimes) {

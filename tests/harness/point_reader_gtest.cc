@@ -63,9 +63,14 @@ TEST(PointReader, AFileReadsLikeItsTextWhateverTheLengthOfItsLastLines) {
   const std::string path = ::testing::TempDir() + "/point-reader-tail.jsonl";
   for (const std::string& tail : std::vector<std::string>{"", "{}\n", "\n\n", "{\"torn", std::string(100, ' ') + "\n", kSchema1}) {
     std::string text;
-    for (int i = 0; i < 3; ++i) text += std::string(kSchema1) + "\n";
+    // Distinct points: the same point twice is a duplicate.
+    auto numbered = [](int i) {
+      std::string line = kSchema1;
+      return line.replace(line.find("\"abc\""), 5, "\"abc" + std::to_string(i) + "\"");
+    };
+    for (int i = 0; i < 3; ++i) text += numbered(i) + "\n";
     text += "not json\n";
-    text += std::string(kSchema1) + "\n" + tail;
+    text += numbered(3) + "\n" + (tail == kSchema1 ? numbered(4) : tail);
     std::ofstream(path, std::ios::trunc | std::ios::binary) << text;
     const auto from_text = read_points(text, path, RawTimes::read);
     const auto from_file = read_points_file(path, RawTimes::read);
@@ -77,15 +82,66 @@ TEST(PointReader, AFileReadsLikeItsTextWhateverTheLengthOfItsLastLines) {
     EXPECT_EQ(from_file.problems[0].line, 4);
     std::vector<int> sunk;
     std::vector<StoreProblem> problems;
-    scan_points_file(path, RawTimes::read, 0, [&](Point&&, int line) { sunk.push_back(line); }, problems);
+    scan_points_file(path, RawTimes::read, [&](Point&&, int line) { sunk.push_back(line); }, problems);
     EXPECT_EQ(sunk, from_text.lines);
     EXPECT_EQ(problems.size(), from_text.problems.size());
   }
-  const auto tail_only = read_points_file(path, RawTimes::skip, 2);
-  EXPECT_EQ(tail_only.skipped_lines, 4u);
-  EXPECT_EQ(tail_only.lines, (std::vector<int>{5}));
-  ASSERT_EQ(tail_only.problems.size(), 1u);
-  EXPECT_EQ(tail_only.problems[0].line, 6) << "the torn last line";
+}
+
+// The defects of the readers' disagreement, each a line that one command
+// once used and another refused or read differently: every reader refuses
+// each of them, for the same reason, whatever it keeps of a point.
+TEST(PointReader, EveryReaderRefusesTheSameLinesForTheSameReason) {
+  const std::string good =
+      R"({"schema":2,"scenario":"churn-1t","commit":"abcd","measured_at":"2026-03-01T12:00:00Z","overhead":0.05,)"
+      R"("interval":[0.01,0.09],"raw":{"with":[{"wall_s":1.0}],"without":[{"wall_s":1.0}]}})";
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string line = good;
+    return line.replace(line.find(from), from.size(), to);
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {good.substr(0, good.size() - 1) + std::string(1, '\0') + "}", "not valid JSON"},  // a raw NUL before the last }
+      {good + good, "not valid JSON"},                                                   // two points glued
+      {replaced("\"abcd\"", "\"\xC0\xAF\""), "not valid JSON"},                          // overlong UTF-8
+      {replaced("\"abcd\"", "\"\\ud800\""), "not valid JSON"},                           // a lone surrogate
+      {replaced("\"abcd\"", "\"a\tb\""), "not valid JSON"},                               // a raw control character
+      {replaced("\"abcd\"", "\"a\\nb\""), "field \"commit\" holds a control character (U+000A)"},
+      {replaced("0.05,", "0.05,\"overhead\":0.5,"), "field \"overhead\" appears twice"},
+      {replaced("\"wall_s\":1.0}],\"without\"", "\"wall_s\":1.0,\"wall_s\":2}],\"without\""),
+       "field \"raw.with[].wall_s\" appears twice"},
+      {replaced("0.05,", "1e400,"), "not valid JSON"},
+      {replaced("2026-03-01T12:00:00Z", "Sun, 01 Mar 2026 12:00:00 GMT"),
+       "field \"measured_at\" must be a UTC time as RFC 3339 writes it (\"2026-03-01T12:00:00Z\", 1970 to 2261), got \"Sun, 01 Mar "
+       "2026 12:00:00 GMT\""},
+      {replaced("2026-03-01T12:00:00Z", "2026-02-30T12:00:00Z"), "must be a UTC time"},
+      // Past 2262-04-11 the nanoseconds since 1970 overflow 64 bits.
+      {replaced("2026-03-01T12:00:00Z", "4052-12-01T18:59:06Z"), "must be a UTC time"},
+      {replaced("2026-03-01T12:00:00Z", "1969-12-31T23:59:59Z"), "must be a UTC time"},
+      {replaced("2026-03-01T12:00:00Z", "2026-03-01T12:00:00+01:00"), "must be a UTC time"},
+      {replaced("[{\"wall_s\":1.0}],\"without\"", "\"fast\",\"without\""), "field \"raw.with\" must be an array of runs"},
+  };
+  const std::string path = ::testing::TempDir() + "/point-reader-agreement.jsonl";
+  for (const auto& [line, reason] : cases) {
+    const std::string text = good + "\n" + line + "\n";
+    std::ofstream(path, std::ios::trunc | std::ios::binary) << text;
+    std::vector<std::pair<std::string, PointsRead>> reads;
+    reads.emplace_back("text, every field", read_points(text, path, RawTimes::read));
+    reads.emplace_back("text, figures only", read_points(text, path, RawTimes::skip));
+    reads.emplace_back("file, every field", read_points_file(path, RawTimes::read));
+    reads.emplace_back("file, figures only", read_points_file(path, RawTimes::skip));
+    for (const auto& [how, read] : reads) {
+      ASSERT_EQ(read.points.size(), 1u) << how << ": " << line;
+      ASSERT_EQ(read.problems.size(), 1u) << how << ": " << line;
+      EXPECT_EQ(read.problems[0].line, 2) << how;
+      EXPECT_NE(read.problems[0].reason.find(reason), std::string::npos) << how << ": " << read.problems[0].reason;
+      EXPECT_EQ(read.problems[0].reason, reads[0].second.problems[0].reason) << how;
+    }
+    const History history = read_history(path);
+    EXPECT_EQ(history.entries.size(), 1u) << line;
+    ASSERT_EQ(history.problems.size(), 1u) << line;
+    EXPECT_EQ(history.problems[0].reason, reads[0].second.problems[0].reason);
+    EXPECT_THROW(parse_point_line(line), std::runtime_error) << line;
+  }
 }
 
 }  // namespace

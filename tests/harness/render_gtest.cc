@@ -33,6 +33,25 @@ HistoryEntry entry(const std::string& scenario, const std::string& commit, doubl
   return e;
 }
 
+HistoryMachine machine(const std::string& cpu_model, int cores = 2, const std::string& fingerprint = "f00dfeedbeef") {
+  HistoryMachine m;
+  m.fingerprint = fingerprint;
+  m.machine.cpu_model = cpu_model;
+  m.machine.cores = cores;
+  m.machine.kernel = "6.1";
+  m.machine.glibc = "2.36";
+  m.machine.compiler = "GNU 12";
+  return m;
+}
+
+// The same point, measured on machine("CPU-B", 4, "0123456789ab"), the
+// second machine of a history.
+HistoryEntry on_machine_b(HistoryEntry e) {
+  e.machine = 1;
+  e.fingerprint = "0123456789ab";
+  return e;
+}
+
 Catalogue two_scenarios() {
   return parse_catalogue(R"({"scenarios": [
       {"name": "churn-1t", "command": ["{bin}/malloc_churn", "1", "10"], "shows": "one"},
@@ -49,7 +68,7 @@ TEST(FormatOverhead, SignedFigureAndInterval) {
 
 TEST(HistoryRows, NewestFirstGroupedByCommitWithTheNewestPointPerCell) {
   History h;
-  h.machines = {"cpu"};
+  h.machines = {machine("cpu")};
   h.entries = {entry("churn-1t", "c1", 0.01, 1), entry("python", "c1", 0.02, 2), entry("churn-1t", "c2", 0.03, 3),
                entry("churn-1t", "c1", 0.05, 4)};  // a rerun of c1, newer
   auto rows = history_rows(h, {"churn-1t", "python"}, 25);
@@ -63,7 +82,7 @@ TEST(HistoryRows, NewestFirstGroupedByCommitWithTheNewestPointPerCell) {
 
 TEST(HistoryRows, AtMostTheLimitNewestCommits) {
   History h;
-  h.machines = {"cpu"};
+  h.machines = {machine("cpu")};
   for (int i = 0; i < 40; ++i) h.entries.push_back(entry("churn-1t", "c" + std::to_string(i), 0.01 * i, i));
   auto rows = history_rows(h, {"churn-1t"}, 25);
   ASSERT_EQ(rows.size(), 25u);
@@ -71,9 +90,48 @@ TEST(HistoryRows, AtMostTheLimitNewestCommits) {
   EXPECT_EQ(rows.back().commit, "c15");
 }
 
+// Two machines measure one commit: a row for each, side by side, the
+// machine with the newer point first; the limit counts commits, not rows.
+TEST(HistoryRows, EachMachineThatMeasuredACommitHasItsRow) {
+  History h;
+  h.machines = {machine("CPU-A"), machine("CPU-B", 4, "0123456789ab")};
+  h.entries = {entry("churn-1t", "c1", 0.01, 1), on_machine_b(entry("churn-1t", "c1", 0.40, 2)),
+               entry("churn-1t", "c2", 0.02, 3), on_machine_b(entry("churn-1t", "c3", 0.41, 4)),
+               entry("churn-1t", "c3", 0.03, 5)};
+  auto rows = history_rows(h, {"churn-1t"}, 2);
+  ASSERT_EQ(rows.size(), 3u) << "c3 on both machines, c2 on one";
+  EXPECT_EQ(rows[0].commit, "c3");
+  EXPECT_EQ(rows[0].machine, 0) << "the newer point first";
+  EXPECT_DOUBLE_EQ(rows[0].cells[0]->overhead, 0.03);
+  EXPECT_EQ(rows[1].commit, "c3");
+  EXPECT_EQ(rows[1].machine, 1);
+  EXPECT_DOUBLE_EQ(rows[1].cells[0]->overhead, 0.41);
+  EXPECT_EQ(rows[2].commit, "c2");
+  // Rows of one commit stay together even when another commit was measured
+  // between its machines' points.
+  rows = history_rows(h, {"churn-1t"}, 25);
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[3].commit, "c1");
+  EXPECT_EQ(rows[4].commit, "c1");
+}
+
+// Machines are named by CPU model (without the vendor's marks and clock)
+// and cores; the same name for another fingerprint is numbered.
+TEST(MachineNames, CpuModelAndCoresNumberedWhenTheyRepeat) {
+  History h;
+  h.machines = {machine("Intel(R) Xeon(R) Platinum 8370C CPU @ 2.80GHz", 4, "aaaa"),
+                machine("AMD EPYC 7763 64-Core Processor", 1, "bbbb"),
+                machine("Intel(R) Xeon(R) Platinum 8370C CPU @ 2.80GHz", 4, "cccc"), machine("", 2, "dddd")};
+  EXPECT_EQ(machine_names(h), (std::vector<std::string>{"Intel Xeon Platinum 8370C, 4 cores",
+                                                        "AMD EPYC 7763 64-Core, 1 core",
+                                                        "Intel Xeon Platinum 8370C, 4 cores #2", "unknown CPU, 2 cores"}));
+  HistoryEntry without;
+  EXPECT_EQ(machine_name_of(without, machine_names(h)), "unknown machine");
+}
+
 TEST(HistoryRows, PointsWithoutCommitAreRowsOfTheirOwnAndUnknownScenariosAreSkipped) {
   History h;
-  h.machines = {"cpu"};
+  h.machines = {machine("cpu")};
   h.entries = {entry("churn-1t", "", 0.01, 1), entry("churn-1t", "", 0.02, 2), entry("retired", "c1", 0.5, 3)};
   auto rows = history_rows(h, {"churn-1t"}, 25);
   ASSERT_EQ(rows.size(), 2u);
@@ -81,19 +139,44 @@ TEST(HistoryRows, PointsWithoutCommitAreRowsOfTheirOwnAndUnknownScenariosAreSkip
 
 TEST(HistoryPage, TableCellsCommitRangesAndSelfTimedMarks) {
   History h;
-  h.machines = {"Some CPU, 2 cores"};
+  h.machines = {machine("Test Chip")};
   h.entries = {entry("churn-1t", "aaaaaaaaaa", 4.09, 1, "benchmark"), entry("churn-1t", "bbbbbbbbbb", 0.031, 2)};
   h.entries[1].range_first = "9999999999";
   RenderOptions options;
   options.store_label = "bench-data/points.jsonl";
   auto page = history_page_markdown(h, two_scenarios(), options, "");
-  EXPECT_NE(page.find("| `9999999...bbbbbbb` | 2026-11-30 00:02 | +3.1% [2.4, 3.9] | – |"), std::string::npos)
+  EXPECT_NE(page.find("| `9999999...bbbbbbb` | Test Chip, 2 cores | 2026-11-30 00:02 | +3.1% [2.4, 3.9] | – |"),
+            std::string::npos)
       << page;
   EXPECT_NE(page.find("+409.0% [408.3, 409.8] †"), std::string::npos) << page;
   EXPECT_NE(page.find("† Timed by the benchmark itself"), std::string::npos);
   EXPECT_NE(page.find("](plots/churn-1t.svg)"), std::string::npos) << "relative image paths";
-  EXPECT_NE(page.find("`f00dfeedbeef`: Some CPU, 2 cores"), std::string::npos);
+  EXPECT_NE(page.find("- Test Chip, 2 cores: `f00dfeedbeef`, Test Chip, 2 cores, Linux 6.1, glibc 2.36, GNU 12"),
+            std::string::npos)
+      << page;
   EXPECT_LT(page.find("bbbbbbb"), page.find("aaaaaaa")) << "newest first";
+}
+
+// A step on one of two machines that measured the same commits is in the
+// table: both machines' cells of the commit, each named, the step marked.
+TEST(HistoryPage, AStepOnOneOfTwoMachinesIsInTheTable) {
+  History h;
+  h.machines = {machine("CPU-A"), machine("CPU-B", 4, "0123456789ab")};
+  for (int i = 0; i < 12; ++i) {
+    const std::string commit = "c" + std::to_string(10 + i) + "xxxxxx";
+    h.entries.push_back(entry("churn-1t", commit, i == 11 ? 0.30 : 0.05 + 0.001 * (i % 3), 2 * i));
+    h.entries.push_back(on_machine_b(entry("churn-1t", commit, 0.10 + 0.001 * (i % 3), 2 * i + 1)));
+  }
+  RenderOptions options;
+  options.store_label = "points.jsonl";
+  const auto page = history_page_markdown(h, two_scenarios(), options, "");
+  EXPECT_NE(page.find("| `c21xxxx` | CPU-B, 4 cores | 2026-11-30 00:23 | +10.2% [9.5, 11.0] | – |"), std::string::npos)
+      << page;
+  EXPECT_NE(page.find("| `c21xxxx` | CPU-A, 2 cores | 2026-11-30 00:22 | +30.0% [29.3, 30.8] ▲ **regression** | – |"),
+            std::string::npos)
+      << page;
+  EXPECT_NE(page.find("- CPU-B, 4 cores: `0123456789ab`"), std::string::npos) << page;
+  EXPECT_NE(page.find("The table shows the last 12 measured commit(s)"), std::string::npos) << page;
 }
 
 // The second table: the same rows, CPU time (with its interval) and
@@ -101,7 +184,7 @@ TEST(HistoryPage, TableCellsCommitRangesAndSelfTimedMarks) {
 // publish rate and memory cost of the newest point of each scenario.
 TEST(HistoryPage, CpuAndInstructionFiguresAndTheLibrarysBehaviour) {
   History h;
-  h.machines = {"Some CPU, 2 cores"};
+  h.machines = {machine("Test Chip")};
   for (int i = 0; i < 12; ++i) {
     auto e = entry("churn-1t", "c" + std::to_string(10 + i) + "xxxxxx", 0.05, i);
     e.cpu = {true, 0.084, 0.057, 0.103, true};
@@ -121,13 +204,16 @@ TEST(HistoryPage, CpuAndInstructionFiguresAndTheLibrarysBehaviour) {
   const auto page = history_page_markdown(h, two_scenarios(), options, "");
   const auto second = page.find("### CPU time and instructions");
   ASSERT_NE(second, std::string::npos) << page;
-  EXPECT_LT(page.find("| Commit | Measured (UTC) |"), second) << "the wall-clock table stays first";
-  EXPECT_NE(page.find("| Commit | `churn-1t` cpu · instructions | `python` cpu · instructions |", second),
+  EXPECT_LT(page.find("| Commit | Machine | Measured (UTC) |"), second) << "the wall-clock table stays first";
+  EXPECT_NE(page.find("| Commit | Machine | `churn-1t` cpu · instructions | `python` cpu · instructions |", second),
             std::string::npos)
       << page;
-  EXPECT_NE(page.find("| `c21xxxx` | +8.4% [5.7, 10.3] · +16.14% ▲ | +1.3% · – |", second), std::string::npos)
+  EXPECT_NE(page.find("| `c21xxxx` | Test Chip, 2 cores | +8.4% [5.7, 10.3] · +16.14% ▲ | +1.3% · – |", second),
+            std::string::npos)
       << page;
-  EXPECT_NE(page.find("| `c20xxxx` | +8.4% [5.7, 10.3] · +14.14% | – |", second), std::string::npos) << page;
+  EXPECT_NE(page.find("| `c20xxxx` | Test Chip, 2 cores | +8.4% [5.7, 10.3] · +14.14% | – |", second),
+            std::string::npos)
+      << page;
   EXPECT_EQ(page.find("▲ **regression**"), std::string::npos) << "the wall clock did not move";
   EXPECT_NE(page.find("| `churn-1t` | 5.1 | 1540 KiB | `c21xxxx` |"), std::string::npos) << page;
   EXPECT_NE(page.find("| `python` | 0.8 | 20 MiB | `c21xxxx` |"), std::string::npos) << page;
@@ -172,7 +258,7 @@ class RenderFiles : public ::testing::Test {
 
 TEST_F(RenderFiles, WritesThePageTheScenarioTableAndOnePlotPerScenario) {
   History h;
-  h.machines = {"cpu"};
+  h.machines = {machine("cpu")};
   h.entries = {entry("churn-1t", "c1", 0.01, 1), entry("python", "c1", 0.02, 2), entry("churn-1t", "c2", 0.03, 3)};
   auto result = render_history(h, two_scenarios(), options);
   EXPECT_TRUE(std::filesystem::exists(out / "performance.md"));
@@ -200,17 +286,14 @@ std::string file_text(const std::filesystem::path& path) {
 // lone point is drawn with its interval, and a change point has a key entry.
 TEST_F(RenderFiles, PlotsAReaderCanMatchToTheTable) {
   History h;
-  h.machines = {"CPU-A, 2 cores", "CPU-B, 4 cores"};
+  h.machines = {machine("CPU-A"), machine("CPU-B", 4, "0123456789ab")};
   const double level[] = {0.50, 0.52, 0.49, 0.51, 0.50, 0.53, 0.10, 0.12, 0.09, 0.11, 0.10, 0.12};
   for (int i = 0; i < 12; ++i) {
     const std::string commit = std::string(1, static_cast<char>('a' + i)) + "000000" + std::to_string(i) + "ffff";
     h.entries.push_back(entry("churn-1t", commit, level[i], i + 1));
     h.entries.back().line = i + 1;
   }
-  auto other = entry("churn-1t", h.entries[7].commit, 0.3, 30);
-  other.machine = 1;
-  other.fingerprint = "0123456789ab";
-  h.entries.push_back(other);
+  h.entries.push_back(on_machine_b(entry("churn-1t", h.entries[7].commit, 0.3, 30)));
   h.entries.push_back(entry("python", "f0000000", 0.02, 31));
   auto result = render_history(h, two_scenarios(), options);
   ASSERT_EQ(result.plot_note, "");
@@ -220,33 +303,99 @@ TEST_F(RenderFiles, PlotsAReaderCanMatchToTheTable) {
   EXPECT_NE(script.find("set xrange [0.5:12.5]"), std::string::npos) << "integer slots, one per commit";
   EXPECT_NE(script.find("set key outside below"), std::string::npos) << "the key is off the data";
   const std::string svg = file_text(out / "plots" / "churn-1t.svg");
-  for (const char* text : {"a000000", "h000000", "l000000", "f00dfeedbeef: CPU-A, 2 cores", "0123456789ab: CPU-B, 4 cores",
-                           "95% interval", "change point"})
+  for (const char* text : {"a000000", "h000000", "l000000", "CPU-A, 2 cores (f00dfeedbeef)",
+                           "CPU-B, 4 cores (0123456789ab)", "95% interval", "change point"})
     EXPECT_NE(svg.find(text), std::string::npos) << text;
-  // The second machine's point sits at its commit's slot (the 8th).
-  const std::string data = file_text(out / "plots" / "churn-1t.dat");
-  EXPECT_NE(data.find("\n\n\n8 30 "), std::string::npos) << data;
-  // A lone point: its marker with its interval, at slot 1 of 1.
-  EXPECT_NE(file_text(out / "plots" / "python.dat").find("1 2 1.3 2.8 f000000"), std::string::npos);
+  // The second machine's point sits at its commit's slot (the 8th), in a
+  // block of its own; the points lack the cpu and instruction figures.
+  EXPECT_NE(script.find("\n\n\n8 30 29.3 30.8 NaN NaN NaN NaN NaN NaN h000000\n"), std::string::npos) << script;
+  // A lone point: its value and its interval, at slot 1 of 1.
+  EXPECT_NE(script.find("$scenario2 << EOD\n1 2 1.3 2.8 NaN NaN NaN NaN NaN NaN f000000\n"), std::string::npos);
   EXPECT_NE(script.find("set xrange [0.5:1.5]"), std::string::npos);
-  EXPECT_NE(script.find("with yerrorlines"), std::string::npos) << "every point drawn with its interval";
+}
+
+// The three figures, each in a panel of its own on the same commits, the
+// timed ones with their 95% interval as a band (filled between its ends),
+// the exact instruction count as a line; a change point of one figure is
+// drawn in that figure's panel.
+TEST_F(RenderFiles, PlotsShowTheThreeFiguresWithTheirIntervalsAsBands) {
+  History h;
+  h.machines = {machine("CPU-A")};
+  for (int i = 0; i < 12; ++i) {
+    auto e = entry("churn-1t", "c0000" + std::to_string(10 + i), 0.05, i + 1);
+    e.cpu = {true, i < 6 ? 0.08 : 0.20, i < 6 ? 0.07 : 0.19, i < 6 ? 0.09 : 0.21, true};
+    e.instructions = {true, 0.1414, 0.1414, 0.1414, true};
+    h.entries.push_back(e);
+  }
+  // A machine whose points have the wall clock only (older points): its
+  // series has no line in the other panels, and gnuplot still draws them.
+  h.machines.push_back(machine("CPU-B", 4, "0123456789ab"));
+  h.entries.push_back(on_machine_b(entry("churn-1t", "c000021", 0.06, 40)));
+  h.entries.push_back(entry("python", "c000022", 0.01, 41));
+  auto result = render_history(h, two_scenarios(), options);
+  ASSERT_EQ(result.plot_note, "");
+  const std::string script = file_text(out / "plots" / "history.gp");
+  EXPECT_NE(script.find("\n1 5 4.3 5.8 8 7 9 14.14 14.14 14.14 c000010\n"), std::string::npos) << script;
+  // python's points lack both figures: its panels say so.
+  EXPECT_NE(script.find("'not measured in these points'"), std::string::npos);
+  for (const char* text : {"using 1:3:4 with filledcurves", "using 1:2 with linespoints",
+                           "using 1:6:7 with filledcurves", "using 1:5 with linespoints",
+                           "using 1:9:10 with filledcurves", "using 1:8 with linespoints"})
+    EXPECT_NE(script.find(text), std::string::npos) << text;
+  // The CPU time's step at the 7th commit is drawn in its panel (the
+  // second), not in the wall clock's.
+  const auto cpu_panel = script.find("set ylabel 'CPU time (%)'");
+  const auto instructions_panel = script.find("set ylabel 'instructions (%)'");
+  const auto arrow = script.find("set arrow from 6.5, graph 0");
+  ASSERT_NE(cpu_panel, std::string::npos);
+  EXPECT_GT(arrow, cpu_panel);
+  EXPECT_LT(arrow, instructions_panel);
+  EXPECT_EQ(script.find("set arrow from 6.5, graph 0", arrow + 1), std::string::npos) << "one panel only";
+  const std::string svg = file_text(out / "plots" / "churn-1t.svg");
+  for (const char* text : {"wall clock (%)", "CPU time (%)", "instructions (%)", "band: 95% interval"})
+    EXPECT_NE(svg.find(text), std::string::npos) << text;
+}
+
+// The published script draws the plots again on its own: it holds its data
+// and names no directory, so `gnuplot history.gp` anywhere writes the same
+// SVGs, after the render's own directories are gone.
+TEST_F(RenderFiles, ThePublishedScriptDrawsThePlotsAgainAlone) {
+  History h;
+  h.machines = {machine("CPU-A")};
+  for (int i = 0; i < 4; ++i) h.entries.push_back(entry("churn-1t", "c00000" + std::to_string(i), 0.05, i + 1));
+  ASSERT_EQ(render_history(h, two_scenarios(), options).plot_note, "");
+  const std::string script = file_text(out / "plots" / "history.gp");
+  const std::string drawn = file_text(out / "plots" / "churn-1t.svg");
+  EXPECT_EQ(script.find(out.string()), std::string::npos) << "no path of the render in the script";
+  EXPECT_EQ(script.find(".render-"), std::string::npos);
+
+  const auto elsewhere = out.string() + "-elsewhere";
+  std::filesystem::create_directories(elsewhere);
+  std::filesystem::copy_file(out / "plots" / "history.gp", elsewhere + "/history.gp");
+  std::filesystem::remove_all(out);
+  ASSERT_EQ(std::system(("cd '" + elsewhere + "' && gnuplot history.gp").c_str()), 0);
+  const std::string again = file_text(elsewhere + "/churn-1t.svg");
+  std::filesystem::remove_all(elsewhere);
+  EXPECT_EQ(again, drawn);
 }
 
 // A scenario whose command changed is drawn as two series, each named by its
 // command, never one line through a step that only the command made.
 TEST_F(RenderFiles, PointsOfAnotherCommandAreAnotherSeries) {
   History h;
-  h.machines = {"CPU-A, 2 cores"};
+  h.machines = {machine("CPU-A")};
   for (int i = 0; i < 6; ++i) {
     h.entries.push_back(entry("churn-1t", "c00000" + std::to_string(i), i < 3 ? 0.05 : 0.02, i + 1));
     h.entries.back().command = i < 3 ? "malloc_churn 1 50" : "malloc_churn 1 10";
   }
   auto result = render_history(h, two_scenarios(), options);
   ASSERT_EQ(result.plot_note, "");
-  const std::string data = file_text(out / "plots" / "churn-1t.dat");
-  EXPECT_NE(data.find("3 5 4.3 5.8 c000002\n\n\n4 2 1.3 2.8 c000003"), std::string::npos) << data;
+  const std::string script = file_text(out / "plots" / "history.gp");
+  EXPECT_NE(script.find("3 5 4.3 5.8 NaN NaN NaN NaN NaN NaN c000002\n\n\n4 2 1.3 2.8 NaN NaN NaN NaN NaN NaN c000003"),
+            std::string::npos)
+      << script;
   const std::string svg = file_text(out / "plots" / "churn-1t.svg");
-  for (const char* text : {"CPU-A, 2 cores, malloc_churn 1 50", "CPU-A, 2 cores, malloc_churn 1 10"})
+  for (const char* text : {"CPU-A, 2 cores (f00dfeedbeef), malloc_churn 1 50", "CPU-A, 2 cores (f00dfeedbeef), malloc_churn 1 10"})
     EXPECT_NE(svg.find(text), std::string::npos) << text;
   // One command: the key names the machine only, as before.
   EXPECT_EQ(file_text(out / "plots" / "python.svg").find("malloc_churn"), std::string::npos);
@@ -257,7 +406,7 @@ TEST_F(RenderFiles, WithoutGnuplotThePageSaysSo) {
   const std::string saved = path ? path : "";
   setenv("PATH", "/nonexistent", 1);
   History h;
-  h.machines = {"cpu"};
+  h.machines = {machine("cpu")};
   h.entries = {entry("churn-1t", "c1", 0.01, 1)};
   auto result = render_history(h, two_scenarios(), options);
   setenv("PATH", saved.c_str(), 1);
@@ -270,7 +419,7 @@ TEST_F(RenderFiles, WithoutGnuplotThePageSaysSo) {
 
 TEST_F(RenderFiles, SinglePointStoreDrawsToo) {
   History h;
-  h.machines = {"cpu"};
+  h.machines = {machine("cpu")};
   h.entries = {entry("python", "c1", 0.02, 2)};
   auto result = render_history(h, two_scenarios(), options);
   EXPECT_EQ(result.plot_note, "");

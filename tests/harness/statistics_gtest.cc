@@ -89,6 +89,30 @@ TEST(Bootstrap, KnownIntervalForAFixedSeed) {
   EXPECT_NEAR(interval.high, 0.055527763881940924, 1e-12);
 }
 
+// A figure measured in rounds: the median over rounds of each round's
+// ratio, each resample drawn within each round. One round is the plain
+// bootstrap, resample for resample; identical rounds narrow the interval
+// around the same figure; an outlying round does not drag it along.
+TEST(BootstrapRounds, TheMedianOfRoundsResampledWithinEachRound) {
+  const RoundSample round{kWith, kWithout};
+  const Interval one = bootstrap_rounds_interval(std::vector<RoundSample>{round});
+  const Interval plain = bootstrap_overhead_interval(kWith, kWithout);
+  EXPECT_EQ(one.low, plain.low);
+  EXPECT_EQ(one.high, plain.high);
+
+  const Interval three = bootstrap_rounds_interval(std::vector<RoundSample>{round, round, round});
+  const double figure = overhead_ratio(kWith, kWithout);
+  EXPECT_LE(three.low, figure);
+  EXPECT_GE(three.high, figure);
+  EXPECT_LT(three.high - three.low, plain.high - plain.low) << "three rounds of the same runs: a narrower interval";
+
+  std::vector<double> slow(kWith.begin(), kWith.end());
+  for (double& t : slow) t *= 1.5;
+  const Interval outlier = bootstrap_rounds_interval(std::vector<RoundSample>{round, {slow, kWithout}, round});
+  EXPECT_LT(outlier.high, overhead_ratio(slow, kWithout)) << "the median of rounds, not their mean or pool";
+  EXPECT_THROW(bootstrap_rounds_interval(std::vector<RoundSample>{}), std::invalid_argument);
+}
+
 TEST(Bootstrap, ContainsThePointEstimate) {
   const double figure = overhead_ratio(kWith, kWithout);
   auto interval = bootstrap_overhead_interval(kWith, kWithout);

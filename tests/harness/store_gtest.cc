@@ -2,9 +2,13 @@
 #include "heapline_bench/verdicts/verdict.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -29,6 +33,27 @@ Point make_point(const std::string& scenario, const std::string& commit, double 
   p.machine = {"cpu", 2, "6.1", "2.36", "gcc", ""};
   p.fingerprint = p.machine.fingerprint();
   return p;
+}
+
+// Runs work(i) in `count` child processes at once and expects each to exit 0:
+// concurrent writers are separate processes, as two CI jobs or imports are.
+template <typename Work>
+void in_concurrent_processes(int count, Work work) {
+  std::vector<pid_t> children;
+  for (int i = 0; i < count; ++i) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      work(i);
+      _exit(0);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
 }
 
 class StoreTest : public ::testing::Test {
@@ -84,42 +109,87 @@ TEST_F(StoreTest, MalformedLineIsReportedWithItsNumberAndTheOthersStillRead) {
   EXPECT_EQ(history.problems[0].line, 2);
 }
 
-TEST_F(StoreTest, TornLastLineIsReportedAndTheNextAppendStartsANewLine) {
-  Store store(dir.string());
+// A writer killed mid-write leaves a line without its newline. The next
+// append (or import) moves it to a file of its own beside the store, says
+// where, and cuts the store back to its last whole line: nothing is lost,
+// and the store is whole again for every reader and for later imports.
+TEST_F(StoreTest, ATornLastLineIsMovedAsideByTheNextAppendAndLostNowhere) {
+  std::vector<std::string> notes;
+  Store store(dir.string(), [&](const std::string& note) { notes.push_back(note); });
   store.append(make_point("churn-1t", "a1", 0.01));
-  { std::ofstream(dir / "points.jsonl", std::ios::app) << "{\"schema\": 1, \"scena"; }  // a crash mid-write
+  const std::string whole = raw_text();
+  const std::string torn_tail = "{\"schema\": 1, \"scena";
+  { std::ofstream(dir / "points.jsonl", std::ios::app) << torn_tail; }  // a crash mid-write
   auto torn = store.read();
   ASSERT_EQ(torn.problems.size(), 1u);
   EXPECT_EQ(torn.problems[0].line, 2);
   EXPECT_NE(torn.problems[0].reason.find("incomplete"), std::string::npos);
 
-  store.append(make_point("churn-1t", "a2", 0.02));
+  EXPECT_EQ(store.append_new({make_point("churn-1t", "a2", 0.02)}), 1u) << "an import is not blocked by it";
   auto after = store.read();
-  EXPECT_EQ(after.points.size(), 2u) << "the new point is intact";
-  ASSERT_EQ(after.problems.size(), 1u) << "the torn line is kept and still reported";
-  EXPECT_EQ(after.problems[0].line, 2);
-  EXPECT_NE(raw_text().find("{\"schema\": 1, \"scena\n"), std::string::npos) << "never rewritten";
+  EXPECT_EQ(after.points.size(), 2u);
+  EXPECT_TRUE(after.problems.empty()) << after.problems.front().describe();
+  EXPECT_EQ(raw_text().substr(0, whole.size()), whole) << "the whole lines are untouched";
+  ASSERT_EQ(notes.size(), 1u);
+  const auto moved_to = notes[0].find("moved to ");
+  ASSERT_NE(moved_to, std::string::npos) << notes[0];
+  const std::string aside = notes[0].substr(moved_to + 9, notes[0].find(';', moved_to) - moved_to - 9);
+  std::ifstream in(aside);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), torn_tail) << "kept byte for byte in " << aside;
+  EXPECT_EQ(std::filesystem::path(aside).parent_path(), dir);
 }
 
-// Runs work(i) in `count` child processes at once and expects each to exit 0:
-// concurrent writers are separate processes, as two CI jobs or imports are.
-template <typename Work>
-void in_concurrent_processes(int count, Work work) {
-  std::vector<pid_t> children;
-  for (int i = 0; i < count; ++i) {
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      work(i);
-      _exit(0);
+// A write that fails part way (a full disk; here a file size limit) is
+// rolled back: the store is byte for byte what it was, and the error says so.
+TEST_F(StoreTest, AFailedAppendLeavesTheStoreAsItWas) {
+  Store store(dir.string());
+  store.append(make_point("churn-1t", "a1", 0.01));
+  const std::string before = raw_text();
+  in_concurrent_processes(1, [&](int) {
+    std::signal(SIGXFSZ, SIG_IGN);  // as heapline-bench does: EFBIG instead of a signal
+    const rlimit limit{before.size() + 100, before.size() + 100};
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(3);
+    try {
+      store.append(make_point("churn-1t", "a2", 0.02));
+    } catch (const std::runtime_error& e) {
+      _exit(std::string(e.what()).find("the store is as it was before") != std::string::npos ? 0 : 4);
     }
-    children.push_back(pid);
+    _exit(5);  // the append did not fail
+  });
+  EXPECT_EQ(raw_text(), before);
+}
+
+// Every write is checked by the one reader: a point its readers would refuse
+// is never stored.
+TEST_F(StoreTest, APointTheReadersWouldRefuseIsNeverWritten) {
+  Store store(dir.string());
+  store.append(make_point("churn-1t", "a1", 0.01));
+  const std::string before = raw_text();
+  Point bad_time = make_point("churn-1t", "a2", 0.02);
+  bad_time.measured_at = "Sun, 01 Mar 2026 12:00:00 GMT";
+  try {
+    store.append(bad_time);
+    ADD_FAILURE() << "a point dated by an e-mail header was stored";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("Sun, 01 Mar 2026 12:00:00 GMT"), std::string::npos) << e.what();
   }
-  for (pid_t pid : children) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  }
+  Point no_figure = make_point("churn-1t", "a3", std::nan(""));
+  EXPECT_THROW(store.append(no_figure), std::runtime_error);
+  Point control = make_point("churn-1t", "a4\nb", 0.02);
+  EXPECT_THROW(store.append(control), std::runtime_error);
+  EXPECT_EQ(raw_text(), before);
+}
+
+// A FIFO (or anything but a regular file) in the store's place is refused at
+// once, by the readers and the writers: none of them blocks on it.
+TEST_F(StoreTest, AFifoInThePlaceOfTheStoreIsRefusedNotWaitedFor) {
+  std::filesystem::create_directories(dir);
+  ASSERT_EQ(mkfifo((dir / "points.jsonl").c_str(), 0600), 0);
+  Store store(dir.string());
+  EXPECT_THROW(store.read(), std::runtime_error);
+  EXPECT_THROW(read_history(store.points_path()), std::runtime_error);
+  EXPECT_THROW(store.append(make_point("churn-1t", "a", 0.01)), std::runtime_error);
+  EXPECT_THROW(store.check_appendable(), std::runtime_error);
 }
 
 TEST_F(StoreTest, ConcurrentAppendersLoseNothing) {
@@ -142,24 +212,39 @@ TEST_F(StoreTest, UnwritableStoreIsAClearError) {
   EXPECT_THROW(store.append(make_point("churn-1t", "a", 0)), std::runtime_error);
 }
 
-TEST_F(StoreTest, HistoryReadsOnlyTheNewestLinesWhenAskedAndKeepsTheirNumbers) {
+// The history is the whole store, ordered by when each point was measured:
+// a large import of older points, appended after the newest ones, leaves
+// the newest points newest (render once read only the last 10 000 lines).
+TEST_F(StoreTest, ALargeImportOfOlderPointsLeavesTheNewestNewest) {
   Store store(dir.string());
-  for (int i = 1; i <= 10; ++i) store.append(make_point("churn-1t", "c" + std::to_string(i), 0.01 * i));
-  auto all = read_history(store.points_path());
-  EXPECT_EQ(all.entries.size(), 10u);
-  EXPECT_EQ(all.skipped_lines, 0u);
-  auto tail = read_history(store.points_path(), 3);
-  ASSERT_EQ(tail.entries.size(), 3u);
-  EXPECT_EQ(tail.skipped_lines, 7u);
-  EXPECT_EQ(tail.entries[0].commit, "c8");
-  EXPECT_EQ(tail.entries[0].line, 8);
-  EXPECT_EQ(read_history(store.points_path(), 50).entries.size(), 10u);
-  // A torn last line is one of the newest lines, and keeps its number.
-  { std::ofstream(dir / "points.jsonl", std::ios::app) << "{\"sche"; }
-  auto torn = read_history(store.points_path(), 2);
-  EXPECT_EQ(torn.entries.size(), 1u);
-  ASSERT_EQ(torn.problems.size(), 1u);
-  EXPECT_EQ(torn.problems[0].line, 11);
+  Point newest = make_point("churn-1t", "newest", 0.02);
+  newest.measured_at = "2026-06-01T00:00:00Z";
+  store.append(newest);
+  std::vector<Point> old;
+  for (int i = 0; i < 12000; ++i) {
+    Point p = make_point("churn-1t", "old" + std::to_string(i), 0.01);
+    char at[40];
+    std::snprintf(at, sizeof at, "2025-01-01T%02d:%02d:%02d.5Z", i / 3600, i / 60 % 60, i % 60);
+    p.measured_at = at;
+    old.push_back(p);
+  }
+  EXPECT_EQ(store.append_new(old), old.size());
+  const History history = read_history(store.points_path());
+  ASSERT_EQ(history.entries.size(), 12001u);
+  EXPECT_EQ(history.entries.back().commit, "newest");
+  EXPECT_EQ(history.entries.front().commit, "old0");
+  EXPECT_EQ(history.entries[1].commit, "old1");
+}
+
+// A fraction of a second sorts before 'Z' as text, but is later in time.
+TEST(History, OrdersByTheInstantNotByTheText) {
+  const std::string text =
+      R"({"measured_at": "2026-01-01T00:00:00.5Z", "overhead": 0.2, "commit": "later"})" "\n"
+      R"({"measured_at": "2026-01-01T00:00:00Z", "overhead": 0.1, "commit": "earlier"})" "\n";
+  const History history = history_of(read_points(text, "t", RawTimes::skip));
+  ASSERT_EQ(history.entries.size(), 2u);
+  EXPECT_EQ(history.entries[0].commit, "earlier");
+  EXPECT_EQ(history.entries[1].commit, "later");
 }
 
 TEST(History, ReadsLegacyPointsWithTheUsersRules) {
@@ -230,12 +315,14 @@ TEST_F(StoreTest, EveryCommandAgreesOnWhatAValidPointIs) {
   Store store(dir.string());
   const StoreContents all = store.read();
   const History history = read_history(store.points_path());
-  EXPECT_EQ(all.points.size(), 2u);
-  EXPECT_EQ(history.entries.size(), 2u);
-  ASSERT_EQ(all.problems.size(), 2u);
-  ASSERT_EQ(history.problems.size(), 2u);
+  EXPECT_EQ(all.points.size(), 1u);
+  EXPECT_EQ(history.entries.size(), 1u);
+  ASSERT_EQ(all.problems.size(), 3u);
+  ASSERT_EQ(history.problems.size(), 3u);
   EXPECT_EQ(all.problems[0].line, 2);
   EXPECT_EQ(history.problems[1].line, 3);
+  EXPECT_EQ(history.problems[2].line, 4) << "the same point again: a duplicate, counted once";
+  EXPECT_EQ(all.problems[2].kind, StoreProblem::Kind::duplicate);
 }
 
 TEST_F(StoreTest, AStoreThatCannotBeAppendedToIsFoundBeforeAnythingIsMeasured) {

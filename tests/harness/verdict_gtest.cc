@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -207,6 +208,38 @@ TEST(Verdicts, JudgeNewestTakesTheLastPointOfEachScenario) {
   ASSERT_EQ(verdicts.size(), 2u) << "large-4t has no point";
   EXPECT_EQ(verdicts[0].point, &h.entries[7]);
   EXPECT_EQ(verdicts[1].point, &h.entries.back());
+}
+
+// Two machines measure each commit; the newest commit steps on machine A
+// only. check judges the newest point of every machine that measured the
+// newest commit, so the step is found whichever machine reported last; a
+// machine whose newest point is of an older commit is not judged again.
+TEST(Verdicts, JudgeNewestTakesEveryMachineOfTheNewestCommit) {
+  Noise noise{{14}};
+  History h;
+  for (int i = 0; i < 12; ++i) {
+    const std::string commit = "c" + std::to_string(i);
+    auto a = point("churn-4t", (i == 11 ? 0.15 : 0.03) + 0.002 * noise.normal(), 0.004, "machine-a");
+    auto b = point("churn-4t", 0.05 + 0.002 * noise.normal(), 0.004, "machine-b");
+    a.commit = b.commit = commit;
+    h.entries.push_back(a);
+    h.entries.push_back(b);  // B reports last, unchanged
+  }
+  auto retired = point("churn-4t", 0.5, 0.004, "machine-c");
+  retired.commit = "c3";
+  h.entries.insert(h.entries.begin() + 8, retired);
+  const auto verdicts = judge_newest(h, {"churn-4t"}, {}, {}, std::array{Figure::wall});
+  ASSERT_EQ(verdicts.size(), 2u) << "machines A and B, not C";
+  EXPECT_EQ(verdicts[0].fingerprint, "machine-b");
+  EXPECT_EQ(verdicts[0].verdict, Verdict::unchanged);
+  EXPECT_EQ(verdicts[1].fingerprint, "machine-a");
+  EXPECT_EQ(verdicts[1].point, &h.entries[h.entries.size() - 2]);
+  EXPECT_EQ(verdicts[1].verdict, Verdict::regression);
+  // A newest point without a commit stands alone.
+  auto local = point("churn-4t", 0.05, 0.004, "machine-a");
+  local.commit = "";
+  h.entries.push_back(local);
+  EXPECT_EQ(newest_points(h, "churn-4t"), std::vector<std::size_t>{h.entries.size() - 1});
 }
 
 // A lasting step raises one alarm: the point after the flagged one confirms

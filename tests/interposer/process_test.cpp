@@ -96,6 +96,23 @@ std::int64_t max_of_samples(const json& r) {
 
 // --- known patterns -------------------------------------------------------
 
+// The report states the peak resident set beside the heap: a heap of
+// 256 MiB never touched is not resident, 64 MiB of it written are.
+TEST_F(Interposer, ThePeakResidentSetStandsBesideTheHeap) {
+  Figures f;
+  json untouched = traced_report({kPatterns, "untouched", "chunk", "256", "0"}, "untouched.json", {}, &f);
+  ASSERT_GE(peak(untouched), std::int64_t{256} << 20);
+  ASSERT_TRUE(untouched.contains("peak_rss_bytes")) << untouched.dump();
+  const std::int64_t idle_rss = untouched["peak_rss_bytes"].get<std::int64_t>();
+  EXPECT_GT(idle_rss, 0);
+  EXPECT_LT(idle_rss, std::int64_t{32} << 20);
+  json touched = traced_report({kPatterns, "untouched", "chunk", "256", "64"}, "touched.json", {}, &f);
+  // The 64 MiB written are resident whatever else the process holds (its
+  // code and libraries vary from run to run by some hundred KiB).
+  EXPECT_GE(touched["peak_rss_bytes"].get<std::int64_t>(), std::int64_t{64} << 20);
+  EXPECT_LT(touched["peak_rss_bytes"].get<std::int64_t>(), peak(touched));
+}
+
 TEST_F(Interposer, ExactModeGivesTheExactPeakSingleThreaded) {
   Figures f;
   json r = traced_report({kPatterns, "single", "chunk", "4000", "100"}, "exact.json",

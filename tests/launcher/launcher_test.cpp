@@ -73,33 +73,86 @@ TEST(Summary, MappedLineOnlyWhenMappedMemoryWasCounted) {
                          "heap + mapped peak 9.0 MiB at 0.500 s, final 1.0 MiB\n"),
             std::string::npos)
       << summary;
+  EXPECT_EQ(summary.find("resident"), std::string::npos) << summary;  // not recorded: no line
+  reading.report->peak_rss_bytes = 3 << 20;
+  EXPECT_NE(heapline::launcher::summarize(*reading.report, "r.json")
+                .find("heap + mapped peak 9.0 MiB at 0.500 s, final 1.0 MiB\nheapline: peak resident set 3.0 MiB ("),
+            std::string::npos);
   reading.report->mapped.mode = heapline::ParsedReport::MappedMode::kUnknown;
   EXPECT_EQ(heapline::launcher::summarize(*reading.report, "r.json").find("mapped"), std::string::npos);
   reading.report->mapped.mode = heapline::ParsedReport::MappedMode::kAbsent;
   EXPECT_EQ(heapline::launcher::summarize(*reading.report, "r.json").find("mapped"), std::string::npos);
 }
 
+// A report whose live file could not be made says why, on one line of its
+// own (the program's text made printable).
+TEST(Summary, SaysWhyThereWasNoLiveFile) {
+  heapline::ParsedReport report;
+  report.pid = 1;
+  report.exe = "/bin/x";
+  report.samples = {{0, 0, 0}};
+  EXPECT_EQ(heapline::launcher::summarize(report, "r.json").find("live file"), std::string::npos);
+  report.live_file_problem = "the file size limit is 1024 bytes\nsystem";
+  const std::string summary = heapline::launcher::summarize(report, "r.json");
+  EXPECT_NE(summary.find("heapline: no live file: the file size limit is 1024 bytes"), std::string::npos) << summary;
+  EXPECT_EQ(summary.find("\nsystem"), std::string::npos) << summary;
+}
+
 // The plot's data: heap, its maxima, mapped and heap + mapped per sample;
-// each mapped sample at its own time, heap + mapped at the later of the
-// pair's two (both values held then); a mapped series one sample short (a
-// kill between the two appends) keeps its last value.
+// a mapped series one sample short (a kill between the two appends) keeps
+// its last value.
 TEST(Plot, DataHoldsTheMappedAndTotalColumns) {
   heapline::ParsedReport report;
   report.pid = 1;
   report.exe = "/bin/x";
   report.peak_bytes = 2048;
   report.total.peak_bytes = 5120;
-  report.samples = {{0, 1024, 1024}, {1000000000, 2048, 2048}, {2000000000, 2048, 2048}};
-  report.mapped_samples = {{0, 3072, 3072}, {1500000000, 1024, 3072}};
+  report.samples = {{0, 1024, 1024}, {1000000000, 2048, 2048}};
+  report.mapped_samples = {{0, 3072, 3072}};
   const fs::path out = fs::temp_directory_path() / "heapline-plot-test.svg";
   const auto files = heapline::launcher::write_plot_files(report, out);
   const std::string data = read_file(files.data);
   const std::string script = read_file(files.script);
   fs::remove_all(files.directory);
-  EXPECT_NE(data.find("\n0 1 1 3 4 0 0\n1 2 2 1 3 1.5 1.5\n2 2 2 1 3 2 2\n"), std::string::npos) << data;
-  EXPECT_NE(script.find("using 6:4 with steps"), std::string::npos) << script;
+  EXPECT_NE(data.find("\n0 1 1 3 4\n1 2 2 3 5\n"), std::string::npos) << data;
   EXPECT_NE(script.find("title 'mapped'"), std::string::npos) << script;
   EXPECT_NE(script.find("title 'heap + mapped'"), std::string::npos) << script;
+}
+
+// The interval maximum is a band from the line up to it, interval by
+// interval (never impulses from zero); the key is outside the data; the peak
+// is marked with its value and time (its label turned left in the last
+// third of the run); the peak resident set is a level named in the key, or
+// named alone when far above the data.
+TEST(Plot, TheIntervalMaximumIsABandAndThePeakIsMarked) {
+  heapline::ParsedReport report;
+  report.pid = 1;
+  report.exe = "/bin/x";
+  report.peak_bytes = 4096;
+  report.peak_time_ns = 1'500'000'000;
+  report.samples = {{0, 1024, 1024}, {1'000'000'000, 2048, 2048}, {2'000'000'000, 1024, 4096}};
+  report.peak_rss_bytes = 3072;
+  const fs::path out = fs::temp_directory_path() / "heapline-plot-band.svg";
+  auto files = heapline::launcher::write_plot_files(report, out);
+  std::string data = read_file(files.data);
+  std::string script = read_file(files.script);
+  fs::remove_all(files.directory);
+  // Block 1: [t, line, most] at both ends of each interval, in KiB.
+  EXPECT_NE(data.find("\n\n\n# t_seconds low_KiB high_KiB\n0 1 2\n1 1 2\n1 2 4\n2 2 4\n"), std::string::npos) << data;
+  EXPECT_EQ(script.find("impulses"), std::string::npos) << script;
+  EXPECT_NE(script.find("index 1 using 1:2:3 with filledcurves"), std::string::npos) << script;
+  EXPECT_NE(script.find("set key below"), std::string::npos) << script;
+  EXPECT_NE(script.find("set label 'peak 4.0 KiB at 1.500 s' at 1.5, 4 right boxed point"), std::string::npos) << script;
+  EXPECT_NE(script.find("3 with lines dt 3 lw 2 lc rgb '#8040a0' title 'peak resident set 3.0 KiB'"), std::string::npos)
+      << script;
+  // A resident set far above the heap (a small heap in a large process)
+  // would flatten the line: named in the key, off the scale.
+  report.peak_rss_bytes = 1 << 20;
+  files = heapline::launcher::write_plot_files(report, out);
+  script = read_file(files.script);
+  fs::remove_all(files.directory);
+  EXPECT_NE(script.find("set yrange [0:4.6"), std::string::npos) << script;
+  EXPECT_NE(script.find("title 'peak resident set 1.0 MiB (above the scale)'"), std::string::npos) << script;
 }
 
 // Class A: nothing the program wrote reaches gnuplot as a command. Every
@@ -120,6 +173,7 @@ TEST(Plot, NoProgramTextOwnsAPartOfTheScript) {
     report.markers = {{0, odd}, {5, "x\nsystem \"touch PWNED\"\n"}};
     report.ended = byte % 2 == 0 ? "exit" : "without-exit";
     EXPECT_EQ(heapline::test::plot_script_injection(report), "") << "byte " << byte;
+    EXPECT_EQ(heapline::test::tree_plot_script_injection(report), "") << "byte " << byte;
   }
 }
 
@@ -151,6 +205,7 @@ const char* kSummary =
     R"(heapline: peak [0-9.]+ \w+ at [0-9.]+ s, final [0-9.]+ \w+\n)"
     R"(heapline: mapped peak [0-9.]+ \w+ at [0-9.]+ s, final [0-9.]+ \w+; )"
     R"(heap \+ mapped peak [0-9.]+ \w+ at [0-9.]+ s, final [0-9.]+ \w+\n)"
+    R"(heapline: peak resident set [0-9.]+ \w+ \(the kernel's high-water mark: [^\n]+\)\n)"
     R"(heapline: precision \+/-[0-9.]+ \w+ \(batched: at most max\(256\.0 KiB, peak/100\) = [0-9.]+ \w+\), \d+ samples over [0-9.]+ s\n)"
     R"(heapline: report heapline\.python3\.(\d+)\.json\n)"
     // The largest sites at the peak (heap sampler), when a sample was live.

@@ -46,15 +46,9 @@ inline std::vector<std::string> script_skeleton(const std::string& script) {
   return lines;
 }
 
-// "" when the script of `report` is the script of the same report with
-// every program-written text replaced by a plain word, literal for literal,
-// and holds no control byte but its newlines; else what differs.
-inline std::string plot_script_injection(const heapline::ParsedReport& report) {
-  heapline::ParsedReport plain = report;
-  plain.exe = "/bin/program";
-  for (heapline::ReportMarker& marker : plain.markers) marker.name = "marker";
-  const std::string script = heapline::launcher::plot_script(report, "/out/plot.svg", "/tmp/plot.dat");
-  const std::string expected = heapline::launcher::plot_script(plain, "/out/plot.svg", "/tmp/plot.dat");
+// "" when `script` is `expected` literal for literal (each single-quoted
+// literal emptied) and holds no control byte but its newlines.
+inline std::string script_injection(const std::string& script, const std::string& expected) {
   for (const char c : script) {
     if ((static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7f) {
       return "a control byte " + std::to_string(static_cast<unsigned char>(c)) + " in the script:\n" + script;
@@ -69,6 +63,37 @@ inline std::string plot_script_injection(const heapline::ParsedReport& report) {
     if (got[i] != want[i]) return "line " + std::to_string(i + 1) + " is \"" + got[i] + "\", not \"" + want[i] + "\"";
   }
   return "";
+}
+
+// `report` with every text the program wrote replaced by a plain word.
+inline heapline::ParsedReport with_plain_words(const heapline::ParsedReport& report) {
+  heapline::ParsedReport plain = report;
+  plain.exe = "/bin/program";
+  for (heapline::ReportMarker& marker : plain.markers) marker.name = "marker";
+  return plain;
+}
+
+// "" when the script of `report` is the script of the same report with
+// every program-written text replaced by a plain word, literal for literal,
+// and holds no control byte but its newlines; else what differs.
+inline std::string plot_script_injection(const heapline::ParsedReport& report) {
+  const heapline::ParsedReport plain = with_plain_words(report);
+  return script_injection(heapline::launcher::plot_script(report, "/out/plot.svg", "/tmp/plot.dat"),
+                          heapline::launcher::plot_script(plain, "/out/plot.svg", "/tmp/plot.dat"));
+}
+
+// The same for the tree's plot: the report as the command and as a process
+// it started, whose names (program, markers) appear in titles and labels.
+inline std::string tree_plot_script_injection(const heapline::ParsedReport& report) {
+  auto tree_of = [](const heapline::ParsedReport& command) {
+    heapline::ParsedReport child = command;
+    child.pid = command.pid + 1;
+    child.start_unix_ns = command.start_unix_ns + 1;
+    return std::vector<heapline::launcher::TreeReport>{{"a", command}, {"b", child}};
+  };
+  const heapline::ParsedReport plain = with_plain_words(report);
+  return script_injection(heapline::launcher::tree_plot_script(tree_of(report), "/out/plot.svg", "/tmp/plot.dat"),
+                          heapline::launcher::tree_plot_script(tree_of(plain), "/out/plot.svg", "/tmp/plot.dat"));
 }
 
 }  // namespace heapline::test

@@ -115,6 +115,8 @@ struct WrittenReport {
     r.ended = "without-exit";
     r.last_sample_ns = 125;
     r.signal = 9;
+    r.peak_rss_bytes = 126;
+    r.live_file_problem = "no room \"here\"";
   }
 };
 
@@ -223,6 +225,22 @@ TEST_F(ReportReader, ReadsBackEveryFieldTheWriterWrites) {
   ASSERT_EQ(peak.modules.size(), 1u);
   EXPECT_EQ(peak.modules[0].path, "/lib/a \"b\".so");
   EXPECT_EQ(peak.modules[0].build_id, "ab01");
+  EXPECT_EQ(r.peak_rss_bytes, std::optional<std::int64_t>(126));
+  EXPECT_EQ(r.live_file_problem, "no room \"here\"");
+}
+
+// The peak resident set size is optional: a writer that does not know it
+// (a report converted from a live file) leaves it out, and it reads as
+// unknown.
+TEST_F(ReportReader, ThePeakResidentSetIsOptional) {
+  WrittenReport w;
+  w.report.peak_rss_bytes = -1;
+  const fs::path path = dir_ / "r.json";
+  ASSERT_EQ(heapline::write_report_file(path.c_str(), w.report), 0);
+  EXPECT_EQ(read_file(path).find(heapline::report_key::kPeakRssBytes), std::string::npos);
+  const heapline::ReportReading reading = read_report_file(path.string());
+  ASSERT_TRUE(reading) << reading.error;
+  EXPECT_FALSE(reading.report->peak_rss_bytes.has_value());
 }
 
 // The writer writes no field the reader does not know (and so cannot read
@@ -234,7 +252,7 @@ TEST_F(ReportReader, KnowsEveryFieldTheWriterWrites) {
       key::kFormat, key::kPid, key::kPpid, key::kExe, key::kStartUnixNs, key::kDurationNs, key::kAllocator,
       key::kSizeBasis, key::kPrecision, key::kPeakBytes, key::kPeakTimeNs, key::kFinalBytes, key::kMapped,
       key::kTotal, key::kCalls, key::kPublishes, key::kIntervalNs, key::kAllocationsSeen, key::kEnded,
-      key::kLastSampleNs, key::kSignal, key::kRunId, key::kMarkers, key::kSamples, key::kMappedSamples,
+      key::kLastSampleNs, key::kSignal, key::kRunId, key::kPeakRssBytes, key::kLiveFileProblem, key::kMarkers, key::kSamples, key::kMappedSamples,
       key::kSampling, key::kPeakProfile, key::kExitProfile};
   for (const auto& [name, value] : report.items()) EXPECT_TRUE(known.count(name)) << name;
 }
@@ -308,6 +326,9 @@ TEST_F(ReportReader, AMistypedOrOutOfRangeFieldIsNamed) {
   EXPECT_EQ(with("/samples/1/2", "9"), prefix + "\"samples[1][2]\" is a string, not an integer");
   EXPECT_EQ(with("/markers/0", {1, 2}), prefix + "\"markers[0]\" is not [t_ns, \"name\"]");
   EXPECT_EQ(with("/run_id", 5), prefix + "\"run_id\" is a number, not a string");
+  EXPECT_EQ(with("/live_file_problem", 5), prefix + "\"live_file_problem\" is a number, not a string");
+  EXPECT_EQ(with("/peak_rss_bytes", -1), prefix + "\"peak_rss_bytes\" is out of range (at least 0)");
+  EXPECT_EQ(with("/peak_rss_bytes", "1"), prefix + "\"peak_rss_bytes\" is a string, not an integer");
 }
 
 TEST_F(ReportReader, WhatIsNotAReportIsSaidSo) {

@@ -12,6 +12,7 @@
 #include "output_naming.h"
 #include "process_runner.h"
 #include "process_tree.h"
+#include "timeline_plot.h"
 
 namespace fs = std::filesystem;
 using heapline::launcher::TreeReport;
@@ -59,13 +60,29 @@ TEST_F(Tree, TheSummaryShowsEveryProcessOfTheTreeAndTheirSum) {
   RunResult r = launch({"--out", "run.json", "--", "/bin/sh", "-c", two_children()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("heapline: report run.json\n"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("heapline: 3 processes (peak, when, pid, parent, program"), std::string::npos) << r.err;
-  const std::regex child_line(R"(heapline:\s+\d\.\d MiB at\s+[\d.]+ s\s+pid \d+\s+parent \d+\s+alloc_patterns\n)");
+  EXPECT_NE(r.err.find("heapline: 3 processes (peak of heap + mapped and when"), std::string::npos) << r.err;
+  const std::regex child_line(
+      R"(heapline:\s+\d\.\d MiB at\s+[\d.]+ s\s+heap\s+\d\.\d MiB\s+mapped\s+[\d.]+ \w+\s+resident\s+[\d.]+ \w+\s+)"
+      R"(pid \d+\s+parent \d+\s+)"
+      R"(alloc_patterns\n)");
   const auto children = std::distance(std::sregex_iterator(r.err.begin(), r.err.end(), child_line), std::sregex_iterator());
   EXPECT_EQ(children, 2) << r.err;
   EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(pid \d+\s+parent \d+\s+(da|ba)?sh \(the command\)\n)"))) << r.err;
   EXPECT_EQ(files_matching(dir_, R"(run\.\d+\.json)").size(), 2u);
   EXPECT_TRUE(files_matching(dir_, R"(.*\.live)").empty());
+}
+
+// --plot of a tree draws the tree: the sum and each process, not the
+// command's line alone (a flat line for a shell or a make).
+TEST_F(Tree, ThePlotOfATreeDrawsEveryProcessAndTheSum) {
+  RunResult r = launch({"--out", "run.json", "--plot", "tree.svg", "--", "/bin/sh", "-c", two_children()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_NE(r.err.find("heapline: plot tree.svg"), std::string::npos) << r.err;
+  const std::string svg = heapline::test::read_file(dir_ / "tree.svg");
+  EXPECT_NE(svg.find("all 3 processes together"), std::string::npos);
+  const std::regex child_title(R"(alloc_patterns \(pid \d+\): peak \d\.\d MiB, resident [\d.]+ \w+)");
+  EXPECT_EQ(std::distance(std::sregex_iterator(svg.begin(), svg.end(), child_title), std::sregex_iterator()), 2);
+  EXPECT_NE(svg.find("together at most "), std::string::npos);
 }
 
 TEST_F(Tree, FollowingOnlyTheCommandLeavesOneReportAndNoTree) {
@@ -183,9 +200,113 @@ TreeReport fake(int pid, std::uint64_t start, std::vector<std::array<std::int64_
   report.start_unix_ns = start;
   for (const auto& s : samples) {
     report.samples.push_back({static_cast<std::uint64_t>(s[0]), s[1], s[2]});
-    report.peak_bytes = std::max(report.peak_bytes, s[2]);
+    if (s[2] > report.peak_bytes) report.peak_bytes = s[2], report.peak_time_ns = static_cast<std::uint64_t>(s[0]);
   }
   return {"r" + std::to_string(pid), report};
+}
+
+// The same with mapped memory: its series one for one with the heap's, and
+// the report's own peak of heap + mapped, as the writer states it.
+TreeReport fake_mapped(int pid, std::uint64_t start, std::vector<std::array<std::int64_t, 3>> heap,
+                       std::vector<std::array<std::int64_t, 3>> mapped, std::int64_t total_peak,
+                       std::uint64_t total_peak_time) {
+  TreeReport entry = fake(pid, start, heap);
+  heapline::ParsedReport& report = entry.report;
+  report.mapped.mode = heapline::ParsedReport::MappedMode::kOn;
+  for (const auto& s : mapped) {
+    report.mapped_samples.push_back({static_cast<std::uint64_t>(s[0]), s[1], s[2]});
+    report.mapped.peak_bytes = std::max(report.mapped.peak_bytes, s[2]);
+  }
+  report.total.peak_bytes = total_peak;
+  report.total.peak_time_ns = total_peak_time;
+  return entry;
+}
+
+// A compiler's memory is mostly mapped (GCC's garbage-collected arenas):
+// the tree is ranked and summed by heap + mapped, with both beside. The
+// driver holds a little heap; cc1plus 10 KiB of heap and 390 KiB mapped.
+TEST(TreeSummary, RanksAndSumsHeapPlusMapped) {
+  std::vector<TreeReport> tree = {
+      fake_mapped(1, 0, {{0, 20000, 20000}, {5000, 20000, 20000}}, {{0, 0, 0}, {5000, 0, 0}}, 20000, 0),
+      fake_mapped(2, 1000, {{0, 1000, 1000}, {1000, 10240, 10240}, {2000, 1000, 10240}},
+                  {{0, 0, 0}, {1000, 399360, 399360}, {2000, 0, 399360}}, 409600, 1000)};
+  tree[1].report.peak_rss_bytes = 3 << 20;
+  const std::string text = heapline::launcher::summarize_tree(tree);
+  EXPECT_LT(text.find("pid 2 "), text.find("pid 1 ")) << text;
+  EXPECT_TRUE(std::regex_search(
+      text, std::regex(R"(400\.0 KiB at\s+0\.000 s\s+heap\s+10\.0 KiB\s+mapped\s+390\.0 KiB\s+resident\s+3\.0 MiB\s+pid 2 )")))
+      << text;
+  // Not recorded (a report converted from a live file): "-".
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(resident\s+-\s+pid 1 )"))) << text;
+  EXPECT_NE(text.find("together at most 419.5 KiB of heap + mapped"), std::string::npos) << text;
+  auto sum = heapline::launcher::sum_over_time(tree);
+  EXPECT_EQ(sum.peak_bytes, 20000 + 409600);
+  EXPECT_EQ(sum.peak_unix_ns, 2000u);
+}
+
+// An interval's bound adds the heap's maximum and the mapped maximum, which
+// may not have been held at once: never above the process's own peak of the
+// sum. The interval that holds that peak reaches it.
+TEST(TreeSum, WholeMemoryIsBoundedByTheProcesssOwnPeak) {
+  const TreeReport entry = fake_mapped(1, 100, {{0, 10, 10}, {10, 50, 500}, {20, 40, 60}},
+                                       {{0, 0, 0}, {10, 300, 600}, {20, 100, 300}}, 700, 5);
+  const std::vector<heapline::Sample> points = heapline::launcher::whole_memory(entry.report);
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_EQ(points[0].t_ns, 100u);
+  EXPECT_EQ(points[1].live, 350);
+  EXPECT_EQ(points[1].max_live, 700);  // 500 + 600 capped at the own peak
+  EXPECT_EQ(points[2].live, 140);
+  EXPECT_EQ(points[2].max_live, 360);
+  // Without mapped memory: the heap series, at absolute times.
+  const std::vector<heapline::Sample> heap_only = heapline::launcher::whole_memory(fake(2, 7, {{0, 5, 9}}).report);
+  ASSERT_EQ(heap_only.size(), 1u);
+  EXPECT_EQ(heap_only[0].t_ns, 7u);
+  EXPECT_EQ(heap_only[0].max_live, 9);
+}
+
+// The tree's plot: the sum with its band (block 0 and 1 of the data), then
+// the command and the largest processes, each its own block and title; the
+// rest are in the sum only.
+TEST(TreePlot, DrawsTheSumTheCommandAndTheLargest) {
+  // The command holds 1 KiB for 4 s; processes 2 to 9 start at 1 s holding
+  // pid KiB, reach twice that between their two samples and end at 2 s.
+  std::vector<TreeReport> tree = {fake(1, 0, {{0, 1024, 1024}, {4'000'000'000, 1024, 1024}})};
+  for (int pid = 2; pid <= 9; ++pid) {
+    tree.push_back(fake(pid, 1'000'000'000, {{0, 1024 * pid, 1024 * pid}, {1'000'000'000, 0, 2048 * pid}}));
+  }
+  for (TreeReport& entry : tree) entry.report.exe = "/bin/alloc_patterns";
+  tree[8].report.peak_rss_bytes = 20 << 10;
+  const fs::path out = fs::temp_directory_path() / "heapline-tree-plot-test.svg";
+  const auto files = heapline::launcher::write_tree_plot_files(tree, out);
+  const std::string data = heapline::test::read_file(files.data);
+  const std::string script = heapline::test::read_file(files.script);
+  fs::remove_all(files.directory);
+  // Every process alive together at 1 s: 1 + 2 + ... + 9 KiB.
+  EXPECT_NE(data.find("\n1 45\n"), std::string::npos) << data;
+  // The band of the interval to 2 s: from the sum held (45 KiB) to the most
+  // it may have reached (process 2 at its 4 KiB: 47 KiB).
+  EXPECT_NE(data.find("\n1 45 47\n2 45 47\n"), std::string::npos) << data;
+  EXPECT_NE(script.find("title 'all 9 processes together'"), std::string::npos) << script;
+  EXPECT_NE(script.find("index 1 using 1:2:3 with filledcurves"), std::string::npos) << script;
+  EXPECT_NE(script.find("'alloc_patterns (pid 1, the command): peak 1.0 KiB'"), std::string::npos) << script;
+  EXPECT_NE(script.find("'alloc_patterns (pid 9): peak 18.0 KiB, resident 20.0 KiB'"), std::string::npos) << script;
+  // The command and the five largest: pids 9 to 5; 4, 3 and 2 in the sum only.
+  EXPECT_NE(script.find("index 7 using 1:2 with steps"), std::string::npos) << script;
+  EXPECT_EQ(script.find("index 8 "), std::string::npos) << script;
+  EXPECT_EQ(script.find("(pid 4)"), std::string::npos) << script;
+  EXPECT_NE(script.find("set label 'together at most 47.0 KiB at 2.000 s' at 2, 47 left boxed point"), std::string::npos)
+      << script;
+}
+
+// Where heap + mapped peaks at the heap's own peak (nothing mapped then),
+// its time is the heap's: the library stamps the sum's peak only at its next
+// sample, up to an interval later.
+TEST(TreeSum, AWholePeakEqualToTheHeapsTakesTheHeapsTime) {
+  TreeReport entry = fake_mapped(1, 0, {{0, 0, 0}, {88, 100, 100}, {109, 100, 100}}, {{0, 0, 0}, {88, 0, 0}, {109, 0, 0}},
+                                 100, 109);
+  EXPECT_EQ(heapline::launcher::whole_peak(entry.report).t_ns, 88u);
+  entry.report.total.peak_bytes = 101;  // above the heap's: the sum's own time
+  EXPECT_EQ(heapline::launcher::whole_peak(entry.report).t_ns, 109u);
 }
 
 TEST(TreeSum, AddsOverlappingProcessesAndNeverFallsBelowOnesPeak) {
@@ -213,7 +334,7 @@ TEST(TreeSummary, ListsTheLargestFirstAndCountsTheRest) {
   EXPECT_LT(text.find("pid 5 "), text.find("pid 4 ")) << text;
   EXPECT_EQ(text.find("pid 3 "), std::string::npos) << text;
   EXPECT_NE(text.find("... and 3 more, each at most 2.9 KiB"), std::string::npos) << text;
-  EXPECT_NE(text.find("together at most 13.8 KiB"), std::string::npos) << text;
+  EXPECT_NE(text.find("together at most 13.8 KiB of heap + mapped"), std::string::npos) << text;
   EXPECT_EQ(heapline::launcher::summarize_tree({tree[0]}), "");
 }
 
@@ -224,8 +345,8 @@ TEST(TreeSummary, TimesCountFromTheFirstProcess) {
   const std::uint64_t second = 1'000'000'000;
   std::vector<TreeReport> tree = {fake(1, 3 * second, {{0, 5000, 5000}}), fake(2, 1 * second, {{0, 100, 100}})};
   const std::string text = heapline::launcher::summarize_tree(tree);
-  EXPECT_TRUE(std::regex_search(text, std::regex(R"(at\s+2\.000 s\s+pid 1 )"))) << text;
-  EXPECT_TRUE(std::regex_search(text, std::regex(R"(at\s+0\.000 s\s+pid 2 )"))) << text;
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(at\s+2\.000 s\s+heap [^\n]+pid 1 )"))) << text;
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(at\s+0\.000 s\s+heap [^\n]+pid 2 )"))) << text;
 }
 
 TEST(OutputNaming, FindsThePidInAnInsertedName) {

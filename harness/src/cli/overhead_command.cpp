@@ -1,6 +1,5 @@
 #include <unistd.h>
 
-#include <charconv>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -14,23 +13,11 @@
 #include "scratch_directory.h"
 
 namespace heapline::bench {
-namespace {
-
-int parse_runs(const std::string& text) {
-  int runs = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), runs);
-  if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || runs < 1)
-    throw Refusal("RUNS must be a positive integer, got '" + text + "'.");
-  return runs;
-}
-
-}  // namespace
-
 int run_overhead(const OverheadOptions& options) {
   // Parse and check everything before the first run: a refusal costs nothing.
   const Catalogue catalogue = load_catalogue(options.where.catalogue);
   const Scenario* scenario = find_scenario(catalogue, options.scenario);
-  const int runs = parse_runs(options.runs);
+  const int runs = options.runs;
 
   ScratchDirectory scratch;
   MeasurementRequest request =
@@ -44,7 +31,11 @@ int run_overhead(const OverheadOptions& options) {
 
   Point point = point_from_measurement(measurement, library_label(request),
                                        describe_command(*scenario, options.command, request.command), options.scale);
-  point.commit = git_head(options.where.source_dir);
+  // The point is printed, not stored: a commit git cannot name is said, and
+  // the point names none.
+  const CommitLookup head = git_head(runner, options.where.source_dir);
+  if (!head.problem.empty()) std::cerr << "heapline-bench: note: " << head.problem << "; the point names no commit\n";
+  point.commit = head.commit;
   if (options.instructions) {
     const std::string valgrind = find_valgrind();
     if (valgrind.empty()) std::cerr << "heapline-bench: " << kNoValgrindNote << "\n";

@@ -30,7 +30,6 @@ MeasurementRequest build_request(const Scenario& scenario, const Locations& wher
   request.runs = runs;
   request.scratch_directory = scratch_directory;
   if (explicit_command.empty()) {
-    if (!(scale > 0)) throw Refusal("--scale must be a positive number.");
     request.command = expand_command(scenario, {where.bin_dir, where.source_dir}, scale);
     request.env = scenario.env;
     if (!scenario.allocator.empty()) {
@@ -75,18 +74,6 @@ std::optional<InstructionRequest> instruction_request(const Scenario& scenario, 
   request.env = measured.env;
   request.library = measured.library;
   return request;
-}
-
-std::string git_head(const std::string& source_dir) {
-  const std::string command = "git -C '" + source_dir + "' rev-parse --verify -q HEAD 2>/dev/null";
-  std::string out;
-  if (FILE* pipe = popen(command.c_str(), "r")) {
-    char buffer[128];
-    while (fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
-    pclose(pipe);
-  }
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out;
 }
 
 std::string library_label(const MeasurementRequest& request) {

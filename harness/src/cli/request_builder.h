@@ -11,6 +11,7 @@
 #include "heapline_bench/measurement/catalogue.h"
 #include "heapline_bench/measurement/instructions.h"
 #include "heapline_bench/measurement/measurement.h"
+#include "heapline_bench/measurement/source_tree.h"
 
 namespace heapline::bench {
 
@@ -42,10 +43,6 @@ std::optional<InstructionRequest> instruction_request(const Scenario& scenario, 
 // The line said once per run when valgrind is missing.
 inline constexpr const char* kNoValgrindNote =
     "valgrind is not installed: the points have no instruction figure (tools/setup.sh installs it)";
-
-// The source tree's HEAD commit, or empty outside a git checkout: the commit
-// a point measures unless told otherwise.
-std::string git_head(const std::string& source_dir);
 
 // What a point records as its library: the path, or "none" for A/A.
 std::string library_label(const MeasurementRequest& request);

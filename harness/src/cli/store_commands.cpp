@@ -4,8 +4,6 @@
 #include <nlohmann/json.hpp>
 #include <algorithm>
 #include <map>
-#include <unordered_map>
-#include <sstream>
 #include <fstream>
 
 #include "commands.h"
@@ -16,9 +14,10 @@
 #include "heapline_bench/measurement/measurement.h"
 #include "heapline_bench/reports/atomic_file.h"
 #include "heapline_bench/reports/comparison_export.h"
-#include "heapline_bench/reports/points_export.h"
+#include "heapline_bench/reports/exporter.h"
 #include "heapline_bench/reports/render.h"
 #include "heapline_bench/history/store.h"
+#include "heapline_bench/text/regular_file.h"
 
 namespace heapline::bench {
 namespace {
@@ -27,13 +26,13 @@ namespace {
 // (kept in the repository), or a paragraph that says how to make it.
 void render_release_comparison(const std::string& json_path, const std::string& out_dir) {
   std::string markdown;
-  std::ifstream in(json_path);
-  if (!in) {
+  std::error_code missing;
+  if (!std::filesystem::exists(json_path, missing)) {
     markdown = "No release comparison has been measured on this checkout yet: `tools/compare_releases.sh REF_A "
-               "REF_B` measures one and writes `docs/release-comparison.json`.\n";
+               "REF_B -- --write-docs` measures one and writes `docs/release-comparison.json`.\n";
   } else {
     try {
-      markdown = comparison_markdown_from_json(nlohmann::json::parse(in));
+      markdown = comparison_markdown_from_json(nlohmann::json::parse(read_regular_file(json_path)));
     } catch (const std::exception& e) {
       throw std::runtime_error(json_path + " is not a release comparison: " + e.what());
     }
@@ -47,16 +46,38 @@ std::string store_directory(const std::string& option, const Locations& where) {
   return option.empty() ? where.source_dir + "/bench-data" : option;
 }
 
+Store existing_store(const std::string& option, const Locations& where) {
+  Store store(store_directory(option, where));
+  // A mistyped --store is not an empty store: an empty page or export from
+  // it would look like a history that lost its points.
+  std::error_code ec;
+  if (!std::filesystem::is_directory(store.directory(), ec))
+    throw Refusal("no store directory at " + store.directory() + " (a mistyped --store?).");
+  return store;
+}
+
+std::string keep_unstored(const Store& store, const std::string& what, const std::string& lines, const std::string& why,
+                          const std::string& later) {
+  std::string message = what + " could not be stored: " + why + ".\nIn full:\n" + lines;
+  try {
+    const std::string kept = store.keep_beside(lines);
+    std::string command = later;
+    command.replace(command.find("{file}"), 6, kept);
+    message += "It was written to " + kept + "; to add it later: " + command;
+  } catch (const std::runtime_error& e) {
+    message += "It could not be written beside the store either (" + std::string(e.what()) + "): copy it from above.";
+  }
+  return message;
+}
+
 int run_render(const RenderCommandOptions& options) {
   const Catalogue catalogue = load_catalogue(options.where.catalogue);
-  const Store store(store_directory(options.store, options.where));
+  const Store store = existing_store(options.store, options.where);
   Stopwatch stopwatch;
   RenderOptions render;
-  // The page shows the last plot_points points of each scenario at most: the
-  // newest lines cover them with room to spare, whatever the store's length.
-  const std::size_t lines_needed =
-      static_cast<std::size_t>(render.plot_points) * catalogue.scenarios.size() * 4;
-  const History history = read_history(store.points_path(), lines_needed);
+  // The whole store: the newest points may be anywhere in it (an import
+  // appends older points after newer ones).
+  const History history = read_history(store.points_path());
   render.out_dir = options.out.empty() ? options.where.source_dir + "/docs/_generated" : options.out;
   // The page names its source relative to the checkout when it lies inside.
   const auto relative = std::filesystem::absolute(store.points_path()).lexically_normal().lexically_relative(
@@ -68,13 +89,12 @@ int run_render(const RenderCommandOptions& options) {
   std::vector<std::string> calibration_problems;
   render.calibrations = read_calibrations(store.calibration_path(), calibration_problems);
   const RenderResult result = render_history(history, catalogue, render);
-  render_release_comparison(comparison_json_path("", options.where), render.out_dir);
+  render_release_comparison(docs_comparison_path(options.where), render.out_dir);
   const double seconds = stopwatch.lap();
 
   for (const auto& problem : history.problems) std::cerr << "heapline-bench: warning: " << problem.describe() << "\n";
-  std::cerr << "render: the newest " << history.entries.size() << " point(s) of "
-            << history.entries.size() + history.skipped_lines << " line(s) in " << static_cast<long>(seconds * 1000 + 0.5)
-            << " ms\n";
+  std::cerr << "render: " << history.entries.size() << " point(s), " << history.problems.size()
+            << " line(s) not shown, in " << static_cast<long>(seconds * 1000 + 0.5) << " ms\n";
   std::cout << "page:  " << result.page << "\n";
   if (!result.plots.empty()) std::cout << "plots: " << result.plots.front().substr(0, result.plots.front().rfind('/') + 1) << "\n";
   if (!result.plot_note.empty()) std::cerr << "heapline-bench: " << result.plot_note << "\n";
@@ -82,31 +102,13 @@ int run_render(const RenderCommandOptions& options) {
 }
 
 int run_validate(const ValidateOptions& options) {
-  const Store store(store_directory(options.store, options.where));
-  // A mistyped --store is not an empty, valid store.
-  std::error_code ec;
-  if (!std::filesystem::is_directory(store.directory(), ec))
-    throw Refusal("no store directory at " + store.directory() + ".");
-  // The points are checked as they are read, not kept: only their
-  // identities are, since the same measurement stored twice would count
-  // twice in every verdict.
+  const Store store = existing_store(options.store, options.where);
+  // The points are checked as they are read, not kept.
   std::vector<StoreProblem> problems;
-  std::unordered_map<std::string, int> first_line;
-  std::size_t valid = 0, duplicates = 0;
-  scan_points_file(store.points_path(), RawTimes::read, 0,
-                   [&](Point&& point, int line) {
-                     ++valid;
-                     auto [known, fresh] = first_line.emplace(point_identity(point), line);
-                     if (fresh) return;
-                     ++duplicates;
-                     std::string reason = "the same point as line ";
-                     reason.append(std::to_string(known->second)).append(" (a duplicate)");
-                     problems.push_back({store.points_path(), line, std::move(reason)});
-                   },
-                   problems);
-  // In line order: the unreadable lines and the duplicates together.
-  std::stable_sort(problems.begin(), problems.end(),
-                   [](const StoreProblem& a, const StoreProblem& b) { return a.line < b.line; });
+  std::size_t valid = 0;
+  scan_points_file(store.points_path(), RawTimes::read, [&](Point&&, int) { ++valid; }, problems);
+  const auto duplicates =
+      std::count_if(problems.begin(), problems.end(), [](const StoreProblem& p) { return p.kind == StoreProblem::Kind::duplicate; });
   for (const auto& problem : problems) std::cerr << problem.describe() << "\n";
   std::cout << store.points_path() << ": " << valid << " valid point(s), " << problems.size() - duplicates
             << " bad line(s), " << duplicates << " duplicate(s)\n";
@@ -114,16 +116,16 @@ int run_validate(const ValidateOptions& options) {
 }
 
 int run_export(const ExportOptions& options) {
-  const Store store(store_directory(options.store, options.where));
-  const StoreContents contents = store.read();
+  const Store store = existing_store(options.store, options.where);
+  StoreContents contents = store.read();
   // Exporting part of the history silently would mislead the dashboard.
   if (!contents.problems.empty())
     throw Refusal("the store has unreadable lines (first: " + contents.problems.front().describe() +
                   "); fix them before exporting. Nothing was exported.");
+  sort_by_measured_at(contents.points);
   std::string text;
   try {
-    text = options.format == "csv" ? points_csv(contents.points)
-                                   : points_benchmark_action_json(contents.points, options.commit);
+    text = exporter_named(options.format).serialize(contents.points, {options.commit});
   } catch (const std::runtime_error& e) {
     throw Refusal(std::string(e.what()) + ". Nothing was exported.");
   }
@@ -140,11 +142,13 @@ int run_import(const ImportOptions& options) {
   const Store store(store_directory(options.store, options.where));
   std::vector<Point> incoming_points;
   for (const auto& file : options.files) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw Refusal("cannot read " + file + ". Nothing was imported.");
-    std::ostringstream text;
-    text << in.rdbuf();
-    const StoreContents incoming = read_points(text.str(), file, RawTimes::read);
+    StoreContents incoming;
+    try {
+      incoming = read_points_file(file, RawTimes::read);
+    } catch (const std::runtime_error& e) {
+      throw Refusal(std::string(e.what()) + ". Nothing was imported.");
+    }
+    // A file that validate would refuse is not imported in part.
     if (!incoming.problems.empty()) {
       std::string list;
       for (const auto& problem : incoming.problems) list += "\n  " + problem.describe();

@@ -29,13 +29,11 @@ std::optional<CommitRange> parse_commit_range(const std::string& text) {
 int run_suite(const SuiteOptions& options) {
   const Catalogue catalogue = load_catalogue(options.where.catalogue);
   const std::vector<const Scenario*> selected = selected_scenarios(catalogue, options.only);
-  if (options.runs < 1) throw Refusal("--runs must be a positive integer.");
   {
     MeasurementRequest probe;  // --until-ci is refused before anything runs
     probe.runs = options.runs;
     apply_precision(probe, options.precision);
   }
-  if (!(options.scale > 0)) throw Refusal("--scale must be a positive number.");
   const std::string library =
       checked_preload_libraries(options.library.empty() ? options.where.bin_dir + "/libheapline.so" : options.library);
   std::string commit = options.commit;
@@ -45,7 +43,13 @@ int run_suite(const SuiteOptions& options) {
     if (commit != commit_range->last)
       throw Refusal("--commit-range must end at the measured commit (--commit " + commit + ").");
   }
-  if (commit.empty()) commit = git_head(options.where.source_dir);
+  PosixProcessRunner runner;
+  if (commit.empty()) {
+    const CommitLookup head = git_head(runner, options.where.source_dir);
+    if (!head.problem.empty())
+      throw Refusal(head.problem + ". Pass --commit COMMIT to name the commit measured. Nothing was measured.");
+    commit = head.commit;
+  }
   const Store store(store_directory(options.render.store, options.where));
   // A store that cannot take the points would lose every measurement made
   // for it: find out before the first run.
@@ -58,7 +62,6 @@ int run_suite(const SuiteOptions& options) {
   const std::string valgrind = options.instructions ? find_valgrind() : std::string();
   if (options.instructions && valgrind.empty()) std::cerr << "heapline-bench: " << kNoValgrindNote << "\n";
 
-  PosixProcessRunner runner;
   std::vector<SuiteRow> rows;
   bool any_failed = false;
   double timed_seconds = 0, counting_seconds = 0;
@@ -86,7 +89,14 @@ int run_suite(const SuiteOptions& options) {
       }
       row.point.commit = commit;
       row.point.commit_range = commit_range;
-      store.append(row.point);  // at once: an interruption later keeps it
+      try {
+        store.append(row.point);  // at once: an interruption later keeps it
+      } catch (const std::runtime_error& e) {
+        // A full disk, a file size limit: the measurement is kept beside
+        // the store and printed; the next scenario still runs.
+        throw Refusal(keep_unstored(store, "the point of " + scenario.name, point_line(row.point) + "\n", e.what(),
+                                    "heapline-bench import --store " + store.directory() + " {file}"));
+      }
       row.measured = true;
       std::cerr << scenario.name << ": " << format_overhead(row.point.overhead, row.point.interval) << " (timed runs "
                 << seconds_text(timed) << (row.point.instructions ? ", instruction counts " + seconds_text(counting) : "")

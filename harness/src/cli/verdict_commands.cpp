@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "heapline_bench/verdicts/calibration.h"
 #include "heapline_bench/measurement/catalogue.h"
+#include "heapline_bench/reports/escaping.h"
 #include "heapline_bench/reports/percent_format.h"
 #include "heapline_bench/history/history.h"
 #include "heapline_bench/measurement/machine.h"
@@ -41,6 +42,11 @@ std::string github_escape(const std::string& text) {
 
 std::string short_commit(const std::string& commit) { return commit.empty() ? "(no commit)" : commit.substr(0, 7); }
 
+// A commit as code in the Markdown table, or a word that says there is none.
+std::string commit_code(const std::string& commit) {
+  return commit.empty() ? "(no commit)" : markdown_code(commit.substr(0, 7));
+}
+
 }  // namespace
 
 // The gated figures of --gate, each checked.
@@ -63,14 +69,11 @@ VerdictRule verdict_rule(const VerdictOptions& options, int scenarios) {
   rule.instructions_min_effect = options.min_effect_instructions_points / 100;
   rule.scenarios = scenarios;
   rule.figures = std::max<int>(1, static_cast<int>(gated_figures(options).size()));
-  if (rule.window < 2 || rule.min_history < 2 || rule.min_history > rule.window)
-    throw Refusal("--window and --min-history must be at least 2, and --min-history at most --window.");
-  if (!(options.min_effect_points >= 0 && options.min_effect_points <= 100))
-    throw Refusal("--min-effect must be a number of percentage points between 0 and 100.");
-  if (!(options.min_effect_instructions_points >= 0 && options.min_effect_instructions_points <= 100))
-    throw Refusal("--min-effect-instructions must be a number of percentage points between 0 and 100.");
-  if (!(rule.false_alarm_rate > 0 && rule.false_alarm_rate < 1))
-    throw Refusal("--false-alarm-rate must be between 0 and 1.");
+  // Each value is checked on the command line (command_line.cpp); this is
+  // the one rule between two of them.
+  if (rule.min_history > rule.window)
+    throw Refusal("--min-history (" + std::to_string(rule.min_history) + ") must be at most --window (" +
+                  std::to_string(rule.window) + ").");
   return rule;
 }
 
@@ -86,7 +89,7 @@ std::string figure_cell(const PointVerdict& v) {
 
 int run_check(const CheckOptions& options) {
   const Catalogue catalogue = load_catalogue(options.where.catalogue);
-  const Store store(store_directory(options.store, options.where));
+  const Store store = existing_store(options.store, options.where);
   const History history = read_history(store.points_path());
   for (const auto& problem : history.problems) std::cerr << "heapline-bench: warning: " << problem.describe() << "\n";
   std::vector<std::string> calibration_problems;
@@ -102,28 +105,34 @@ int run_check(const CheckOptions& options) {
   auto is_gated = [&](Figure f) { return std::find(gated.begin(), gated.end(), f) != gated.end(); };
   const auto verdicts = judge_newest(history, catalogue.names(), rule, calibrations);
   const auto changes = history_change_points(history, catalogue.names());
+  const auto machines = machine_names(history);
 
+  // One row per figure of each machine's newest point (verdict.h,
+  // newest_points): a step on any machine that measured the commit is seen.
   std::ostringstream table;
-  table << "| Scenario | Figure | Commit | Overhead | Baseline (median of n) | Change | Threshold | Verdict |\n"
-           "|---|---|---|---:|---:|---:|---:|---|\n";
+  table << "| Scenario | Figure | Commit | Overhead | Baseline (median of n) | Change | Threshold | Verdict | Machine |\n"
+           "|---|---|---|---:|---:|---:|---:|---|---|\n";
   int regressions = 0;
   for (const auto& v : verdicts) {
     const auto& p = *v.point;
+    const std::string machine = machine_name_of(p, machines);
+    const std::string machine_cell = markdown_text(machine) + " (" + markdown_code(p.fingerprint) + ")";
     const std::string figure = std::string(figure_name(v.figure)) + (is_gated(v.figure) ? " (gated)" : "");
-    table << "| `" << v.scenario << "` | " << figure << " | `" << short_commit(p.commit) << "` | " << figure_cell(v)
-          << " | ";
+    table << "| " << markdown_code(v.scenario) << " | " << figure << " | " << commit_code(p.commit) << " | "
+          << figure_cell(v) << " | ";
     if (v.verdict == Verdict::insufficient_history) {
-      table << "– (" << v.history << " earlier points) | – | – | insufficient history |\n";
+      table << "– (" << v.history << " earlier points) | – | – | insufficient history | " << machine_cell << " |\n";
       continue;
     }
     table << format_figure(v.figure, v.baseline) << "% (" << v.baseline_points;
-    if (v.segment_start != nullptr) table << " since `" << short_commit(v.segment_start->commit) << "`";
+    if (v.segment_start != nullptr) table << " since " << commit_code(v.segment_start->commit);
     table << ") | " << format_figure(v.figure, v.change) << " pts | ±" << format_figure(v.figure, v.threshold, false)
-          << " pts | **" << verdict_name(v.verdict) << "** |\n";
+          << " pts | **" << verdict_name(v.verdict) << "** | " << machine_cell << " |\n";
     const bool fails = v.verdict == Verdict::regression && is_gated(v.figure);
     if (fails) ++regressions;
     if (options.github && v.verdict != Verdict::unchanged) {
-      const std::string message = v.scenario + " (" + figure_name(v.figure) + ") at " + short_commit(p.commit) + ": " +
+      const std::string message = v.scenario + " (" + figure_name(v.figure) + ") at " + short_commit(p.commit) + " on " +
+                                  machine + ": " +
                                   format_figure(v.figure, v.value) + "% against a baseline of " +
                                   format_figure(v.figure, v.baseline) + "% over " + std::to_string(v.baseline_points) +
                                   " points (threshold " + format_figure(v.figure, v.threshold, false) + " pts)";
@@ -135,20 +144,49 @@ int run_check(const CheckOptions& options) {
   }
   std::ostringstream change_text;
   for (const auto& c : changes)
-    change_text << "- `" << c.scenario << "` " << figure_name(c.figure) << " on `" << c.fingerprint
-                << "`: " << format_figure(c.figure, c.change.before) << "% → " << format_figure(c.figure, c.change.after)
-                << "% between `" << short_commit(c.last_before->commit) << "` and `"
-                << short_commit(c.first_after->commit) << "` (p = " << c.change.p_value << ")\n";
+    change_text << "- " << markdown_code(c.scenario) << ' ' << figure_name(c.figure) << " on "
+                << markdown_code(c.fingerprint) << ": " << format_figure(c.figure, c.change.before) << "% → "
+                << format_figure(c.figure, c.change.after) << "% between " << commit_code(c.last_before->commit)
+                << " and " << commit_code(c.first_after->commit) << " (p = " << c.change.p_value << ")\n";
+
+  // The accuracy verdict: a newest point whose batched peak is farther from
+  // the exact one than the bound it states is a correctness regression,
+  // which fails the gate whatever --gate names.
+  std::ostringstream accuracy_text;
+  int outside_bound = 0;
+  for (const auto& name : catalogue.names()) {
+    const auto newest = std::find_if(history.entries.rbegin(), history.entries.rend(),
+                                     [&](const HistoryEntry& e) { return e.scenario == name; });
+    if (newest == history.entries.rend() || !newest->accuracy) continue;
+    const Accuracy& a = *newest->accuracy;
+    const bool within = a.within_bound();
+    if (!within) ++outside_bound;
+    accuracy_text << "| `" << name << "` | `" << short_commit(newest->commit) << "` | " << a.error_bytes() << " B | "
+                  << a.bound_bytes << " B | **" << (within ? "within the bound" : "outside the bound") << "** |\n";
+    if (!within && options.github) {
+      std::cout << "::error title=Accuracy regression::"
+                << github_escape(name + " at " + short_commit(newest->commit) + ": batched peak " +
+                                 std::to_string(a.batched_peak_bytes) + " B against the exact " +
+                                 std::to_string(a.exact_peak_bytes) + " B, outside the stated bound of " +
+                                 std::to_string(a.bound_bytes) + " B")
+                << "\n";
+    }
+  }
 
   std::string gate_names;
   for (Figure f : gated) gate_names += (gate_names.empty() ? "" : ", ") + std::string(figure_name(f));
   std::ostringstream report;
-  report << "### Overhead verdicts\n\n" << table.str() << "\nRule: each figure of the newest point against the median of up to "
+  report << "### Overhead verdicts\n\n" << table.str() << "\nRule: each figure of each machine's newest point of the "
+            "newest measured commit against the median of up to "
          << rule.window << " earlier points of the same scenario, machine, timing method, scale and command, after "
             "the last established step; threshold = max(" << format_percent(rule.min_effect, false) << " pts ("
          << format_percent(rule.instructions_min_effect, false, 2) << " for instructions), t × noise); false-alarm rate "
          << rule.false_alarm_rate << " per push over " << rule.scenarios << " scenarios × " << rule.figures
          << " gated figure(s). Gated: " << (gate_names.empty() ? "none" : gate_names) << ".\n";
+  if (!accuracy_text.str().empty())
+    report << "\n### Accuracy (batched peak − exact peak against the stated bound)\n\n"
+              "| Scenario | Commit | Error | Bound | Verdict |\n|---|---|---:|---:|---|\n"
+           << accuracy_text.str();
   if (!changes.empty()) report << "\n### Change points\n\n" << change_text.str();
   std::cout << report.str();
 
@@ -157,14 +195,13 @@ int run_check(const CheckOptions& options) {
       std::ofstream(summary, std::ios::app) << report.str() << "\n";
   }
   if (regressions > 0) std::cerr << "check: " << regressions << " regression(s) of a gated figure\n";
-  return regressions > 0 && options.fail_on_regression ? kExitRefused : kExitOk;
+  if (outside_bound > 0) std::cerr << "check: " << outside_bound << " scenario(s) with an error outside the stated bound\n";
+  return (regressions > 0 || outside_bound > 0) && options.fail_on_regression ? kExitRefused : kExitOk;
 }
 
 int run_calibrate(const CalibrateOptions& options) {
   const Catalogue catalogue = load_catalogue(options.where.catalogue);
   const std::vector<const Scenario*> selected = selected_scenarios(catalogue, options.only);
-  if (options.repeats < 3) throw Refusal("--repeats must be at least 3: a spread needs a few figures.");
-  if (!(options.scale > 0)) throw Refusal("--scale must be a positive number.");
   const VerdictRule rule = verdict_rule(options.rule, static_cast<int>(catalogue.scenarios.size()));
   const std::string library =
       checked_preload_libraries(options.library.empty() ? options.where.bin_dir + "/libheapline.so" : options.library);
@@ -179,6 +216,7 @@ int run_calibrate(const CalibrateOptions& options) {
   if (options.instructions && valgrind.empty()) std::cerr << "heapline-bench: " << kNoValgrindNote << "\n";
 
   PosixProcessRunner runner;
+  bool unstored = false;
   int goals = 0, goals_met = 0;
   std::cout << "| Scenario | Figure | A/A spread | A/A largest | Repeat spread | Noise (sigma) | Threshold | "
                "Detectable (80%) | Spread goal |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n";
@@ -229,20 +267,28 @@ int run_calibrate(const CalibrateOptions& options) {
       }
       double largest = 0;
       for (double x : c.aa_overheads) largest = std::max(largest, std::fabs(x));
-      std::cout << "| `" << c.scenario << "` | " << figure_name(figure) << " | ±"
+      std::cout << "| " << markdown_code(c.scenario) << " | " << figure_name(figure) << " | ±"
                 << format_figure(figure, robust_sigma(c.aa_overheads), false) << " | "
                 << format_figure(figure, largest, false) << " | ±"
                 << format_figure(figure, robust_sigma(c.repeated_overheads), false) << " | "
                 << format_figure(figure, c.sigma, false) << " pts | " << format_figure(figure, c.threshold, false)
                 << " pts | " << format_figure(figure, c.detectable, false) << " pts | " << goal_text << " |\n";
       lines += calibration_to_json(c, machine.fingerprint(), machine.describe(), options.runs, options.scale,
-                                   utc_now_iso8601())
+                                   utc_now_rfc3339())
                    .dump() +
                "\n";
     }
     std::cout.flush();
     // Scenario by scenario: an interruption keeps what was calibrated.
-    store.append_lines(store.calibration_path(), lines);
+    try {
+      store.append_lines(store.calibration_path(), lines);
+    } catch (const std::runtime_error& e) {
+      unstored = true;
+      std::cerr << "heapline-bench: "
+                << keep_unstored(store, "the calibration of " + scenario->name, lines, e.what(),
+                                 "cat {file} >> " + store.calibration_path())
+                << "\n";
+    }
     const double seconds = stopwatch.lap();
     std::cerr << "calibrate: " << scenario->name << " in " << std::lround(seconds) << " s\n";
   }
@@ -250,8 +296,8 @@ int run_calibrate(const CalibrateOptions& options) {
                "goal): "
             << goals_met << " of " << goals << " met.\n";
   std::cerr << "calibrate: appended to " << store.calibration_path() << " (machine " << machine.fingerprint()
-            << ")\n";
-  return kExitOk;
+            << ")" << (unstored ? "; some calibrations could not be stored (above)" : "") << "\n";
+  return unstored ? kExitRefused : kExitOk;
 }
 
 }  // namespace heapline::bench

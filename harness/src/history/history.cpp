@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <map>
+#include <sstream>
 
 #include "heapline_bench/measurement/statistics.h"
+#include "heapline_bench/measurement/utc_time.h"
 
 namespace heapline::bench {
 
@@ -60,6 +62,7 @@ HistoryEntry history_entry(const Point& p, int line) {
   e.commit = p.commit;
   if (p.commit_range) e.range_first = p.commit_range->first;
   e.measured_at = p.measured_at;
+  e.measured_at_ns = utc_time_nanoseconds(p.measured_at).value_or(0);  // the reader refuses any other time
   e.timing = p.timing;
   e.fingerprint = p.fingerprint;
   e.command = p.command;
@@ -75,13 +78,13 @@ HistoryEntry history_entry(const Point& p, int line) {
                                         p.instructions->overhead, true};
   e.publishes_per_1000_calls = p.library_report.publishes_per_1000_calls;
   e.extra_peak_rss_kib = p.library_report.extra_peak_rss_kib;
+  e.accuracy = p.library_report.accuracy;
   return e;
 }
 
 History history_of(const PointsRead& read) {
   History history;
   history.problems = read.problems;
-  history.skipped_lines = read.skipped_lines;
   std::map<std::string, int> machine_index;  // fingerprint -> index in history.machines
   history.entries.reserve(read.points.size());
   for (std::size_t i = 0; i < read.points.size(); ++i) {
@@ -89,21 +92,54 @@ History history_of(const PointsRead& read) {
     HistoryEntry entry = history_entry(p, read.lines[i]);
     if (p.fingerprint != "unknown") {
       auto [known, fresh] = machine_index.emplace(p.fingerprint, static_cast<int>(history.machines.size()));
-      if (fresh) history.machines.push_back(p.machine.describe());
+      if (fresh) history.machines.push_back({p.fingerprint, p.machine});
       entry.machine = known->second;
     }
     history.entries.push_back(std::move(entry));
   }
   // Time is when a point was measured, not where its line sits: an import of
-  // older points appends them, and must not make them the newest. ISO 8601
-  // UTC times sort as text; points of the same time keep their file order.
+  // older points appends them, and must not make them the newest. Points of
+  // the same instant keep their file order.
   std::stable_sort(history.entries.begin(), history.entries.end(),
-                   [](const HistoryEntry& a, const HistoryEntry& b) { return a.measured_at < b.measured_at; });
+                   [](const HistoryEntry& a, const HistoryEntry& b) { return a.measured_at_ns < b.measured_at_ns; });
   return history;
 }
 
-History read_history(const std::string& path, std::size_t last_lines) {
-  return history_of(read_points_file(path, RawTimes::skip, last_lines));
+namespace {
+
+// "Intel(R) Xeon(R) Platinum 8370C CPU @ 2.80GHz" -> "Intel Xeon Platinum
+// 8370C": the marks and the clock say nothing a reader needs to tell two
+// machines apart.
+std::string short_cpu_model(const std::string& model) {
+  std::string text = model.substr(0, model.find(" @ "));
+  for (const char* mark : {"(R)", "(r)", "(TM)", "(tm)"})
+    for (auto at = text.find(mark); at != std::string::npos; at = text.find(mark)) text.erase(at, std::string(mark).size());
+  std::string out, word;
+  std::istringstream words(text);
+  while (words >> word)
+    if (word != "CPU" && word != "Processor") out += (out.empty() ? "" : " ") + word;
+  return out.empty() ? "unknown CPU" : out;
 }
+
+}  // namespace
+
+std::vector<std::string> machine_names(const History& history) {
+  std::vector<std::string> names;
+  std::map<std::string, int> seen;
+  for (const auto& [fingerprint, machine] : history.machines) {
+    std::string name = short_cpu_model(machine.cpu_model) + ", " + std::to_string(machine.cores) +
+                       (machine.cores == 1 ? " core" : " cores");
+    const int count = ++seen[name];
+    names.push_back(count == 1 ? name : name + " #" + std::to_string(count));
+  }
+  return names;
+}
+
+std::string machine_name_of(const HistoryEntry& entry, const std::vector<std::string>& names) {
+  if (entry.machine < 0 || static_cast<std::size_t>(entry.machine) >= names.size()) return "unknown machine";
+  return names[static_cast<std::size_t>(entry.machine)];
+}
+
+History read_history(const std::string& path) { return history_of(read_points_file(path, RawTimes::skip)); }
 
 }  // namespace heapline::bench

@@ -1,5 +1,6 @@
 #include "heapline_bench/history/point.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <nlohmann/json.hpp>
@@ -56,16 +57,11 @@ std::string default_timing(const std::string& scenario, const std::string& heapl
 std::string point_identity(const Point& p) {
   char overhead[40];
   std::snprintf(overhead, sizeof overhead, "%.17g", p.overhead);
-  return p.scenario + '|' + p.commit + '|' + p.measured_at + '|' + overhead + '|' + p.fingerprint;
-}
-
-std::string utc_now_iso8601() {
-  std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
+  // Fields joined by a control character, which no text field of a point
+  // holds (point_reader.h): two different points never join alike.
+  constexpr char kSeparator = '\x1f';
+  return p.scenario + kSeparator + p.commit + kSeparator + p.measured_at + kSeparator + overhead + kSeparator +
+         p.fingerprint;
 }
 
 std::optional<RunFigure> cpu_figure(const std::vector<RawRun>& with, const std::vector<RawRun>& without) {
@@ -101,7 +97,7 @@ Point point_from_measurement(const Measurement& m, const std::string& library_la
                              const std::string& command_text, double scale) {
   Point point;
   point.scenario = m.request.scenario;
-  point.measured_at = utc_now_iso8601();
+  point.measured_at = utc_now_rfc3339();
   point.overhead = m.overhead;
   point.interval = m.interval;
   point.confidence = m.bootstrap.confidence;
@@ -155,7 +151,12 @@ ordered_json to_json(const Point& p) {
                                          : ordered_json(nullptr)},
         {"extra_peak_rss_kib", p.library_report.extra_peak_rss_kib
                                    ? ordered_json(*p.library_report.extra_peak_rss_kib)
-                                   : ordered_json(nullptr)}}},
+                                   : ordered_json(nullptr)},
+        {"accuracy", p.library_report.accuracy
+                         ? ordered_json{{"batched_peak_bytes", p.library_report.accuracy->batched_peak_bytes},
+                                        {"exact_peak_bytes", p.library_report.accuracy->exact_peak_bytes},
+                                        {"bound_bytes", p.library_report.accuracy->bound_bytes}}
+                         : ordered_json(nullptr)}}},
       {"timing", p.timing},
       {"heapline_version", p.heapline_version},
       {"library", p.library},
@@ -173,6 +174,16 @@ ordered_json to_json(const Point& p) {
       {"raw", {{"with", raw_runs_to_json(p.with_runs)}, {"without", raw_runs_to_json(p.without_runs)}}},
   };
   return out;
+}
+
+std::string point_line(const Point& point) {
+  return to_json(point).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+void sort_by_measured_at(std::vector<Point>& points) {
+  std::stable_sort(points.begin(), points.end(), [](const Point& a, const Point& b) {
+    return utc_time_nanoseconds(a.measured_at).value_or(0) < utc_time_nanoseconds(b.measured_at).value_or(0);
+  });
 }
 
 Point point_from_json(const json& j) { return parse_point_line(j.dump()); }

@@ -6,219 +6,266 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
+#include <unordered_map>
+
+#include "heapline_bench/measurement/utc_time.h"
+#include "heapline_bench/text/text.h"
 
 namespace heapline::bench {
 namespace {
 
-using simdjson::ondemand::object;
-using simdjson::ondemand::value;
+using simdjson::dom::element;
 
-[[noreturn]] void wrong(const char* field, const char* what) {
-  throw std::runtime_error(std::string("field \"") + field + "\" " + what);
+[[noreturn]] void wrong(const std::string& field, const std::string& what) {
+  throw std::runtime_error("field \"" + field + "\" " + what);
 }
 
-// A field that may be missing or null.
-std::optional<value> optional_field(object& o, const char* name) {
-  auto field = o.find_field_unordered(name);
-  if (field.error() == simdjson::NO_SUCH_FIELD) return std::nullopt;
-  value v;
-  if (field.get(v) != simdjson::SUCCESS) wrong(name, "cannot be read");
-  bool null = false;
-  if (v.is_null().get(null) == simdjson::SUCCESS && null) return std::nullopt;
-  return v;
-}
-
-std::optional<std::string> optional_string(object& o, const char* name) {
-  auto v = optional_field(o, name);
-  if (!v) return std::nullopt;
-  std::string_view text;
-  if (v->get_string().get(text) != simdjson::SUCCESS) wrong(name, "must be a string");
-  return std::string(text);
-}
-
-std::optional<double> optional_number(object& o, const char* name) {
-  auto v = optional_field(o, name);
-  if (!v) return std::nullopt;
-  double number;
-  if (v->get_double().get(number) != simdjson::SUCCESS) wrong(name, "must be a number");
-  return number;
-}
-
-double required_number(object& o, const char* name) {
-  auto number = optional_number(o, name);
-  if (!number) wrong(name, "is missing");
-  return *number;
-}
-
-std::optional<std::int64_t> optional_integer(object& o, const char* name) {
-  auto v = optional_field(o, name);
-  if (!v) return std::nullopt;
-  std::int64_t number;
-  if (v->get_int64().get(number) != simdjson::SUCCESS) wrong(name, "must be an integer");
-  return number;
-}
-
-object required_object(value v, const char* name) {
-  object o;
-  if (v.get_object().get(o) != simdjson::SUCCESS) wrong(name, "must be an object");
-  return o;
-}
-
-Interval interval_of(value v, const char* name) {
-  simdjson::ondemand::array array;
-  if (v.get_array().get(array) != simdjson::SUCCESS) wrong(name, "must be an array of two numbers");
-  double bounds[2];
-  std::size_t count = 0;
-  for (auto element : array) {
-    double number;
-    if (count == 2 || element.get_double().get(number) != simdjson::SUCCESS)
-      wrong(name, "must be an array of two numbers");
-    bounds[count++] = number;
-  }
-  if (count != 2) wrong(name, "must be an array of two numbers");
-  return {bounds[0], bounds[1]};
-}
-
-std::vector<RawRun> raw_runs_of(value v, const char* name) {
-  simdjson::ondemand::array array;
-  if (v.get_array().get(array) != simdjson::SUCCESS) wrong(name, "must be an array of runs");
-  std::vector<RawRun> runs;
-  for (auto element : array) {
-    value run;
-    if (element.get(run) != simdjson::SUCCESS) wrong(name, "holds a run that cannot be read");
-    simdjson::ondemand::json_type type;
-    if (run.type().get(type) != simdjson::SUCCESS) wrong(name, "holds a run that cannot be read");
-    if (type == simdjson::ondemand::json_type::number) {  // the oldest stores kept wall times only
-      double wall;
-      if (run.get_double().get(wall) != simdjson::SUCCESS) wrong(name, "holds a run that cannot be read");
-      runs.push_back({wall, 0, 0, 0});
-      continue;
+// One JSON object of a point, its keys checked unique: with a key twice,
+// which value counts depends on the reader (Python's json takes the last,
+// simdjson the first), so the rule refuses it.
+class Fields {
+ public:
+  Fields(element value, std::string name) : name_(std::move(name)) {
+    if (value.get_object().get(object_) != simdjson::SUCCESS) {
+      if (name_.empty()) throw std::runtime_error("a point must be a JSON object");
+      wrong(name_, "must be an object");
     }
-    object o = required_object(run, name);
+    std::vector<std::string_view> keys;
+    for (const auto field : object_) keys.push_back(field.key);
+    std::sort(keys.begin(), keys.end());
+    const auto twice = std::adjacent_find(keys.begin(), keys.end());
+    if (twice != keys.end()) wrong(path(*twice), "appears twice");
+  }
+
+  // The full name of a field, for messages: "cpu.interval".
+  std::string path(std::string_view key) const { return name_.empty() ? std::string(key) : name_ + "." + std::string(key); }
+
+  // A field that may be missing or null.
+  std::optional<element> optional(const char* key) const {
+    element value;
+    if (object_.at_key(key).get(value) != simdjson::SUCCESS || value.is_null()) return std::nullopt;
+    return value;
+  }
+
+  std::optional<std::string> optional_string(const char* key) const {
+    const auto value = optional(key);
+    if (!value) return std::nullopt;
+    std::string_view text;
+    if (value->get_string().get(text) != simdjson::SUCCESS) wrong(path(key), "must be a string");
+    // A point's text reaches pages, plots, CSV and terminals: a control
+    // character in it could end a line or a field there.
+    if (const auto at = find_control_character(text); at != std::string_view::npos) {
+      char code[8];
+      std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned char>(text[at]));
+      wrong(path(key), std::string("holds a control character (") + code + ")");
+    }
+    return std::string(text);
+  }
+
+  std::optional<double> optional_number(const char* key) const {
+    const auto value = optional(key);
+    if (!value) return std::nullopt;
+    double number;
+    if (value->get_double().get(number) != simdjson::SUCCESS) wrong(path(key), "must be a number");
+    return number;
+  }
+
+  double required_number(const char* key) const {
+    const auto number = optional_number(key);
+    if (!number) wrong(path(key), "is missing");
+    return *number;
+  }
+
+  std::optional<std::int64_t> optional_integer(const char* key) const {
+    const auto value = optional(key);
+    if (!value) return std::nullopt;
+    std::int64_t number;
+    if (value->get_int64().get(number) != simdjson::SUCCESS) wrong(path(key), "must be an integer");
+    return number;
+  }
+
+  std::int64_t required_integer(const char* key) const {
+    const auto number = optional_integer(key);
+    if (!number) wrong(path(key), "is missing");
+    return *number;
+  }
+
+  std::optional<std::uint64_t> optional_count(const char* key) const {
+    const auto value = optional(key);
+    if (!value) return std::nullopt;
+    std::uint64_t number;
+    if (value->get_uint64().get(number) != simdjson::SUCCESS) wrong(path(key), "must be a whole number");
+    return number;
+  }
+
+  std::optional<Fields> optional_object(const char* key) const {
+    const auto value = optional(key);
+    if (!value) return std::nullopt;
+    return Fields(*value, path(key));
+  }
+
+  std::optional<Interval> optional_interval(const char* key) const {
+    const auto value = optional(key);
+    if (!value) return std::nullopt;
+    simdjson::dom::array array;
+    if (value->get_array().get(array) != simdjson::SUCCESS || array.size() != 2)
+      wrong(path(key), "must be an array of two numbers");
+    double bounds[2];
+    std::size_t count = 0;
+    for (const auto bound : array)
+      if (bound.get_double().get(bounds[count++]) != simdjson::SUCCESS) wrong(path(key), "must be an array of two numbers");
+    return Interval{bounds[0], bounds[1]};
+  }
+
+ private:
+  simdjson::dom::object object_;
+  std::string name_;
+};
+
+// The runs of raw.with or raw.without; kept only when `keep`, checked always.
+std::vector<RawRun> raw_runs_of(element value, const std::string& name, bool keep) {
+  simdjson::dom::array array;
+  if (value.get_array().get(array) != simdjson::SUCCESS) wrong(name, "must be an array of runs");
+  std::vector<RawRun> runs;
+  if (keep) runs.reserve(array.size());
+  for (const auto run : array) {
     RawRun r;
-    r.wall_seconds = required_number(o, "wall_s");
-    r.user_seconds = optional_number(o, "user_s").value_or(0);
-    r.system_seconds = optional_number(o, "sys_s").value_or(0);
-    r.max_rss_kib = static_cast<long>(optional_integer(o, "max_rss_kib").value_or(0));
-    runs.push_back(r);
+    if (run.is_number()) {  // the oldest stores kept wall times only
+      if (run.get_double().get(r.wall_seconds) != simdjson::SUCCESS) wrong(name, "holds a run that cannot be read");
+    } else {
+      const Fields o(run, name + "[]");
+      r.wall_seconds = o.required_number("wall_s");
+      r.user_seconds = o.optional_number("user_s").value_or(0);
+      r.system_seconds = o.optional_number("sys_s").value_or(0);
+      r.max_rss_kib = static_cast<long>(o.optional_integer("max_rss_kib").value_or(0));
+    }
+    if (keep) runs.push_back(r);
   }
   return runs;
 }
 
-// Fields are asked for in the order point.cpp writes them, so the parser
-// never goes back, and (RawTimes::skip) never reaches the raw times at the
-// end of the line.
-Point point_from(object o, RawTimes raw) {
+// Every field of the schema is checked, whatever the caller keeps: a line
+// is a point for every reader or for none.
+Point point_from(element document, RawTimes raw) {
+  const Fields o(document, "");
   Point p;
-  const auto schema = optional_integer(o, "schema");
+  const auto schema = o.optional_integer("schema");
   p.schema = static_cast<int>(schema.value_or(1));  // the oldest points have no schema: version 1
-  if (p.schema < 1) throw std::runtime_error("field \"schema\" must be a positive integer");
-  if (p.schema > kPointSchema)
-    throw std::runtime_error("schema " + std::to_string(p.schema) + " is newer than this heapline-bench (" +
+  if (schema && *schema < 1) wrong("schema", "must be a positive integer");
+  if (schema && *schema > kPointSchema)
+    throw std::runtime_error("schema " + std::to_string(*schema) + " is newer than this heapline-bench (" +
                              std::to_string(kPointSchema) + ")");
-  p.scenario = optional_string(o, "scenario").value_or(kDefaultScenario);
-  p.commit = optional_string(o, "commit").value_or("");
-  if (auto range = optional_field(o, "commit_range")) {
-    object r = required_object(*range, "commit_range");
-    auto first = optional_string(r, "first");
-    auto last = optional_string(r, "last");
+  p.scenario = o.optional_string("scenario").value_or(kDefaultScenario);
+  p.commit = o.optional_string("commit").value_or("");
+  if (const auto range = o.optional_object("commit_range")) {
+    auto first = range->optional_string("first");
+    auto last = range->optional_string("last");
     if (!first || !last) wrong("commit_range", "must hold \"first\" and \"last\"");
     p.commit_range = CommitRange{*first, *last};
   }
-  const auto measured_at = optional_string(o, "measured_at");
+  const auto measured_at = o.optional_string("measured_at");
   if (!measured_at || measured_at->empty()) wrong("measured_at", "is missing");
+  if (!utc_time_nanoseconds(*measured_at))
+    wrong("measured_at", "must be a UTC time as RFC 3339 writes it (\"2026-03-01T12:00:00Z\", 1970 to 2261), got \"" + *measured_at +
+                             "\"");
   p.measured_at = *measured_at;
-  p.overhead = required_number(o, "overhead");
-  if (auto interval = optional_field(o, "interval")) p.interval = interval_of(*interval, "interval");
-  else p.interval = {p.overhead, p.overhead};  // old points without one: a zero-width interval
-  p.confidence = optional_number(o, "confidence").value_or(0.95);
-  p.runs = static_cast<int>(optional_integer(o, "runs").value_or(0));
-  p.scale = optional_number(o, "scale").value_or(1.0);
+  p.overhead = o.required_number("overhead");
+  p.interval = o.optional_interval("interval").value_or(Interval{p.overhead, p.overhead});  // old points: zero width
+  p.confidence = o.optional_number("confidence").value_or(0.95);
+  if (!(p.confidence > 0 && p.confidence < 1)) wrong("confidence", "must be between 0 and 1");
+  const auto runs = o.optional_integer("runs");
+  if (runs && (*runs < 0 || *runs > 1000000)) wrong("runs", "must be a whole number of runs");
+  p.runs = static_cast<int>(runs.value_or(0));  // 0: not recorded (the oldest points)
+  p.scale = o.optional_number("scale").value_or(1.0);
   if (!(p.scale > 0)) wrong("scale", "must be a positive number");
-  p.median_with_seconds = optional_number(o, "median_with_s").value_or(0);
-  p.median_without_seconds = optional_number(o, "median_without_s").value_or(0);
-  if (auto cpu = optional_field(o, "cpu")) {
-    object c = required_object(*cpu, "cpu");
+  p.median_with_seconds = o.optional_number("median_with_s").value_or(0);
+  p.median_without_seconds = o.optional_number("median_without_s").value_or(0);
+  if (const auto cpu = o.optional_object("cpu")) {
     RunFigure figure;
-    figure.overhead = required_number(c, "overhead");
-    auto interval = optional_field(c, "interval");
+    figure.overhead = cpu->required_number("overhead");
+    const auto interval = cpu->optional_interval("interval");
     if (!interval) wrong("cpu", "needs an \"interval\"");
-    figure.interval = interval_of(*interval, "cpu.interval");
-    figure.median_with_seconds = optional_number(c, "median_with_s").value_or(0);
-    figure.median_without_seconds = optional_number(c, "median_without_s").value_or(0);
+    figure.interval = *interval;
+    figure.median_with_seconds = cpu->optional_number("median_with_s").value_or(0);
+    figure.median_without_seconds = cpu->optional_number("median_without_s").value_or(0);
     p.cpu = figure;
   }
-  if (auto instructions = optional_field(o, "instructions")) {
-    object i = required_object(*instructions, "instructions");
+  if (const auto instructions = o.optional_object("instructions")) {
     InstructionFigure figure;
-    figure.overhead = required_number(i, "overhead");
-    figure.with = static_cast<std::uint64_t>(optional_integer(i, "with").value_or(0));
-    figure.without = static_cast<std::uint64_t>(optional_integer(i, "without").value_or(0));
-    figure.command = optional_string(i, "command").value_or("");
+    figure.overhead = instructions->required_number("overhead");
+    figure.with = instructions->optional_count("with").value_or(0);
+    figure.without = instructions->optional_count("without").value_or(0);
+    figure.command = instructions->optional_string("command").value_or("");
     p.instructions = figure;
   }
-  if (auto report = optional_field(o, "library_report")) {
-    object r = required_object(*report, "library_report");
-    p.library_report.publishes_per_1000_calls = optional_number(r, "publishes_per_1000_calls");
-    if (auto rss = optional_integer(r, "extra_peak_rss_kib")) p.library_report.extra_peak_rss_kib = *rss;
+  if (const auto report = o.optional_object("library_report")) {
+    p.library_report.publishes_per_1000_calls = report->optional_number("publishes_per_1000_calls");
+    if (const auto rss = report->optional_integer("extra_peak_rss_kib")) p.library_report.extra_peak_rss_kib = *rss;
+    if (const auto accuracy = report->optional_object("accuracy")) {
+      Accuracy figure;
+      figure.batched_peak_bytes = accuracy->required_integer("batched_peak_bytes");
+      figure.exact_peak_bytes = accuracy->required_integer("exact_peak_bytes");
+      figure.bound_bytes = accuracy->required_integer("bound_bytes");
+      p.library_report.accuracy = figure;
+    }
   }
-  const auto timing = optional_string(o, "timing");
-  p.heapline_version = optional_string(o, "heapline_version").value_or("");
-  if (timing) {
+  p.heapline_version = o.optional_string("heapline_version").value_or("");
+  if (const auto timing = o.optional_string("timing")) {
     p.timing = *timing;
     if (p.timing != "command" && p.timing != "benchmark")
       throw std::runtime_error("timing must be \"command\" or \"benchmark\", got \"" + p.timing + "\"");
   } else {
     p.timing = default_timing(p.scenario, p.heapline_version);
   }
-  p.library = optional_string(o, "library").value_or("");
-  p.command = optional_string(o, "command").value_or("");
-  if (auto machine = optional_field(o, "machine")) {
-    object m = required_object(*machine, "machine");
-    const auto fingerprint = optional_string(m, "fingerprint");
-    p.machine.cpu_model = optional_string(m, "cpu_model").value_or("");
-    p.machine.cores = static_cast<int>(optional_integer(m, "cores").value_or(0));
-    p.machine.kernel = optional_string(m, "kernel").value_or("");
-    p.machine.glibc = optional_string(m, "glibc").value_or("");
-    p.machine.compiler = optional_string(m, "compiler").value_or("");
-    p.machine.runner_image = optional_string(m, "runner_image").value_or("");
+  p.library = o.optional_string("library").value_or("");
+  p.command = o.optional_string("command").value_or("");
+  if (const auto machine = o.optional_object("machine")) {
+    const auto fingerprint = machine->optional_string("fingerprint");
+    p.machine.cpu_model = machine->optional_string("cpu_model").value_or("");
+    p.machine.cores = static_cast<int>(machine->optional_integer("cores").value_or(0));
+    p.machine.kernel = machine->optional_string("kernel").value_or("");
+    p.machine.glibc = machine->optional_string("glibc").value_or("");
+    p.machine.compiler = machine->optional_string("compiler").value_or("");
+    p.machine.runner_image = machine->optional_string("runner_image").value_or("");
     p.fingerprint = fingerprint && !fingerprint->empty() ? *fingerprint : p.machine.fingerprint();
   } else {
     p.fingerprint = "unknown";
   }
-  // Schema 1 kept no cpu figure: its raw runs give it.
-  const bool need_raw = raw == RawTimes::read || (p.schema == 1 && !p.cpu);
-  if (need_raw) {
-    if (auto runs = optional_field(o, "raw")) {
-      object r = required_object(*runs, "raw");
-      // On-Demand reads forward only: each array is read before the next
-      // field is looked for.
-      auto with = optional_field(r, "with");
-      if (!with) wrong("raw", "must hold \"with\" and \"without\"");
-      p.with_runs = raw_runs_of(*with, "raw.with");
-      auto without = optional_field(r, "without");
-      if (!without) wrong("raw", "must hold \"with\" and \"without\"");
-      p.without_runs = raw_runs_of(*without, "raw.without");
-    }
+  if (const auto runs_of = o.optional_object("raw")) {
+    // Schema 1 kept no cpu figure: its raw runs give it, so they are kept.
+    const bool keep = raw == RawTimes::read || (p.schema == 1 && !p.cpu);
+    const auto with = runs_of->optional("with");
+    const auto without = runs_of->optional("without");
+    if (!with || !without) wrong("raw", "must hold \"with\" and \"without\"");
+    p.with_runs = raw_runs_of(*with, "raw.with", keep);
+    p.without_runs = raw_runs_of(*without, "raw.without", keep);
   }
   return p;
 }
 
 constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
 
-// The file mapped read-only for the life of one read.
+// The file mapped read-only for the life of one read. Only a regular file
+// is read: a FIFO or a device in the store's place would block the reader
+// or never end.
 class MappedFile {
  public:
   explicit MappedFile(const std::string& path) {
-    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
     struct stat st {};
-    if (fstat(fd, &st) == 0 && st.st_size > 0) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      close(fd);
+      throw std::runtime_error("cannot read " + path + ": not a regular file");
+    }
+    if (st.st_size > 0) {
       size_ = static_cast<std::size_t>(st.st_size);
       void* map = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
       if (map == MAP_FAILED) {
@@ -226,6 +273,8 @@ class MappedFile {
         throw std::runtime_error("cannot map " + path + ": " + std::strerror(errno));
       }
       data_ = static_cast<const char*>(map);
+      madvise(map, size_, MADV_SEQUENTIAL);
+      madvise(map, size_, MADV_WILLNEED);
     }
     close(fd);
   }
@@ -235,87 +284,76 @@ class MappedFile {
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
   std::string_view text() const { return {data_ != nullptr ? data_ : "", size_}; }
-  // Tells the kernel the bytes from `offset` on are about to be read in
-  // order: read-ahead instead of a page fault per page.
-  void will_read(std::size_t offset) const {
-    if (data_ == nullptr) return;
-    const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-    const std::size_t from = offset / page * page;
-    madvise(const_cast<char*>(data_) + from, size_ - from, MADV_SEQUENTIAL);
-    madvise(const_cast<char*>(data_) + from, size_ - from, MADV_WILLNEED);
-  }
 
  private:
   const char* data_ = nullptr;
   std::size_t size_ = 0;
 };
 
-// Where the last `lines` lines begin (0 when the file has no more).
-std::size_t start_of_last_lines(std::string_view text, std::size_t lines) {
-  std::size_t end = text.size();
-  if (end > 0 && text[end - 1] == '\n') --end;  // the final newline ends the last line
-  while (end > 0) {
-    const void* newline = memrchr(text.data(), '\n', end);
-    if (newline == nullptr) return 0;
-    end = static_cast<std::size_t>(static_cast<const char*>(newline) - text.data());
-    if (--lines == 0) return end + 1;
-  }
-  return 0;
-}
+std::size_t count_lines(std::string_view text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
 
-std::size_t count_lines(std::string_view text) {
-  std::size_t count = 0;
-  for (const char* at = text.data(); (at = static_cast<const char*>(
-                                          std::memchr(at, '\n', static_cast<std::size_t>(text.data() + text.size() - at))));
-       ++at)
-    ++count;
-  return count;
-}
+// The lines of one read: each point handed to the sink, each problem kept,
+// and a point already read (point_identity) a problem of its own: the same
+// measurement twice would count twice in every verdict.
+class LineReader {
+ public:
+  LineReader(const std::string& file_name, RawTimes raw, const PointSink& sink, std::vector<StoreProblem>& problems)
+      : file_name_(file_name), raw_(raw), sink_(sink), problems_(problems) {}
 
-// Parses text followed by `readable_after` more readable bytes (at least
-// simdjson::SIMDJSON_PADDING), handing each point to `sink` and adding each
-// problem to `problems`.
-void read_padded(std::string_view all, std::size_t readable_after, const std::string& file_name, RawTimes raw,
-                 std::size_t first_line, const PointSink& sink, std::vector<StoreProblem>& problems) {
-  simdjson::ondemand::parser parser;
-  std::size_t start = 0;
-  int line = static_cast<int>(first_line);
-  while (start < all.size()) {
-    ++line;
-    std::size_t end = all.find('\n', start);
-    const bool torn = end == std::string_view::npos;
-    if (torn) end = all.size();
-    std::string_view json_line = all.substr(start, end - start);
-    start = end + 1;
-    if (json_line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    if (torn) {
-      problems.push_back({file_name, line,
-                               "the last line is incomplete (no newline): an append was interrupted; the line is "
-                               "kept as it is and later points start on a new line"});
-      continue;
-    }
-    // A byte-order mark (an editor's) is not part of the JSON.
-    if (json_line.substr(0, kByteOrderMark.size()) == kByteOrderMark) json_line.remove_prefix(kByteOrderMark.size());
-    try {
-      // The line is followed by the rest of the text and the readable bytes
-      // after it, so simdjson's padding requirement holds without copying
-      // each line.
-      const std::size_t capacity = all.size() - static_cast<std::size_t>(json_line.data() - all.data()) + readable_after;
-      simdjson::ondemand::document document;
-      if (auto error = parser.iterate(json_line.data(), json_line.size(), capacity).get(document))
-        throw simdjson::simdjson_error(error);
-      object o;
-      if (auto error = document.get_object().get(o)) throw simdjson::simdjson_error(error);
-      sink(point_from(o, raw), line);
-    } catch (const simdjson::simdjson_error& e) {
-      problems.push_back({file_name, line, std::string("not valid JSON: ") + e.what()});
-    } catch (const std::exception& e) {
-      problems.push_back({file_name, line, e.what()});
+  // Parses `all`, whose lines are numbered from `first_line` + 1 on. At
+  // least simdjson::SIMDJSON_PADDING bytes after its end must be readable.
+  void read(std::string_view all, std::size_t first_line) {
+    std::size_t start = 0;
+    int line = static_cast<int>(first_line);
+    while (start < all.size()) {
+      ++line;
+      std::size_t end = all.find('\n', start);
+      const bool torn = end == std::string_view::npos;
+      if (torn) end = all.size();
+      std::string_view json_line = all.substr(start, end - start);
+      start = end + 1;
+      if (json_line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      if (torn) {
+        problems_.push_back({file_name_, line,
+                             "the last line is incomplete (no newline): an append was interrupted; the next append "
+                             "moves it to a file beside the store",
+                             StoreProblem::Kind::incomplete});
+        continue;
+      }
+      // A byte-order mark (an editor's) is not part of the JSON.
+      if (json_line.substr(0, kByteOrderMark.size()) == kByteOrderMark) json_line.remove_prefix(kByteOrderMark.size());
+      try {
+        // The line is followed by the rest of the text and the readable
+        // bytes after it, so simdjson's padding requirement holds without
+        // copying each line.
+        element document;
+        if (auto error = parser_.parse(json_line.data(), json_line.size(), false).get(document))
+          throw simdjson::simdjson_error(error);
+        Point point = point_from(document, raw_);
+        auto [known, fresh] = first_line_of_.emplace(point_identity(point), line);
+        if (!fresh) {
+          problems_.push_back(
+              {file_name_, line, "the same point as line " + std::to_string(known->second) + " (a duplicate)",
+               StoreProblem::Kind::duplicate});
+          continue;
+        }
+        sink_(std::move(point), line);
+      } catch (const simdjson::simdjson_error& e) {
+        problems_.push_back({file_name_, line, std::string("not valid JSON: ") + e.what()});
+      } catch (const std::exception& e) {
+        problems_.push_back({file_name_, line, e.what()});
+      }
     }
   }
-}
 
-}  // namespace
+ private:
+  const std::string& file_name_;
+  RawTimes raw_;
+  const PointSink& sink_;
+  std::vector<StoreProblem>& problems_;
+  simdjson::dom::parser parser_;
+  std::unordered_map<std::string, int> first_line_of_;
+};
 
 PointSink collect_into(PointsRead& read) {
   return [&read](Point&& point, int line) {
@@ -324,45 +362,42 @@ PointSink collect_into(PointsRead& read) {
   };
 }
 
+}  // namespace
+
 PointsRead read_points(std::string_view text, const std::string& file_name, RawTimes raw) {
   const simdjson::padded_string padded(text.data(), text.size());
   PointsRead read;
-  read_padded(std::string_view(padded.data(), padded.size()), simdjson::SIMDJSON_PADDING, file_name, raw, 0,
-              collect_into(read), read.problems);
+  const PointSink sink = collect_into(read);
+  LineReader(file_name, raw, sink, read.problems)
+      .read(std::string_view(padded.data(), padded.size()), 0);
   return read;
 }
 
-std::size_t scan_points_file(const std::string& path, RawTimes raw, std::size_t last_lines, const PointSink& sink,
-                             std::vector<StoreProblem>& problems) {
+void scan_points_file(const std::string& path, RawTimes raw, const PointSink& sink, std::vector<StoreProblem>& problems) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return 0;
+  if (!std::filesystem::exists(path, ec)) return;
   const MappedFile file(path);
   const std::string_view whole = file.text();
-  const std::size_t tail_start = last_lines > 0 ? start_of_last_lines(whole, last_lines) : 0;
-  const std::size_t skipped = count_lines(whole.substr(0, tail_start));
-  file.will_read(tail_start);
   // simdjson reads up to SIMDJSON_PADDING bytes past a document. The lines
   // that end that far before the end of the file are parsed where they are
   // mapped (the file's own next bytes are the padding); only the last few
   // are copied into a padded buffer. A copy of the whole file would double
   // the memory and the page faults of a long store.
-  const std::string_view tail = whole.substr(tail_start);
   std::size_t in_place = 0;
-  if (tail.size() > simdjson::SIMDJSON_PADDING) {
-    const void* newline = memrchr(tail.data(), '\n', tail.size() - simdjson::SIMDJSON_PADDING);
-    if (newline != nullptr) in_place = static_cast<std::size_t>(static_cast<const char*>(newline) - tail.data()) + 1;
+  if (whole.size() > simdjson::SIMDJSON_PADDING) {
+    const void* newline = memrchr(whole.data(), '\n', whole.size() - simdjson::SIMDJSON_PADDING);
+    if (newline != nullptr) in_place = static_cast<std::size_t>(static_cast<const char*>(newline) - whole.data()) + 1;
   }
-  const std::string_view mapped = tail.substr(0, in_place);
-  read_padded(mapped, tail.size() - in_place, path, raw, skipped, sink, problems);
-  const simdjson::padded_string last(tail.data() + in_place, tail.size() - in_place);
-  read_padded(std::string_view(last.data(), last.size()), simdjson::SIMDJSON_PADDING, path, raw,
-              skipped + count_lines(mapped), sink, problems);
-  return skipped;
+  LineReader reader(path, raw, sink, problems);
+  const std::string_view mapped = whole.substr(0, in_place);
+  reader.read(mapped, 0);
+  const simdjson::padded_string last(whole.data() + in_place, whole.size() - in_place);
+  reader.read(std::string_view(last.data(), last.size()), count_lines(mapped));
 }
 
-PointsRead read_points_file(const std::string& path, RawTimes raw, std::size_t last_lines) {
+PointsRead read_points_file(const std::string& path, RawTimes raw) {
   PointsRead read;
-  read.skipped_lines = scan_points_file(path, raw, last_lines, collect_into(read), read.problems);
+  scan_points_file(path, raw, collect_into(read), read.problems);
   return read;
 }
 

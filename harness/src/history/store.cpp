@@ -5,44 +5,78 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
+#include <iostream>
 #include <set>
-#include <sstream>
 #include <stdexcept>
+
+#include "heapline_bench/measurement/utc_time.h"
+#include "heapline_bench/text/text.h"
 
 namespace heapline::bench {
 namespace {
 
-std::runtime_error store_error(const std::string& what, const std::string& path) {
-  return std::runtime_error("cannot " + what + " " + path + ": " + std::strerror(errno));
+std::runtime_error store_error(const std::string& what, const std::string& path, int error = errno) {
+  return std::runtime_error("cannot " + what + " " + path + ": " + std::strerror(error));
+}
+
+// "20260301T120000Z-4242": a name part no two writers share.
+std::string unique_suffix() { return utc_now_compact() + "-" + std::to_string(getpid()); }
+
+// Writes all of `bytes` at the end of `fd` (one write(2) for a regular
+// file, more only if the kernel splits it), then fsync. On any failure
+// returns errno's value and leaves what was written for the caller to roll
+// back.
+int write_whole(int fd, const std::string& bytes) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t written = write(fd, bytes.data() + done, bytes.size() - done);
+    if (written < 0 && errno == EINTR) continue;
+    if (written < 0) return errno;
+    if (written == 0) return ENOSPC;
+    done += static_cast<std::size_t>(written);
+  }
+  return fsync(fd) == 0 ? 0 : errno;
+}
+
+// A new file holding `bytes`, created exclusively (never another's file,
+// never through a symbolic link) and fsynced; on failure no file is left.
+void write_new_file(const std::string& path, const std::string& bytes) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) throw store_error("create", path);
+  const int error = write_whole(fd, bytes);
+  close(fd);
+  if (error != 0) {
+    unlink(path.c_str());
+    throw store_error("write", path, error);
+  }
 }
 
 class LockedAppendFile {
  public:
-  explicit LockedAppendFile(const std::string& path) : path_(path) {
-    fd_ = open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);  // read: the last byte
+  LockedAppendFile(const std::string& path, const Store::Notes& notes) : path_(path), notes_(notes) {
+    // O_NONBLOCK: a FIFO in the store's place must not block the open.
+    fd_ = open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
     if (fd_ < 0) throw store_error("open", path);
+    struct stat st {};
+    if (fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+      close(fd_);
+      throw std::runtime_error("cannot append to " + path + ": not a regular file");
+    }
     while (flock(fd_, LOCK_EX) != 0) {
       if (errno != EINTR) {
+        const int error = errno;
         close(fd_);
-        throw store_error("lock", path);
+        throw store_error("lock", path, error);
       }
     }
   }
   ~LockedAppendFile() { close(fd_); }  // closing releases the lock
-
-  // True when the file is non-empty and its last byte is not a newline: an
-  // earlier writer died mid-line.
-  bool ends_mid_line() const {
-    struct stat st {};
-    if (fstat(fd_, &st) != 0 || st.st_size == 0) return false;
-    char last = '\n';
-    return pread(fd_, &last, 1, st.st_size - 1) == 1 && last != '\n';
-  }
+  LockedAppendFile(const LockedAppendFile&) = delete;
+  LockedAppendFile& operator=(const LockedAppendFile&) = delete;
 
   // The whole file, read under the lock.
   std::string contents() const {
@@ -59,49 +93,75 @@ class LockedAppendFile {
     }
   }
 
-  // Appends whole lines in one write. Never glues a point to a torn line:
-  // starts a new one, and leaves the torn line as it is for readers to report.
-  void append_lines(std::string lines) {
-    if (ends_mid_line()) lines.insert(lines.begin(), '\n');
-    write_all_once(lines);
+  // Appends whole lines, all or nothing: on a short or failed write, or a
+  // failed fsync, the file is cut back to its size before. A torn last line
+  // is moved aside first.
+  void append_lines(const std::string& lines) {
+    move_torn_tail_aside();
+    const off_t before = size();
+    const int error = write_whole(fd_, lines);
+    if (error == 0) return;
+    const bool rolled_back = ftruncate(fd_, before) == 0 && fsync(fd_) == 0;
+    throw std::runtime_error(
+        "cannot append to " + path_ + ": " + std::strerror(error) +
+        (rolled_back ? "; the store is as it was before (" + std::to_string(before) + " bytes)"
+                     : "; and it could not be cut back to its " + std::to_string(before) +
+                           " bytes before (" + std::strerror(errno) + "): its last line may be incomplete"));
   }
 
  private:
-  void write_all_once(const std::string& bytes) {
-    // One write: a regular file takes it whole or fails (ENOSPC, EFBIG).
-    ssize_t written;
-    do {
-      written = write(fd_, bytes.data(), bytes.size());
-    } while (written < 0 && errno == EINTR);
-    if (written < 0) throw store_error("append to", path_);
-    if (static_cast<std::size_t>(written) != bytes.size()) {
-      errno = ENOSPC;
-      throw store_error("append a whole line to", path_);
-    }
-    if (fsync(fd_) != 0) throw store_error("fsync", path_);
+  off_t size() const {
+    struct stat st {};
+    if (fstat(fd_, &st) != 0) throw store_error("read the size of", path_);
+    return st.st_size;
   }
 
+ public:
+  // A last line without its newline is what a writer killed mid-write
+  // leaves. It is moved to a file of its own beside the store, and the store
+  // cut back to its last whole line: nothing is lost, and the store is whole
+  // again for the readers and for the next import.
+  void move_torn_tail_aside() {
+    const off_t end = size();
+    if (end == 0) return;
+    off_t tail_start = end;
+    char buffer[4096];
+    while (tail_start > 0) {
+      const off_t from = tail_start > static_cast<off_t>(sizeof buffer) ? tail_start - static_cast<off_t>(sizeof buffer) : 0;
+      const ssize_t got = pread(fd_, buffer, static_cast<std::size_t>(tail_start - from), from);
+      if (got < 0 && errno == EINTR) continue;
+      if (got != tail_start - from) throw store_error("read", path_);
+      const void* newline = memrchr(buffer, '\n', static_cast<std::size_t>(got));
+      if (newline != nullptr) {
+        tail_start = from + (static_cast<const char*>(newline) - buffer) + 1;
+        break;
+      }
+      tail_start = from;
+    }
+    if (tail_start == end) return;
+    std::string tail(static_cast<std::size_t>(end - tail_start), '\0');
+    if (pread(fd_, tail.data(), tail.size(), tail_start) != static_cast<ssize_t>(tail.size()))
+      throw store_error("read", path_);
+    const std::string aside = path_ + ".torn-" + unique_suffix();
+    try {
+      write_new_file(aside, tail);
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(path_ + " ends with an incomplete line (" + std::to_string(tail.size()) +
+                               " bytes, an interrupted append) that could not be moved aside (" + e.what() +
+                               "); nothing was appended");
+    }
+    if (ftruncate(fd_, tail_start) != 0 || fsync(fd_) != 0)
+      throw store_error("cut the incomplete last line (kept in " + aside + ") from", path_);
+    notes_(path_ + " ended with an incomplete line of " + std::to_string(tail.size()) +
+           " bytes (an append was interrupted): moved to " + aside +
+           "; the store now ends at its last whole line");
+  }
+
+ private:
   std::string path_;
+  const Store::Notes& notes_;
   int fd_ = -1;
 };
-
-}  // namespace
-
-Store::Store(std::string directory) : directory_(std::move(directory)) {}
-
-std::string Store::points_path() const { return directory_ + "/points.jsonl"; }
-
-void Store::append(const Point& point) const { append(std::vector<Point>{point}); }
-
-void Store::append(const std::vector<Point>& points) const {
-  std::string lines;
-  for (const auto& point : points) lines += to_json(point).dump() + "\n";
-  append_lines(points_path(), lines);
-}
-
-std::string Store::calibration_path() const { return directory_ + "/calibration.jsonl"; }
-
-namespace {
 
 void create_store_directory(const std::string& directory) {
   std::error_code ec;
@@ -109,43 +169,79 @@ void create_store_directory(const std::string& directory) {
   if (ec) throw std::runtime_error("cannot create the store directory " + directory + ": " + ec.message());
 }
 
+// The points as the store's lines, each checked by the one reader first:
+// the store never holds a line that its readers would refuse.
+std::string checked_lines(const std::vector<Point>& points) {
+  std::string lines;
+  for (const auto& point : points) {
+    std::string line = point_line(point);
+    try {
+      parse_point_line(line);
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error("the point of " + printable(point.scenario) + " cannot be stored: " + e.what());
+    }
+    lines += line + "\n";
+  }
+  return lines;
+}
+
 }  // namespace
+
+void Store::print_note(const std::string& note) { std::cerr << "heapline-bench: " << note << std::endl; }
+
+Store::Store(std::string directory, Notes notes) : directory_(std::move(directory)), notes_(std::move(notes)) {}
+
+std::string Store::points_path() const { return directory_ + "/points.jsonl"; }
+
+void Store::append(const Point& point) const { append(std::vector<Point>{point}); }
+
+void Store::append(const std::vector<Point>& points) const { append_lines(points_path(), checked_lines(points)); }
+
+std::string Store::calibration_path() const { return directory_ + "/calibration.jsonl"; }
 
 void Store::check_appendable() const {
   create_store_directory(directory_);
   // Opening for append is the test: permissions, a read-only file system, a
   // directory in the file's place. Nothing is written.
-  const int fd = open(points_path().c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  const int fd = open(points_path().c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
   if (fd < 0) throw store_error("append to", points_path());
+  struct stat st {};
+  const bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
   close(fd);
+  if (!regular) throw std::runtime_error("cannot append to " + points_path() + ": not a regular file");
   if (access(directory_.c_str(), W_OK) != 0) throw store_error("write into", directory_);
 }
 
 std::size_t Store::append_new(const std::vector<Point>& points) const {
   create_store_directory(directory_);
-  LockedAppendFile file(points_path());
+  LockedAppendFile file(points_path(), notes_);
   const StoreContents existing = read_points(file.contents(), points_path(), RawTimes::skip);
-  if (!existing.problems.empty())
-    throw std::runtime_error("the store has unreadable lines (first: " + existing.problems.front().describe() +
-                             "); fix them first");
+  // A torn last line is moved aside by the append; any other bad line
+  // refuses the import, and then the store is left exactly as it was.
+  for (const auto& problem : existing.problems)
+    if (problem.kind != StoreProblem::Kind::incomplete)
+      throw std::runtime_error("the store has unreadable lines (first: " + problem.describe() + "); fix them first");
   std::set<std::string> known;
   for (const auto& point : existing.points) known.insert(point_identity(point));
-  std::string lines;
-  std::size_t added = 0;
-  for (const auto& point : points) {
-    if (!known.insert(point_identity(point)).second) continue;
-    lines += to_json(point).dump() + "\n";
-    ++added;
-  }
-  if (added == 0) return 0;
-  file.append_lines(std::move(lines));
-  return added;
+  std::vector<Point> fresh;
+  for (const auto& point : points)
+    if (known.insert(point_identity(point)).second) fresh.push_back(point);
+  if (fresh.empty()) return 0;
+  file.append_lines(checked_lines(fresh));
+  return fresh.size();
 }
 
 void Store::append_lines(const std::string& path, std::string lines) const {
   create_store_directory(directory_);
-  LockedAppendFile file(path);
-  file.append_lines(std::move(lines));
+  LockedAppendFile file(path, notes_);
+  file.append_lines(lines);
+}
+
+std::string Store::keep_beside(const std::string& lines) const {
+  static std::atomic<int> kept{0};
+  const std::string path = directory_ + "/unstored-" + unique_suffix() + "-" + std::to_string(++kept) + ".jsonl";
+  write_new_file(path, lines);
+  return path;
 }
 
 StoreContents Store::read() const { return read_points_file(points_path(), RawTimes::read); }

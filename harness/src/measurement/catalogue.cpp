@@ -6,6 +6,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "heapline_bench/text/regular_file.h"
+#include "heapline_bench/text/text.h"
+
 namespace heapline::bench {
 namespace {
 
@@ -15,7 +18,24 @@ std::string replaced(std::string text, const std::string& from, const std::strin
   return text;
 }
 
+// A positive whole number that --scale can multiply without overflow.
+bool is_operation_count(const std::string& word) {
+  if (word.empty() || word.size() > 12) return false;
+  for (char c : word)
+    if (c < '0' || c > '9') return false;
+  return std::stoll(word) > 0;
+}
+
 }  // namespace
+
+bool is_scenario_name(const std::string& name) {
+  if (name.empty() || name.size() > 64 || name.front() == '.' || name.front() == '-') return false;
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+          c == '-'))
+      return false;
+  return true;
+}
 
 std::string Scenario::display_command() const {
   std::string out;
@@ -41,11 +61,15 @@ std::vector<std::string> Catalogue::names() const {
 }
 
 Catalogue parse_catalogue(const std::string& json_text, const std::string& origin) {
-  auto fail = [&](const std::string& why) { return std::runtime_error("scenario catalogue " + origin + ": " + why); };
+  // One line whatever the file holds: a parser's message quotes the bytes
+  // it stopped at.
+  auto fail = [&](const std::string& why) {
+    return std::runtime_error("scenario catalogue " + printable(origin) + ": " + printable(why));
+  };
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number out of range (2e308)
     throw fail(std::string("not valid JSON: ") + e.what());
   }
   if (!doc.is_object() || !doc.contains("scenarios") || !doc["scenarios"].is_array())
@@ -68,13 +92,39 @@ Catalogue parse_catalogue(const std::string& json_text, const std::string& origi
       throw fail("a scenario is malformed: " + std::string(e.what()));
     }
     if (scenario.name.empty() || scenario.command.empty()) throw fail("a scenario has no name or no command");
-    if (scenario.scale_arg >= static_cast<int>(scenario.command.size()) ||
+    // A name is a file name of the page's plots and a word of its tables.
+    if (!is_scenario_name(scenario.name))
+      throw fail("scenario name '" + printable(scenario.name) +
+                 "' must be 1 to 64 letters, digits, '.', '_' or '-', not starting with '.' or '-'");
+    const std::string& name = scenario.name;
+    // The text of a scenario reaches points, pages and terminals.
+    auto plain = [&](const std::string& text, const std::string& what) {
+      if (find_control_character(text) != std::string::npos)
+        throw fail(name + ": " + what + " holds a control character ('" + printable(text) + "')");
+    };
+    for (const auto& word : scenario.command) plain(word, "a word of its command");
+    for (const auto& word : scenario.instructions_command) plain(word, "a word of its instructions_command");
+    plain(scenario.shows, "shows");
+    plain(scenario.allocator, "allocator");
+    for (const auto& [variable, value] : scenario.env) {
+      plain(variable, "the name of a variable of env");
+      plain(value, "the value of " + variable);
+      if (variable.empty() || variable.find('=') != std::string::npos)
+        throw fail(name + ": env variable names must be non-empty, without '=' ('" + printable(variable) + "')");
+    }
+    if (scenario.scale_arg < -1 || scenario.scale_arg >= static_cast<int>(scenario.command.size()) ||
         (!scenario.instructions_command.empty() &&
          scenario.scale_arg >= static_cast<int>(scenario.instructions_command.size())))
-      throw fail(scenario.name + ": scale_arg is past the end of the command");
+      throw fail(name + ": scale_arg is past the end of the command");
+    if (scenario.scale_arg >= 0) {
+      const auto at = static_cast<std::size_t>(scenario.scale_arg);
+      if (!is_operation_count(scenario.command[at]) ||
+          (!scenario.instructions_command.empty() && !is_operation_count(scenario.instructions_command[at])))
+        throw fail(name + ": the word at scale_arg must be an operation count (a whole number from 1 to 12 digits)");
+    }
     for (const auto& [figure, goal] : scenario.spread_goal_points)
-      if (!(goal > 0) || (figure != "wall" && figure != "cpu" && figure != "instructions"))
-        throw fail(scenario.name + ": spread_goal_points takes wall, cpu or instructions, each a positive number");
+      if (!(goal > 0 && goal <= 100) || (figure != "wall" && figure != "cpu" && figure != "instructions"))
+        throw fail(name + ": spread_goal_points takes wall, cpu or instructions, each a number of points above 0, at most 100");
     if (catalogue.find(scenario.name) != nullptr) throw fail("scenario " + scenario.name + " is defined twice");
     catalogue.scenarios.push_back(std::move(scenario));
   }
@@ -83,15 +133,17 @@ Catalogue parse_catalogue(const std::string& json_text, const std::string& origi
 }
 
 Catalogue load_catalogue(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) throw std::runtime_error("cannot read the scenario catalogue " + path);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return parse_catalogue(text.str(), path);
+  std::string text;
+  try {
+    text = read_regular_file(path);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(std::string("scenario catalogue: ") + e.what());
+  }
+  return parse_catalogue(text, path);
 }
 
 std::vector<std::string> expand_command(const Scenario& scenario, const Placeholders& where, double scale) {
-  if (!(scale > 0) || !std::isfinite(scale)) throw std::invalid_argument("--scale must be a positive number");
+  if (!(scale > 0 && scale <= 1000)) throw std::invalid_argument("--scale must be a number above 0, at most 1000");
   std::vector<std::string> argv;
   for (const auto& word : scenario.command)
     argv.push_back(replaced(replaced(word, "{bin}", where.bin), "{source}", where.source));

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "heapline_bench/history/point.h"
+#include "heapline_bench/measurement/utc_time.h"
 #include "heapline_bench/measurement/statistics.h"
 
 namespace heapline::bench {
@@ -66,7 +67,7 @@ Comparison compare_builds(ProcessRunner& runner, const std::vector<Build>& build
       cell.cpu_overhead = median_cpu_overhead(cell.round_cpu);
     }
   comparison.machine = this_machine();
-  comparison.measured_at = utc_now_iso8601();
+  comparison.measured_at = utc_now_rfc3339();
   return comparison;
 }
 

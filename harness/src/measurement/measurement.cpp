@@ -2,9 +2,12 @@
 
 #include <elf.h>
 
-#include <algorithm>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/xattr.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <cerrno>
 #include <cstdlib>
@@ -101,6 +104,74 @@ std::optional<LibraryRunReport> collect_library_reports(const std::string& direc
     std::filesystem::remove(file.path(), ec);
   }
   return total;
+}
+
+ProgramKind program_kind(const std::string& path, std::string* decided_by, int depth) {
+  if (decided_by != nullptr) *decided_by = path;
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return ProgramKind::unknown;
+  // The kernel runs these in secure-execution mode (AT_SECURE), where ld.so
+  // ignores LD_DEBUG_OUTPUT and preloads no library named by a path.
+  const bool set_id = ((st.st_mode & S_ISUID) != 0 && st.st_uid != getuid()) ||
+                      ((st.st_mode & S_ISGID) != 0 && st.st_gid != getgid());
+  if (set_id || getxattr(path.c_str(), "security.capability", nullptr, 0) > 0) return ProgramKind::secure_exec;
+  std::ifstream file(path, std::ios::binary);
+  char start[256] = {};
+  file.read(start, sizeof start);
+  const auto got = static_cast<std::size_t>(file.gcount());
+  if (got > 2 && start[0] == '#' && start[1] == '!' && depth < 4) {  // a script: its interpreter is what ld.so loads
+    std::string line(start + 2, got - 2);
+    line = line.substr(0, line.find('\n'));
+    const auto begin = line.find_first_not_of(" \t");
+    if (begin == std::string::npos) return ProgramKind::unknown;
+    const auto end = line.find_first_of(" \t", begin);
+    return program_kind(line.substr(begin, end == std::string::npos ? std::string::npos : end - begin), decided_by,
+                        depth + 1);
+  }
+  Elf64_Ehdr header{};
+  if (got < sizeof header) return ProgramKind::unknown;
+  std::memcpy(&header, start, sizeof header);
+  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64 ||
+      header.e_phentsize != sizeof(Elf64_Phdr))
+    return ProgramKind::unknown;
+  // Dynamically linked: a program header names the interpreter (ld.so).
+  for (unsigned i = 0; i < header.e_phnum; ++i) {
+    Elf64_Phdr segment{};
+    file.clear();
+    file.seekg(static_cast<std::streamoff>(header.e_phoff + i * sizeof segment));
+    if (!file.read(reinterpret_cast<char*>(&segment), sizeof segment)) return ProgramKind::unknown;
+    if (segment.p_type == PT_INTERP) return ProgramKind::dynamic;
+  }
+  return ProgramKind::static_elf;
+}
+
+std::string why_not_loaded(const std::string& trace_prefix, int pid, const std::string& program,
+                           const std::string& library) {
+  const std::string trace = trace_prefix + "." + std::to_string(pid);
+  const std::string scratch = std::filesystem::path(trace_prefix).parent_path().string();
+  struct statvfs space {};
+  const bool full = statvfs(scratch.c_str(), &space) == 0 && (space.f_bavail == 0 || space.f_favail == 0);
+  const std::string full_text = "the file system of " + scratch + " is full";
+  std::error_code ec;
+  if (!std::filesystem::exists(trace, ec)) {
+    std::string file;  // the program, or the interpreter of a script
+    switch (program_kind(program, &file)) {
+      case ProgramKind::secure_exec:
+        return file + " is set-user-ID, set-group-ID or has file capabilities: ld.so runs it in secure mode, "
+               "where it preloads no library named by a path and writes no trace. Measure an ordinary copy of it";
+      case ProgramKind::static_elf:
+        return file + " is statically linked: no ld.so runs in it, so nothing can be preloaded and its figure "
+               "would read 0%";
+      default:
+        return "ld.so wrote no trace (" + trace + " does not exist): " +
+               (full ? full_text : "the command removed LD_DEBUG_OUTPUT from its environment, or the trace could not be "
+                                   "created");
+    }
+  }
+  if (std::filesystem::file_size(trace, ec) == 0)
+    return "ld.so's trace " + trace + " is empty: it could not be written" + (full ? " (" + full_text + ")" : "");
+  return "ld.so's trace shows the program loaded without " + library +
+         ": the command (or a wrapper it runs through) removed it from LD_PRELOAD";
 }
 
 bool trace_shows_library_loaded(const std::string& prefix, int pid, const std::string& library) {
@@ -245,9 +316,9 @@ Measurement measure(ProcessRunner& runner, const MeasurementRequest& request, co
     if (with && run.warmup())
       for (const auto& library : preload_list(request.library))
         if (!trace_shows_library_loaded(trace_prefix, result.pid, library))
-          throw Refusal(request.scenario + ": " + library + " was not loaded into " + request.command[0] +
-                        " (ld.so's trace does not show it). A statically linked program, or one that clears "
-                        "LD_PRELOAD, cannot be measured: its figure would read 0%. Nothing was recorded.");
+          throw Refusal(request.scenario + ": " + library + " was not loaded into " + request.command[0] + ": " +
+                        why_not_loaded(trace_prefix, result.pid, request.command[0], library) +
+                        ". Nothing was recorded.");
     // Each run's reports are read (with-runs) or cleared (the others) before
     // the next run writes its own.
     const auto report = request.scratch_directory.empty() ? std::nullopt

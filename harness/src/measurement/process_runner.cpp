@@ -63,8 +63,8 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
   return out;
 }
 
-std::string read_head(int fd) {
-  std::string head(1024, '\0');
+std::string read_head(int fd, std::size_t bytes = 1024) {
+  std::string head(bytes, '\0');
   ssize_t got = pread(fd, head.data(), head.size(), 0);
   head.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
   return head;
@@ -78,6 +78,16 @@ std::string read_tail(int fd) {
   ssize_t got = pread(fd, tail.data(), tail.size(), start);
   tail.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
   return tail;
+}
+
+// A temporary file that no other process can open: created O_EXCL by
+// mkstemp and unlinked at once.
+int anonymous_temporary_file() {
+  char path[] = "/tmp/heapline-bench-output-XXXXXX";
+  const int fd = mkostemp(path, O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error(std::string("cannot create a temporary file in /tmp: ") + std::strerror(errno));
+  unlink(path);
+  return fd;
 }
 
 // Blocks the interrupting signals for the life of one run, so that one
@@ -128,15 +138,22 @@ RunResult PosixProcessRunner::run(const RunSpec& spec) {
   BlockedInterrupts blocked;
   if (g_interrupt_signal != 0) throw Interrupted{static_cast<int>(g_interrupt_signal)};
 
-  char stderr_path[] = "/tmp/heapline-bench-stderr-XXXXXX";
-  int stderr_fd = mkstemp(stderr_path);
-  if (stderr_fd < 0) throw std::runtime_error(std::string("cannot create a temporary file: ") + std::strerror(errno));
-  unlink(stderr_path);
+  struct Outputs {
+    int err = -1, out = -1;
+    ~Outputs() {
+      if (err >= 0) close(err);
+      if (out >= 0) close(out);
+    }
+  } outputs;
+  outputs.err = anonymous_temporary_file();
+  if (spec.capture_stdout) outputs.out = anonymous_temporary_file();
+  const int stderr_fd = outputs.err, stdout_fd = outputs.out;
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  if (stdout_fd >= 0) posix_spawn_file_actions_adddup2(&actions, stdout_fd, STDOUT_FILENO);
+  else posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, stderr_fd, STDERR_FILENO);
   if (!spec.working_directory.empty())
     posix_spawn_file_actions_addchdir_np(&actions, spec.working_directory.c_str());
@@ -145,7 +162,9 @@ RunResult PosixProcessRunner::run(const RunSpec& spec) {
   posix_spawnattr_init(&attributes);
   sigset_t default_signals;
   sigemptyset(&default_signals);
-  for (int signal : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&default_signals, signal);
+  // SIGXFSZ: heapline-bench ignores it (main.cpp); the commands it runs get
+  // the default back, as they would run on their own.
+  for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGXFSZ}) sigaddset(&default_signals, signal);
   posix_spawnattr_setsigdefault(&attributes, &default_signals);
   posix_spawnattr_setpgroup(&attributes, 0);  // its own group: killed as one
   posix_spawnattr_setsigmask(&attributes, &blocked.previous());
@@ -162,7 +181,6 @@ RunResult PosixProcessRunner::run(const RunSpec& spec) {
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   if (error != 0) {
-    close(stderr_fd);
     result.start_error = std::strerror(error);
     return result;
   }
@@ -189,12 +207,10 @@ RunResult PosixProcessRunner::run(const RunSpec& spec) {
       if (exited) break;
     }
     if (errno != EINTR) {
-      close(stderr_fd);
       if (pidfd >= 0) close(pidfd);
       throw std::runtime_error(std::string("waiting for the command failed: ") + std::strerror(errno));
     }
     if (g_interrupt_signal != 0) {
-      close(stderr_fd);
       if (pidfd >= 0) close(pidfd);
       abandon(child);
     }
@@ -217,7 +233,7 @@ RunResult PosixProcessRunner::run(const RunSpec& spec) {
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
   result.stderr_head = read_head(stderr_fd);
   result.stderr_tail = read_tail(stderr_fd);
-  close(stderr_fd);
+  if (stdout_fd >= 0) result.stdout_head = read_head(stdout_fd, kStdoutHead);
   if (g_interrupt_signal != 0) throw Interrupted{static_cast<int>(g_interrupt_signal)};
   return result;
 }

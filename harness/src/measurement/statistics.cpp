@@ -51,20 +51,30 @@ double overhead_ratio(std::span<const double> with, std::span<const double> with
 
 Interval bootstrap_overhead_interval(std::span<const double> with, std::span<const double> without,
                                      const BootstrapOptions& options) {
-  if (with.empty() || without.empty()) throw std::invalid_argument("bootstrap of an empty sample");
+  const RoundSample round{with, without};
+  return bootstrap_rounds_interval({&round, 1}, options);
+}
+
+Interval bootstrap_rounds_interval(std::span<const RoundSample> rounds, const BootstrapOptions& options) {
+  if (rounds.empty()) throw std::invalid_argument("bootstrap of no round");
+  for (const auto& round : rounds)
+    if (round.with.empty() || round.without.empty()) throw std::invalid_argument("bootstrap of an empty sample");
   if (options.resamples < 1) throw std::invalid_argument("bootstrap needs at least one resample");
   if (!(options.confidence > 0 && options.confidence < 1))
     throw std::invalid_argument("confidence must be in (0, 1)");
 
   SplitMix64 rng{options.seed};
-  std::vector<double> with_sample, without_sample, ratios;
+  std::vector<double> with_sample, without_sample, round_ratios(rounds.size()), ratios;
   ratios.reserve(static_cast<std::size_t>(options.resamples));
   for (int i = 0; i < options.resamples; ++i) {
-    resample(with, with_sample, rng);
-    resample(without, without_sample, rng);
-    const double baseline = median_in_place(without_sample);
-    if (!(baseline > 0)) throw std::invalid_argument("median time without the library is not positive");
-    ratios.push_back(median_in_place(with_sample) / baseline - 1);
+    for (std::size_t r = 0; r < rounds.size(); ++r) {
+      resample(rounds[r].with, with_sample, rng);
+      resample(rounds[r].without, without_sample, rng);
+      const double baseline = median_in_place(without_sample);
+      if (!(baseline > 0)) throw std::invalid_argument("median time without the library is not positive");
+      round_ratios[r] = median_in_place(with_sample) / baseline - 1;
+    }
+    ratios.push_back(rounds.size() == 1 ? round_ratios[0] : median(round_ratios));
   }
   std::sort(ratios.begin(), ratios.end());
   const double tail = (1 - options.confidence) / 2;

@@ -1,32 +1,50 @@
+// github-action-benchmark's "customSmallerIsBetter" input: a JSON array of
+// {name, unit, value, range, extra}. The action alerts when
+// current.value / previous.value of one name exceeds its alert-threshold
+// (src/write/findAlerts.ts), so each value is a ratio with / without the
+// library: 1.019 -> 1.07 is a 5% worse ratio, whatever the sign of the
+// overhead.
 #include <cstdio>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 
-#include "heapline_bench/reports/points_export.h"
+#include "heapline_bench/reports/exporter.h"
 
 namespace heapline::bench {
+namespace {
 
-std::string points_benchmark_action_json(const std::vector<Point>& points, const std::string& commit) {
-  std::string wanted = commit;
-  if (wanted.empty() && !points.empty()) wanted = points.back().commit;
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (const auto& p : points) {
-    // A prefix selects too, as git's short SHAs do.
-    if (wanted.empty() || p.commit.compare(0, wanted.size(), wanted) != 0) continue;
-    char range[64];
-    std::snprintf(range, sizeof range, "95%% CI [%.1f, %.1f]", p.interval.low * 100, p.interval.high * 100);
-    out.push_back({{"name", p.scenario + " (" + p.fingerprint + ")"},
-                   {"unit", "% overhead"},
-                   {"value", p.overhead * 100},
-                   {"range", range},
-                   {"extra", "commit " + p.commit + ", measured " + p.measured_at + ", " + std::to_string(p.runs) +
-                                 " runs, timing " + p.timing + ", heapline " + p.heapline_version + ", on " +
-                                 p.machine.describe()}});
+class BenchmarkActionExporter final : public Exporter {
+ public:
+  std::string serialize(const std::vector<Point>& points, const ExportRequest& request) const override {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const Point* p : points_of_commit(points, request)) {
+      for (const auto& figure : exported_figures(*p)) {
+        nlohmann::ordered_json entry = {{"name", benchmark_name(*p) + " " + figure.name},
+                                        {"unit", "with / without heapline"},
+                                        {"value", figure.ratio}};
+        char range[96];
+        if (figure.exact)
+          std::snprintf(range, sizeof range, "exact (%llu / %llu instructions)",
+                        static_cast<unsigned long long>(p->instructions->with),
+                        static_cast<unsigned long long>(p->instructions->without));
+        else
+          std::snprintf(range, sizeof range, "%.0f%% CI [%.4f, %.4f]", p->confidence * 100, figure.low, figure.high);
+        entry["range"] = range;
+        entry["extra"] = "commit " + p->commit + ", measured " + p->measured_at + ", " + std::to_string(p->runs) +
+                         " runs, timing " + p->timing + ", heapline " + p->heapline_version + ", on " +
+                         p->machine.describe();
+        out.push_back(std::move(entry));
+      }
+    }
+    // Text that is not UTF-8 becomes U+FFFD: a JSON writer must not fail on it.
+    return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   }
-  if (out.empty())
-    throw std::runtime_error(wanted.empty() ? "the store has no point with a commit to export"
-                                            : "the store has no point of commit " + wanted);
-  return out.dump(2) + "\n";
+};
+
+}  // namespace
+
+const Exporter& benchmark_action_exporter() {
+  static const BenchmarkActionExporter exporter;
+  return exporter;
 }
 
 }  // namespace heapline::bench

@@ -8,7 +8,9 @@
 #include <sstream>
 
 #include "heapline_bench/history/point.h"
+#include "heapline_bench/measurement/statistics.h"
 #include "heapline_bench/reports/percent_format.h"
+#include "heapline_bench/verdicts/verdict.h"
 
 namespace heapline::bench {
 namespace {
@@ -27,25 +29,105 @@ std::optional<double> cpu_overhead_of(const json& result) {
   return found->get<double>();
 }
 
-std::string cell_text(const json& result) {
-  std::string text = format_percent(result.at("overhead").get<double>()) + "%";
-  if (const auto cpu = cpu_overhead_of(result)) text += " (" + format_percent(*cpu) + "%)";
+// The times of one side of a round's runs for a figure: the wall clock, or
+// user + sys.
+std::vector<double> side_times(const json& runs, Figure figure) {
+  std::vector<double> times;
+  for (const auto& run : runs)
+    times.push_back(figure == Figure::wall ? run.at("wall_s").get<double>()
+                                           : run.at("user_s").get<double>() + run.at("sys_s").get<double>());
+  return times;
+}
+
+// One round of two samples: the runs with a build and without (a cell's
+// overhead), or with a build and with the first build (the mark).
+struct RoundPair {
+  std::vector<double> first, second;
+};
+
+// The figure of rounds (the median over rounds of each round's ratio of
+// medians, as compare takes it) and its 95% interval, the bootstrap that
+// resamples each round's own runs (statistics.h, bootstrap_rounds_interval).
+struct RoundsFigure {
+  double value = 0;
+  Interval interval;
+};
+RoundsFigure rounds_figure(const std::vector<RoundPair>& rounds) {
+  std::vector<RoundSample> samples;
+  std::vector<double> ratios;
+  for (const auto& round : rounds) {
+    samples.push_back({round.first, round.second});
+    ratios.push_back(overhead_ratio(round.first, round.second));
+  }
+  return {median(ratios), bootstrap_rounds_interval(samples)};
+}
+
+// A result's rounds for one figure: each round's runs with its build and
+// without.
+std::vector<RoundPair> overhead_rounds(const json& result, Figure figure) {
+  std::vector<RoundPair> rounds;
+  for (const auto& round : result.at("rounds"))
+    rounds.push_back({side_times(round.at("with"), figure), side_times(round.at("without"), figure)});
+  return rounds;
+}
+
+// The runs with `result`'s build against the runs with the first build's,
+// round by round: both ran in the same round, on the same machine.
+std::vector<RoundPair> against_first(const json& result, const json& first, Figure figure) {
+  std::vector<RoundPair> rounds;
+  const auto& mine = result.at("rounds");
+  const auto& theirs = first.at("rounds");
+  for (std::size_t r = 0; r < mine.size() && r < theirs.size(); ++r)
+    rounds.push_back({side_times(mine[r].at("with"), figure), side_times(theirs[r].at("with"), figure)});
+  return rounds;
+}
+
+// A change smaller than this is "same", however sure: the verdicts'
+// minimum effect for the timed figures (2%).
+double same_within() { return VerdictRule{}.min_effect_of(Figure::wall); }
+
+// The mark of a cell against the first column, as asv compare marks a
+// benchmark: slower or faster when the 95% interval of the time ratio lies
+// wholly on one side of no change and the change is at least same_within();
+// same otherwise.
+
+std::string mark(const RoundsFigure& change) {
+  const double min_effect = same_within();
+  if (change.interval.low > 0 && change.value >= min_effect) return " ▲ slower";
+  if (change.interval.high < 0 && change.value <= -min_effect) return " ▼ faster";
+  return " = same";
+}
+
+// A cell: the figure with its interval, and its mark against the first
+// build; "–" where the result kept no such figure.
+std::string cell_text(const json& result, const json& first, bool is_first, Figure figure) {
+  const auto stored = figure == Figure::wall ? std::optional<double>(result.at("overhead").get<double>())
+                                             : cpu_overhead_of(result);
+  if (!stored) return "–";
+  const RoundsFigure overhead = rounds_figure(overhead_rounds(result, figure));
+  std::string text = format_overhead(*stored, overhead.interval);
+  if (!is_first && (figure == Figure::wall || cpu_overhead_of(first)))
+    text += mark(rounds_figure(against_first(result, first, figure)));
   return text;
 }
 
 // What the cells hold, true of every cell of the table.
-std::string cells_note(const json& scenarios) {
-  std::size_t with_cpu = 0, cells = 0;
+std::string cells_note(const json& scenarios, const std::string& first_label) {
+  std::size_t with_cpu = 0;
   for (const auto& row : scenarios)
-    for (const auto& result : row.at("results")) {
-      ++cells;
+    for (const auto& result : row.at("results"))
       if (cpu_overhead_of(result)) ++with_cpu;
-    }
-  if (with_cpu == 0) return "Each figure is the overhead in wall time; this comparison kept no CPU-time figure.";
   std::string note =
-      "Each cell is the overhead in wall time, then in CPU time (user + sys of the same runs, the same ratio of "
-      "medians) in brackets.";
-  if (with_cpu < cells) note += " A cell without brackets kept no CPU-time figure.";
+      "Each cell is the overhead (the median of the rounds' median with / median without − 1) and its 95% "
+      "interval (a bootstrap that resamples each round's own runs), " +
+      std::string(with_cpu == 0 ? "in wall-clock time; this comparison kept no CPU-time figure."
+                                : "in wall-clock time and in CPU time (user + sys of the same runs).") +
+      " The marks compare each build with the first column (" +
+      first_label +
+      "): the time of the runs with it against the time of the runs with the first, round by round, the same "
+      "median and interval; slower or faster when that interval lies wholly above or below no change and the "
+      "change is at least " +
+      format_percent(same_within(), false, 0) + "%, same otherwise.";
   return note;
 }
 
@@ -102,17 +184,25 @@ std::string comparison_markdown_from_json(const json& j) {
   std::ostringstream out;
   const auto& builds = j.at("builds");
   const json absent = j.value("absent", json::array());
-  out << "| Scenario |";
+  bool any_cpu = false;
+  for (const auto& row : j.at("scenarios"))
+    for (const auto& result : row.at("results")) any_cpu |= cpu_overhead_of(result).has_value();
+  out << "| Scenario | Figure |";
   for (const auto& b : builds) out << ' ' << b.at("label").get<std::string>() << " |";
   for (const auto& a : absent) out << ' ' << a.at("label").get<std::string>() << " |";
-  out << "\n|---|";
+  out << "\n|---|---|";
   for (std::size_t i = 0; i < builds.size() + absent.size(); ++i) out << "---:|";
   out << "\n";
   for (const auto& row : j.at("scenarios")) {
-    out << "| `" << row.at("name").get<std::string>() << "` |";
-    for (const auto& result : row.at("results")) out << ' ' << cell_text(result) << " |";
-    for (std::size_t i = 0; i < absent.size(); ++i) out << " absent |";
-    out << "\n";
+    const auto& results = row.at("results");
+    for (Figure figure : {Figure::wall, Figure::cpu}) {
+      if (figure == Figure::cpu && !any_cpu) continue;
+      out << "| `" << row.at("name").get<std::string>() << "` | " << figure_name(figure) << " |";
+      for (std::size_t b = 0; b < results.size(); ++b)
+        out << ' ' << cell_text(results[b], results[0], b == 0, figure) << " |";
+      for (std::size_t i = 0; i < absent.size(); ++i) out << " absent |";
+      out << "\n";
+    }
   }
   const int rounds = j.at("rounds").get<int>();
   out << "\nMeasured on " << j.at("machine").at("description").get<std::string>() << ", on "
@@ -121,7 +211,7 @@ std::string comparison_markdown_from_json(const json& j) {
       << (rounds == 1 ? " round" : " rounds") << " that alternate the builds";
   const double scale = j.value("scale", 1.0);
   if (scale != 1.0) out << ", operation counts scaled by " << scale;
-  out << ". " << cells_note(j.at("scenarios")) << "\n";
+  out << ". " << cells_note(j.at("scenarios"), builds.at(0).at("label").get<std::string>()) << "\n";
   for (const auto& b : builds) {
     if (b.contains("note")) out << "\n" << b.at("label").get<std::string>() << ": " << b.at("note").get<std::string>() << "\n";
   }

@@ -1,32 +1,68 @@
-#include <sstream>
+// The CSV export: every point, one row each, every figure with its interval.
+#include <cstdio>
+#include <string>
 
-#include "heapline_bench/reports/points_export.h"
+#include "heapline_bench/reports/escaping.h"
+#include "heapline_bench/reports/exporter.h"
 
 namespace heapline::bench {
 namespace {
 
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
+std::string number(double value) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.10g", value);
+  return text;
 }
+
+// Columns (RFC 4180, CRLF rows; figures in percent of the time or count
+// without the library; an absent figure is an empty field):
+// measured_at, commit, range_first, scenario,
+// wall_pct, wall_low_pct, wall_high_pct, cpu_pct, cpu_low_pct, cpu_high_pct,
+// instructions_pct, instructions_with, instructions_without (a count repeats
+// exactly: the two counts instead of an interval),
+// publishes_per_1000_calls, extra_peak_rss_kib, confidence, runs, scale,
+// timing, heapline_version, fingerprint, machine.
+class CsvExporter final : public Exporter {
+ public:
+  std::string serialize(const std::vector<Point>& points, const ExportRequest&) const override {
+    std::string out =
+        "measured_at,commit,range_first,scenario,wall_pct,wall_low_pct,wall_high_pct,cpu_pct,cpu_low_pct,"
+        "cpu_high_pct,instructions_pct,instructions_with,instructions_without,publishes_per_1000_calls,"
+        "extra_peak_rss_kib,confidence,runs,scale,timing,heapline_version,fingerprint,machine\r\n";
+    for (const auto& p : points) {
+      auto field = [&](const std::string& text) { out += text + ","; };
+      field(csv_field(p.measured_at));
+      field(csv_field(p.commit));
+      field(csv_field(p.commit_range ? p.commit_range->first : ""));
+      field(csv_field(p.scenario));
+      field(number(p.overhead * 100));
+      field(number(p.interval.low * 100));
+      field(number(p.interval.high * 100));
+      field(p.cpu ? number(p.cpu->overhead * 100) : "");
+      field(p.cpu ? number(p.cpu->interval.low * 100) : "");
+      field(p.cpu ? number(p.cpu->interval.high * 100) : "");
+      field(p.instructions ? number(p.instructions->overhead * 100) : "");
+      field(p.instructions ? std::to_string(p.instructions->with) : "");
+      field(p.instructions ? std::to_string(p.instructions->without) : "");
+      field(p.library_report.publishes_per_1000_calls ? number(*p.library_report.publishes_per_1000_calls) : "");
+      field(p.library_report.extra_peak_rss_kib ? std::to_string(*p.library_report.extra_peak_rss_kib) : "");
+      field(number(p.confidence));
+      field(std::to_string(p.runs));
+      field(number(p.scale));
+      field(csv_field(p.timing));
+      field(csv_field(p.heapline_version));
+      field(csv_field(p.fingerprint));
+      out += csv_field(p.machine.describe()) + "\r\n";
+    }
+    return out;
+  }
+};
 
 }  // namespace
 
-std::string points_csv(const std::vector<Point>& points) {
-  std::ostringstream out;
-  out.precision(10);
-  out << "measured_at,commit,range_first,scenario,overhead_pct,low_pct,high_pct,runs,timing,heapline_version,"
-         "fingerprint,machine\r\n";
-  for (const auto& p : points) {
-    out << csv_field(p.measured_at) << ',' << csv_field(p.commit) << ','
-        << csv_field(p.commit_range ? p.commit_range->first : "") << ',' << csv_field(p.scenario) << ','
-        << p.overhead * 100 << ',' << p.interval.low * 100 << ',' << p.interval.high * 100 << ',' << p.runs << ','
-        << csv_field(p.timing) << ',' << csv_field(p.heapline_version) << ',' << csv_field(p.fingerprint) << ','
-        << csv_field(p.machine.describe()) << "\r\n";
-  }
-  return out.str();
+const Exporter& csv_exporter() {
+  static const CsvExporter exporter;
+  return exporter;
 }
 
 }  // namespace heapline::bench

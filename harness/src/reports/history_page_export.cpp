@@ -5,9 +5,11 @@
 #include <cstdlib>
 #include <ostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
+#include "heapline_bench/reports/escaping.h"
 #include "heapline_bench/reports/percent_format.h"
 
 namespace heapline::bench {
@@ -15,22 +17,29 @@ namespace {
 
 std::string short_commit(const std::string& commit) { return commit.substr(0, 7); }
 
+// A commit as code, or a word that says there is none.
+std::string commit_code(const std::string& commit) {
+  return commit.empty() ? "(no commit)" : markdown_code(short_commit(commit));
+}
+
 std::string commit_cell(const HistoryRow& row) {
   if (row.commit.empty()) return "(no commit)";
-  std::string out = "`";
-  if (!row.range_first.empty() && row.range_first != row.commit) {
-    out += short_commit(row.range_first);
-    out += "...";
-  }
-  out += short_commit(row.commit);
-  out += '`';
-  return out;
+  if (!row.range_first.empty() && row.range_first != row.commit)
+    return markdown_code(short_commit(row.range_first) + "..." + short_commit(row.commit));
+  return markdown_code(short_commit(row.commit));
+}
+
+// The machine of a row by its name (history.h, machine_names); the list
+// under the table gives its fingerprint and description.
+std::string machine_cell(const HistoryRow& row, const std::vector<std::string>& machines) {
+  if (row.machine < 0 || static_cast<std::size_t>(row.machine) >= machines.size()) return "unknown machine";
+  return markdown_text(machines[static_cast<std::size_t>(row.machine)]);
 }
 
 std::string date_of(const std::string& iso) {
   // "2026-11-30T01:02:03Z" -> "2026-11-30 01:02"
-  if (iso.size() >= 16) return iso.substr(0, 10) + " " + iso.substr(11, 5);
-  return iso;
+  if (iso.size() >= 16) return markdown_text(iso.substr(0, 10) + " " + iso.substr(11, 5));
+  return markdown_text(iso);
 }
 
 std::string markdown_cell(const HistoryEntry* entry, const History& history, const RenderOptions& options) {
@@ -65,20 +74,20 @@ std::string figure_text(const HistoryEntry& entry, Figure figure, const History&
 
 // The second table: the same rows, CPU time and instructions side by side.
 void figures_table(std::ostream& out, const std::vector<HistoryRow>& rows, const std::vector<std::string>& scenarios,
-                   const History& history, const RenderOptions& options) {
+                   const History& history, const RenderOptions& options, const std::vector<std::string>& machines) {
   out << "### CPU time and instructions\n\n"
-         "The same measured commits, newest first. In each cell, the overhead in CPU time (user + sys, the same "
+         "The same measured commits and machines, newest first. In each cell, the overhead in CPU time (user + sys, the same "
          "runs as the wall clock, with its 95% interval) · in instructions (the scenario's reduced command under "
          "callgrind, with and without heapline; exact, so no interval). These are the figures `heapline-bench "
          "check` gates on; ▲ and ▼ mark each figure's own verdict. – : not measured (no valgrind, or a point from "
          "before there were three figures).\n\n";
-  out << "| Commit |";
-  for (const auto& name : scenarios) out << " `" << name << "` cpu · instructions |";
-  out << "\n|---|";
+  out << "| Commit | Machine |";
+  for (const auto& name : scenarios) out << ' ' << markdown_code(name) << " cpu · instructions |";
+  out << "\n|---|---|";
   for (std::size_t i = 0; i < scenarios.size(); ++i) out << "---:|";
   out << "\n";
   for (const auto& row : rows) {
-    out << "| " << commit_cell(row) << " |";
+    out << "| " << commit_cell(row) << " | " << machine_cell(row, machines) << " |";
     for (const auto* cell : row.cells) {
       if (cell == nullptr) {
         out << " – |";
@@ -106,7 +115,7 @@ void library_behaviour_table(std::ostream& out, const std::vector<std::string>& 
     const HistoryEntry* newest = nullptr;
     for (auto it = history.entries.rbegin(); it != history.entries.rend() && newest == nullptr; ++it)
       if (it->scenario == name && it->publishes_per_1000_calls) newest = &*it;
-    out << "| `" << name << "` | ";
+    out << "| " << markdown_code(name) << " | ";
     if (newest == nullptr) {
       out << "– | – | – | – |\n";
       continue;
@@ -123,9 +132,7 @@ void library_behaviour_table(std::ostream& out, const std::vector<std::string>& 
       out << "–";
     }
     out << " | ";
-    if (newest->commit.empty()) out << "(no commit)";
-    else out << '`' << short_commit(newest->commit) << '`';  // no string temporary: GCC 12's -Wrestrict false alarm
-    out << " | " << date_of(newest->measured_at) << " |\n";
+    out << commit_code(newest->commit) << " | " << date_of(newest->measured_at) << " |\n";
   }
   out << "\n";
 }
@@ -137,40 +144,58 @@ std::vector<HistoryRow> history_rows(const History& history, const std::vector<s
   for (std::size_t i = 0; i < scenarios.size(); ++i) column[scenarios[i]] = i;
 
   std::vector<HistoryRow> rows;
-  std::map<std::string, std::size_t> row_of_commit;
-  // Newest first: walk the file backwards, so each cell keeps the newest
-  // point of its scenario and commit, and stop once the table is full.
+  std::vector<std::size_t> rank_of_row;  // the rank of the row's commit: 0 for the newest
+  std::map<std::string, std::size_t> rank_of_commit;
+  std::map<std::pair<std::string, std::string>, std::size_t> row_of;  // (commit, fingerprint) -> row
+  std::size_t commits = 0;
+  // Newest first: walk the history backwards, so each cell keeps the newest
+  // point of its scenario, commit and machine, and stop taking commits once
+  // the table has `limit` of them.
   for (auto it = history.entries.rbegin(); it != history.entries.rend(); ++it) {
     const HistoryEntry& entry = *it;
     auto where = column.find(entry.scenario);
     if (where == column.end()) continue;  // a scenario the catalogue no longer has
-    std::size_t row_index;
-    auto known = entry.commit.empty() ? row_of_commit.end() : row_of_commit.find(entry.commit);
-    if (known != row_of_commit.end()) {
-      row_index = known->second;
-    } else {
-      if (static_cast<int>(rows.size()) >= limit) continue;  // older than the table shows
-      row_index = rows.size();
-      rows.push_back({entry.commit, entry.range_first, entry.measured_at,
-                      std::vector<const HistoryEntry*>(scenarios.size(), nullptr)});
-      if (!entry.commit.empty()) row_of_commit[entry.commit] = row_index;
+    std::optional<std::size_t> row_index;
+    std::size_t rank = commits;
+    if (!entry.commit.empty()) {
+      if (auto known = rank_of_commit.find(entry.commit); known != rank_of_commit.end()) rank = known->second;
+      if (auto known = row_of.find({entry.commit, entry.fingerprint}); known != row_of.end()) row_index = known->second;
     }
-    auto& cell = rows[row_index].cells[where->second];
+    if (!row_index) {
+      if (rank == commits) {
+        if (static_cast<int>(commits) >= limit) continue;  // older than the table shows
+        ++commits;
+        if (!entry.commit.empty()) rank_of_commit[entry.commit] = rank;
+      }
+      row_index = rows.size();
+      rows.push_back({entry.commit, entry.range_first, entry.measured_at, entry.machine,
+                      std::vector<const HistoryEntry*>(scenarios.size(), nullptr)});
+      rank_of_row.push_back(rank);
+      if (!entry.commit.empty()) row_of[{entry.commit, entry.fingerprint}] = *row_index;
+    }
+    auto& cell = rows[*row_index].cells[where->second];
     if (cell == nullptr) cell = &entry;
   }
-  return rows;
+  // The rows of one commit together, in the order their commits were met.
+  std::vector<std::size_t> order(rows.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return rank_of_row[a] < rank_of_row[b]; });
+  std::vector<HistoryRow> sorted;
+  for (std::size_t i : order) sorted.push_back(std::move(rows[i]));
+  return sorted;
 }
 
 std::string history_page_markdown(const History& history, const Catalogue& catalogue, const RenderOptions& options,
                                   const std::string& plot_note, const std::vector<HistoryChange>& changes) {
   const auto scenarios = catalogue.names();
   std::ostringstream out;
-  out << "<!-- Generated by `heapline-bench render` from " << options.store_label
+  out << "<!-- Generated by `heapline-bench render` from " << markdown_text(options.store_label)
       << ". Do not edit: run it again. -->\n\n";
   if (!history.problems.empty()) {
-    out << "```{warning}\n" << history.problems.size() << " line(s) of " << options.store_label
+    out << "```{warning}\n" << history.problems.size() << " line(s) of " << markdown_text(options.store_label)
         << " could not be read and are not shown; `heapline-bench validate` lists them. The first: "
-        << history.problems.front().describe() << "\n```\n\n";
+        << markdown_text(history.problems.front().describe()) << "\n```\n\n";
   }
   if (history.entries.empty()) {
     out << "No point has been measured yet. `tools/bench.sh` measures the five scenarios and adds the first "
@@ -179,52 +204,73 @@ std::string history_page_markdown(const History& history, const Catalogue& catal
   }
 
   const auto rows = history_rows(history, scenarios, options.table_commits);
-  std::set<std::string> commits, fingerprints;
+  const auto machines = machine_names(history);
+  std::set<std::string> commits, fingerprints, row_commits;
   for (const auto& e : history.entries) {
     commits.insert(e.commit.empty() ? e.measured_at : e.commit);
     fingerprints.insert(e.fingerprint);
   }
+  for (const auto& row : rows) row_commits.insert(row.commit.empty() ? row.measured_at : row.commit);
   out << history.entries.size() << " point(s) from " << commits.size() << " measured commit(s) on "
       << fingerprints.size() << " machine(s)";
-  if (history.skipped_lines > 0)
-    out << " (the newest lines of the store; " << history.skipped_lines << " older lines are not shown)";
-  out << ". The table shows the last " << rows.size()
-      << " measured commit(s), newest first; each cell is the overhead and its 95% confidence interval.\n\n";
+  out << ". The table shows the last " << row_commits.size()
+      << " measured commit(s), newest first, a row for each machine that measured one; each cell is the "
+         "overhead in wall-clock time and its 95% confidence interval. The machines are named below the table.\n\n";
 
-  out << "| Commit | Measured (UTC) |";
-  for (const auto& name : scenarios) out << " `" << name << "` |";
-  out << " Machine |\n|---|---|";
+  out << "| Commit | Machine | Measured (UTC) |";
+  for (const auto& name : scenarios) out << ' ' << markdown_code(name) << " |";
+  out << "\n|---|---|---|";
   for (std::size_t i = 0; i < scenarios.size(); ++i) out << "---:|";
-  out << "---|\n";
+  out << "\n";
   bool any_self_timed = false;
-  std::map<std::string, int> machines_in_table;
+  std::set<int> machines_in_table;
   for (const auto& row : rows) {
-    out << "| " << commit_cell(row) << " | " << date_of(row.measured_at) << " |";
-    std::string fingerprint;
+    out << "| " << commit_cell(row) << " | " << machine_cell(row, machines) << " | " << date_of(row.measured_at)
+        << " |";
     for (const auto* cell : row.cells) {
       out << ' ' << markdown_cell(cell, history, options) << " |";
-      if (cell != nullptr) {
-        any_self_timed |= cell->timing == "benchmark";
-        if (fingerprint.empty()) fingerprint = cell->fingerprint;
-        if (cell->machine >= 0) machines_in_table.emplace(cell->fingerprint, cell->machine);
-      }
+      if (cell != nullptr) any_self_timed |= cell->timing == "benchmark";
     }
-    out << " `" << fingerprint << "` |\n";
+    out << "\n";
+    machines_in_table.insert(row.machine);
   }
   out << "\n";
   if (any_self_timed)
     out << "† Timed by the benchmark itself (points of churn-4t before 0.4.0); the other points time the whole "
            "command, which adds a few milliseconds.\n\n";
-  out << "Machines (points are compared only with points of the same machine):\n\n";
-  for (const auto& [fingerprint, index] : machines_in_table)
-    out << "- `" << fingerprint << "`: " << history.machines[static_cast<std::size_t>(index)] << "\n";
+  out << "Machines (points are compared only with points of the same machine, told by its fingerprint):\n\n";
+  for (int index : machines_in_table) {
+    if (index < 0) {
+      out << "- unknown machine: points recorded without their machine\n";
+      continue;
+    }
+    const auto& [fingerprint, machine] = history.machines[static_cast<std::size_t>(index)];
+    out << "- " << markdown_text(machines[static_cast<std::size_t>(index)]) << ": " << markdown_code(fingerprint)
+        << ", " << markdown_text(machine.describe()) << ", "
+        << markdown_text(machine.compiler) << "\n";
+  }
   out << "\n";
 
   out << "Marks: ▲ a regression, ▼ an improvement, against the median of up to " << options.rule.window
       << " earlier points of the same scenario, machine and command (`heapline-bench check` explains each verdict).\n\n";
 
-  figures_table(out, rows, scenarios, history, options);
-  library_behaviour_table(out, scenarios, history);
+  figures_table(out, rows, scenarios, history, options, machines);
+
+  out << "### Overhead over the history\n\n";
+  if (!plot_note.empty()) {
+    out << plot_note << "\n\n";
+  } else {
+    out << "One figure per scenario, its last " << options.plot_points
+        << " points at most, oldest to newest, on the commits of the table: the overhead in wall-clock time, in CPU "
+           "time and in instructions, one panel each. Each machine (and command) is a line of its own colour "
+           "with its 95% interval as a band around it (the instruction count is exact: no band); a dashed line "
+           "marks a change point. Their gnuplot script holds their data: {download}`history.gp "
+           "</_generated/plots/history.gp>` draws them again (`gnuplot history.gp`, in any directory).\n\n";
+    // Scenario names are file names (the catalogue's rule: letters, digits,
+    // '.', '_' and '-'), so the link needs no escaping.
+    for (const auto& name : scenarios)
+      out << "![" << markdown_text(name) << ": overhead over the history](plots/" << name << ".svg)\n\n";
+  }
 
   out << "### Change points\n\n";
   if (changes.empty()) {
@@ -234,23 +280,15 @@ std::string history_page_markdown(const History& history, const Catalogue& catal
     out << "Where a figure moved for good (binary segmentation with a t statistic and a permutation test, segments "
            "of at least 5 points of the same command, scale and machine), by figure:\n\n";
     for (const auto& c : changes)
-      out << "- `" << c.scenario << "` " << figure_name(c.figure) << " (machine `" << c.fingerprint
-          << "`): " << format_figure(c.figure, c.change.before) + "%" << " → " << format_figure(c.figure, c.change.after) + "%"
-          << ", between `" << short_commit(c.last_before->commit) << "` and `" << short_commit(c.first_after->commit)
-          << "`\n";
+      out << "- " << markdown_code(c.scenario) << ' ' << figure_name(c.figure) << " on "
+          << markdown_text(machine_name_of(*c.first_after, machines)) << " (" << markdown_code(c.fingerprint)
+          << "): " << format_figure(c.figure, c.change.before) + "%" << " → "
+          << format_figure(c.figure, c.change.after) + "%" << ", between " << commit_code(c.last_before->commit)
+          << " and " << commit_code(c.first_after->commit) << "\n";
     out << "\n";
   }
 
-  out << "### Overhead over the history\n\n";
-  if (!plot_note.empty()) {
-    out << plot_note << "\n";
-  } else {
-    out << "Each plot shows the last " << options.plot_points
-        << " points of one scenario at most, oldest to newest: the figure, its 95% interval as a band, and a "
-           "new colour whenever the machine or the command changes.\n\n";
-    for (const auto& name : scenarios)
-      out << "![" << name << ": overhead over the history](plots/" << name << ".svg)\n\n";
-  }
+  library_behaviour_table(out, scenarios, history);
   return out.str();
 }
 

@@ -5,7 +5,7 @@
 
 #include "heapline_bench/reports/atomic_file.h"
 #include "heapline_bench/reports/scenarios_export.h"
-#include "plot_export.h"
+#include "heapline_bench/reports/plot_export.h"
 
 namespace heapline::bench {
 

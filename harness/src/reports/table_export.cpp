@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "heapline_bench/reports/escaping.h"
 #include "heapline_bench/reports/percent_format.h"
 
 namespace heapline::bench {
@@ -14,7 +15,7 @@ std::string format_suite_table(const std::vector<SuiteRow>& rows, const std::str
        "Command"}};
   for (const auto& row : rows) {
     if (!row.measured) {
-      cells.push_back({"`" + row.scenario + "`", "failed", "-", "-", "-", "-", "`" + row.command + "`"});
+      cells.push_back({markdown_code(row.scenario), "failed", "-", "-", "-", "-", markdown_code(row.command)});
       continue;
     }
     const Point& p = row.point;
@@ -24,10 +25,10 @@ std::string format_suite_table(const std::vector<SuiteRow>& rows, const std::str
     publishes.precision(2);
     if (p.library_report.publishes_per_1000_calls) publishes << std::fixed << *p.library_report.publishes_per_1000_calls;
     else publishes << "-";
-    cells.push_back({"`" + row.scenario + "`", format_overhead(p.overhead, p.interval),
+    cells.push_back({markdown_code(row.scenario), format_overhead(p.overhead, p.interval),
                      p.cpu ? format_overhead(p.cpu->overhead, p.cpu->interval) : "-",
                      p.instructions ? format_instructions(p.instructions->overhead) : "-", publishes.str(),
-                     baseline.str(), "`" + row.command + "`"});
+                     baseline.str(), markdown_code(row.command)});
   }
   auto right_aligned = [](std::size_t column) { return column >= 1 && column <= 5; };
   std::vector<std::size_t> widths(cells[0].size(), 0);
@@ -50,7 +51,8 @@ std::string format_suite_table(const std::vector<SuiteRow>& rows, const std::str
   }
   out << '\n';
   for (std::size_t i = 1; i < cells.size(); ++i) emit(cells[i]);
-  out << "\nLibrary: " << library << "\nMachine: " << machine.describe() << "\n";
+  // Below the table, for the terminal: each on its one line.
+  out << "\nLibrary: " << displayable(library) << "\nMachine: " << displayable(machine.describe()) << "\n";
   for (const auto& row : rows)
     if (!row.measured) out << "\n" << row.scenario << " failed: " << row.failure << "\n";
   return out.str();

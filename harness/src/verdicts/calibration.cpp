@@ -2,11 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <map>
 #include <numbers>
 #include <stdexcept>
 #include <tuple>
+
+#include "heapline_bench/text/regular_file.h"
+#include "heapline_bench/text/text.h"
 
 namespace heapline::bench {
 
@@ -45,7 +50,16 @@ nlohmann::json calibration_to_json(const ScenarioCalibration& c, const std::stri
 
 std::vector<NoiseCalibration> read_calibrations(const std::string& path, std::vector<std::string>& problems) {
   std::map<std::tuple<std::string, std::string, Figure, double, std::string>, NoiseCalibration> newest;
-  std::ifstream in(path);
+  // No file: no calibration yet. Anything else is read only if regular.
+  std::error_code missing;
+  if (!std::filesystem::exists(path, missing)) return {};
+  std::istringstream in;
+  try {
+    in.str(read_regular_file(path));
+  } catch (const std::runtime_error& e) {
+    problems.push_back(e.what());
+    return {};
+  }
   std::string line;
   int number = 0;
   while (std::getline(in, line)) {
@@ -66,7 +80,7 @@ std::vector<NoiseCalibration> read_calibrations(const std::string& path, std::ve
       if (!(c.sigma >= 0) || !(c.scale > 0)) throw std::runtime_error("sigma and scale must be positive numbers");
       newest[{c.scenario, c.fingerprint, c.figure, c.scale, c.command}] = c;  // later lines are newer
     } catch (const std::exception& e) {
-      problems.push_back(path + ":" + std::to_string(number) + ": " + e.what());
+      problems.push_back(path + ":" + std::to_string(number) + ": " + printable(e.what()));
     }
   }
   std::vector<NoiseCalibration> out;

@@ -1,6 +1,7 @@
 #include "heapline_bench/verdicts/verdict.h"
 
 #include <algorithm>
+#include <set>
 #include <cmath>
 #include <numbers>
 #include <optional>
@@ -197,19 +198,32 @@ PointVerdict judge_point(const History& history, std::size_t index, const Verdic
   return judge_point(history, index, Figure::wall, rule, calibrations);
 }
 
+std::vector<std::size_t> newest_points(const History& history, const std::string& scenario) {
+  std::vector<std::size_t> points;
+  std::set<std::string> machines;
+  const std::string* commit = nullptr;
+  for (std::size_t i = history.entries.size(); i-- > 0;) {
+    const HistoryEntry& entry = history.entries[i];
+    if (entry.scenario != scenario) continue;
+    if (commit == nullptr) {
+      commit = &entry.commit;
+    } else if (commit->empty() || entry.commit != *commit) {
+      continue;  // another commit's (a point without a commit stands alone)
+    }
+    if (machines.insert(entry.fingerprint).second) points.push_back(i);
+  }
+  return points;
+}
+
 std::vector<PointVerdict> judge_newest(const History& history, const std::vector<std::string>& scenarios,
                                        const VerdictRule& rule, const std::vector<NoiseCalibration>& calibrations,
                                        std::span<const Figure> figures) {
   std::vector<PointVerdict> verdicts;
-  for (const auto& scenario : scenarios) {
-    for (std::size_t i = history.entries.size(); i-- > 0;) {
-      if (history.entries[i].scenario != scenario) continue;
+  for (const auto& scenario : scenarios)
+    for (std::size_t i : newest_points(history, scenario))
       for (Figure figure : figures)
         if (history.entries[i].figure(figure).present)
           verdicts.push_back(judge_point(history, i, figure, rule, calibrations));
-      break;
-    }
-  }
   return verdicts;
 }
 

@@ -59,6 +59,10 @@ inline constexpr char kSignal[] = "signal";
 // The launch a process belongs to (HEAPLINE_RUN_ID in its environment), when
 // the writer records it: optional for readers.
 inline constexpr char kRunId[] = "run_id";
+// The process's peak resident set size (getrusage at exit), beside the heap
+// it held: heap never touched is not resident. Optional for readers (absent
+// from older reports and from those converted from a live file).
+inline constexpr char kPeakRssBytes[] = "peak_rss_bytes";
 inline constexpr char kLiveFileProblem[] = "live_file_problem";  // why the live file could not follow an exec (optional)
 // The heap sampler (profile_format.h): "sampling" {mean_bytes, unwinder,
 // samples (blocks sampled), dropped, live_capacity, stack_capacity,
@@ -178,6 +182,9 @@ struct Report {
   // The heap sampler's figures and profiles ("sampling", "peak_profile",
   // "exit_profile"); none when null (a library without the sampler).
   const SamplingReport* sampling = nullptr;
+  // The peak resident set size in bytes; -1 (no "peak_rss_bytes" in the
+  // JSON) when not known, as for a report converted from a live file.
+  std::int64_t peak_rss_bytes = -1;
 };
 
 // Writes `report` as heapline/1 JSON at final_path through a temporary name.

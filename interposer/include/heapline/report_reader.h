@@ -120,6 +120,8 @@ struct ParsedReport {
   std::uint64_t last_sample_ns = 0;      // when not ended by exit
   int signal = 0;                        // 0: none or not known
   std::string run_id;                    // optional ("": the writer did not record it)
+  std::string live_file_problem;         // optional ("": the live file was made): why the heap line stayed in memory
+  std::optional<std::int64_t> peak_rss_bytes;  // optional: the peak resident set size, when recorded
   std::vector<ReportMarker> markers;     // in the order recorded
   std::vector<Sample> samples;           // at least one
   std::vector<Sample> mapped_samples;

@@ -2,7 +2,8 @@
 // preloaded. The command's exit status is passed through (128+N when signal
 // N killed it). After it ends, a summary of the root process's report goes to
 // stderr, then one line per process of the tree it ran (stale_files.h,
-// process_tree.h) and, with --plot, the heap line is drawn with gnuplot. The
+// process_tree.h) and, with --plot, the heap line (or the tree's, when the
+// command started other processes) is drawn with gnuplot. The
 // launcher's own problems after the command ran (no report, no gnuplot) are
 // reported but never change the exit status.
 #include <sys/random.h>
@@ -250,8 +251,11 @@ int run(Options& options) {
 
   if (!options.plot.empty()) {
     try {
+      // A tree is drawn whole: the command alone would be a flat line for
+      // make or a compiler driver. A lone process's peak names its top site.
       Symbolizer symbolizer;
-      PlotFiles files = write_plot_files(report, options.plot, top_peak_site(report, symbolizer).value_or(""));
+      PlotFiles files = tree.size() > 1 ? write_tree_plot_files(tree, options.plot)
+                                        : write_plot_files(report, options.plot, top_peak_site(report, symbolizer).value_or(""));
       std::string problem = render_plot(files, options.plot);
       if (!problem.empty()) {
         std::cerr << problem << "\n";
@@ -276,7 +280,8 @@ Subcommand add_run_command(CLI::App& heapline, const std::vector<std::string>& c
       "The report (heapline/1 JSON) is written by the command's process itself at exit;\n"
       "processes it starts write their own, with their pid inserted before the extension\n"
       "(as does the command when a running process holds the name); the summary lists\n"
-      "each process of the tree with its peak, and their sum over time.\n"
+      "each process of the tree with its peak of heap + mapped (heap, mapped and peak\n"
+      "resident set beside it), and their sum over time.\n"
       "Settings for the library: HEAPLINE_PRECISION (exact | BYTES[,DIVISOR], the process's budget),\n"
       "HEAPLINE_INTERVAL_MS (sampling interval, default 10), HEAPLINE_SAMPLE (the heap\n"
       "sampler: off, the default; on, a 4 MiB mean; or a mean in bytes such as 256k).");
@@ -284,7 +289,9 @@ Subcommand add_run_command(CLI::App& heapline, const std::vector<std::string>& c
   app->add_option("--out", options->out,
                   "report file for the command's process (%p pid, %e command name; "
                   "default heapline.<command>.<pid>.json)");
-  app->add_option("--plot", options->plot, "draw the heap line into this .png or .svg file (needs gnuplot)");
+  app->add_option("--plot", options->plot,
+                  "draw the heap line into this .png or .svg file (needs gnuplot); for a tree of processes, the "
+                  "command's and the largest ones' heap + mapped, and their sum");
   app->add_flag("--summary", options->per_process_summary,
                 "also print a one-line summary of every process of the tree (the launcher prints it: "
                 "the processes themselves never do)");

@@ -7,6 +7,7 @@
 //   alloc_patterns long    BASIS ROUNDS
 //   alloc_patterns crowd   BASIS THREADS
 //   alloc_patterns realloc_zero BASIS ROUNDS
+//   alloc_patterns untouched BASIS MIB TOUCHED_MIB
 //
 // BASIS is how heapline counts a block: "chunk" (glibc's chunk header) or
 // "usable" (malloc_usable_size, for a foreign allocator). Each mode prints one
@@ -243,6 +244,19 @@ std::size_t arg(char** argv, int i) { return static_cast<std::size_t>(std::strto
 
 }  // namespace
 
+// One block of `mib` MiB, of which only the first `touched_mib` are
+// written: the heap holds it all, the resident set only what was touched
+// (glibc serves a block this large with its own mapping, untouched pages
+// never faulted in).
+int untouched(std::size_t mib, std::size_t touched_mib) {
+  if (touched_mib > mib) return 2;
+  auto* block = static_cast<char*>(must(std::malloc(mib << 20)));
+  for (std::size_t i = 0; i < (touched_mib << 20); i += 4096) block[i] = 1;
+  report("spike", counted(block), "leak", 0);
+  std::free(block);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr, "usage: alloc_patterns single|threads|short|long BASIS ...\n");
@@ -256,6 +270,7 @@ int main(int argc, char** argv) {
   if (std::strcmp(mode, "long") == 0 && argc == 4) return long_run(arg(argv, 3));
   if (std::strcmp(mode, "crowd") == 0 && argc == 4) return crowd(arg(argv, 3));
   if (std::strcmp(mode, "realloc_zero") == 0 && argc == 4) return realloc_zero(arg(argv, 3));
+  if (std::strcmp(mode, "untouched") == 0 && argc == 5) return untouched(arg(argv, 3), arg(argv, 4));
   std::fprintf(stderr, "alloc_patterns: bad arguments\n");
   return 2;
 }

@@ -3,12 +3,14 @@
 #pragma once
 
 #include <compare>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "heapline_bench/history/point_reader.h"
+#include "heapline_bench/measurement/machine.h"
 
 namespace heapline::bench {
 
@@ -35,6 +37,7 @@ struct HistoryEntry {
   std::string commit;
   std::string range_first;  // empty when the point stands for one commit
   std::string measured_at;
+  std::int64_t measured_at_ns = 0;  // the same instant, for ordering (utc_time.h)
   std::string timing;
   std::string fingerprint;
   std::string command;               // what the timed runs ran ("" in points older than the field)
@@ -48,6 +51,7 @@ struct HistoryEntry {
   FigureValue instructions;
   std::optional<double> publishes_per_1000_calls;
   std::optional<long> extra_peak_rss_kib;
+  std::optional<Accuracy> accuracy;
 
   FigureValue figure(Figure which) const;
 };
@@ -68,22 +72,36 @@ struct SeriesKey {
 };
 SeriesKey series_key(const HistoryEntry& entry, Figure figure);
 
-struct History {
-  std::vector<HistoryEntry> entries;  // oldest first, by measured_at (file order within the same second)
-  std::vector<std::string> machines;  // Machine::describe() of each fingerprint seen
-  std::vector<StoreProblem> problems;
-  std::size_t skipped_lines = 0;  // older lines not read (read_history's last_lines)
+// A machine as the points recorded it: the fingerprint they carry (the
+// series' key) and its fields.
+struct HistoryMachine {
+  std::string fingerprint;
+  Machine machine;
 };
+
+struct History {
+  std::vector<HistoryEntry> entries;  // oldest first, by measured_at (file order within the same instant)
+  std::vector<HistoryMachine> machines;  // each fingerprint seen, in the order of the file
+  std::vector<StoreProblem> problems;
+};
+
+// What the page calls each of history.machines, index for index: its CPU
+// model without the vendor's marks and clock, and its cores ("Xeon Platinum
+// 8370C, 4 cores"); a later fingerprint with the same name gets " #2", " #3"
+// (the same hardware under another kernel, glibc or runner image).
+std::vector<std::string> machine_names(const History& history);
+// The name of an entry's machine, or "unknown machine" for a point without one.
+std::string machine_name_of(const HistoryEntry& entry, const std::vector<std::string>& names);
 
 // The entry of a point (figures only; the machine's description goes to
 // `machines`, indexed by fingerprint in `machine_index`).
 HistoryEntry history_entry(const Point& point, int line);
 
-// Reads points.jsonl at `path`, or only its last `last_lines` lines (0: all):
-// the page needs the recent history, and reading from the end keeps render
-// time flat as the store grows. A missing file is an empty history. Lines
-// that are not points are reported in `problems` with their line number.
-History read_history(const std::string& path, std::size_t last_lines = 0);
+// Reads the whole of points.jsonl at `path` (the newest points may be
+// anywhere in it: an import appends older ones) with the one reader
+// (point_reader.h). A missing file is an empty history. Lines that are not
+// points are reported in `problems` with their line number.
+History read_history(const std::string& path);
 
 // The history of points already read (tests, and stores read whole).
 History history_of(const PointsRead& read);

@@ -21,6 +21,7 @@
 #include "heapline_bench/measurement/instructions.h"
 #include "heapline_bench/measurement/machine.h"
 #include "heapline_bench/measurement/statistics.h"
+#include "heapline_bench/measurement/utc_time.h"
 
 namespace heapline::bench {
 
@@ -51,11 +52,27 @@ struct RunFigure {
   double median_without_seconds = 0;
 };
 
+// The library's stated bound against the error it states: the batched
+// peak of a run against the exact peak of the same work. Two runs of a
+// many-threaded scenario differ by more than the bound on their own
+// (large-4t's reduced command: 4 MiB apart against a 0.7 MiB bound), so
+// what measures it must know the exact peak of the batched run itself; no
+// command writes it yet, and check judges it when a point has it.
+struct Accuracy {
+  std::int64_t batched_peak_bytes = 0;
+  std::int64_t exact_peak_bytes = 0;
+  std::int64_t bound_bytes = 0;  // the batched report's precision.bound_bytes
+  std::int64_t error_bytes() const { return batched_peak_bytes - exact_peak_bytes; }
+  // The library's contract: |batched peak - exact peak| <= stated bound.
+  bool within_bound() const { return error_bytes() <= bound_bytes && -error_bytes() <= bound_bytes; }
+};
+
 // What heapline's own report says about the with-runs, and what its
 // bookkeeping costs in memory.
 struct LibraryReport {
   std::optional<double> publishes_per_1000_calls;  // median over the with-runs
   std::optional<long> extra_peak_rss_kib;          // median peak RSS with - without
+  std::optional<Accuracy> accuracy;                // absent: not measured (older points, --command)
 };
 
 struct Point {
@@ -63,7 +80,7 @@ struct Point {
   std::string scenario;
   std::string commit;                       // the measured commit; empty when unknown
   std::optional<CommitRange> commit_range;  // when skipped pushes are folded into this point
-  std::string measured_at;                  // ISO 8601, UTC
+  std::string measured_at;                  // RFC 3339, UTC (utc_time.h)
   double overhead = 0;  // the wall figure, the headline
   Interval interval;
   double confidence = 0.95;
@@ -99,6 +116,15 @@ std::optional<long> extra_peak_rss_kib(const std::vector<RawRun>& with, const st
 
 nlohmann::ordered_json to_json(const Point& point);
 
+// The point as one line of the store (no newline): to_json, with any byte
+// that is not UTF-8 replaced by U+FFFD (a JSON writer must not fail on it).
+std::string point_line(const Point& point);
+
+// Oldest first by measured_at (the instant, utc_time.h), file order kept
+// within the same instant: the store's order is not time's, since an import
+// appends older points.
+void sort_by_measured_at(std::vector<Point>& points);
+
 // A point's "cpu" object (and a release comparison round's): the figure, its
 // interval and the two medians, or null when absent.
 nlohmann::ordered_json run_figure_json(const std::optional<RunFigure>& figure);
@@ -109,8 +135,6 @@ nlohmann::ordered_json raw_runs_to_json(const std::vector<RawRun>& runs);
 // Reads a point with the one schema reader (point_reader.h). Throws
 // std::runtime_error saying which field is missing or of the wrong type.
 Point point_from_json(const nlohmann::json& json);
-
-std::string utc_now_iso8601();
 
 // Two points are the same measurement when scenario, commit, measured_at,
 // wall figure and machine agree: an import adds a point once, and validate

@@ -1,10 +1,21 @@
 // The history store: points.jsonl in a directory, one point per line,
-// append-only. Appends are one write(2) per point under an exclusive flock,
-// then fsync, so concurrent writers never interleave and a crash leaves at
-// most one torn last line, which readers report and later appends step over
-// (they start on a new line) without rewriting it.
+// append-only, every write all-or-nothing (docs/design.md, "The history
+// store"):
+// - an append is one write(2) of whole lines under an exclusive flock, then
+//   fsync; a short write, a failed write or a failed fsync is rolled back
+//   with ftruncate to the size before it, and the error says so;
+// - every point is checked by the one reader (point_reader.h) before it is
+//   written: the store never holds a line its readers refuse;
+// - a torn last line (a writer killed mid-write) is moved, under the lock,
+//   to a file of its own beside the store (points.jsonl.torn-TIME-PID) before
+//   the next append, and the store cut back to its last whole line; the
+//   note says where it went, so nothing is lost and nothing blocks later
+//   imports;
+// - lines that cannot be appended can be written beside the store
+//   (keep_beside), for the caller to name on stderr.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,13 +30,18 @@ using StoreContents = PointsRead;
 
 class Store {
  public:
-  explicit Store(std::string directory);
+  // Where the store's notes go (a torn line moved aside): stderr by default.
+  using Notes = std::function<void(const std::string&)>;
+  static void print_note(const std::string& note);
+
+  explicit Store(std::string directory, Notes notes = print_note);
   const std::string& directory() const { return directory_; }
   std::string points_path() const;
 
   // Appends one line per point, all in one write(2) under the lock, then
-  // fsync; throws std::runtime_error (with the path and errno text) when the
-  // store cannot be written. Creates the directory.
+  // fsync; throws std::runtime_error (with the path and errno text, or the
+  // reader's reason for a point it would refuse) when the points cannot be
+  // stored, and then the store is as it was. Creates the directory.
   void append(const Point& point) const;
   void append(const std::vector<Point>& points) const;
 
@@ -44,12 +60,18 @@ class Store {
   std::string calibration_path() const;
   void append_lines(const std::string& path, std::string lines) const;
 
-  // Reads every line. Malformed lines (and a torn last line) are reported in
-  // `problems`, never dropped silently; a missing file is an empty store.
+  // Writes `lines` that could not be appended into a new file beside the
+  // store (unstored-TIME-PID-N.jsonl, created exclusively, fsynced) and
+  // returns its path; throws std::runtime_error when even that fails, and
+  // then leaves no file.
+  std::string keep_beside(const std::string& lines) const;
+
+  // Reads every line with the one reader. A missing file is an empty store.
   StoreContents read() const;
 
  private:
   std::string directory_;
+  Notes notes_;
 };
 
 }  // namespace heapline::bench

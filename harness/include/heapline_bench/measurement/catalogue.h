@@ -37,7 +37,13 @@ struct Catalogue {
   std::vector<std::string> names() const;
 };
 
-// Throws std::runtime_error naming the file and what is wrong with it.
+// A scenario's name as the catalogue accepts it: 1 to 64 letters, digits,
+// '.', '_' or '-', not starting with '.' or '-' (a file name of the plots).
+bool is_scenario_name(const std::string& name);
+
+// Throws std::runtime_error naming the file and what is wrong with it: a
+// malformed entry, a name that is not is_scenario_name, a control character
+// in any text, an operation count that --scale cannot multiply.
 Catalogue load_catalogue(const std::string& path);
 Catalogue parse_catalogue(const std::string& json_text, const std::string& origin);
 

@@ -14,6 +14,7 @@ struct RunSpec {
   std::map<std::string, std::string> env;  // set (or replaced) in the child
   std::string working_directory;           // empty: the harness's own
   std::string ld_debug_output;             // non-empty: LD_DEBUG=files into this prefix
+  bool capture_stdout = false;             // keep what it writes on stdout (else /dev/null)
 };
 
 struct RunResult {
@@ -28,9 +29,12 @@ struct RunResult {
   long max_rss_kib = 0;
   std::string stderr_head;  // the start of what the command wrote on stderr (ld.so writes there)
   std::string stderr_tail;  // the end of it, for failure reports
+  std::string stdout_head;  // with capture_stdout: the start of its stdout (kStdoutHead bytes at most)
 
   bool succeeded() const { return started && signal == 0 && exit_status == 0; }
 };
+
+inline constexpr std::size_t kStdoutHead = 64 * 1024;
 
 class ProcessRunner {
  public:
@@ -44,9 +48,10 @@ struct Interrupted {
   int signal;
 };
 
-// posix_spawn + wait4: each command runs in its own process group with stdin
-// and stdout on /dev/null, stderr kept in a temporary file for the failure
-// report. Interrupting signals kill that process group, then throw
+// posix_spawn + wait4: the only way heapline-bench runs a program (an
+// argument vector, never a shell). Each command runs in its own process group
+// with stdin on /dev/null, stdout on /dev/null (or a temporary file with
+// capture_stdout), stderr kept in a temporary file for the failure report. Interrupting signals kill that process group, then throw
 // Interrupted from run().
 class PosixProcessRunner final : public ProcessRunner {
  public:

@@ -40,6 +40,19 @@ struct BootstrapOptions {
 Interval bootstrap_overhead_interval(std::span<const double> with, std::span<const double> without,
                                      const BootstrapOptions& options = {});
 
+// The runs of one round of a comparison: the times with and without.
+struct RoundSample {
+  std::span<const double> with;
+  std::span<const double> without;
+};
+
+// The same percentile bootstrap for a figure measured in rounds: the median
+// over the rounds of each round's overhead_ratio. Each resample draws every
+// round's two groups from that round's own runs (a stratified bootstrap:
+// rounds are never mixed, as the figure never mixes them). One round is
+// bootstrap_overhead_interval, resample for resample.
+Interval bootstrap_rounds_interval(std::span<const RoundSample> rounds, const BootstrapOptions& options = {});
+
 // The normal quantile, by bisection on std::erfc: Phi^-1(p) for p in (0, 1).
 double normal_quantile(double p);
 

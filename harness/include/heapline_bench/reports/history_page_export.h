@@ -1,5 +1,6 @@
-// The performance page's Markdown: the table of the last measured commits,
-// newest first, with verdict marks, the change points, and the plots' links.
+// The performance page's Markdown: the tables of the last measured commits,
+// newest first, a row per commit and machine, with verdict marks; the plots'
+// links; the change points; the library's own behaviour.
 #pragma once
 
 #include <string>
@@ -22,16 +23,20 @@ struct RenderOptions {
   std::vector<NoiseCalibration> calibrations;
 };
 
-// One row of the table: a measured commit and its newest point per scenario.
+// One row of the table: a measured commit on one machine, and that
+// machine's newest point of the commit per scenario.
 struct HistoryRow {
   std::string commit;       // may be empty (a local run outside git)
   std::string range_first;  // the oldest commit the row stands for, if several
   std::string measured_at;  // of the newest point of the row
+  int machine = -1;         // index into History::machines; -1: a point without one
   std::vector<const HistoryEntry*> cells;  // one per scenario column; nullptr: not measured
 };
 
-// The rows of the page, newest first, at most `limit`. Points are grouped by
-// commit; a point without a commit is a row of its own.
+// The rows of the page for the newest `limit` measured commits, newest
+// first: one row per machine that measured the commit (the machine with the
+// newest point first), so a step on any machine is in the table. A point
+// without a commit is a row of its own.
 std::vector<HistoryRow> history_rows(const History& history, const std::vector<std::string>& scenarios, int limit);
 
 // The Markdown of the page (without writing anything).

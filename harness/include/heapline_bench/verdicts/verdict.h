@@ -112,10 +112,19 @@ PointVerdict judge_point(const History& history, std::size_t index, Figure figur
 PointVerdict judge_point(const History& history, std::size_t index, const VerdictRule& rule,
                          const std::vector<NoiseCalibration>& calibrations = {});
 
-// The verdict on each figure of the newest point of each of `scenarios` (any
-// machine: each is compared with its own fingerprint's history), scenario by
-// scenario in the order given, figures in kFigures order; a figure the newest
-// point does not have gets no verdict.
+// The points `check` judges for one scenario: the newest point of each
+// machine that measured the scenario's newest commit (the commit of its
+// newest point), newest first. A machine whose newest point is of an older
+// commit was judged when that point was added; judging it again on every
+// push would repeat its verdict forever after the machine is gone (GitHub's
+// runners change fingerprint with their image). A newest point without a
+// commit stands alone.
+std::vector<std::size_t> newest_points(const History& history, const std::string& scenario);
+
+// The verdict on each figure of newest_points() of each of `scenarios` (each
+// compared with its own machine's history), scenario by scenario in the
+// order given, then machine by machine, figures in kFigures order; a figure
+// a point does not have gets no verdict.
 std::vector<PointVerdict> judge_newest(const History& history, const std::vector<std::string>& scenarios,
                                        const VerdictRule& rule, const std::vector<NoiseCalibration>& calibrations = {},
                                        std::span<const Figure> figures = kFigures);

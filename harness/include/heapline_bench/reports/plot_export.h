@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "heapline_bench/history/history.h"
@@ -24,12 +25,25 @@ struct PlotLayout {
 };
 PlotLayout plot_layout(const std::vector<const HistoryEntry*>& entries);
 
-// Writes <scenario>.dat and <scenario>.svg into plot_dir for each scenario,
-// the last `max_points` points of each: one series per machine (its key
-// names the machine), each point a marker with its 95% interval, x as
-// plot_layout(), a dashed line with its own key entry at each change point,
-// the key below the plot. Without gnuplot, or when it fails,
-// returns no plot and a note that says why; never throws for that.
+// The plots without writing or running anything: the gnuplot script
+// (history.gp), which holds every plotted point (as datablocks) and writes
+// each scenario's SVG into the directory it runs in, so that the published
+// script alone draws the plots again; and the SVGs' file names.
+struct PlotFiles {
+  std::string script;
+  std::vector<std::string> svgs;  // the file names the script writes, in its directory
+};
+PlotFiles plot_files(const History& history, const std::vector<std::string>& scenarios, int max_points,
+                     const std::vector<HistoryChange>& changes);
+
+// Writes <scenario>.svg and history.gp into plot_dir, the last `max_points`
+// points of each scenario: three panels (wall clock, CPU time,
+// instructions) on one x axis as plot_layout(), in each one series per
+// machine and command (the key names the machine by name and fingerprint),
+// each a line through the figures with its 95% interval as a band, a dashed
+// line at each change point of the panel's figure, the key below. Without
+// gnuplot, or when it fails, returns no plot and a note that says why; never
+// throws for that.
 PlotOutcome draw_history_plots(const History& history, const std::vector<std::string>& scenarios,
                                const std::string& plot_dir, int max_points,
                                const std::vector<HistoryChange>& changes);

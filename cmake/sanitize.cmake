@@ -1,0 +1,61 @@
+# The sanitizer build (HEAPLINE_SANITIZE=ON, made by tools/test.sh
+# --sanitize in build/sanitize): ASan and UBSan in every program and library
+# of heapline that runs on its own (the launcher, the harness, the tests,
+# the fuzz targets' corpus replays, and the accounting the interposer's unit
+# tests link), every report an error that fails the test.
+#
+# ASan cannot sit beside an interposed malloc: its runtime must be the first
+# library of the process and owns malloc itself. So libheapline.so, the
+# other preload libraries and the programs the tests run under them get
+# UBSan alone, in trap mode: no runtime to load (libheapline.so still needs
+# only libc), undefined behaviour stops the program at the faulting
+# instruction. heapline_preloaded_targets names them: a new program that a
+# test runs with a preload library goes there too.
+set(heapline_preloaded_targets
+  # interposer/: the preload libraries and the accounting linked into them
+  heapline_null heapline_preload heapline_preload_test_hooks
+  heapline_accounting_preloaded heapline_accounting_test_hooks
+  # scenarios/ and tests/: the programs run under the library (the static
+  # programs cannot link ASan at all)
+  malloc_churn
+  alloc_patterns api_corners fork_probe mapped_patterns phase_probe phase_probe_nopie
+  own_malloc signal_probe marker_race oracle_workload heapline_slow_shim static_program static_exit)
+# The same, for targets that only some machines build (alloc_patterns_jemalloc
+# needs jemalloc).
+set(heapline_optional_preloaded_targets alloc_patterns_jemalloc)
+
+set(heapline_asan_flags -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
+set(heapline_trap_flags -fsanitize=undefined -fsanitize-undefined-trap-on-error)
+
+function(heapline_targets_in dir out)
+  get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
+  get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
+  foreach(subdir IN LISTS subdirs)
+    heapline_targets_in(${subdir} more)
+    list(APPEND targets ${more})
+  endforeach()
+  set(${out} ${targets} PARENT_SCOPE)
+endfunction()
+
+function(heapline_apply_sanitizers)
+  heapline_targets_in(${PROJECT_SOURCE_DIR} targets)
+  foreach(name IN LISTS heapline_preloaded_targets)
+    if(NOT name IN_LIST targets)
+      message(FATAL_ERROR "cmake/sanitize.cmake names a target that does not exist: ${name}")
+    endif()
+  endforeach()
+  foreach(target IN LISTS targets)
+    get_target_property(type ${target} TYPE)
+    if(NOT type MATCHES "^(EXECUTABLE|SHARED_LIBRARY|STATIC_LIBRARY|MODULE_LIBRARY|OBJECT_LIBRARY)$")
+      continue()
+    endif()
+    if(target IN_LIST heapline_preloaded_targets OR target IN_LIST heapline_optional_preloaded_targets)
+      # Compile options only: linking -fsanitize=undefined would pull in
+      # libubsan, which trap mode does not call.
+      target_compile_options(${target} PRIVATE ${heapline_trap_flags})
+    else()
+      target_compile_options(${target} PRIVATE ${heapline_asan_flags})
+      target_link_options(${target} PRIVATE ${heapline_asan_flags})
+    endif()
+  endforeach()
+endfunction()

@@ -1,0 +1,59 @@
+#include "heapline_bench/reports/escaping.h"
+
+#include <algorithm>
+
+#include "heapline_bench/text/text.h"
+
+namespace heapline::bench {
+
+std::string displayable(std::string_view text) {
+  return with_unshowable_bytes_replaced(text, [](unsigned char) { return std::string("\xEF\xBF\xBD"); });
+}
+
+std::string gnuplot_string(std::string_view text) {
+  std::string out = "'";
+  for (char c : displayable(text)) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string gnuplot_data_word(std::string_view text) {
+  std::string out = displayable(text);
+  for (char& c : out)
+    if (c == ' ' || c == '#' || c == '"' || c == '\'') c = '_';
+  return out.empty() ? "_" : out;
+}
+
+std::string markdown_code(std::string_view text) {
+  std::string inside;
+  std::size_t longest_run = 0, run = 0;
+  for (char c : displayable(text)) {
+    run = c == '`' ? run + 1 : 0;
+    longest_run = std::max(longest_run, run);
+    if (c == '|') inside += '\\';
+    inside += c;
+  }
+  const std::string fence(longest_run + 1, '`');
+  // A span that starts or ends with a backquote (or is blank) needs a space
+  // inside its fence, which CommonMark strips.
+  const bool pad = !inside.empty() && (inside.front() == '`' || inside.back() == '`');
+  if (inside.empty()) return "` `";
+  return fence + (pad ? " " : "") + inside + (pad ? " " : "") + fence;
+}
+
+std::string markdown_text(std::string_view text) {
+  std::string out;
+  for (char c : displayable(text)) {
+    if (std::string_view("\\`*_{}[]<>#|~!$&").find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string csv_field(std::string_view text) {
+  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace heapline::bench

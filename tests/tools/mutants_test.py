@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""The mutant sampler of tools/mutants.sh (tools/mutants.py): each operator
+makes the bug it names and nothing that cannot be a one-line bug (text in a
+comment or a string, a template's brackets, a declaration dropped); a seed
+draws the same mutants every time; stale entries of the list and of the
+equivalents are reported."""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(SOURCE_DIR, "tools"))
+import mutants  # noqa: E402
+
+
+def mutations(line, previous="  x = 1;"):
+    code = mutants.masked_lines([line])[0]
+    return mutants.line_mutants(line, code, mutants.masked_lines([previous])[0])
+
+
+class Operators(unittest.TestCase):
+    def test_relational_operators_move_their_boundary_or_flip(self):
+        found = mutations("  if (a < b && c >= d && e != f) return;")["relational"]
+        self.assertIn("  if (a <= b && c >= d && e != f) return;", found)
+        self.assertIn("  if (a < b && c > d && e != f) return;", found)
+        self.assertIn("  if (a < b && c >= d && e == f) return;", found)
+
+    def test_templates_shifts_and_arrows_are_not_relational(self):
+        found = mutations("  std::vector<int> v = f<2>(x->y << 1);")
+        self.assertNotIn("relational", found)
+
+    def test_arithmetic_swaps_and_increments(self):
+        found = mutations("  total += a * b - c;")["arithmetic"]
+        self.assertEqual(sorted(found), sorted(["  total -= a * b - c;", "  total += a / b - c;",
+                                                "  total += a * b + c;"]))
+        self.assertEqual(mutations("  ++count;")["arithmetic"], ["  --count;"])
+
+    def test_a_plus_beside_a_string_is_left_alone(self):
+        self.assertNotIn("arithmetic", mutations('  name = "a" + rest;'))
+
+    def test_constants_plus_one_minus_one_and_doubled(self):
+        found = mutations("  int width = 1'000;")["constant"]
+        self.assertEqual(found, ["  int width = 1001;", "  int width = 999;", "  int width = 2000;"])
+        self.assertIn("  mask = 0x20u;", mutations("  mask = 0x10u;")["constant"])
+        self.assertIn("  mode = 01510;", mutations("  mode = 0644;")["constant"])
+        self.assertIn("  ratio = (0.5 * 2);", mutations("  ratio = 0.5;")["constant"])
+
+    def test_nothing_in_comments_strings_or_identifiers(self):
+        self.assertEqual(mutations('  const char* s = "a < b + 1 && c";  // x > 2 || y'), {})
+        self.assertEqual(mutations("  /* 3 > 2 */"), {})
+        self.assertEqual(mutations("#include <cstdint>"), {})
+        self.assertEqual(mutations("  static_assert(sizeof(T) == 8);"), {})
+        self.assertNotIn("constant", mutations("  std::int64_t x2 = y;"))
+
+    def test_block_comments_span_lines(self):
+        lines = ["  /* a comment", "     x = 3 + 4;", "  */ y = 1 < 2;"]
+        masked = mutants.masked_lines(lines)
+        self.assertEqual(masked[1].strip(), "")
+        self.assertEqual(masked[2].strip(), "y = 1 < 2;")
+
+    def test_logical_operators_swap(self):
+        self.assertEqual(mutations("  ok = a && b;")["logical"], ["  ok = a || b;"])
+
+    def test_a_condition_is_negated_whole(self):
+        self.assertEqual(mutations("  while (n > 0 && f(n)) {")["negated condition"],
+                         ["  while (!(n > 0 && f(n))) {"])
+        self.assertNotIn("negated condition", mutations("  if (auto p = f(); p) {"))
+
+    def test_only_whole_expression_statements_are_dropped(self):
+        self.assertEqual(mutations("    close(fd);")["dropped statement"], ["    ;"])
+        self.assertEqual(mutations("    s.count = 0;")["dropped statement"], ["    ;"])
+        self.assertNotIn("dropped statement", mutations("    int fd = open(path);"))
+        self.assertNotIn("dropped statement", mutations("    return x;"))
+        # The end of a statement that began on the line above.
+        self.assertNotIn("dropped statement", mutations("        f(x);", previous="  y = g(a) +"))
+
+    def test_returns_change(self):
+        self.assertEqual(mutations("  return true;")["changed return"], ["  return false;"])
+        self.assertEqual(mutations("  return a < b;")["changed return"], ["  return {};"])
+        self.assertNotIn("changed return", mutations("  return {};"))
+
+
+class Sample(unittest.TestCase):
+    def test_a_seed_draws_the_same_mutants_and_another_seed_others(self):
+        first, candidates = mutants.sample_mutants(SOURCE_DIR, 40, 7)
+        again, _ = mutants.sample_mutants(SOURCE_DIR, 40, 7)
+        other, _ = mutants.sample_mutants(SOURCE_DIR, 40, 8)
+        self.assertGreater(candidates, 1000)
+        self.assertEqual([m.key() for m in first], [m.key() for m in again])
+        self.assertNotEqual([m.key() for m in first], [m.key() for m in other])
+        self.assertEqual(len({(m.file, m.line) for m in first}), 40, "one mutant per line")
+
+    def test_each_mutant_is_one_changed_line_of_the_three_modules(self):
+        for mutant in mutants.sample_mutants(SOURCE_DIR, 200, 3)[0]:
+            self.assertIn(mutant.file.split("/")[0], mutants.MODULE_TESTS)
+            with open(os.path.join(SOURCE_DIR, mutant.file), encoding="utf-8") as f:
+                self.assertEqual(f.read().split("\n")[mutant.line - 1], mutant.original)
+            self.assertNotEqual(mutant.mutated, mutant.original)
+            self.assertNotIn("\n", mutant.mutated)
+
+
+class Check(unittest.TestCase):
+    def check(self, list_text, equivalents_text):
+        with tempfile.TemporaryDirectory() as scratch:
+            list_path, equivalents_path = os.path.join(scratch, "list"), os.path.join(scratch, "equivalent")
+            with open(list_path, "w", encoding="utf-8") as f:
+                f.write(list_text)
+            with open(equivalents_path, "w", encoding="utf-8") as f:
+                f.write(equivalents_text)
+            env = dict(os.environ, HEAPLINE_MUTANTS_LIST=list_path, HEAPLINE_MUTANTS_EQUIVALENT=equivalents_path)
+            return subprocess.run([os.path.join(SOURCE_DIR, "tools", "mutants.sh"), "--check"], env=env,
+                                  capture_output=True, text=True)
+
+    def test_the_repository_list_and_equivalents_are_current(self):
+        result = subprocess.run([os.path.join(SOURCE_DIR, "tools", "mutants.sh"), "--check"],
+                                capture_output=True, text=True)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+
+    def test_a_moved_line_is_reported_stale(self):
+        result = self.check("gone\tinterposer/src/config.cpp\tno such text\tx\t^interposer\\.\n",
+                            "launcher/src/live_view.cpp\tno such line;\t;\tsome reason\n")
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("gone: its original text is in interposer/src/config.cpp 0 times, not once", result.stdout)
+        self.assertIn("no line `no such line;` in launcher/src/live_view.cpp", result.stdout)
+
+    def test_a_malformed_line_is_named(self):
+        result = self.check("only\ttwo fields\n", "")
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn(":1: expected NAME<TAB>FILE<TAB>ORIGINAL<TAB>REPLACEMENT<TAB>TEST_REGEX", result.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
