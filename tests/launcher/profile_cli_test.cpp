@@ -214,7 +214,7 @@ TEST_F(ProfileCli, PlotMarksThePeakWithItsTopSite) {
       run({kLauncher, "--out", "sites.json", "--plot", "sites.svg", "--", kProgram, "threads"}, plot);
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const std::string svg = read_file(dir_ / "sites.svg");
-  EXPECT_NE(svg.find("peak: "), std::string::npos);
+  EXPECT_NE(svg.find("; most held by "), std::string::npos);
   EXPECT_NE(svg.find("site_a"), std::string::npos) << "the peak's top site is labelled";
 }
 
