@@ -228,38 +228,95 @@ WholePeak whole_peak(const ParsedReport& report) {
   return {report.peak_bytes, report.peak_time_ns};
 }
 
-std::vector<Sample> whole_memory(const ParsedReport& report) {
-  const std::vector<Sample>& heap = report.samples;
-  const std::vector<Sample>& mapped = report.mapped_samples;
-  // The writer ends both series' intervals together, the mapped sample just
-  // after the heap's: a process killed in between leaves it one short.
-  const bool with_mapped = report.mapped_on() && !mapped.empty() && mapped.size() <= heap.size() &&
-                           mapped.size() + 1 >= heap.size();
-  const WholePeak own = whole_peak(report);
-  const std::int64_t own_peak = own.bytes;
-  std::vector<Sample> points;
-  points.reserve(heap.size());
-  for (std::size_t i = 0; i < heap.size(); ++i) {
-    Sample point{report.start_unix_ns + heap[i].t_ns, heap[i].live, std::max(heap[i].live, heap[i].max_live)};
-    if (with_mapped) {
-      const bool has_own = i < mapped.size();
-      const Sample& m = mapped[has_own ? i : mapped.size() - 1];
-      // Both values were held from the later of their two times.
-      if (has_own) point.t_ns = std::max(point.t_ns, report.start_unix_ns + m.t_ns);
-      point.live += m.live;
-      point.max_live += has_own ? std::max(m.live, m.max_live) : m.live;
-      if (own_peak > 0) point.max_live = std::min(point.max_live, own_peak);
-      point.max_live = std::max(point.max_live, point.live);
+namespace {
+
+// One series (heap or mapped) as a step function of its samples: each
+// sample's value holds from its time until the next one's; its max_live
+// bounds the interval that ends at it.
+class Steps {
+ public:
+  explicit Steps(const std::vector<Sample>& samples) : samples_(samples) {}
+
+  // Moves to time t (never back): the value held at t, 0 before the first.
+  std::int64_t value_at(std::uint64_t t_ns) {
+    while (next_ < samples_.size() && samples_[next_].t_ns <= t_ns) ++next_;
+    return next_ == 0 ? 0 : samples_[next_ - 1].live;
+  }
+
+  // The most the series can have held in (from, to], `to` the time last
+  // passed to value_at and `from` the one before. A sample at `to` closes
+  // an interval that covers (from, to]: its maximum (and the value held
+  // before it) bounds it. Otherwise (from, to] lies inside the interval the
+  // next sample closes, bounded by that one's maximum; after the last
+  // sample the value holds.
+  std::int64_t most_since(std::int64_t value_before) const {
+    std::int64_t most = value_before;
+    if (next_ > 0 && at_to_) {
+      const Sample& closing = samples_[next_ - 1];
+      return std::max({most, closing.live, closing.max_live});
     }
+    if (next_ < samples_.size()) most = std::max({most, samples_[next_].live, samples_[next_].max_live});
+    return most;
+  }
+
+  void mark(std::uint64_t t_ns) { at_to_ = next_ > 0 && samples_[next_ - 1].t_ns == t_ns; }
+
+ private:
+  const std::vector<Sample>& samples_;
+  std::size_t next_ = 0;
+  bool at_to_ = false;
+};
+
+}  // namespace
+
+bool has_mapped_series(const ParsedReport& report) { return report.mapped_on() && !report.mapped_samples.empty(); }
+
+std::vector<MemoryPoint> memory_over_time(const ParsedReport& report) {
+  static const std::vector<Sample> kNone;
+  const std::vector<Sample>& heap = report.samples;
+  const std::vector<Sample>& mapped = has_mapped_series(report) ? report.mapped_samples : kNone;
+  // Each series at its own times: a mapping made between two heap samples
+  // shows at its own time, not at the heap sample's. The points are the
+  // union of both series' times.
+  std::vector<std::uint64_t> times;
+  times.reserve(heap.size() + mapped.size());
+  for (const Sample& s : heap) times.push_back(s.t_ns);
+  for (const Sample& s : mapped) times.push_back(s.t_ns);
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+
+  const WholePeak own = has_mapped_series(report) ? whole_peak(report) : WholePeak{report.peak_bytes, report.peak_time_ns};
+  Steps heap_steps(heap), mapped_steps(mapped);
+  std::vector<MemoryPoint> points;
+  points.reserve(times.size());
+  std::int64_t heap_before = 0, mapped_before = 0;
+  bool peak_reached = false;
+  for (const std::uint64_t t : times) {
+    MemoryPoint point{t, heap_steps.value_at(t), mapped_steps.value_at(t), 0, 0};
+    heap_steps.mark(t);
+    mapped_steps.mark(t);
+    point.heap_most = heap_steps.most_since(heap_before);
+    // Both maxima may not have been held at once: never above the
+    // process's own peak of heap + mapped.
+    point.most = point.heap_most + mapped_steps.most_since(mapped_before);
+    if (own.bytes > 0) point.most = std::min(point.most, own.bytes);
+    point.most = std::max(point.most, point.heap + point.mapped);
+    // The interval that holds the process's own peak reaches it.
+    if (!peak_reached && t >= own.t_ns) {
+      point.most = std::max(point.most, own.bytes);
+      peak_reached = true;
+    }
+    heap_before = point.heap;
+    mapped_before = point.mapped;
     points.push_back(point);
   }
-  // The interval that holds the process's own peak of heap + mapped reaches it.
-  const WholePeak peak = with_mapped ? own : WholePeak{report.peak_bytes, report.peak_time_ns};
-  for (Sample& point : points) {
-    if (point.t_ns >= report.start_unix_ns + peak.t_ns) {
-      point.max_live = std::max(point.max_live, peak.bytes);
-      break;
-    }
+  return points;
+}
+
+std::vector<Sample> whole_memory(const ParsedReport& report) {
+  std::vector<Sample> points;
+  for (const MemoryPoint& point : memory_over_time(report)) {
+    points.push_back({report.start_unix_ns + point.t_ns, point.heap + point.mapped, point.most});
   }
   return points;
 }

@@ -77,13 +77,27 @@ struct WholePeak {
 };
 WholePeak whole_peak(const ParsedReport& report);
 
-// A process's heap + mapped memory over time, one point per heap sample:
-// [unix ns, the bytes held then, at most the bytes held since the previous
-// point]. Without a mapped series (HEAPLINE_MAPPED=off, an older report)
-// the heap alone. The bound of an interval is the heap's maximum plus the
-// mapped maximum (both may not have been held at once), never above the
-// process's own peak of heap + mapped, and the interval that holds that
-// peak reaches it.
+// Whether a report holds a mapped series to draw and add (HEAPLINE_MAPPED
+// on, at least one mapped sample).
+bool has_mapped_series(const ParsedReport& report);
+
+// A process's memory over time, one point at each time either series has a
+// sample (each series keeps its own times: a mapping shows when it was
+// made): the heap and the mapped bytes held from then on, the most the heap
+// can have held since the previous point, and the most heap + mapped can
+// have held. That bound adds both series' maxima (which may not have been
+// held at once), never above the process's own peak of heap + mapped, and
+// the interval that holds that peak reaches it. Times since the process's
+// start. Without a mapped series (HEAPLINE_MAPPED=off, an older report) the
+// heap alone.
+struct MemoryPoint {
+  std::uint64_t t_ns;
+  std::int64_t heap, mapped;
+  std::int64_t heap_most, most;
+};
+std::vector<MemoryPoint> memory_over_time(const ParsedReport& report);
+
+// The same as samples of heap + mapped: [unix ns, heap + mapped, most].
 std::vector<Sample> whole_memory(const ParsedReport& report);
 
 // The sum of the processes' series (whole_memory) over time. Each process

@@ -144,13 +144,8 @@ struct ProcessPicture {
 ProcessPicture picture_of(const ParsedReport& report) {
   ProcessPicture picture;
   // Mapped memory drawn beside the heap: its own line and heap + mapped,
-  // sample by sample (the writer takes both series' samples at the same
-  // moments, the mapped one just after: a process killed in between leaves
-  // it one short, and its last value then holds).
-  if (!report.mapped_samples.empty() && report.mapped_samples.size() + 1 >= report.samples.size() &&
-      report.mapped_samples.size() <= report.samples.size()) {
-    picture.mapped_samples = &report.mapped_samples;
-  }
+  // each series at its own times (memory_over_time).
+  if (has_mapped_series(report)) picture.mapped_samples = &report.mapped_samples;
   picture.peak = picture.mapped_samples != nullptr ? whole_peak(report)
                                                    : WholePeak{report.peak_bytes, report.peak_time_ns};
   picture.resident = resident_of(report, picture.peak.bytes);
@@ -222,8 +217,10 @@ std::string plot_script(const ParsedReport& report, const fs::path& output, cons
   const double resident = static_cast<double>(picture.resident.bytes) / scale;
   std::ostringstream script;
   script.precision(12);
-  const double t_end =
-      seconds(std::max(report.duration_ns, report.samples.empty() ? std::uint64_t{0} : report.samples.back().t_ns));
+  std::uint64_t last_ns = report.duration_ns;
+  if (!report.samples.empty()) last_ns = std::max(last_ns, report.samples.back().t_ns);
+  if (mapped) last_ns = std::max(last_ns, report.mapped_samples.back().t_ns);
+  const double t_end = seconds(last_ns);
   write_frame(script, output,
               (mapped ? "heap and mapped memory of " : "heap of ") + exe + " (pid " + std::to_string(report.pid) + ")",
               picture.unit, t_end, std::max(peak, picture.resident.drawn ? resident : 0.0));
@@ -281,15 +278,12 @@ PlotFiles write_plot_files(const ParsedReport& report, const fs::path& output, c
     if (picture.mapped_samples != nullptr) data << " mapped_" << picture.unit.name << " total_" << picture.unit.name;
     data << "\n";
     data.precision(12);
-    const std::vector<Sample>& samples = report.samples;
-    for (std::size_t i = 0; i < samples.size(); ++i) {
-      const Sample& sample = samples[i];
-      data << seconds(sample.t_ns) << ' ' << static_cast<double>(sample.live) / scale << ' '
-           << static_cast<double>(sample.max_live) / scale;
+    for (const MemoryPoint& point : memory_over_time(report)) {
+      data << seconds(point.t_ns) << ' ' << static_cast<double>(point.heap) / scale << ' '
+           << static_cast<double>(point.heap_most) / scale;
       if (picture.mapped_samples != nullptr) {
-        const std::vector<Sample>& mapped_samples = *picture.mapped_samples;
-        const double mapped = static_cast<double>(mapped_samples[std::min(i, mapped_samples.size() - 1)].live);
-        data << ' ' << mapped / scale << ' ' << (static_cast<double>(sample.live) + mapped) / scale;
+        data << ' ' << static_cast<double>(point.mapped) / scale << ' '
+             << static_cast<double>(point.heap + point.mapped) / scale;
       }
       data << '\n';
     }

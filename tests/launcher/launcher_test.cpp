@@ -7,6 +7,7 @@
 #include "output_naming.h"
 #include "plot_script_property.h"
 #include "process_runner.h"
+#include "process_tree.h"
 #include "report_summary.h"
 #include "timeline_plot.h"
 
@@ -107,6 +108,7 @@ TEST(Plot, DataHoldsTheMappedAndTotalColumns) {
   report.exe = "/bin/x";
   report.peak_bytes = 2048;
   report.total.peak_bytes = 5120;
+  report.mapped.mode = heapline::ParsedReport::MappedMode::kOn;
   report.samples = {{0, 1024, 1024}, {1000000000, 2048, 2048}};
   report.mapped_samples = {{0, 3072, 3072}};
   const fs::path out = fs::temp_directory_path() / "heapline-plot-test.svg";
@@ -117,6 +119,33 @@ TEST(Plot, DataHoldsTheMappedAndTotalColumns) {
   EXPECT_NE(data.find("\n0 1 1 3 4\n1 2 2 3 5\n"), std::string::npos) << data;
   EXPECT_NE(script.find("title 'mapped'"), std::string::npos) << script;
   EXPECT_NE(script.find("title 'heap + mapped'"), std::string::npos) << script;
+}
+
+// Each series is drawn at its own times: a 2 KiB mapping made at 0.644 s,
+// between two heap samples, shows at 0.644 s (not at a heap sample's time),
+// and a mapped series longer than the heap's (a mapping after the last heap
+// sample, read from a killed process's live file) is drawn, not dropped.
+TEST(Plot, MappedMemoryShowsAtItsOwnTime) {
+  heapline::ParsedReport report;
+  report.pid = 1;
+  report.exe = "/bin/x";
+  report.mapped.mode = heapline::ParsedReport::MappedMode::kOn;
+  report.peak_bytes = 1024;
+  report.total.peak_bytes = 1024 + 3072;
+  report.total.peak_time_ns = 1'500'000'000;
+  report.samples = {{0, 1024, 1024}, {1'000'000'000, 1024, 1024}};
+  report.mapped_samples = {{0, 0, 0}, {644'000'000, 2048, 2048}, {1'500'000'000, 3072, 3072}};
+  const fs::path out = fs::temp_directory_path() / "heapline-plot-own-time.svg";
+  const auto files = heapline::launcher::write_plot_files(report, out);
+  const std::string data = read_file(files.data);
+  fs::remove_all(files.directory);
+  EXPECT_NE(data.find("\n0 1 1 0 1\n0.644 1 1 2 3\n1 1 1 2 3\n1.5 1 1 3 4\n"), std::string::npos) << data;
+  const std::vector<heapline::Sample> whole = heapline::launcher::whole_memory(report);
+  ASSERT_EQ(whole.size(), 4u);
+  EXPECT_EQ(whole[1].t_ns, 644'000'000u);
+  EXPECT_EQ(whole[1].live, 3072);
+  EXPECT_EQ(whole[3].live, 4096);
+  EXPECT_EQ(whole[3].max_live, 4096);
 }
 
 // The interval maximum is a band from the line up to it, interval by
