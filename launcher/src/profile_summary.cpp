@@ -37,26 +37,32 @@ std::string summarize_peak_profile(const ParsedReport& report, std::size_t max_s
 std::string summarize_tree_profile(const std::vector<TreeReport>& tree, Symbolizer& symbolizer, std::size_t max_sites) {
   if (tree.size() < 2) return "";
   const TreeSum sum = sum_over_time(tree);
-  // Each process's share of that moment: the largest heap of the interval
-  // of its timeline that holds it.
+  // Each process's share of that moment, in the sum's own terms (heap +
+  // mapped, memory_over_time): the bound of the interval of its timeline
+  // that holds the moment. The largest share names the process whose
+  // sites are shown.
   std::size_t largest = 0;
-  std::int64_t largest_bytes = -1;
+  std::optional<MemoryPoint> largest_point;
   for (std::size_t i = 0; i < tree.size(); ++i) {
     const ParsedReport& report = tree[i].report;
     if (sum.peak_unix_ns < report.start_unix_ns) continue;
     const std::uint64_t t = sum.peak_unix_ns - report.start_unix_ns;
-    if (report.samples.empty() || report.samples.back().t_ns < t) continue;
-    for (const Sample& sample : report.samples) {
-      if (sample.t_ns < t) continue;
-      if (sample.max_live > largest_bytes) largest_bytes = sample.max_live, largest = i;
+    for (const MemoryPoint& point : memory_over_time(report)) {
+      if (point.t_ns < t) continue;
+      if (!largest_point || point.most > largest_point->most) largest_point = point, largest = i;
       break;
     }
   }
-  if (largest_bytes < 0) return "";
+  if (!largest_point) return "";
   const ParsedReport& report = tree[largest].report;
   std::string text = "heapline: the tree's largest moment (" + human_bytes(sum.peak_bytes) + "): process " +
-                     std::to_string(report.pid) + " (" + program_name(report) + ") held " +
-                     human_bytes(largest_bytes) + " of it";
+                     std::to_string(report.pid) + " (" + program_name(report) + ") held up to " +
+                     human_bytes(largest_point->most) + " of it";
+  if (has_mapped_series(report)) {
+    // Mapped memory has no call sites: the sampled sites explain the heap.
+    text += " (heap " + human_bytes(largest_point->heap) + ", mapped " + human_bytes(largest_point->mapped) +
+            " then; the sites are the heap's)";
+  }
   if (largest == 0) return text + "; its sites are above\n";
   text += "\n";
   return text + summarize_peak_profile(report, max_sites, symbolizer);

@@ -12,6 +12,7 @@
 #include "output_naming.h"
 #include "process_runner.h"
 #include "process_tree.h"
+#include "profile_summary.h"
 #include "timeline_plot.h"
 
 namespace fs = std::filesystem;
@@ -262,6 +263,26 @@ TEST(TreeSum, WholeMemoryIsBoundedByTheProcesssOwnPeak) {
   ASSERT_EQ(heap_only.size(), 1u);
   EXPECT_EQ(heap_only[0].t_ns, 7u);
   EXPECT_EQ(heap_only[0].max_live, 9);
+}
+
+// The tree's largest moment is named in the sum's own terms, heap +
+// mapped: a compiler holding 10 KiB of heap and 390 KiB mapped is the one
+// whose sites are shown, not a process with more heap but less memory; the
+// line says how much of the moment was heap (the only part with sites).
+TEST(TreeProfile, TheLargestMomentsProcessIsChosenByHeapPlusMapped) {
+  std::vector<TreeReport> tree = {
+      fake_mapped(1, 0, {{0, 1000, 1000}, {5000, 1000, 1000}}, {{0, 0, 0}, {5000, 0, 0}}, 1000, 0),
+      fake_mapped(2, 1000, {{0, 10240, 10240}, {3000, 10240, 10240}}, {{0, 399360, 399360}, {3000, 0, 399360}},
+                  409600, 0),
+      fake_mapped(3, 1000, {{0, 51200, 51200}, {3000, 0, 51200}}, {{0, 0, 0}, {3000, 0, 0}}, 51200, 0)};
+  tree[0].report.exe = "/usr/bin/make";
+  tree[1].report.exe = "/usr/lib/gcc/cc1plus";
+  tree[2].report.exe = "/usr/bin/as";
+  heapline::launcher::Symbolizer symbolizer;
+  const std::string text = heapline::launcher::summarize_tree_profile(tree, symbolizer, 10);
+  EXPECT_NE(text.find("process 2 (cc1plus) held up to 400.0 KiB of it (heap 10.0 KiB, mapped 390.0 KiB then"),
+            std::string::npos)
+      << text;
 }
 
 // The tree's plot: the sum with its band (block 0 and 1 of the data), then
