@@ -399,33 +399,41 @@ std::string render_top(const LiveSnapshot& s, bool running, std::size_t width) {
   }
   text += "\n";
 
-  // The chart: each column the largest max_live of the samples in its time
-  // slice (heap + mapped while mapped memory is counted: the maxima of both
-  // series over the same interval, an upper bound of the sum), eight rows up to
-  // the peak; '|' under a column holding a marker.
+  // The chart: each column the most held in its time slice, eight rows up
+  // to the largest; '|' under a column holding a marker. While mapped
+  // memory is counted, heap + mapped: each series in its own columns, at
+  // its own times (a mapping shows when it was made), the sum of both
+  // maxima an upper bound of the sum's.
   constexpr std::size_t kRows = 8;
   if (width < 10) width = 10;
-  std::vector<std::int64_t> columns(width, -1);
   const double span = now_ns > 0 ? static_cast<double>(now_ns) : 1.0;
   auto column_of = [&](std::uint64_t t) {
     std::size_t c = static_cast<std::size_t>(static_cast<double>(t) / span * static_cast<double>(width - 1));
     return std::min(c, width - 1);
   };
+  // A series' most in each column: its samples' maxima there, and in a
+  // column without one, the value its latest sample left.
+  auto series_columns = [&](const std::vector<Sample>& series) {
+    std::vector<std::int64_t> most(width, -1), left(width, -1);
+    for (const Sample& sample : series) {
+      const std::size_t c = column_of(sample.t_ns);
+      most[c] = std::max({most[c], sample.live, sample.max_live});
+      left[c] = sample.live;
+    }
+    std::int64_t carried = 0;
+    for (std::size_t c = 0; c < width; ++c) {
+      if (most[c] < 0) most[c] = carried;
+      if (left[c] >= 0) carried = left[c];
+    }
+    return most;
+  };
+  std::vector<std::int64_t> columns = series_columns(s.samples);
+  if (mapped) {
+    const std::vector<std::int64_t> mapped_columns = series_columns(s.mapped_samples);
+    for (std::size_t c = 0; c < width; ++c) columns[c] += mapped_columns[c];
+  }
   std::int64_t top = 1;
-  for (std::size_t i = 0; i < s.samples.size(); ++i) {
-    const Sample& sample = s.samples[i];
-    std::int64_t value = sample.max_live;
-    // The mapped sample that ends the same interval.
-    if (mapped && i < s.mapped_samples.size()) value += s.mapped_samples[i].max_live;
-    std::size_t c = column_of(sample.t_ns);
-    columns[c] = std::max(columns[c], value);
-    top = std::max(top, value);
-  }
-  std::int64_t carried = 0;  // a column without a sample holds the heap of the one before
-  for (auto& value : columns) {
-    if (value < 0) value = carried;
-    carried = value;
-  }
+  for (const std::int64_t value : columns) top = std::max(top, value);
   for (std::size_t row = kRows; row > 0; --row) {
     const double threshold = static_cast<double>(top) * (static_cast<double>(row) - 0.5) / kRows;
     std::string line(width, ' ');

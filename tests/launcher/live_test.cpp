@@ -503,3 +503,21 @@ TEST(LiveView, DefaultConvertedPath) {
 }
 
 }  // namespace
+
+// top's chart draws each series at its own times: a 6 MiB mapping made at
+// 0.5 s, between heap samples at 0 and 1 s, fills the top rows from the
+// column of 0.5 s on (not from the next heap sample's), over a 2 MiB heap.
+TEST(TopChart, MappedMemoryShowsAtItsOwnTime) {
+  heapline::launcher::LiveSnapshot s;
+  s.pid = 7;
+  s.exe = "/bin/x";
+  s.exited = true;
+  s.mapped_mode = heapline::kMappedOn;
+  s.samples = {{0, 2 << 20, 2 << 20}, {1'000'000'000, 2 << 20, 2 << 20}, {2'000'000'000, 2 << 20, 2 << 20}};
+  s.mapped_samples = {{0, 0, 0}, {500'000'000, 6 << 20, 6 << 20}, {2'000'000'000, 6 << 20, 6 << 20}};
+  const std::string screen = heapline::launcher::render_top(s, false, 21);
+  // 21 columns over 2 s: 0.5 s is column 5. The top row (the whole 8 MiB)
+  // from there on, the bottom row (the heap alone) from the start.
+  EXPECT_NE(screen.find("8.0 MiB   |     ################\n"), std::string::npos) << screen;
+  EXPECT_NE(screen.find("heap+map  |#####################\n"), std::string::npos) << screen;
+}
