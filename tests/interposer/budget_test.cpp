@@ -13,7 +13,10 @@
 #include <thread>
 #include <vector>
 
-#include "process_state.h"
+#include "precision_budget.h"
+#include "process.h"
+#include "published.h"
+#include "thread_registry.h"
 
 namespace heapline::accounting {
 namespace {
@@ -36,7 +39,7 @@ struct Held {
 Held held_by_registry() {
   RegistryReader reading;
   Held held;
-  const std::uint32_t used = g_process.slots_used.load(std::memory_order_acquire);
+  const std::uint32_t used = g_threads.slots_used.load(std::memory_order_acquire);
   for (std::uint32_t i = 0; i < used && i < kSlotCount; ++i) {
     const Slot* slot = g_registry[i].slot.load(std::memory_order_seq_cst);
     if (slot == nullptr) continue;
@@ -96,7 +99,7 @@ TEST(Budget, SharesStayWithinTheBudgetAndThePendingBytesWithinTheShares) {
     });
     if (index < 2) {
       // Threads 0 and 1 register and take their lone shares before any other.
-      while (g_process.registered.load() < static_cast<std::uint32_t>(index + 1)) std::this_thread::yield();
+      while (g_threads.registered.load() < static_cast<std::uint32_t>(index + 1)) std::this_thread::yield();
     }
   }
   pause.arrive_and_wait();
