@@ -230,6 +230,12 @@ def pull_request_rules(path, workflow):
               f"job {job_name} must hold a read-only token, not {job_permissions(job)}")
         check("tools/ci/compare_pull_request.sh \"$HEAPLINE_BASE_SHA\"" in runs_of(job), path,
               f"job {job_name} does not run tools/ci/compare_pull_request.sh \"$HEAPLINE_BASE_SHA\"")
+        # The script fails on an instruction regression: that must fail the
+        # check, so nothing may swallow its status.
+        check(not job.get("continue-on-error") and
+              not any(s.get("continue-on-error") for s in job.get("steps") or []) and
+              "|| true" not in runs_of(job), path,
+              f"job {job_name} must fail when compare_pull_request.sh fails (no continue-on-error, no || true)")
         check((job.get("env") or {}).get("HEAPLINE_BASE_SHA") == "${{ github.event.pull_request.base.sha }}", path,
               f"job {job_name} must pass the base's commit as HEAPLINE_BASE_SHA")
         checkouts = [s for s in job.get("steps") or [] if str(s.get("uses", "")).startswith("actions/checkout@")]

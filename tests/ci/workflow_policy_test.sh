@@ -101,6 +101,7 @@ performance["jobs"]["deploy"]["steps"] = [s for s in performance["jobs"]["deploy
 yaml.safe_dump(performance, open(bad, "w"), sort_keys=False)
 pull_request = yaml.safe_load(open(f"{workflows}/pull-request.yml"))
 pull_request[True]["pull_request"]["paths-ignore"].append("interposer/**")
+pull_request["jobs"]["compare"]["steps"][-1]["continue-on-error"] = True
 yaml.safe_dump(pull_request, open(bad_pr, "w"), sort_keys=False)
 PY
 status=0
@@ -110,6 +111,7 @@ assert_contains "$report" "job build-and-test must run once per change" "the rep
 assert_contains "$report" "concurrency must be the one group performance-history for main" "the report"
 assert_contains "$report" "job deploy must say on failure what a repository whose Pages are off sets once" "the report"
 assert_contains "$report" "paths-ignore must not filter out interposer/" "the report"
+assert_contains "$report" "job compare must fail when compare_pull_request.sh fails" "the report"
 # The ci workflow without its sanitizer job, then with the sanitizers run
 # in the ordinary job.
 bad=$scratch/ci.yml

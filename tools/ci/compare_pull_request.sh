@@ -4,15 +4,22 @@
 # Measures a pull request before it is merged: builds libheapline.so at BASE
 # (the base branch's commit) and at HEAD (default: the checkout's), through
 # tools/compare_releases.sh with one build of the scenario programs, runs
-# `heapline-bench compare` at a reduced scale, then counts instructions under
-# callgrind (tools/ci/pull_request_figures.py). Prints the table, keeps it in
+# `heapline-bench compare` at a reduced scale (wall clock and CPU time), then
+# `heapline-bench instructions --base`: each scenario's instruction figure of
+# both builds, counted as the suite counts a point's, and the harness's
+# verdict on the change. Prints the summary, keeps it in
 # $HEAPLINE_PR_DIR/summary.md (default build/pull-request), and appends it to
 # $GITHUB_STEP_SUMMARY when GitHub Actions sets it.
 #
+# Exit status: 1 when the instruction figure of a scenario regressed (the
+# summary and the error say which scenario and by how much) or when a step
+# failed; 0 otherwise. The timed figures are shown, not gated: on a shared
+# runner they do not resolve a change of a few points.
+#
 # Environment, besides tools/ci/common.sh's: HEAPLINE_PR_SCALE (compare's
 # --scale, default 0.05), HEAPLINE_PR_RUNS (default 5), HEAPLINE_PR_ROUNDS
-# (default 3), HEAPLINE_PR_INSTRUCTIONS_SCALE (default 0.02),
-# HEAPLINE_PR_ONLY (compare's --only, default every scenario).
+# (default 3), HEAPLINE_PR_ONLY (compare's and instructions' --only, default
+# every scenario).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -44,24 +51,35 @@ library_at() {  # the libheapline.so that compare_releases.sh built at commit $1
   [[ -n "$lib" ]] || die "no libheapline.so built for ${1:0:12} in $out/compare"
   printf '%s' "$lib"
 }
-python3 "$ci_source_dir/tools/ci/pull_request_figures.py" \
-  --catalogue "$ci_source_dir/scenarios/scenarios.json" --bin "$build_dir/bin" --source "$ci_source_dir" \
-  --comparison "$out/comparison.json" --lib "base=$(library_at "$base")" --lib "pull request=$(library_at "$head")" \
-  --instructions-scale "${HEAPLINE_PR_INSTRUCTIONS_SCALE:-0.02}" >"$out/figures.md"
+require_bench
+# The verdict is heapline-bench's: exit 1 on a regression of a gated figure,
+# with the table written either way.
+gate_status=0
+"$bench" instructions --base "$(library_at "$base")" --lib "$(library_at "$head")" "${only[@]}" \
+  --fail-on-regression >"$out/instructions.md" || gate_status=$?
 
 {
   echo "## heapline's overhead: this pull request against its base"
   echo
   echo "Base \`${base:0:12}\`, pull request \`${head:0:12}\`."
   echo
-  cat "$out/figures.md"
+  echo "### Instructions (gated: a regression fails the check)"
   echo
-  echo "\`heapline-bench compare\`'s own table, for reference: wall clock, CPU time in brackets (noisy on a shared"
-  echo "runner; the figures above resolve small changes):"
+  cat "$out/instructions.md"
+  echo
+  echo "### Wall clock and CPU time"
+  echo
+  echo "\`heapline-bench compare\`'s table: wall clock, CPU time in brackets (noisy on a shared runner; shown, not"
+  echo "gated):"
   echo
   cat "$out/wall.md"
 } >"$out/summary.md"
 cat "$out/summary.md"
 if [[ -n "${GITHUB_STEP_SUMMARY:-}" ]]; then
   cat "$out/summary.md" >>"$GITHUB_STEP_SUMMARY"
+fi
+if ((gate_status != 0)); then
+  regressions=$(grep '^Regression: ' "$out/instructions.md" || true)
+  [[ -n "$regressions" ]] || die "heapline-bench instructions failed (exit $gate_status)"
+  die "the pull request regresses the instruction figure: ${regressions//$'\n'/ }"
 fi

@@ -169,6 +169,7 @@ struct AllOptions {
   SuiteOptions suite;
   CompareOptions compare;
   CheckOptions check;
+  InstructionsOptions instructions;
   CalibrateOptions calibrate;
   RenderCommandOptions render;
   ValidateOptions validate;
@@ -180,7 +181,7 @@ struct AllOptions {
 
 std::optional<int> parse_command_line(int argc, char** argv, std::function<int()>& subcommand) {
   auto all = std::make_shared<AllOptions>();
-  auto& [where, overhead, suite, compare, check, calibrate, render, validate, import, export_] = *all;
+  auto& [where, overhead, suite, compare, check, instructions, calibrate, render, validate, import, export_] = *all;
   CLI::App app{"heapline-bench: the overhead-regression service of heapline"};
   app.require_subcommand(1);
   app.set_version_flag("--version", HEAPLINE_VERSION);
@@ -264,6 +265,25 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
   check_cmd->add_flag("--fail-on-regression", check.fail_on_regression, "Exit 1 when a scenario regressed");
   check_cmd->add_flag("--github", check.github, "GitHub Actions annotations and run summary");
 
+  auto* instructions_cmd = app.add_subcommand(
+      "instructions", "Count each scenario's instructions under callgrind with a build, as the suite does; with "
+                      "--base, judge the change against another build");
+  instructions_cmd
+      ->add_option("--lib", instructions.libraries,
+                   "Preload library, or A:B; several for a column each (default: libheapline.so)")
+      ->check(check::text);
+  instructions_cmd->add_option("--base", instructions.base, "A base build's library to judge --lib against")
+      ->check(check::text);
+  add_scale_option(*instructions_cmd, instructions.scale, "Multiply the reduced commands' operation counts");
+  add_only_option(*instructions_cmd, instructions.only);
+  instructions_cmd->add_option("--min-effect-instructions", instructions.rule.min_effect_instructions_points,
+                               "Smallest change judged, in percentage points")
+      ->capture_default_str()
+      ->check(check::number(0, 100));
+  instructions_cmd->add_flag("--json", instructions.json, "Print JSON instead of the Markdown table");
+  instructions_cmd->add_flag("--fail-on-regression", instructions.fail_on_regression,
+                             "With --base: exit 1 when the instruction figure regressed");
+
   auto* calibrate_cmd = app.add_subcommand(
       "calibrate", "Measure how much each figure moves when nothing changed (A/A and repeats); store it");
   add_store_option(*calibrate_cmd, calibrate.store);
@@ -314,9 +334,10 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
     return status == 0 ? kExitOk : kExitUsage;
   }
   overhead.where = suite.where = render.where = validate.where = import.where = compare.where = export_.where = where;
-  check.where = calibrate.where = where;
+  check.where = calibrate.where = instructions.where = where;
   const std::pair<CLI::App*, std::function<int()>> table[] = {
       {check_cmd, [all] { return run_check(all->check); }},
+      {instructions_cmd, [all] { return run_instructions(all->instructions); }},
       {calibrate_cmd, [all] { return run_calibrate(all->calibrate); }},
       {compare_cmd, [all] { return run_compare(all->compare); }},
       {overhead_cmd, [all] { return run_overhead(all->overhead); }},

@@ -113,6 +113,20 @@ struct VerdictOptions {
   std::vector<std::string> gate = {"instructions", "cpu"};
 };
 
+// `instructions`: each scenario's instruction figure of a build, counted
+// exactly as the suite counts a point's (cli/instructions_command.cpp); with
+// a base build, the verdict on the change.
+struct InstructionsOptions {
+  Locations where;
+  std::vector<std::string> libraries;  // empty: libheapline.so next to heapline-bench
+  std::string base;     // a build to judge the library against; empty: none
+  double scale = 1.0;
+  std::vector<std::string> only;
+  bool json = false;
+  bool fail_on_regression = false;
+  VerdictOptions rule;
+};
+
 struct CheckOptions {
   Locations where;
   std::string store;
@@ -135,6 +149,7 @@ struct CalibrateOptions {
 
 int run_overhead(const OverheadOptions& options);
 int run_check(const CheckOptions& options);
+int run_instructions(const InstructionsOptions& options);
 
 struct VerdictRule;
 // The verdict rule from the command line; refuses impossible values.

@@ -1,0 +1,165 @@
+// heapline-bench instructions: the instruction figure of each scenario for
+// one or more builds, without storing anything: what
+// tools/count_instructions.sh prints and what the pull-request workflow
+// gates on. The figure is counted by the suite's own steps (build_request,
+// instruction_request, count_instructions), so it is the figure a point of
+// the same build records. With --base, the figure is also counted for the
+// base build and the change judged (verdicts/build_verdict.h);
+// --fail-on-regression then exits 1 when a gated figure regressed.
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+
+#include "commands.h"
+#include "heapline_bench/measurement/catalogue.h"
+#include "heapline_bench/measurement/instructions.h"
+#include "heapline_bench/measurement/measurement.h"
+#include "heapline_bench/reports/escaping.h"
+#include "heapline_bench/reports/percent_format.h"
+#include "heapline_bench/verdicts/build_verdict.h"
+#include "request_builder.h"
+
+namespace heapline::bench {
+namespace {
+
+struct ScenarioCounts {
+  const Scenario* scenario = nullptr;
+  std::vector<InstructionFigure> figures;  // one per library, in the order given
+  std::optional<InstructionFigure> base;
+  std::optional<BuildVerdict> verdict;  // of the one library against the base
+};
+
+// The suite's instruction figure of `scenario` with `library`: the same
+// request the suite builds for a point (suite_command.cpp), counted.
+InstructionFigure suite_figure(ProcessRunner& runner, const Scenario& scenario, const Locations& where,
+                               const std::string& library, double scale, const std::string& valgrind) {
+  const MeasurementRequest measured = build_request(scenario, where, library, 1, scale, {}, "");
+  const auto request = instruction_request(scenario, where, measured, scale, {}, valgrind);
+  return count_instructions(runner, *request);
+}
+
+nlohmann::ordered_json counts_json(const InstructionFigure& figure) {
+  return {{"without", figure.without}, {"with", figure.with}, {"overhead", figure.overhead}};
+}
+
+std::string pts(double ratio, bool sign = true) { return format_figure(Figure::instructions, ratio, sign) + " pts"; }
+
+std::string file_name(const std::string& library) { return std::filesystem::path(library).filename().string(); }
+
+}  // namespace
+
+int run_instructions(const InstructionsOptions& options) {
+  // Everything is checked before the first count.
+  const Catalogue catalogue = load_catalogue(options.where.catalogue);
+  std::vector<const Scenario*> selected;
+  for (const Scenario* scenario : selected_scenarios(catalogue, options.only)) {
+    if (!scenario->instructions_command.empty()) selected.push_back(scenario);
+    else if (!options.only.empty())
+      throw Refusal("scenario " + scenario->name + " has no instructions_command in " + options.where.catalogue +
+                    ": it has no instruction figure.");
+  }
+  if (selected.empty()) throw Refusal("no scenario of " + options.where.catalogue + " has an instructions_command.");
+  std::vector<std::string> libraries;
+  for (const auto& library : options.libraries) libraries.push_back(checked_preload_libraries(library));
+  if (libraries.empty()) libraries.push_back(checked_preload_libraries(options.where.bin_dir + "/libheapline.so"));
+  const std::string base = options.base.empty() ? std::string() : checked_preload_libraries(options.base);
+  if (!base.empty() && libraries.size() != 1)
+    throw Refusal("--base judges one library: give one --lib with it, got " + std::to_string(libraries.size()) + ".");
+  const VerdictRule rule = verdict_rule(options.rule, static_cast<int>(selected.size()));
+  const bool gated =
+      std::find(options.rule.gate.begin(), options.rule.gate.end(), "instructions") != options.rule.gate.end();
+  const std::string valgrind = find_valgrind();
+  if (valgrind.empty()) throw Refusal(std::string(kNoValgrindNote) + ". Nothing was counted.");
+
+  PosixProcessRunner runner;
+  std::vector<ScenarioCounts> rows;
+  for (const Scenario* scenario : selected) {
+    ScenarioCounts row;
+    row.scenario = scenario;
+    if (!base.empty()) {
+      row.base = suite_figure(runner, *scenario, options.where, base, options.scale, valgrind);
+      std::cerr << scenario->name << ": " << format_instructions(row.base->overhead) << " with the base\n";
+    }
+    for (const auto& library : libraries) {
+      row.figures.push_back(suite_figure(runner, *scenario, options.where, library, options.scale, valgrind));
+      std::cerr << scenario->name << ": " << format_instructions(row.figures.back().overhead) << " with "
+                << file_name(library) << " (" << row.figures.back().with << " instructions, "
+                << row.figures.back().without << " without)\n";
+    }
+    if (row.base)
+      row.verdict = judge_builds(row.base->overhead, row.figures.front().overhead, Figure::instructions, rule,
+                                 scenario->spread_goal_points);
+    rows.push_back(std::move(row));
+  }
+
+  int regressions = 0;
+  std::ostringstream why;  // one line per regression: which scenario, by how much
+  for (const auto& row : rows) {
+    if (!row.verdict || row.verdict->verdict != Verdict::regression) continue;
+    if (gated) ++regressions;
+    why << "Regression" << (gated ? "" : " (not gated)") << ": " << markdown_code(row.scenario->name) << " costs "
+        << format_instructions(row.figures.front().overhead) << " instructions against the base's "
+        << format_instructions(row.base->overhead) << ": " << pts(row.verdict->change) << ", above the threshold of "
+        << pts(row.verdict->threshold, false) << ".\n";
+  }
+
+  if (options.json) {
+    nlohmann::ordered_json out = {{"schema", "heapline-instructions/1"}, {"scale", options.scale}};
+    if (!base.empty()) out["base"] = base;
+    out["scenarios"] = nlohmann::ordered_json::array();
+    for (const auto& row : rows) {
+      nlohmann::ordered_json entry = {{"name", row.scenario->name}, {"command", row.figures.front().command}};
+      entry["figures"] = nlohmann::ordered_json::array();
+      for (std::size_t i = 0; i < libraries.size(); ++i) {
+        nlohmann::ordered_json figure = {{"library", libraries[i]}};
+        figure.update(counts_json(row.figures[i]));
+        entry["figures"].push_back(std::move(figure));
+      }
+      if (row.base) {
+        entry["base"] = counts_json(*row.base);
+        entry["change"] = row.verdict->change;
+        entry["threshold"] = row.verdict->threshold;
+        entry["verdict"] = verdict_name(row.verdict->verdict);
+      }
+      out["scenarios"].push_back(std::move(entry));
+    }
+    out["regressions"] = regressions;
+    std::cout << out.dump(2) << std::endl;
+  } else if (base.empty()) {
+    std::cout << "| Scenario | Reduced command | Without |";
+    for (const auto& library : libraries) std::cout << ' ' << markdown_code(file_name(library)) << " |";
+    std::cout << "\n|---|---|---:|";
+    for (std::size_t i = 0; i < libraries.size(); ++i) std::cout << "---:|";
+    std::cout << "\n";
+    for (const auto& row : rows) {
+      std::cout << "| " << markdown_code(row.scenario->name) << " | " << markdown_code(row.figures.front().command)
+                << " | " << row.figures.front().without << " |";
+      for (const auto& figure : row.figures) std::cout << ' ' << format_instructions(figure.overhead) << " |";
+      std::cout << "\n";
+    }
+    std::cout << "\nInstructions under callgrind: each library against the same command without it, as the suite "
+                 "counts a point's (scale "
+              << options.scale << ").\n";
+  } else {
+    std::cout << "| Scenario | Reduced command | Base | This build | Change | Threshold | Verdict |\n"
+                 "|---|---|---:|---:|---:|---:|---|\n";
+    for (const auto& row : rows)
+      std::cout << "| " << markdown_code(row.scenario->name) << " | " << markdown_code(row.figures.front().command)
+                << " | " << format_instructions(row.base->overhead) << " | "
+                << format_instructions(row.figures.front().overhead) << " | " << pts(row.verdict->change) << " | ±"
+                << pts(row.verdict->threshold, false) << " | **" << verdict_name(row.verdict->verdict) << "** |\n";
+    std::cout << "\nInstructions under callgrind: each build against the same command without it, as the suite "
+                 "counts a point's (scale "
+              << options.scale << "). Threshold: max(" << pts(rule.instructions_min_effect, false)
+              << ", the scenario's spread goal). Gated: " << (gated ? "yes" : "no") << ".\n";
+    if (!why.str().empty()) std::cout << "\n" << why.str();
+  }
+  std::cerr << why.str();
+  if (regressions > 0) std::cerr << "instructions: " << regressions << " regression(s) of a gated figure\n";
+  return regressions > 0 && options.fail_on_regression ? kExitRefused : kExitOk;
+}
+
+}  // namespace heapline::bench
