@@ -47,7 +47,7 @@ enum CallKind : unsigned { kAllocCall = 0, kFreeCall = 1, kReallocCall = 2, kCal
 // from; the span only serves the compare. The owner moves its threshold
 // toward the policy's fair share when it publishes; whatever threshold a
 // slot holds, its share of the budget is counted in the process's
-// `reserved` bytes (process_state.h), so the precision bound holds however
+// `reserved` bytes (precision_budget.h), so the precision bound holds however
 // long a thread idles.
 //
 // Asked to step down. Another thread that finds the budget full may set
@@ -336,13 +336,6 @@ void api_reset_peak();
 std::int64_t api_mapped_bytes();
 std::int64_t api_total_bytes();
 std::int64_t api_total_peak_bytes();
-
-// Called by mapped_memory.cpp after each change of the mapped bytes (now
-// `mapped_live`, at CLOCK_MONOTONIC `now`; `open_max` the largest since the
-// mapped series' latest sample), one change at a time: the live file's
-// latest mapping change, the peak of heap + mapped, and a sample when one
-// is due.
-void mapped_changed(std::int64_t mapped_live, std::uint64_t now, std::int64_t open_max);
 
 }  // namespace heapline::accounting
 #pragma GCC visibility pop

@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "intercepted.h"
 #include "next_allocator.h"
 
 #if HEAPLINE_COUNTING
@@ -60,17 +61,15 @@ using accounting::kReallocCall;
 using accounting::record;
 constexpr bool kCounting = HEAPLINE_COUNTING;
 
-struct Entries {
-  void* (*malloc)(std::size_t);
-  void (*free)(void*);
-  void* (*calloc)(std::size_t, std::size_t);
-  void* (*realloc)(void*, std::size_t);
-  int (*posix_memalign)(void**, std::size_t, std::size_t);
-  void* (*aligned_alloc)(std::size_t, std::size_t);
-  void* (*memalign)(std::size_t, std::size_t);
-  void* (*valloc)(std::size_t);
-  void* (*pvalloc)(std::size_t);
-};
+// The entry tables (g_entry and the ones it is filled from): one pointer
+// per function of intercepted.h's HEAPLINE_ALLOCATOR_ENTRIES. Each table
+// below is built from that list by a naming rule: glibc_NAME, foreign_NAME,
+// early_NAME.
+using Entries = AllocatorEntries;
+#define HEAPLINE_TABLE_OF(prefix) {HEAPLINE_ALLOCATOR_ENTRIES(HEAPLINE_TABLE_ENTRY_##prefix)}
+#define HEAPLINE_TABLE_ENTRY_glibc(name) glibc_##name,
+#define HEAPLINE_TABLE_ENTRY_foreign(name) foreign_##name,
+#define HEAPLINE_TABLE_ENTRY_early(name) early_##name,
 
 inline std::int64_t chunk_bytes(const void* p) { return static_cast<std::int64_t>(glibc_chunk_size(p)); }
 
@@ -204,12 +203,14 @@ void* glibc_memalign(std::size_t alignment, std::size_t size) noexcept {
   return p;
 }
 
-template <void* (*kAllocate)(std::size_t)>
+template <void* (*kAllocate)(std::size_t) noexcept>
 void* glibc_paged(std::size_t size) noexcept {  // valloc, pvalloc
   void* p = kAllocate(size);
   if (p != nullptr) record(chunk_bytes(p), kAllocCall);
   return p;
 }
+constexpr auto glibc_valloc = glibc_paged<__libc_valloc>;
+constexpr auto glibc_pvalloc = glibc_paged<__libc_pvalloc>;
 
 #if HEAPLINE_COUNTING
 // --- glibc with the heap sampler: the meter on every allocation's bytes ------
@@ -261,23 +262,24 @@ void* glibc_realloc_sampling(void* p, std::size_t size) noexcept {
 
 Entries glibc_entries() {
   if constexpr (kCounting) {
+    Entries entries = HEAPLINE_TABLE_OF(glibc);
 #if HEAPLINE_COUNTING
     if (sampler::enabled()) {
-      return {glibc_malloc,         glibc_free,
-              glibc_calloc_sampling, glibc_realloc_sampling,
-              glibc_posix_memalign, glibc_aligned_alloc,
-              glibc_memalign, glibc_paged<__libc_valloc>,
-              glibc_paged<__libc_pvalloc>};
+      entries.calloc = glibc_calloc_sampling;
+      entries.realloc = glibc_realloc_sampling;
     }
 #endif
-    return {glibc_malloc,         glibc_free,
-            glibc_calloc,         glibc_realloc,
-            glibc_posix_memalign, glibc_aligned_alloc,
-            glibc_memalign, glibc_paged<__libc_valloc>,
-            glibc_paged<__libc_pvalloc>};
+    return entries;
   } else {
-    return {__libc_malloc,          __libc_free,           __libc_calloc,  __libc_realloc, g_glibc_posix_memalign,
-            g_glibc_aligned_alloc, __libc_memalign, __libc_valloc, __libc_pvalloc};
+    return {.malloc = __libc_malloc,
+            .free = __libc_free,
+            .calloc = __libc_calloc,
+            .realloc = __libc_realloc,
+            .posix_memalign = g_glibc_posix_memalign,
+            .aligned_alloc = g_glibc_aligned_alloc,
+            .memalign = __libc_memalign,
+            .valloc = __libc_valloc,
+            .pvalloc = __libc_pvalloc};
   }
 }
 
@@ -391,27 +393,50 @@ void* foreign_memalign(std::size_t alignment, std::size_t size) noexcept {
 void* foreign_valloc(std::size_t size) noexcept { return counted_foreign(g_foreign.valloc(size)); }
 void* foreign_pvalloc(std::size_t size) noexcept { return counted_foreign(g_foreign.pvalloc(size)); }
 
-constexpr Entries kForeignEntries = {foreign_malloc,         foreign_free,          foreign_calloc,
-                                     foreign_realloc,        foreign_posix_memalign, foreign_aligned_alloc,
-                                     foreign_memalign,       foreign_valloc,        foreign_pvalloc};
+constexpr Entries kForeignEntries = HEAPLINE_TABLE_OF(foreign);
+
+// --- early: a call made while this thread resolves (its dlsym) -------------
+// Served by glibc and remembered as an early block (next_allocator.h).
+
+void* early_malloc(std::size_t size) noexcept { return remember_early_block(__libc_malloc(size), size); }
+void* early_calloc(std::size_t count, std::size_t size) noexcept {
+  void* p = __libc_calloc(count, size);  // as glibc_calloc, uncounted
+  return p != nullptr ? remember_early_block(p, count * size) : nullptr;
+}
+void* early_aligned_alloc(std::size_t alignment, std::size_t size) noexcept {
+  return remember_early_block(__libc_memalign(alignment, size), size);
+}
+void* early_memalign(std::size_t alignment, std::size_t size) noexcept {
+  return remember_early_block(__libc_memalign(alignment, size), size);
+}
+void* early_valloc(std::size_t size) noexcept { return remember_early_block(__libc_valloc(size), size); }
+void* early_pvalloc(std::size_t size) noexcept { return remember_early_block(__libc_pvalloc(size), size); }
+// early_free, early_realloc and early_posix_memalign: next_allocator.cpp.
+
+constexpr Entries kEarlyEntries = HEAPLINE_TABLE_OF(early);
 
 // --- resolution --------------------------------------------------------------
 
-void* resolving_malloc(std::size_t size) noexcept;
-void resolving_free(void* p) noexcept;
-void* resolving_calloc(std::size_t count, std::size_t size) noexcept;
-void* resolving_realloc(void* p, std::size_t size) noexcept;
-int resolving_posix_memalign(void** out, std::size_t alignment, std::size_t size) noexcept;
-void* resolving_aligned_alloc(std::size_t alignment, std::size_t size) noexcept;
-void* resolving_memalign(std::size_t alignment, std::size_t size) noexcept;
-void* resolving_valloc(std::size_t size) noexcept;
-void* resolving_pvalloc(std::size_t size) noexcept;
+bool bind_entries();
+
+// Each entry's first call: binds every entry (or, inside this thread's own
+// resolution, serves the call as an early block), then makes the call.
+template <auto kEntry>
+struct Resolving;
+template <typename R, typename... Arguments, R (*Entries::*kEntry)(Arguments...) noexcept>
+struct Resolving<kEntry> {
+  static R call(Arguments... arguments) noexcept;
+};
+#define HEAPLINE_TABLE_ENTRY_resolving(name) Resolving<&Entries::name>::call,
 
 // Read by every exported call with a plain load (the jump); written only
 // while resolving, with the same values by every thread that does.
-Entries g_entry = {resolving_malloc,         resolving_free,          resolving_calloc,
-                   resolving_realloc,        resolving_posix_memalign, resolving_aligned_alloc,
-                   resolving_memalign,       resolving_valloc,        resolving_pvalloc};
+Entries g_entry = HEAPLINE_TABLE_OF(resolving);
+
+template <typename R, typename... Arguments, R (*Entries::*kEntry)(Arguments...) noexcept>
+R Resolving<kEntry>::call(Arguments... arguments) noexcept {
+  return bind_entries() ? (g_entry.*kEntry)(arguments...) : (kEarlyEntries.*kEntry)(arguments...);
+}
 
 void free_off_the_glibc_path(void* p) noexcept {
   if (p != nullptr) g_entry.free(p);  // glibc: free(NULL) does nothing
@@ -463,60 +488,23 @@ bool bind_entries() {
   return true;
 }
 
-void* resolving_malloc(std::size_t size) noexcept {
-  return bind_entries() ? g_entry.malloc(size) : remember_early_block(__libc_malloc(size), size);
-}
 void* resolving_malloc_target(std::size_t size) noexcept {
-  return bind_entries() ? g_malloc_target(size) : remember_early_block(__libc_malloc(size), size);
-}
-void resolving_free(void* p) noexcept {
-  if (bind_entries()) {
-    g_entry.free(p);
-  } else {
-    early_free(p);
-  }
-}
-void* resolving_calloc(std::size_t count, std::size_t size) noexcept {
-  if (bind_entries()) return g_entry.calloc(count, size);
-  void* p = __libc_calloc(count, size);  // as glibc_calloc, uncounted
-  return p != nullptr ? remember_early_block(p, count * size) : nullptr;
-}
-void* resolving_realloc(void* p, std::size_t size) noexcept {
-  return bind_entries() ? g_entry.realloc(p, size) : early_realloc(p, size);
-}
-int resolving_posix_memalign(void** out, std::size_t alignment, std::size_t size) noexcept {
-  return bind_entries() ? g_entry.posix_memalign(out, alignment, size) : early_posix_memalign(out, alignment, size);
-}
-void* resolving_aligned_alloc(std::size_t alignment, std::size_t size) noexcept {
-  return bind_entries() ? g_entry.aligned_alloc(alignment, size)
-                        : remember_early_block(__libc_memalign(alignment, size), size);
-}
-void* resolving_memalign(std::size_t alignment, std::size_t size) noexcept {
-  return bind_entries() ? g_entry.memalign(alignment, size)
-                        : remember_early_block(__libc_memalign(alignment, size), size);
-}
-void* resolving_valloc(std::size_t size) noexcept {
-  return bind_entries() ? g_entry.valloc(size) : remember_early_block(__libc_valloc(size), size);
-}
-void* resolving_pvalloc(std::size_t size) noexcept {
-  return bind_entries() ? g_entry.pvalloc(size) : remember_early_block(__libc_pvalloc(size), size);
+  return bind_entries() ? g_malloc_target(size) : early_malloc(size);
 }
 
 }  // namespace
 
-#define HEAPLINE_EXPORT extern "C" __attribute__((visibility("default")))
-
 #if HEAPLINE_COUNTING
-HEAPLINE_EXPORT void* malloc(std::size_t size) noexcept { return glibc_path_malloc(size); }
-HEAPLINE_EXPORT void free(void* p) noexcept { glibc_path_free(p); }
+HEAPLINE_EXPORT(malloc) void* malloc(std::size_t size) noexcept { return glibc_path_malloc(size); }
+HEAPLINE_EXPORT(free) void free(void* p) noexcept { glibc_path_free(p); }
 #else
-HEAPLINE_EXPORT void* malloc(std::size_t size) noexcept { return g_entry.malloc(size); }
-HEAPLINE_EXPORT void free(void* p) noexcept { g_entry.free(p); }
+HEAPLINE_EXPORT(malloc) void* malloc(std::size_t size) noexcept { return g_entry.malloc(size); }
+HEAPLINE_EXPORT(free) void free(void* p) noexcept { g_entry.free(p); }
 #endif
-HEAPLINE_EXPORT void* calloc(std::size_t count, std::size_t size) noexcept { return g_entry.calloc(count, size); }
-HEAPLINE_EXPORT void* realloc(void* p, std::size_t size) noexcept { return g_entry.realloc(p, size); }
+HEAPLINE_EXPORT(calloc) void* calloc(std::size_t count, std::size_t size) noexcept { return g_entry.calloc(count, size); }
+HEAPLINE_EXPORT(realloc) void* realloc(void* p, std::size_t size) noexcept { return g_entry.realloc(p, size); }
 
-HEAPLINE_EXPORT void* reallocarray(void* p, std::size_t count, std::size_t size) noexcept {
+HEAPLINE_EXPORT(reallocarray) void* reallocarray(void* p, std::size_t count, std::size_t size) noexcept {
   // glibc's reallocarray is this check followed by a call to realloc through
   // the PLT; forwarding to it would count the same call twice.
   std::size_t bytes;
@@ -527,17 +515,17 @@ HEAPLINE_EXPORT void* reallocarray(void* p, std::size_t count, std::size_t size)
   return g_entry.realloc(p, bytes);
 }
 
-HEAPLINE_EXPORT int posix_memalign(void** out, std::size_t alignment, std::size_t size) noexcept {
+HEAPLINE_EXPORT(posix_memalign) int posix_memalign(void** out, std::size_t alignment, std::size_t size) noexcept {
   return g_entry.posix_memalign(out, alignment, size);
 }
-HEAPLINE_EXPORT void* aligned_alloc(std::size_t alignment, std::size_t size) noexcept {
+HEAPLINE_EXPORT(aligned_alloc) void* aligned_alloc(std::size_t alignment, std::size_t size) noexcept {
   return g_entry.aligned_alloc(alignment, size);
 }
-HEAPLINE_EXPORT void* memalign(std::size_t alignment, std::size_t size) noexcept {
+HEAPLINE_EXPORT(memalign) void* memalign(std::size_t alignment, std::size_t size) noexcept {
   return g_entry.memalign(alignment, size);
 }
-HEAPLINE_EXPORT void* valloc(std::size_t size) noexcept { return g_entry.valloc(size); }
-HEAPLINE_EXPORT void* pvalloc(std::size_t size) noexcept { return g_entry.pvalloc(size); }
+HEAPLINE_EXPORT(valloc) void* valloc(std::size_t size) noexcept { return g_entry.valloc(size); }
+HEAPLINE_EXPORT(pvalloc) void* pvalloc(std::size_t size) noexcept { return g_entry.pvalloc(size); }
 
 // glibc's malloc_usable_size reads the chunk header, which a sampled block's
 // marker would make nonsense of: the size is answered here (and forwarded
@@ -546,7 +534,7 @@ namespace {
 std::size_t (*g_glibc_usable_size)(void*) = nullptr;
 }
 
-HEAPLINE_EXPORT std::size_t malloc_usable_size(void* p) noexcept {
+HEAPLINE_EXPORT(malloc_usable_size) std::size_t malloc_usable_size(void* p) noexcept {
   if (p == nullptr) return 0;
   const Resolution resolution = resolve_allocator();
   if (resolution == Resolution::kForeign) return g_foreign.usable_size(p);

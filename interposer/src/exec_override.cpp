@@ -27,7 +27,8 @@
 #include <cerrno>
 #include <cstddef>
 
-#include "process_state.h"
+#include "intercepted.h"
+#include "live_header.h"
 #include "text.h"
 
 namespace {
@@ -250,21 +251,19 @@ int with_argv(const char* first, va_list arguments, Run run) {
 
 }  // namespace
 
-#define HEAPLINE_EXPORT extern "C" __attribute__((visibility("default")))
-
-HEAPLINE_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) noexcept {
+HEAPLINE_EXPORT(execve) int execve(const char* path, char* const argv[], char* const envp[]) noexcept {
   return run_execve(path, argv, envp);
 }
 
-HEAPLINE_EXPORT int execv(const char* path, char* const argv[]) noexcept { return run_execve(path, argv, environ); }
+HEAPLINE_EXPORT(execv) int execv(const char* path, char* const argv[]) noexcept { return run_execve(path, argv, environ); }
 
-HEAPLINE_EXPORT int execvp(const char* file, char* const argv[]) noexcept { return run_execvpe(file, argv, environ); }
+HEAPLINE_EXPORT(execvp) int execvp(const char* file, char* const argv[]) noexcept { return run_execvpe(file, argv, environ); }
 
-HEAPLINE_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) noexcept {
+HEAPLINE_EXPORT(execvpe) int execvpe(const char* file, char* const argv[], char* const envp[]) noexcept {
   return run_execvpe(file, argv, envp);
 }
 
-HEAPLINE_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) noexcept {
+HEAPLINE_EXPORT(fexecve) int fexecve(int fd, char* const argv[], char* const envp[]) noexcept {
   // The file behind the descriptor, as the kernel will run it.
   char path[64];
   heapline::TextSink name(path, sizeof path);
@@ -274,7 +273,7 @@ HEAPLINE_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) noex
                                   [&] { return run_execveat(fd, "", argv, envp, AT_EMPTY_PATH); });
 }
 
-HEAPLINE_EXPORT int execveat(int dirfd, const char* path, char* const argv[], char* const envp[], int flags) noexcept {
+HEAPLINE_EXPORT(execveat) int execveat(int dirfd, const char* path, char* const argv[], char* const envp[], int flags) noexcept {
   // Judged as execve judges a path; one relative to another directory
   // keeps the live file.
   const bool judged = path != nullptr && (path[0] == '/' || dirfd == AT_FDCWD) && (flags & AT_EMPTY_PATH) == 0;
@@ -283,7 +282,7 @@ HEAPLINE_EXPORT int execveat(int dirfd, const char* path, char* const argv[], ch
   });
 }
 
-HEAPLINE_EXPORT int execl(const char* path, const char* arg, ...) noexcept {
+HEAPLINE_EXPORT(execl) int execl(const char* path, const char* arg, ...) noexcept {
   va_list arguments;
   va_start(arguments, arg);
   const int result =
@@ -292,7 +291,7 @@ HEAPLINE_EXPORT int execl(const char* path, const char* arg, ...) noexcept {
   return result;
 }
 
-HEAPLINE_EXPORT int execle(const char* path, const char* arg, ...) noexcept {
+HEAPLINE_EXPORT(execle) int execle(const char* path, const char* arg, ...) noexcept {
   va_list arguments;
   va_start(arguments, arg);
   const int result = with_argv(arg, arguments, [&](char* const* argv, va_list rest) {
@@ -303,7 +302,7 @@ HEAPLINE_EXPORT int execle(const char* path, const char* arg, ...) noexcept {
   return result;
 }
 
-HEAPLINE_EXPORT int execlp(const char* file, const char* arg, ...) noexcept {
+HEAPLINE_EXPORT(execlp) int execlp(const char* file, const char* arg, ...) noexcept {
   va_list arguments;
   va_start(arguments, arg);
   const int result =

@@ -9,7 +9,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "process_state.h"
+#include "intercepted.h"
+#include "process.h"
 
 namespace {
 
@@ -33,10 +34,6 @@ __attribute__((constructor)) void resolve_next_exits() {
 
 }  // namespace
 
-extern "C" {
+HEAPLINE_EXPORT(_exit) void _exit(int status) { end_process(g_next_exit, status); }
 
-__attribute__((visibility("default"))) void _exit(int status) { end_process(g_next_exit, status); }
-
-__attribute__((visibility("default"))) void _Exit(int status) { end_process(g_next_exit_upper, status); }
-
-}  // extern "C"
+HEAPLINE_EXPORT(_Exit) void _Exit(int status) { end_process(g_next_exit_upper, status); }

@@ -11,10 +11,15 @@
 #include <cstdint>
 
 #include "heap_sampler.h"
+#include "live_header.h"
 #include "mapped_memory.h"
 #include "os.h"
 #include "output.h"
-#include "process_state.h"
+#include "precision_budget.h"
+#include "process.h"
+#include "published.h"
+#include "sampling.h"
+#include "thread_registry.h"
 
 namespace heapline::accounting {
 
@@ -175,8 +180,8 @@ void write_report_at_exit() {
   char* exe = g_exe;
   ssize_t exe_length = readlink("/proc/self/exe", exe, sizeof g_exe - 1);
   exe[exe_length > 0 ? exe_length : 0] = 0;
-  const std::uint64_t max_threads = g_process.max_registered.load(std::memory_order_relaxed);
-  const std::uint64_t max_threshold = static_cast<std::uint64_t>(g_process.max_threshold.load(std::memory_order_relaxed));
+  const std::uint64_t max_threads = g_threads.max_registered.load(std::memory_order_relaxed);
+  const std::uint64_t max_threshold = static_cast<std::uint64_t>(g_budget.max_threshold.load(std::memory_order_relaxed));
   const std::uint64_t bound = static_cast<std::uint64_t>(g_budget.max_reserved.load(std::memory_order_relaxed));
   Report report{};
   report.pid = getpid();

@@ -3,8 +3,13 @@
 #include <unistd.h>
 
 #include "heap_sampler.h"
+#include "live_header.h"
 #include "mapped_memory.h"
-#include "process_state.h"
+#include "precision_budget.h"
+#include "process.h"
+#include "published.h"
+#include "sampling.h"
+#include "thread_registry.h"
 
 namespace heapline::accounting {
 
@@ -27,10 +32,10 @@ void after_fork_in_child() {
   t_own.publishes.store(0, std::memory_order_relaxed);
   for (auto& calls : t_own.calls) calls.store(0, std::memory_order_relaxed);
   std::uint32_t registered = registered_here ? 1 : 0;
-  g_process.registered.store(registered, std::memory_order_relaxed);
-  g_process.max_registered.store(registered, std::memory_order_relaxed);
-  for (auto& calls : g_process.folded_calls) calls.store(0, std::memory_order_relaxed);
-  g_process.folded_publishes.store(0, std::memory_order_relaxed);
+  g_threads.registered.store(registered, std::memory_order_relaxed);
+  g_threads.max_registered.store(registered, std::memory_order_relaxed);
+  for (auto& calls : g_threads.folded_calls) calls.store(0, std::memory_order_relaxed);
+  g_threads.folded_publishes.store(0, std::memory_order_relaxed);
   g_published.live.store(inherited, std::memory_order_relaxed);
   g_published.peak.store(inherited, std::memory_order_relaxed);
   g_published.phase_peak.store(inherited, std::memory_order_relaxed);
@@ -47,7 +52,7 @@ void after_fork_in_child() {
   g_budget.max_reserved.store(0, std::memory_order_relaxed);
   g_budget.bytes.store(0, std::memory_order_relaxed);
   g_budget.divider.store(kMinDivider, std::memory_order_relaxed);
-  g_process.max_threshold.store(1, std::memory_order_relaxed);
+  g_budget.max_threshold.store(1, std::memory_order_relaxed);
   refresh_policy();
   std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
   g_process.start_mono_ns.store(now, std::memory_order_relaxed);

@@ -15,12 +15,22 @@
 
 #include <cstddef>
 
+#include "live_header.h"
 #include "mapped_memory.h"
 #include "os.h"
 #include "output.h"
-#include "process_state.h"
+#include "precision_budget.h"
+#include "process.h"
+#include "published.h"
+#include "sampling.h"
+#include "thread_registry.h"
 
 namespace heapline::accounting {
+
+constinit LiveRegion g_static_region;
+// Read by every publish, written only when the live file is created (or at
+// fork): a line of its own, not the timelines' (written at every sample).
+alignas(64) LiveRegion* g_region = &g_static_region;
 
 // Whether this process's report keeps the plain name (see output.h).
 bool is_root_process() {
@@ -324,8 +334,8 @@ void write_identity(LiveRegion& region) {
   h.seq.store(0, std::memory_order_relaxed);
   // The stated precision as it stands (raised from here on where it grows),
   // and no publish yet in this file.
-  h.max_threads.store(g_process.max_registered.load(std::memory_order_relaxed), std::memory_order_relaxed);
-  h.max_threshold_bytes.store(static_cast<std::uint64_t>(g_process.max_threshold.load(std::memory_order_relaxed)),
+  h.max_threads.store(g_threads.max_registered.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  h.max_threshold_bytes.store(static_cast<std::uint64_t>(g_budget.max_threshold.load(std::memory_order_relaxed)),
                               std::memory_order_relaxed);
   h.bound_bytes.store(static_cast<std::uint64_t>(g_budget.max_reserved.load(std::memory_order_relaxed)),
                       std::memory_order_relaxed);

@@ -8,7 +8,6 @@
 
 #include <atomic>
 
-#include "accounting.h"
 #include "mapped_regions.h"
 #include "next_allocator.h"
 
@@ -168,7 +167,7 @@ void publish(std::int64_t delta) {
   g_counters.latest_mono_ns.store(now, std::memory_order_relaxed);
   g_counters.latest_live.store(live, std::memory_order_relaxed);
   g_counters.latest_seq.fetch_add(1, std::memory_order_release);
-  accounting::mapped_changed(live, now, open_max);
+  on_change(live, now, open_max);
 }
 
 bool from_allocator(const void* caller) {

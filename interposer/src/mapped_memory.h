@@ -80,7 +80,7 @@ struct alignas(128) Live {
 // declaration reaches it rip-relative instead of through the GOT.
 extern Live g_live __attribute__((visibility("hidden")));
 }  // namespace detail
-// Inline: every heap publish reads it (accounting.cpp).
+// Inline: every heap publish reads it (sampling.cpp).
 inline std::int64_t live_bytes() { return detail::g_live.bytes.load(std::memory_order_relaxed); }
 
 // For a sample of the mapped series, which ends its open interval: the
@@ -97,5 +97,14 @@ Interval take_interval();
 
 // In a fork child: the mappings were copied, the peak starts again at them.
 void after_fork_in_child();
+
+// The hook: called after each change of the counted bytes (now `live`, at
+// CLOCK_MONOTONIC `now`; `open_max` the largest since the mapped series'
+// latest sample), one change at a time, g_lock held. Declared here, where
+// mapping lives, and defined by the layer that shows the figures (the
+// accounting, sampling.cpp: the live file's latest mapping change, the peak
+// of heap + mapped, a sample when one is due), which this layer never
+// includes. Hidden: a direct call.
+__attribute__((visibility("hidden"))) void on_change(std::int64_t live, std::uint64_t now, std::int64_t open_max);
 
 }  // namespace heapline::mapped

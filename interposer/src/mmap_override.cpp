@@ -9,12 +9,11 @@
 
 #include <cstddef>
 
+#include "intercepted.h"
 #include "mapped_memory.h"
 #include "os.h"
 
 namespace mapped = heapline::mapped;
-
-#define HEAPLINE_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace {
 
@@ -31,15 +30,15 @@ inline void* map(void* address, std::size_t length, int prot, int flags, int fd,
 
 }  // namespace
 
-HEAPLINE_EXPORT void* mmap(void* address, std::size_t length, int prot, int flags, int fd, off_t offset) noexcept {
+HEAPLINE_EXPORT(mmap) void* mmap(void* address, std::size_t length, int prot, int flags, int fd, off_t offset) noexcept {
   return map(address, length, prot, flags, fd, offset, __builtin_return_address(0));
 }
 
-HEAPLINE_EXPORT void* mmap64(void* address, std::size_t length, int prot, int flags, int fd, off_t offset) noexcept {
+HEAPLINE_EXPORT(mmap64) void* mmap64(void* address, std::size_t length, int prot, int flags, int fd, off_t offset) noexcept {
   return map(address, length, prot, flags, fd, offset, __builtin_return_address(0));
 }
 
-HEAPLINE_EXPORT int munmap(void* address, std::size_t length) noexcept {
+HEAPLINE_EXPORT(munmap) int munmap(void* address, std::size_t length) noexcept {
 #if HEAPLINE_COUNTING
   return mapped::unmap(address, length);
 #else
@@ -47,7 +46,7 @@ HEAPLINE_EXPORT int munmap(void* address, std::size_t length) noexcept {
 #endif
 }
 
-HEAPLINE_EXPORT void* mremap(void* old_address, std::size_t old_length, std::size_t new_length, int flags,
+HEAPLINE_EXPORT(mremap) void* mremap(void* old_address, std::size_t old_length, std::size_t new_length, int flags,
                              ...) noexcept {
   // glibc reads the fifth argument only for these two flags: any other call
   // may have passed nothing there.

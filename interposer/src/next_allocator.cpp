@@ -16,14 +16,14 @@ ForeignAllocator g_foreign = {};
 constinit std::atomic<std::size_t> g_early_count{0};
 
 namespace {
-int posix_memalign_first(void** out, std::size_t alignment, std::size_t size);
-void* aligned_alloc_first(std::size_t alignment, std::size_t size);
+int posix_memalign_first(void** out, std::size_t alignment, std::size_t size) noexcept;
+void* aligned_alloc_first(std::size_t alignment, std::size_t size) noexcept;
 }  // namespace
 
 // Looked up at their first call: most programs never make one, and each
 // dlsym costs tens of thousands of instructions at start-up.
-int (*g_glibc_posix_memalign)(void**, std::size_t, std::size_t) = posix_memalign_first;
-void* (*g_glibc_aligned_alloc)(std::size_t, std::size_t) = aligned_alloc_first;
+HEAPLINE_ENTRY_TYPE(posix_memalign) g_glibc_posix_memalign = posix_memalign_first;
+HEAPLINE_ENTRY_TYPE(aligned_alloc) g_glibc_aligned_alloc = aligned_alloc_first;
 
 namespace {
 
@@ -67,10 +67,10 @@ void* remember(void* p, std::size_t size) {
 // valloc and pvalloc for a foreign allocator that lacks them (jemalloc has no
 // pvalloc): glibc's versions would hand out glibc blocks that the foreign
 // free() cannot take back, so they are built on the foreign memalign.
-void* foreign_valloc(std::size_t size) {
+void* foreign_valloc(std::size_t size) noexcept {
   return g_foreign.memalign(static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), size);
 }
-void* foreign_pvalloc(std::size_t size) {
+void* foreign_pvalloc(std::size_t size) noexcept {
   const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   std::size_t rounded;
   if (__builtin_add_overflow(size, page - 1, &rounded)) {
@@ -82,7 +82,7 @@ void* foreign_pvalloc(std::size_t size) {
 }
 
 // glibc's posix_memalign, on __libc_memalign: its checks and its errors.
-int posix_memalign_on_libc(void** out, std::size_t alignment, std::size_t size) {
+int posix_memalign_on_libc(void** out, std::size_t alignment, std::size_t size) noexcept {
   if (alignment == 0 || alignment % sizeof(void*) != 0 || (alignment & (alignment - 1)) != 0) return EINVAL;
   void* p = __libc_memalign(alignment, size);
   if (p == nullptr) return ENOMEM;
@@ -115,7 +115,8 @@ bool libc_aliases_are_glibcs() {
 }
 
 template <typename Fn>
-Fn lookup_next(const char* name) {
+Fn lookup_next(const char* name, void* next_malloc = nullptr) {
+  if (next_malloc != nullptr && detail::same_name(name, "malloc")) return reinterpret_cast<Fn>(next_malloc);
   return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
 }
 
@@ -123,15 +124,11 @@ Fn lookup_next(const char* name) {
 // with the entry points heapline needs; false otherwise (glibc then serves).
 bool find_foreign(void* next_malloc) {
   ForeignAllocator foreign{};
-  foreign.malloc = reinterpret_cast<decltype(foreign.malloc)>(next_malloc);
-  foreign.free = lookup_next<decltype(foreign.free)>("free");
-  foreign.calloc = lookup_next<decltype(foreign.calloc)>("calloc");
-  foreign.realloc = lookup_next<decltype(foreign.realloc)>("realloc");
-  foreign.memalign = lookup_next<decltype(foreign.memalign)>("memalign");
-  foreign.valloc = lookup_next<decltype(foreign.valloc)>("valloc");
-  foreign.pvalloc = lookup_next<decltype(foreign.pvalloc)>("pvalloc");
-  foreign.posix_memalign = lookup_next<decltype(foreign.posix_memalign)>("posix_memalign");
-  foreign.aligned_alloc = lookup_next<decltype(foreign.aligned_alloc)>("aligned_alloc");
+  // Every entry of intercepted.h's list by its name (malloc found already).
+#define HEAPLINE_LOOK_UP(name) \
+  foreign.name = lookup_next<decltype(foreign.name)>(#name, next_malloc);
+  HEAPLINE_ALLOCATOR_ENTRIES(HEAPLINE_LOOK_UP)
+#undef HEAPLINE_LOOK_UP
   foreign.usable_size = lookup_next<decltype(foreign.usable_size)>("malloc_usable_size");
   // An allocator that lacks one of these cannot be watched: glibc serves.
   if (!foreign.free || !foreign.calloc || !foreign.realloc || !foreign.usable_size) return false;
@@ -171,12 +168,12 @@ void find_glibc_aligned_entries() {
   __atomic_store_n(&g_glibc_aligned_alloc, from_libc(aa) ? aa : __libc_memalign, __ATOMIC_RELEASE);
 }
 
-int posix_memalign_first(void** out, std::size_t alignment, std::size_t size) {
+int posix_memalign_first(void** out, std::size_t alignment, std::size_t size) noexcept {
   find_glibc_aligned_entries();
   return g_glibc_posix_memalign(out, alignment, size);
 }
 
-void* aligned_alloc_first(std::size_t alignment, std::size_t size) {
+void* aligned_alloc_first(std::size_t alignment, std::size_t size) noexcept {
   find_glibc_aligned_entries();
   return g_glibc_aligned_alloc(alignment, size);
 }
@@ -229,7 +226,7 @@ const NextAllocator& next_allocator() {
 
 void* remember_early_block(void* p, std::size_t size) { return remember(p, size); }
 
-int early_posix_memalign(void** out, std::size_t alignment, std::size_t size) {
+int early_posix_memalign(void** out, std::size_t alignment, std::size_t size) noexcept {
   void* p = nullptr;
   const int error = posix_memalign_on_libc(&p, alignment, size);
   if (error == 0 && remember(p, size) == nullptr) return ENOMEM;
@@ -237,13 +234,13 @@ int early_posix_memalign(void** out, std::size_t alignment, std::size_t size) {
   return error;
 }
 
-void early_free(void* p) {
+void early_free(void* p) noexcept {
   std::size_t size;
   take_early_block(p, &size);
   __libc_free(p);
 }
 
-void* early_realloc(void* p, std::size_t size) {
+void* early_realloc(void* p, std::size_t size) noexcept {
   std::size_t old_size;
   const bool early = p != nullptr && take_early_block(p, &old_size);
   void* q = __libc_realloc(p, size);

@@ -21,19 +21,24 @@
 //    never needs to look: its blocks are all glibc's).
 #pragma once
 
+#include <malloc.h>
+#include <stdlib.h>
+
 #include <atomic>
 #include <cstddef>
+
+#include "intercepted.h"
 
 extern "C" {
 // glibc exports its allocator under these names as well; calling them never
 // re-enters heapline.
-void* __libc_malloc(std::size_t);
-void __libc_free(void*);
-void* __libc_calloc(std::size_t, std::size_t);
-void* __libc_realloc(void*, std::size_t);
-void* __libc_memalign(std::size_t, std::size_t);
-void* __libc_valloc(std::size_t);
-void* __libc_pvalloc(std::size_t);
+void* __libc_malloc(std::size_t) noexcept;
+void __libc_free(void*) noexcept;
+void* __libc_calloc(std::size_t, std::size_t) noexcept;
+void* __libc_realloc(void*, std::size_t) noexcept;
+void* __libc_memalign(std::size_t, std::size_t) noexcept;
+void* __libc_valloc(std::size_t) noexcept;
+void* __libc_pvalloc(std::size_t) noexcept;
 }
 
 namespace heapline {
@@ -47,28 +52,36 @@ struct NextAllocator {
 // Resolves on first use; never on the hot path.
 const NextAllocator& next_allocator();
 
+// One pointer per entry point of intercepted.h's HEAPLINE_ALLOCATOR_ENTRIES,
+// each typed as the C library declares the function: the override layer's
+// entry tables (alloc_override.cpp) and the foreign allocator's.
+//
+// The type is rebuilt from the declaration's return and parameter types:
+// GCC keeps glibc's malloc and alloc_size attributes in the type of
+// &::malloc, and a pointer of that type would tell it that the block holds
+// nothing before its start (the chunk header heapline reads).
+template <typename Result, typename... Parameters>
+auto plain_function_pointer(Result (*)(Parameters...) noexcept) -> Result (*)(Parameters...) noexcept;
+#define HEAPLINE_ENTRY_TYPE(name) decltype(::heapline::plain_function_pointer(&::name))
+struct AllocatorEntries {
+#define HEAPLINE_ENTRY_FIELD(name) HEAPLINE_ENTRY_TYPE(name) name;
+  HEAPLINE_ALLOCATOR_ENTRIES(HEAPLINE_ENTRY_FIELD)
+#undef HEAPLINE_ENTRY_FIELD
+};
+
 // A foreign allocator's entry points, every one filled (missing ones are
 // built on the others, see next_allocator.cpp).
-struct ForeignAllocator {
-  void* (*malloc)(std::size_t);
-  void (*free)(void*);
-  void* (*calloc)(std::size_t, std::size_t);
-  void* (*realloc)(void*, std::size_t);
-  void* (*memalign)(std::size_t, std::size_t);
-  void* (*valloc)(std::size_t);
-  void* (*pvalloc)(std::size_t);
-  int (*posix_memalign)(void**, std::size_t, std::size_t);
-  void* (*aligned_alloc)(std::size_t, std::size_t);
+struct ForeignAllocator : AllocatorEntries {
   // Size counted for a block: identical at allocation and at free.
-  std::size_t (*usable_size)(void*);
+  HEAPLINE_ENTRY_TYPE(malloc_usable_size) usable_size;
 };
 // Valid once resolve_allocator() has returned kForeign.
 extern ForeignAllocator g_foreign;
 
 // glibc exports no __libc_ name for these two; their addresses are taken
 // with dlsym once, by resolve_allocator().
-extern int (*g_glibc_posix_memalign)(void**, std::size_t, std::size_t);
-extern void* (*g_glibc_aligned_alloc)(std::size_t, std::size_t);
+extern HEAPLINE_ENTRY_TYPE(posix_memalign) g_glibc_posix_memalign;
+extern HEAPLINE_ENTRY_TYPE(aligned_alloc) g_glibc_aligned_alloc;
 
 enum class Resolution { kNested, kGlibc, kForeign };
 
@@ -90,9 +103,9 @@ inline std::size_t glibc_chunk_size(const void* p) {
 // Remembers p (a glibc block of `size` requested bytes) and returns it;
 // returns NULL with ENOMEM, p freed, when there is no room left.
 void* remember_early_block(void* p, std::size_t size);
-int early_posix_memalign(void** out, std::size_t alignment, std::size_t size);
-void early_free(void* p);  // any glibc block (nested frees only see those)
-void* early_realloc(void* p, std::size_t size);
+int early_posix_memalign(void** out, std::size_t alignment, std::size_t size) noexcept;
+void early_free(void* p) noexcept;  // any glibc block (nested frees only see those)
+void* early_realloc(void* p, std::size_t size) noexcept;
 // Whether any early block is still remembered (the foreign path's cheap test
 // before it looks one up): inline, since every foreign free() asks.
 extern std::atomic<std::size_t> g_early_count;  // blocks remembered now

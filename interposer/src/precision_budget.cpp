@@ -2,18 +2,23 @@
 // and each thread's threshold within the budget, granted at registration,
 // moved toward the fair share at its publishes, released at its exit. The
 // rules are threshold_policy.h's pure functions; the contract they keep is
-// at the top of process_state.h.
+// at the top of precision_budget.h.
 //
 // Only `reserved` carries the guarantee: it grows by a compare-and-swap
 // that keeps it within the budget before a threshold rises, and falls after
 // a threshold has fallen. The divider, the fair share and the budget's
 // growth only steer where thresholds go; a stale or racing value of any of
 // them can cost publishes, never the bound.
-#include "process_state.h"
+#include "live_header.h"
+#include "precision_budget.h"
+#include "process.h"
+#include "published.h"
+#include "thread_registry.h"
 
 namespace heapline::accounting {
 
 constinit Budget g_budget;
+constinit Policy g_policy;
 
 namespace {
 
@@ -25,7 +30,7 @@ void state_precision() {
   LiveHeader& h = g_region->header;
   raise_unsigned(h.bound_bytes, static_cast<std::uint64_t>(g_budget.max_reserved.load(std::memory_order_relaxed)));
   raise_unsigned(h.max_threshold_bytes,
-                 static_cast<std::uint64_t>(g_process.max_threshold.load(std::memory_order_relaxed)));
+                 static_cast<std::uint64_t>(g_budget.max_threshold.load(std::memory_order_relaxed)));
 }
 
 // `reserved` += the step from `from` to a higher threshold, as far toward
@@ -42,7 +47,7 @@ std::int64_t reserve_raise(std::int64_t from) {
     const std::int64_t raised = reserved + (target - from);
     if (g_budget.reserved.compare_exchange_weak(reserved, raised, std::memory_order_relaxed)) {
       raise_to(g_budget.max_reserved, raised);
-      raise_to(g_process.max_threshold, target);
+      raise_to(g_budget.max_threshold, target);
       state_precision();
       return target;
     }
@@ -71,7 +76,7 @@ void ask_for_room(std::int64_t share) {
   }
   const std::uint64_t fair_span = static_cast<std::uint64_t>(2 * share - 1);
   RegistryReader reading;
-  const std::uint32_t used = g_process.slots_used.load(std::memory_order_acquire);
+  const std::uint32_t used = g_threads.slots_used.load(std::memory_order_acquire);
   for (std::uint32_t i = 0; i < used && i < kSlotCount; ++i) {
     Slot* slot = g_registry[i].slot.load(std::memory_order_seq_cst);
     if (slot != nullptr && slot != &t_own) slot->ask_to_step_down(fair_span);

@@ -7,8 +7,13 @@
 #include <cstdint>
 
 #include "heap_sampler.h"
+#include "intercepted.h"
+#include "live_header.h"
 #include "mapped_memory.h"
-#include "process_state.h"
+#include "process.h"
+#include "published.h"
+#include "sampling.h"
+#include "thread_registry.h"
 
 namespace heapline::accounting {
 
@@ -109,14 +114,12 @@ std::int64_t api_total_peak_bytes() {
 
 }  // namespace heapline::accounting
 
-#define HEAPLINE_EXPORT extern "C" __attribute__((visibility("default")))
-
-HEAPLINE_EXPORT void heapline_v1_mark(const char* name) noexcept { heapline::accounting::api_mark(name); }
-HEAPLINE_EXPORT std::int64_t heapline_v1_live_bytes() noexcept { return heapline::accounting::api_live_bytes(); }
-HEAPLINE_EXPORT std::int64_t heapline_v1_peak_bytes() noexcept { return heapline::accounting::api_peak_bytes(); }
-HEAPLINE_EXPORT void heapline_v1_reset_peak() noexcept { heapline::accounting::api_reset_peak(); }
-HEAPLINE_EXPORT std::int64_t heapline_v1_mapped_bytes() noexcept { return heapline::accounting::api_mapped_bytes(); }
-HEAPLINE_EXPORT std::int64_t heapline_v1_total_bytes() noexcept { return heapline::accounting::api_total_bytes(); }
-HEAPLINE_EXPORT std::int64_t heapline_v1_total_peak_bytes() noexcept {
+HEAPLINE_EXPORT(heapline_v1_mark) void heapline_v1_mark(const char* name) noexcept { heapline::accounting::api_mark(name); }
+HEAPLINE_EXPORT(heapline_v1_live_bytes) std::int64_t heapline_v1_live_bytes() noexcept { return heapline::accounting::api_live_bytes(); }
+HEAPLINE_EXPORT(heapline_v1_peak_bytes) std::int64_t heapline_v1_peak_bytes() noexcept { return heapline::accounting::api_peak_bytes(); }
+HEAPLINE_EXPORT(heapline_v1_reset_peak) void heapline_v1_reset_peak() noexcept { heapline::accounting::api_reset_peak(); }
+HEAPLINE_EXPORT(heapline_v1_mapped_bytes) std::int64_t heapline_v1_mapped_bytes() noexcept { return heapline::accounting::api_mapped_bytes(); }
+HEAPLINE_EXPORT(heapline_v1_total_bytes) std::int64_t heapline_v1_total_bytes() noexcept { return heapline::accounting::api_total_bytes(); }
+HEAPLINE_EXPORT(heapline_v1_total_peak_bytes) std::int64_t heapline_v1_total_peak_bytes() noexcept {
   return heapline::accounting::api_total_peak_bytes();
 }

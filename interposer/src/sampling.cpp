@@ -21,12 +21,22 @@
 #include <sched.h>
 
 #include "heap_sampler.h"
+#include "live_header.h"
 #include "mapped_memory.h"
-#include "process_state.h"
+#include "precision_budget.h"
+#include "process.h"
+#include "publish_clock.h"
+#include "published.h"
+#include "sampling.h"
+#include "thread_registry.h"
 
 namespace heapline::accounting {
 
 __thread bool t_holds_sampling __attribute__((tls_model("initial-exec"))) = false;
+constinit Published g_published;
+constinit Sampling g_sampling;
+constinit Timeline g_timeline{&g_static_region.timeline};
+constinit Timeline g_mapped_timeline{&g_static_region.mapped_timeline};
 
 namespace {
 
@@ -58,8 +68,8 @@ void publish_figures(std::uint64_t t_ns, std::int64_t live, std::int64_t mapped_
   h.peak.store(g_published.peak.load(std::memory_order_relaxed), std::memory_order_relaxed);
   h.peak_time_ns.store(g_published.peak_time_ns.load(std::memory_order_relaxed), std::memory_order_relaxed);
   h.last_sample_ns.store(t_ns, std::memory_order_relaxed);
-  raise_unsigned(h.max_threads, g_process.max_registered.load(std::memory_order_relaxed));
-  raise_unsigned(h.max_threshold_bytes, static_cast<std::uint64_t>(g_process.max_threshold.load(std::memory_order_relaxed)));
+  raise_unsigned(h.max_threads, g_threads.max_registered.load(std::memory_order_relaxed));
+  raise_unsigned(h.max_threshold_bytes, static_cast<std::uint64_t>(g_budget.max_threshold.load(std::memory_order_relaxed)));
   raise_unsigned(h.bound_bytes, static_cast<std::uint64_t>(g_budget.max_reserved.load(std::memory_order_relaxed)));
   for (unsigned kind = 0; kind < kCallKinds; ++kind) {
     h.calls[kind].store(totals.calls[kind], std::memory_order_relaxed);
@@ -150,8 +160,8 @@ std::uint64_t peak_clock(std::uint64_t publish_now) {
     const std::uint64_t at = peak_clock(now);
     raise_peaks(live, at);
     sampler::peak_raised(g_region->peak_profile, live, since_start(at),
-                         g_process.max_registered.load(std::memory_order_relaxed) *
-                             static_cast<std::uint64_t>(g_process.max_threshold.load(std::memory_order_relaxed)));
+                         g_threads.max_registered.load(std::memory_order_relaxed) *
+                             static_cast<std::uint64_t>(g_budget.max_threshold.load(std::memory_order_relaxed)));
   }
 }
 
@@ -285,13 +295,18 @@ bool lock_sampling() {
 void publish_value(std::int64_t delta) { publish_delta(delta); }
 
 void publish_exactly(std::int64_t bytes, CallKind kind) {
-  g_process.folded_calls[kind].fetch_add(1, std::memory_order_relaxed);
+  g_threads.folded_calls[kind].fetch_add(1, std::memory_order_relaxed);
   if (bytes == 0) return;
-  g_process.folded_publishes.fetch_add(1, std::memory_order_relaxed);
+  g_threads.folded_publishes.fetch_add(1, std::memory_order_relaxed);
   publish_value(bytes);
 }
 
-void mapped_changed(std::int64_t mapped_live, std::uint64_t now, std::int64_t open_max) {
+}  // namespace heapline::accounting
+
+// The mapping layer's hook (mapped_memory.h): the change in the live file at
+// once, the peak of heap + mapped, a sample when one is due.
+void heapline::mapped::on_change(std::int64_t mapped_live, std::uint64_t now, std::int64_t open_max) {
+  using namespace heapline::accounting;
   // In the live file at once, like a heap publish: a reader (top, convert
   // after a kill) has the change whenever the next sample comes, if ever.
   LiveHeader& h = g_region->header;
@@ -306,6 +321,8 @@ void mapped_changed(std::int64_t mapped_live, std::uint64_t now, std::int64_t op
     try_sample(now, SampleNow::kIfQuiet);
   }
 }
+
+namespace heapline::accounting {
 
 namespace {
 

@@ -14,12 +14,19 @@
 #include <pthread.h>
 #include <sched.h>
 
-#include "process_state.h"
+#include "precision_budget.h"
+#include "process.h"
+#include "published.h"
+#include "sampling.h"
+#include "thread_registry.h"
 
 namespace heapline::accounting {
 
 constinit RegistryEntry g_registry[kSlotCount];
 constinit std::atomic<std::int32_t> g_registry_readers{0};
+constinit Threads g_threads;
+__thread Slot t_own __attribute__((tls_model("initial-exec")));
+__thread unsigned char t_mode __attribute__((tls_model("initial-exec"))) = kUnregistered;
 
 RegistryEntry* claim_entry() {
   // Threads usually exit in creation order, so the scan starts after the
@@ -33,14 +40,14 @@ RegistryEntry* claim_entry() {
     if (entry.slot.load(std::memory_order_relaxed) == nullptr &&
         entry.slot.compare_exchange_strong(free_mark, &t_own, std::memory_order_acq_rel)) {
       hint.store(index + 1, std::memory_order_relaxed);
-      std::uint32_t used = g_process.slots_used.load(std::memory_order_relaxed);
-      while (index + 1 > used && !g_process.slots_used.compare_exchange_weak(used, static_cast<std::uint32_t>(index + 1),
+      std::uint32_t used = g_threads.slots_used.load(std::memory_order_relaxed);
+      while (index + 1 > used && !g_threads.slots_used.compare_exchange_weak(used, static_cast<std::uint32_t>(index + 1),
                                                                            std::memory_order_release)) {
       }
-      std::uint32_t now_registered = g_process.registered.fetch_add(1, std::memory_order_relaxed) + 1;
-      std::uint32_t most = g_process.max_registered.load(std::memory_order_relaxed);
+      std::uint32_t now_registered = g_threads.registered.fetch_add(1, std::memory_order_relaxed) + 1;
+      std::uint32_t most = g_threads.max_registered.load(std::memory_order_relaxed);
       while (now_registered > most &&
-             !g_process.max_registered.compare_exchange_weak(most, now_registered, std::memory_order_relaxed)) {
+             !g_threads.max_registered.compare_exchange_weak(most, now_registered, std::memory_order_relaxed)) {
       }
       note_max_threads(now_registered);  // the precision a reader of the live file sees
       follow_thread_count(now_registered);  // the fair share for this many threads
@@ -77,14 +84,14 @@ void flush_exiting_thread(void* value) {
   // Folded before the entry goes, so that a reader never misses them (it
   // may count them twice for a moment).
   for (unsigned kind = 0; kind < kCallKinds; ++kind) {
-    g_process.folded_calls[kind].fetch_add(t_own.calls[kind].load(std::memory_order_relaxed),
+    g_threads.folded_calls[kind].fetch_add(t_own.calls[kind].load(std::memory_order_relaxed),
                                            std::memory_order_relaxed);
   }
-  g_process.folded_publishes.fetch_add(publishes, std::memory_order_relaxed);
+  g_threads.folded_publishes.fetch_add(publishes, std::memory_order_relaxed);
   release_entry(*entry);
   for (auto& calls : t_own.calls) calls.store(0, std::memory_order_relaxed);
   t_own.publishes.store(0, std::memory_order_relaxed);
-  follow_thread_count(g_process.registered.fetch_sub(1, std::memory_order_relaxed) - 1);
+  follow_thread_count(g_threads.registered.fetch_sub(1, std::memory_order_relaxed) - 1);
   errno = saved_errno;
 }
 
@@ -120,7 +127,7 @@ void flush_exiting_thread(void* value) {
           return;
         }
         release_entry(*entry);
-        follow_thread_count(g_process.registered.fetch_sub(1, std::memory_order_relaxed) - 1);
+        follow_thread_count(g_threads.registered.fetch_sub(1, std::memory_order_relaxed) - 1);
       }
       t_mode = kNoSlot;  // graceful degradation: exact for this thread
     } else {
@@ -136,7 +143,7 @@ void flush_exiting_thread(void* value) {
 std::int64_t exact_live() {
   RegistryReader reading;
   std::int64_t live = g_published.live.load(std::memory_order_acquire);
-  const std::uint32_t used = g_process.slots_used.load(std::memory_order_acquire);
+  const std::uint32_t used = g_threads.slots_used.load(std::memory_order_acquire);
   for (std::uint32_t i = 0; i < used && i < kSlotCount; ++i) {
     if (const Slot* slot = g_registry[i].slot.load(std::memory_order_seq_cst)) live += slot->pending_bytes();
   }
@@ -147,10 +154,10 @@ RegistryTotals registry_totals() {
   RegistryReader reading;
   RegistryTotals totals{};
   for (unsigned kind = 0; kind < kCallKinds; ++kind) {
-    totals.calls[kind] = g_process.folded_calls[kind].load(std::memory_order_relaxed);
+    totals.calls[kind] = g_threads.folded_calls[kind].load(std::memory_order_relaxed);
   }
-  totals.publishes = g_process.folded_publishes.load(std::memory_order_relaxed);
-  const std::uint32_t used = g_process.slots_used.load(std::memory_order_acquire);
+  totals.publishes = g_threads.folded_publishes.load(std::memory_order_relaxed);
+  const std::uint32_t used = g_threads.slots_used.load(std::memory_order_acquire);
   for (std::uint32_t i = 0; i < used && i < kSlotCount; ++i) {
     const Slot* slot = g_registry[i].slot.load(std::memory_order_seq_cst);
     if (slot == nullptr) continue;

@@ -2,7 +2,7 @@
 // publishes, as pure functions of the configured precision, the run's
 // published peak, the number of registered threads and what the others
 // already hold. precision_budget.cpp applies them; the precision contract
-// they keep is at the top of process_state.h.
+// they keep is at the top of precision_budget.h.
 //
 // One budget for the whole process. A thread's pending delta stays below
 // its threshold t, so it hides at most t − 1 bytes (its share; a thread at

@@ -13,7 +13,10 @@
 #include <thread>
 #include <vector>
 
-#include "process_state.h"
+#include "precision_budget.h"
+#include "process.h"
+#include "published.h"
+#include "thread_registry.h"
 
 namespace heapline::accounting {
 namespace {
@@ -36,7 +39,7 @@ struct Held {
 Held held_by_registry() {
   RegistryReader reading;
   Held held;
-  const std::uint32_t used = g_process.slots_used.load(std::memory_order_acquire);
+  const std::uint32_t used = g_threads.slots_used.load(std::memory_order_acquire);
   for (std::uint32_t i = 0; i < used && i < kSlotCount; ++i) {
     const Slot* slot = g_registry[i].slot.load(std::memory_order_seq_cst);
     if (slot == nullptr) continue;
@@ -96,7 +99,7 @@ TEST(Budget, SharesStayWithinTheBudgetAndThePendingBytesWithinTheShares) {
     });
     if (index < 2) {
       // Threads 0 and 1 register and take their lone shares before any other.
-      while (g_process.registered.load() < static_cast<std::uint32_t>(index + 1)) std::this_thread::yield();
+      while (g_threads.registered.load() < static_cast<std::uint32_t>(index + 1)) std::this_thread::yield();
     }
   }
   pause.arrive_and_wait();
@@ -113,6 +116,9 @@ TEST(Budget, SharesStayWithinTheBudgetAndThePendingBytesWithinTheShares) {
     EXPECT_EQ(g_published.live.load() + last.pending - published_before, held_bytes) << "round " << round;
     EXPECT_LE(g_budget.max_reserved.load(), static_cast<std::int64_t>(budget_for_peak(g_published.peak.load(),
                                                                                        g_process.config.precision)));
+    // The stated bound covers the true heap: published + pending.
+    EXPECT_LE(g_published.live.load() + last.pending - g_published.peak.load(), g_budget.max_reserved.load())
+        << "round " << round;
     pause.arrive_and_wait();
   }
   // The busy threads reached the fair share beside the idle one.
@@ -121,6 +127,74 @@ TEST(Budget, SharesStayWithinTheBudgetAndThePendingBytesWithinTheShares) {
   // Exact: every thread's pending delta published at its exit.
   EXPECT_EQ(g_published.live.load() - published_before, 0);
   EXPECT_EQ(g_budget.reserved.load(), 0);
+}
+
+// Down and back up: 8 threads hold 48 MiB (the peak), free 40 of it and
+// churn far below the peak, then all of them climb back past it at once
+// with blocks of 64 KiB to 1 MiB. At every pause: the true heap (published
+// + pending) is within the stated bound of the peak, and the stated bound
+// within B. (A design whose shares grow with the headroom below the peak
+// fails here: a share cannot be taken back before its holder's next
+// publish, and the others' climb exposes it.)
+TEST(Budget, TheBoundHoldsWhenManyThreadsClimbBackToThePeakAtOnce) {
+  ASSERT_TRUE(ensure_process_init());
+  constexpr int kThreads = 8;
+  constexpr std::int64_t kMiB = 1 << 20;
+  const std::int64_t published_before = g_published.live.load();
+  std::barrier pause(kThreads + 1);
+  std::vector<std::thread> threads;
+  auto check = [&](const char* phase) {
+    const Held held = held_by_registry();
+    const std::int64_t peak = g_published.peak.load();
+    const std::int64_t bound = g_budget.max_reserved.load();
+    EXPECT_LE(g_published.live.load() + held.pending - peak, bound) << phase;
+    EXPECT_LE(bound, static_cast<std::int64_t>(budget_for_peak(peak, g_process.config.precision))) << phase;
+    EXPECT_LE(held.worst_excess, 0) << phase;
+    return held;
+  };
+  for (int index = 0; index < kThreads; ++index) {
+    threads.emplace_back([&, index] {
+      std::mt19937_64 random(static_cast<std::uint64_t>(100 + index));
+      std::vector<std::int64_t> held;
+      auto take = [&](std::int64_t bytes) { allocated(bytes), held.push_back(bytes); };
+      auto give = [&] {
+        freed(held.back());
+        held.pop_back();
+      };
+      for (int i = 0; i < 48; ++i) take(kMiB / 8);  // 6 MiB each, 48 in all: the peak
+      pause.arrive_and_wait();
+      pause.arrive_and_wait();
+      for (int i = 0; i < 40; ++i) give();  // down to 1 MiB each
+      for (int call = 0; call < 20000; ++call) {  // churn far below the peak
+        if (call % 2 == 0) {
+          take(16 + static_cast<std::int64_t>(random() % 65536));
+        } else {
+          give();
+        }
+      }
+      pause.arrive_and_wait();
+      pause.arrive_and_wait();
+      for (int round = 0; round < 10; ++round) {  // back up: ~4.6 MiB a round each, past the peak
+        for (int i = 0; i < 8; ++i) take(64 * 1024 + static_cast<std::int64_t>(random() % kMiB));
+        pause.arrive_and_wait();
+        pause.arrive_and_wait();
+      }
+      while (!held.empty()) give();
+    });
+  }
+  pause.arrive_and_wait();
+  check("at the peak");
+  pause.arrive_and_wait();
+  pause.arrive_and_wait();
+  check("far below the peak");
+  pause.arrive_and_wait();
+  for (int round = 0; round < 10; ++round) {
+    pause.arrive_and_wait();
+    check("climbing back");
+    pause.arrive_and_wait();
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(g_published.live.load() - published_before, 0);
 }
 
 }  // namespace

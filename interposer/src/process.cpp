@@ -1,9 +1,9 @@
-// The accounting's process lifecycle: the state its slow paths share
-// (process_state.h), the lazy init inside the first allocation call, and
-// the library's constructor and destructor. The slow paths themselves are
-// one file each: thread_registry.cpp, sampling.cpp (publish), live_header.cpp,
-// fork_child.cpp, exit_report.cpp, public_api.cpp; the threshold policy is
-// threshold_policy.h, applied by precision_budget.cpp.
+// The process (process.h): its state, the lazy init inside the first
+// allocation call, and the library's constructor and destructor. The slow
+// paths are one file each, with their own state: thread_registry.cpp,
+// sampling.cpp (publish), live_header.cpp, fork_child.cpp, exit_report.cpp,
+// public_api.cpp; the threshold policy is threshold_policy.h, applied by
+// precision_budget.cpp.
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -12,29 +12,23 @@
 
 #include <cstdint>
 
-#include "heapline/report_format.h"
 #include "heap_sampler.h"
+#include "heapline/report_format.h"
+#include "live_header.h"
 #include "mapped_memory.h"
-#include "process_state.h"
+#include "precision_budget.h"
+#include "process.h"
+#include "published.h"
+#include "sampling.h"
+#include "thread_registry.h"
 
 namespace heapline::accounting {
 
-constinit Policy g_policy;
-__thread Slot t_own __attribute__((tls_model("initial-exec")));
-
-__thread unsigned char t_mode __attribute__((tls_model("initial-exec"))) = kUnregistered;
-constinit Published g_published;
-constinit Sampling g_sampling;
 // constinit: the first allocation (and so the lazy init) can come before
 // this library's constructors run; a dynamically initialised global would be
-// reset after it had been set up.
+// reset after it had been set up. (The same holds for the state of every
+// slow path, each defined constinit in its own file.)
 constinit Process g_process;
-constinit LiveRegion g_static_region;
-// Read by every publish, written only when the live file is created (or at
-// fork): a line of its own, not the timelines' (written at every sample).
-alignas(64) LiveRegion* g_region = &g_static_region;
-constinit Timeline g_timeline{&g_static_region.timeline};
-constinit Timeline g_mapped_timeline{&g_static_region.mapped_timeline};
 char g_line[kMaxPath + 256];
 
 // "heapline: cannot VERB PATH: REASON", without malloc (report_error_text

@@ -1,0 +1,102 @@
+// The process: its settings, identity and files, and its life (the lazy init
+// inside the first allocation call, fork, the exit report). process.cpp
+// defines this state and runs the init; the slow paths that share the rest
+// are one header each: thread_registry.h (slots and who holds them),
+// published.h (the figures every publish moves), sampling.h (publishing and
+// the timelines), precision_budget.h (the thresholds' shares and the
+// precision contract), live_header.h (the live file).
+#pragma once
+
+#include <pthread.h>
+#include <time.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "config.h"
+#include "os.h"
+#include "text.h"
+
+// Hidden: the compiler then knows these are this library's own and reaches
+// them rip-relative, not through an address loaded first (which
+// -fvisibility=hidden alone does not give a declaration).
+#pragma GCC visibility push(hidden)
+namespace heapline::accounting {
+
+enum InitState : int { kNotStarted = 0, kInProgress, kDone };
+
+// Set up once (at init, again in a fork child), or changed rarely.
+struct alignas(128) Process {
+  // kNotStarted until a thread starts the init, kDone once every field below
+  // and the live file are set up; only then are the others read.
+  std::atomic<int> init_state{kNotStarted};
+  // CLOCK_MONOTONIC and CLOCK_REALTIME at the init (or the fork): every
+  // time in the output is counted from start_mono_ns.
+  std::atomic<std::uint64_t> start_mono_ns{0};
+  std::uint64_t start_unix_ns = 0;
+  bool fork_child = false;  // this process is a fork child of one that ran the library
+  int pid = 0;       // this process's, set at init and in a fork child (a vfork child has its parent's)
+  int root_pid = 0;  // HEAPLINE_ROOT_PID, set by the launcher; 0 when unset
+  // When this process started (os::process_start_ticks): with the pid, in
+  // the live file, it tells this process's files from those of an earlier
+  // process that had the same pid.
+  std::uint64_t start_ticks = 0;
+  // False for a process HEAPLINE_FOLLOW=command does not follow: it counts
+  // (the library is loaded anyway) but writes nothing, not even on stderr.
+  bool followed = true;
+  // Set by the one thread that writes the exit report; never cleared but in
+  // a fork child.
+  std::atomic<bool> finished{false};
+  pthread_key_t exit_key{};  // its destructor flushes an exiting thread (thread_registry.cpp)
+  Config config;  // read once at init (nothing in secure mode), never changed after
+  char base_dir[kMaxPath] = {};     // the working directory at init: relative output paths start there
+  char live_path[kMaxPath] = {};    // empty: no live file (static fallback, or not yet due)
+  os::FileId live_id;               // the file made for live_path
+  char report_path[kMaxPath] = {};  // the name claimed with the live file; empty: none claimed
+  // Why the live file was not made (the report's live_file_problem); empty
+  // when it was, or is not due yet.
+  char live_file_problem[256] = {};
+  // The heap at which a process that is not the command creates its live
+  // file (live_header.cpp); INT64_MAX once created, or for the command.
+  // Read at each sample, under g_sampling.busy.
+  std::int64_t live_file_floor = INT64_MAX;
+  // Markers claimed (the live file's copy is for readers only): only grows.
+  std::atomic<std::uint32_t> markers_claimed{0};
+};
+extern Process g_process;
+
+// Messages and the exit path keep their buffers in static memory: exit() may
+// run on a thread with a small stack, and only one thread ever gets that far
+// (g_process.finished); init and fork are single-threaded.
+extern char g_line[kMaxPath + 256];
+
+using os::clock_ns;
+
+// A CLOCK_MONOTONIC reading as a time of the output: since the start, never
+// negative.
+inline std::uint64_t since_start(std::uint64_t now) {
+  std::uint64_t start = g_process.start_mono_ns.load(std::memory_order_relaxed);
+  return now > start ? now - start : 0;
+}
+
+// "heapline: cannot VERB PATH: REASON" into `text`, without malloc.
+void append_failure(TextSink& text, const char* verb, const char* path, int error);
+void copy_text(char* out, std::size_t capacity, const char* text);
+
+// process.cpp: the lazy process init. Returns false when another thread
+// is doing it.
+bool ensure_process_init();
+
+// fork_child.cpp
+void after_fork_in_child();
+
+// exit_report.cpp: the exact figures, the last sample and the report, once
+// (g_process.finished), when the library's destructor runs.
+void write_report_at_exit();
+// _exit/_Exit (exit_override.cpp): the same report, unless this is a vfork
+// child, which shares its parent's memory and must change nothing.
+void write_report_at_early_exit();
+
+}  // namespace heapline::accounting
+#pragma GCC visibility pop

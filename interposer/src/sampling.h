@@ -1,0 +1,103 @@
+// Publishing and sampling (sampling.cpp): the slow path a thread takes when
+// its pending delta reaches its threshold, the timelines of the heap and the
+// mapped series, and the sampling lock.
+#pragma once
+
+#include <time.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "accounting.h"
+#include "live_file.h"
+#include "published.h"
+#include "timeline.h"
+
+#pragma GCC visibility push(hidden)
+namespace heapline::accounting {
+
+// Read by every publish, written once per sample (under `busy`).
+struct alignas(128) Sampling {
+  // CLOCK_MONOTONIC at which the open interval ends: the first publish at or
+  // after it closes the interval.
+  std::atomic<std::uint64_t> next_sample_ns{0};
+  // The clock publishes read (publish_clock.h), chosen for the interval,
+  // and what they add to its reading.
+  std::atomic<clockid_t> publish_clock{CLOCK_MONOTONIC};
+  std::atomic<std::uint64_t> publish_clock_offset_ns{0};
+  // The latest sample's clock reading: a publish's time is never below it,
+  // so a publish after a sample is never taken for one before it.
+  std::atomic<std::uint64_t> sample_mono_ns{0};
+  std::atomic<bool> busy{false};  // the sampling lock (try_lock_sampling)
+  std::uint64_t last_sample_ns = 0;  // the latest sample's time, since start (written under busy)
+  std::uint64_t last_mapped_sample_ns = 0;  // the same for the mapped series
+  std::uint64_t last_marker_ns = 0;         // the latest marker's time, since start (written under busy)
+  std::uint64_t coarse_tick_ns = 0;  // clock_getres(CLOCK_MONOTONIC_COARSE), set at init; 0: unknown
+};
+extern Sampling g_sampling;
+
+extern Timeline g_timeline;
+// The mapped-memory series: a sample with every heap sample (while mapped
+// memory is counted), ending the same interval so that both merge alike,
+// each at the time of its own latest change (sampling.cpp).
+extern Timeline g_mapped_timeline;
+
+// Both timelines into `region`, started afresh (init, fork child).
+inline void attach_timelines(LiveRegion& region) {
+  g_timeline.attach(&region.timeline);
+  g_mapped_timeline.attach(&region.mapped_timeline);
+}
+inline void reset_timelines(std::uint64_t interval_ns) {
+  g_timeline.reset(interval_ns);
+  g_mapped_timeline.reset(interval_ns);
+}
+
+// take_sample needs g_sampling.busy held.
+void publish_value(std::int64_t delta);
+void publish_exactly(std::int64_t bytes, CallKind kind);
+// A new timeline's first sample (init, fork): [now, live, the largest
+// value published meanwhile].
+void start_timeline(std::uint64_t now, std::int64_t live);
+// Ends the open interval (see sampling.cpp), then appends [now, live, live]
+// at sample_clock(), which it returns.
+std::uint64_t take_sample(std::int64_t live);
+// Ends the open interval when the sampling interval has passed, unless
+// another thread is sampling: never waits. And samples `now` itself:
+// kNever (a publish: it opens the next interval), kIfQuiet (a mapping
+// change: when no heap publish closed the interval), kAlways (a marker: at
+// once, whether the interval has passed or not). Returns the time of the
+// sample it took (read under the lock), or `now` when it took none.
+enum class SampleNow { kNever, kIfQuiet, kAlways };
+std::uint64_t try_sample(std::uint64_t now, SampleNow sample_now);
+// The same with the lock held, at `now` read under it.
+void sample_locked(std::uint64_t now, SampleNow sample_now);
+// A new thread: the live file's stated precision follows.
+void note_max_threads(std::uint32_t threads);
+// The sampling lock, g_sampling.busy: one thread at a time writes samples,
+// the latest figures and markers. A publish only ever tries it; the thread
+// that holds it knows (t_holds_sampling), so that a signal handler
+// interrupting it never waits for itself.
+extern __thread bool t_holds_sampling __attribute__((tls_model("initial-exec")));
+inline bool try_lock_sampling() {
+  // Set before the lock is taken: a handler that interrupts in between
+  // must not wait for its own thread.
+  const bool held = t_holds_sampling;
+  t_holds_sampling = true;
+  if (!g_sampling.busy.exchange(true, std::memory_order_acquire)) return true;
+  t_holds_sampling = held;
+  return false;
+}
+inline void unlock_sampling() {
+  t_holds_sampling = false;
+  g_sampling.busy.store(false, std::memory_order_release);
+}
+// Takes the lock, waiting a little (never forever) for a thread that holds
+// it; false when it stayed busy.
+bool lock_sampling();
+// A sample's clock: CLOCK_MONOTONIC read under the sampling lock, and never
+// before the latest sample, so that every series goes forward in time
+// whichever thread samples.
+std::uint64_t sample_clock();
+
+}  // namespace heapline::accounting
+#pragma GCC visibility pop
