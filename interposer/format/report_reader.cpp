@@ -285,6 +285,11 @@ ParsedReport read_fields(const json& root) {
     r.peak_rss_bytes = top.signed_number(key::kPeakRssBytes);
     if (*r.peak_rss_bytes < 0) top.fail(key::kPeakRssBytes, "is out of range (at least 0)");
   }
+  if (top.find(key::kExactShadow, false) != nullptr) {
+    Fields shadow(top.object(key::kExactShadow), std::string(key::kExactShadow) + ".");
+    r.exact_shadow = ParsedReport::ExactShadow{shadow.signed_number(key::kPeakBytes), shadow.signed_number(key::kFinalBytes)};
+    if (r.exact_shadow->peak_bytes < 0) shadow.fail(key::kPeakBytes, "is out of range (at least 0)");
+  }
 
   if (const json* markers = top.array(key::kMarkers, false)) {
     for (std::size_t i = 0; i < markers->size(); ++i) {

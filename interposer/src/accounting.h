@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "exact_shadow.h"
 #include "next_allocator.h"
 
 // Hidden: the compiler then knows these are this library's own and reaches
@@ -304,12 +305,14 @@ inline bool Slot::ask_to_step_down(std::uint64_t fair_span) {
 // a cold function of its own so that this stays free of spills.
 inline bool add_crosses_threshold(std::int64_t bytes, CallKind kind) {
   count_call(t_own.calls[kind]);
+  shadow::count(bytes);
   return __builtin_expect(subtract_turns_negative(t_own.headroom, bytes), 0);
 }
 
 // The same for bytes that go (a free: bytes >= 0), with the two-sided test.
 inline bool remove_crosses_threshold(std::int64_t bytes, CallKind kind) {
   count_call(t_own.calls[kind]);
+  shadow::count(-bytes);
   add_in_place(t_own.headroom, bytes);
   return __builtin_expect(t_own.out_of_range(), 0);
 }
@@ -318,6 +321,7 @@ inline bool remove_crosses_threshold(std::int64_t bytes, CallKind kind) {
 // two-sided test.
 inline bool change_crosses_threshold(std::int64_t bytes, CallKind kind) {
   count_call(t_own.calls[kind]);
+  shadow::count(bytes);
   subtract_in_place(t_own.headroom, bytes);
   return __builtin_expect(t_own.out_of_range(), 0);
 }

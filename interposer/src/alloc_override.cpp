@@ -88,6 +88,7 @@ constexpr std::int64_t kMarker = sampler::kSampledChunkMarker;
   // The library's own block (heap_sampler.h, kOwnBlock): not the program's call.
   if (sampler::is_own(p)) accounting::uncount_call(accounting::t_own.calls[kAllocCall]);
   const std::int64_t bytes = sampler::marked_bytes(p);
+  accounting::shadow::count(bytes);
   if (accounting::subtract_turns_negative(accounting::t_own.headroom, bytes)) accounting::publish(bytes, kAllocCall);
   return p;
 }
@@ -96,6 +97,7 @@ constexpr std::int64_t kMarker = sampler::kSampledChunkMarker;
   accounting::subtract_in_place(accounting::t_own.headroom, kMarker);
   if (sampler::is_own(p)) accounting::uncount_call(accounting::t_own.calls[kFreeCall]);
   const std::int64_t bytes = sampler::marked_bytes(p);
+  accounting::shadow::count(-bytes);
   accounting::add_in_place(accounting::t_own.headroom, bytes);
   if (accounting::t_own.out_of_range()) accounting::publish(-bytes, kFreeCall);
   sampler::free_marked(p);

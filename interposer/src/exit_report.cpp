@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "exact_shadow.h"
 #include "heap_sampler.h"
 #include "live_header.h"
 #include "mapped_memory.h"
@@ -211,6 +212,10 @@ void write_report_at_exit() {
   report.total_peak_bytes = total.bytes;
   report.total_peak_time_ns = total.t_ns;
   report.peak_rss_bytes = os::peak_resident_bytes();
+  if constexpr (shadow::kEnabled) {
+    report.exact_shadow_peak_bytes = shadow::g_exact_shadow.peak.load(std::memory_order_relaxed);
+    report.exact_shadow_final_bytes = shadow::g_exact_shadow.live.load(std::memory_order_relaxed);
+  }
   report.alloc_calls = totals.calls[kAllocCall];
   report.free_calls = totals.calls[kFreeCall];
   report.realloc_calls = totals.calls[kReallocCall];

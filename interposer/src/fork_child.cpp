@@ -2,6 +2,7 @@
 // heap it inherited.
 #include <unistd.h>
 
+#include "exact_shadow.h"
 #include "heap_sampler.h"
 #include "live_header.h"
 #include "mapped_memory.h"
@@ -63,6 +64,7 @@ void after_fork_in_child() {
   g_process.finished.store(false, std::memory_order_relaxed);
   unlock_sampling();  // a parent thread may have held it
   sampler::after_fork_in_child();
+  shadow::restart_at_fork();
   // What the child allocates itself decides whether its live file is due:
   // the floor is above the heap it inherited.
   open_live_file(now, inherited);

@@ -314,6 +314,14 @@ void write_report_json(TextSink& sink, const Report& r) {
     append_key(sink, ",", key::kPeakRssBytes);
     sink.append_signed(r.peak_rss_bytes);
   }
+  if (r.exact_shadow_peak_bytes >= 0) {
+    append_key(sink, ",", key::kExactShadow);
+    append_key(sink, "{", key::kPeakBytes);
+    sink.append_signed(r.exact_shadow_peak_bytes);
+    append_key(sink, ",", key::kFinalBytes);
+    sink.append_signed(r.exact_shadow_final_bytes);
+    sink.append('}');
+  }
   if (r.live_file_problem != nullptr) {
     append_key(sink, ",", key::kLiveFileProblem);
     sink.append_json_string(r.live_file_problem);

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 
+#include "exact_shadow.h"
 #include "heap_sampler.h"
 #include "heapline/report_format.h"
 #include "live_header.h"
@@ -102,8 +103,10 @@ __attribute__((constructor)) void init_at_load() {
   const std::int64_t before = counting ? exact_live() : 0;
   const std::int64_t peak_before = g_published.peak.load(std::memory_order_relaxed);
   const std::int64_t phase_peak_before = g_published.phase_peak.load(std::memory_order_relaxed);
+  const shadow::Mark shadow_before = shadow::mark();
   sampler::load_unwinder();
   if (counting) {
+    shadow::forget_since(shadow_before);
     if (const std::int64_t own = exact_live() - before; own != 0) publish_value(-own);
     const std::int64_t live = exact_live();
     const std::int64_t floor = live > peak_before ? live : peak_before;

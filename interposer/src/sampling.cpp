@@ -20,6 +20,7 @@
 // signal handlers) sample.
 #include <sched.h>
 
+#include "exact_shadow.h"
 #include "heap_sampler.h"
 #include "live_header.h"
 #include "mapped_memory.h"
@@ -34,6 +35,7 @@ namespace heapline::accounting {
 
 __thread bool t_holds_sampling __attribute__((tls_model("initial-exec"))) = false;
 constinit Published g_published;
+constinit shadow::ExactShadow shadow::g_exact_shadow;
 constinit Sampling g_sampling;
 constinit Timeline g_timeline{&g_static_region.timeline};
 constinit Timeline g_mapped_timeline{&g_static_region.mapped_timeline};
@@ -348,7 +350,7 @@ template <bool kMarkers>
     }
     take_pending(t_own, delta);  // a signal handler's bytes meanwhile stay pending
     count_call(t_own.publishes);
-    publish_delta(delta);
+    if (!shadow::test_drops_this_publish()) publish_delta(delta);
     // The threshold moves toward the fair share (precision_budget.cpp).
     if (t_own.span != g_policy.span.load(std::memory_order_relaxed)) [[unlikely]] move_threshold();
     // A marker in flight (accounting.h) stays for its own slow path.

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include "exact_shadow.h"
 #include "precision_budget.h"
 #include "process.h"
 #include "published.h"
@@ -105,6 +106,7 @@ void flush_exiting_thread(void* value) {
   // any call made while it had no slot, which its slot shows once it has
   // one) would count twice.
   uncount_call(t_own.calls[kind]);
+  shadow::count(-bytes);  // likewise its bytes
   if (t_mode == kUnregistered) {
     t_mode = kRegistering;
     if (ensure_process_init()) {
@@ -134,6 +136,7 @@ void flush_exiting_thread(void* value) {
       t_mode = kUnregistered;  // another thread is initialising; retry on the next call
     }
   }
+  shadow::count(bytes);
   publish_exactly(bytes, kind);
 }
 

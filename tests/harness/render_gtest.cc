@@ -194,6 +194,7 @@ TEST(HistoryPage, CpuAndInstructionFiguresAndTheLibrarysBehaviour) {
   h.entries.back().instructions = {true, 0.1614, 0.1614, 0.1614, true};  // a step in the counts only
   h.entries.back().publishes_per_1000_calls = 5.14;
   h.entries.back().extra_peak_rss_kib = 1540;
+  h.entries.back().accuracy = Accuracy{9'994'000, 10'000'000, 19'000};  // -0.06% of a +/-0.19% bound
   auto python = entry("python", "c21xxxxxx", 0.01, 30);  // measured without valgrind
   python.cpu = {true, 0.013, 0.013, 0.013, false};       // an older point's: no interval
   python.publishes_per_1000_calls = 0.76;
@@ -215,8 +216,21 @@ TEST(HistoryPage, CpuAndInstructionFiguresAndTheLibrarysBehaviour) {
             std::string::npos)
       << page;
   EXPECT_EQ(page.find("▲ **regression**"), std::string::npos) << "the wall clock did not move";
-  EXPECT_NE(page.find("| `churn-1t` | 5.1 | 1540 KiB | `c21xxxx` |"), std::string::npos) << page;
-  EXPECT_NE(page.find("| `python` | 0.8 | 20 MiB | `c21xxxx` |"), std::string::npos) << page;
+  EXPECT_NE(page.find("| `churn-1t` | 5.1 | 1540 KiB | -0.06% (bound ±0.19%) | `c21xxxx` |"), std::string::npos) << page;
+  EXPECT_NE(page.find("| `python` | 0.8 | 20 MiB | – | `c21xxxx` |"), std::string::npos) << page;
+}
+
+// An error outside the stated bound is marked where the reader looks.
+TEST(HistoryPage, APeakErrorOutsideTheBoundIsMarked) {
+  History h;
+  h.machines = {machine("Test Chip")};
+  auto e = entry("churn-1t", "c10xxxxxx", 0.05, 0);
+  e.publishes_per_1000_calls = 5.0;
+  e.accuracy = Accuracy{5'000'000, 10'000'000, 19'000};
+  h.entries.push_back(e);
+  RenderOptions options;
+  const auto page = history_page_markdown(h, two_scenarios(), options, "");
+  EXPECT_NE(page.find("| -50.00% (bound ±0.19%) **outside the bound** |"), std::string::npos) << page;
 }
 
 TEST(HistoryPage, EmptyStoreGivesAClearPage) {

@@ -15,7 +15,7 @@ declare -A layer=(
   [live_file]=0 [output]=0 [mapped_regions]=0
   [next_allocator]=1 [mapped_memory]=1 [heap_sampler]=1 [stack_capture]=1
   [accounting]=2 [process]=2 [thread_registry]=2 [published]=2 [sampling]=2 [precision_budget]=2
-  [live_header]=2 [fork_child]=2 [exit_report]=2
+  [live_header]=2 [fork_child]=2 [exit_report]=2 [exact_shadow]=2
   [alloc_override]=3 [mmap_override]=3 [exit_override]=3 [exec_override]=3 [public_api]=3
 )
 status=0

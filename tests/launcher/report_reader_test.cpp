@@ -117,6 +117,8 @@ struct WrittenReport {
     r.signal = 9;
     r.peak_rss_bytes = 126;
     r.live_file_problem = "no room \"here\"";
+    r.exact_shadow_peak_bytes = 127;
+    r.exact_shadow_final_bytes = -128;
   }
 };
 
@@ -183,6 +185,9 @@ TEST_F(ReportReader, ReadsBackEveryFieldTheWriterWrites) {
   EXPECT_EQ(r.ended, "without-exit");
   EXPECT_EQ(r.last_sample_ns, 125u);
   EXPECT_EQ(r.signal, 9);
+  ASSERT_TRUE(r.exact_shadow.has_value());
+  EXPECT_EQ(r.exact_shadow->peak_bytes, 127);
+  EXPECT_EQ(r.exact_shadow->final_bytes, -128);
   ASSERT_EQ(r.markers.size(), 1u);
   EXPECT_EQ(r.markers[0].t_ns, 77u);
   EXPECT_EQ(r.markers[0].name, "phase \"one\"\n");
@@ -252,7 +257,7 @@ TEST_F(ReportReader, KnowsEveryFieldTheWriterWrites) {
       key::kFormat, key::kPid, key::kPpid, key::kExe, key::kStartUnixNs, key::kDurationNs, key::kAllocator,
       key::kSizeBasis, key::kPrecision, key::kPeakBytes, key::kPeakTimeNs, key::kFinalBytes, key::kMapped,
       key::kTotal, key::kCalls, key::kPublishes, key::kIntervalNs, key::kAllocationsSeen, key::kEnded,
-      key::kLastSampleNs, key::kSignal, key::kRunId, key::kPeakRssBytes, key::kLiveFileProblem, key::kMarkers, key::kSamples, key::kMappedSamples,
+      key::kLastSampleNs, key::kSignal, key::kRunId, key::kPeakRssBytes, key::kExactShadow, key::kLiveFileProblem, key::kMarkers, key::kSamples, key::kMappedSamples,
       key::kSampling, key::kPeakProfile, key::kExitProfile};
   for (const auto& [name, value] : report.items()) EXPECT_TRUE(known.count(name)) << name;
 }

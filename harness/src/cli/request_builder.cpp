@@ -76,6 +76,22 @@ std::optional<InstructionRequest> instruction_request(const Scenario& scenario, 
   return request;
 }
 
+std::optional<AccuracyRequest> accuracy_request(const Scenario& scenario, const Locations& where,
+                                                const MeasurementRequest& measured, double scale,
+                                                const std::vector<std::string>& explicit_command,
+                                                const std::string& report_path) {
+  const std::string accuracy_library = accuracy_library_for(measured.library);
+  if (accuracy_library.empty() || !explicit_command.empty() || scenario.instructions_command.empty())
+    return std::nullopt;
+  AccuracyRequest request;
+  request.command = expand_instructions_command(scenario, {where.bin_dir, where.source_dir}, scale);
+  request.command[0] = resolved_program(request.command[0]);
+  request.env = measured.env;
+  request.library = accuracy_library;
+  request.report_path = report_path;
+  return request;
+}
+
 std::string library_label(const MeasurementRequest& request) {
   return request.library.empty() ? "none" : request.library;
 }

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include <optional>
 
+#include "heapline_bench/measurement/accuracy.h"
 #include "heapline_bench/measurement/catalogue.h"
 #include "heapline_bench/measurement/instructions.h"
 #include "heapline_bench/measurement/measurement.h"
@@ -39,6 +40,15 @@ std::optional<InstructionRequest> instruction_request(const Scenario& scenario, 
                                                       const MeasurementRequest& measured, double scale,
                                                       const std::vector<std::string>& explicit_command,
                                                       const std::string& valgrind);
+
+// The accuracy figure's request: the same reduced command, run once under
+// the accuracy build beside the measured library (accuracy.h). nullopt when
+// there is none, for an A/A run, an explicit command, or a scenario without
+// a reduced command.
+std::optional<AccuracyRequest> accuracy_request(const Scenario& scenario, const Locations& where,
+                                                const MeasurementRequest& measured, double scale,
+                                                const std::vector<std::string>& explicit_command,
+                                                const std::string& report_path);
 
 // The line said once per run when valgrind is missing.
 inline constexpr const char* kNoValgrindNote =

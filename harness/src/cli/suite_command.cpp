@@ -87,6 +87,10 @@ int run_suite(const SuiteOptions& options) {
         row.point.instructions = count_instructions(runner, *counted);
         counting = clock.lap();
       }
+      if (auto checked = accuracy_request(scenario, options.where, request, options.scale, {},
+                                          scratch.path() + "/accuracy.json")) {
+        row.point.library_report.accuracy = measure_accuracy(runner, *checked);
+      }
       row.point.commit = commit;
       row.point.commit_range = commit_range;
       try {

@@ -101,23 +101,38 @@ void figures_table(std::ostream& out, const std::vector<HistoryRow>& rows, const
   out << "\n";
 }
 
+// A point's accuracy figure: its peak's error against the exact peak of the
+// same run, and the bound the library stated, both as a percentage of that
+// peak.
+std::string accuracy_text(const Accuracy& accuracy) {
+  if (accuracy.exact_peak_bytes <= 0) return "–";
+  const double peak = static_cast<double>(accuracy.exact_peak_bytes);
+  char text[96];
+  std::snprintf(text, sizeof text, "%+.2f%% (bound ±%.2f%%)", 100.0 * static_cast<double>(accuracy.error_bytes()) / peak,
+                100.0 * static_cast<double>(accuracy.bound_bytes) / peak);
+  return std::string(text) + (accuracy.within_bound() ? "" : " **outside the bound**");
+}
+
 // How the library behaves on each scenario, from its own reports in the
-// newest point that has them: publishes per 1000 calls, and the peak memory
-// it costs.
+// newest point that has them: publishes per 1000 calls, the peak memory it
+// costs, and its peak's error against the stated bound.
 void library_behaviour_table(std::ostream& out, const std::vector<std::string>& scenarios, const History& history) {
   out << "### How the library behaves, measured\n\n"
          "From heapline's own report (`calls` and `publishes`) in the runs with the library of the newest point of "
          "each scenario that has one: how often a thread publishes, and the peak resident memory the process holds "
-         "with heapline beyond what it holds without (median of the runs).\n\n"
-         "| Scenario | publishes per 1000 calls | extra peak RSS | commit | measured (UTC) |\n"
-         "|---|---:|---:|---|---|\n";
+         "with heapline beyond what it holds without (median of the runs). Peak error: the batched peak of the "
+         "scenario's reduced command against the exact peak of the same run (counted beside it by the accuracy "
+         "build, `libheapline_accuracy.so`), with the bound the library stated, both in percent of that peak; "
+         "`heapline-bench check` fails a point outside its bound.\n\n"
+         "| Scenario | publishes per 1000 calls | extra peak RSS | peak error | commit | measured (UTC) |\n"
+         "|---|---:|---:|---:|---|---|\n";
   for (const auto& name : scenarios) {
     const HistoryEntry* newest = nullptr;
     for (auto it = history.entries.rbegin(); it != history.entries.rend() && newest == nullptr; ++it)
       if (it->scenario == name && it->publishes_per_1000_calls) newest = &*it;
     out << "| " << markdown_code(name) << " | ";
     if (newest == nullptr) {
-      out << "– | – | – | – |\n";
+      out << "– | – | – | – | – |\n";
       continue;
     }
     char rate[32];
@@ -131,7 +146,7 @@ void library_behaviour_table(std::ostream& out, const std::vector<std::string>& 
     } else {
       out << "–";
     }
-    out << " | ";
+    out << " | " << (newest->accuracy ? accuracy_text(*newest->accuracy) : "–") << " | ";
     out << commit_code(newest->commit) << " | " << date_of(newest->measured_at) << " |\n";
   }
   out << "\n";

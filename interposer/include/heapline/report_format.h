@@ -63,6 +63,10 @@ inline constexpr char kRunId[] = "run_id";
 // it held: heap never touched is not resident. Optional for readers (absent
 // from older reports and from those converted from a live file).
 inline constexpr char kPeakRssBytes[] = "peak_rss_bytes";
+// The accuracy build's exact shadow (libheapline_accuracy.so only): the
+// exact peak and final figure of the same run, counted call by call beside
+// the batched figures, {peak_bytes, final_bytes}. Optional for readers.
+inline constexpr char kExactShadow[] = "exact_shadow";
 inline constexpr char kLiveFileProblem[] = "live_file_problem";  // why the live file could not follow an exec (optional)
 // The heap sampler (profile_format.h): "sampling" {mean_bytes, unwinder,
 // samples (blocks sampled), dropped, live_capacity, stack_capacity,
@@ -185,6 +189,10 @@ struct Report {
   // The peak resident set size in bytes; -1 (no "peak_rss_bytes" in the
   // JSON) when not known, as for a report converted from a live file.
   std::int64_t peak_rss_bytes = -1;
+  // The accuracy build's exact shadow ("exact_shadow"); -1 (not written)
+  // in every other build.
+  std::int64_t exact_shadow_peak_bytes = -1;
+  std::int64_t exact_shadow_final_bytes = 0;
 };
 
 // Writes `report` as heapline/1 JSON at final_path through a temporary name.

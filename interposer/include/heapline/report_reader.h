@@ -122,6 +122,13 @@ struct ParsedReport {
   std::string run_id;                    // optional ("": the writer did not record it)
   std::string live_file_problem;         // optional ("": the live file was made): why the heap line stayed in memory
   std::optional<std::int64_t> peak_rss_bytes;  // optional: the peak resident set size, when recorded
+  // Optional: the accuracy build's exact peak and final figure of the same
+  // run (report_format.h, "exact_shadow").
+  struct ExactShadow {
+    std::int64_t peak_bytes = 0;
+    std::int64_t final_bytes = 0;
+  };
+  std::optional<ExactShadow> exact_shadow;
   std::vector<ReportMarker> markers;     // in the order recorded
   std::vector<Sample> samples;           // at least one
   std::vector<Sample> mapped_samples;

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "heapline_bench/measurement/accuracy.h"
 #include "heapline_bench/measurement/instructions.h"
 #include "heapline_bench/measurement/machine.h"
 #include "heapline_bench/measurement/statistics.h"
@@ -50,21 +51,6 @@ struct RunFigure {
   Interval interval;
   double median_with_seconds = 0;
   double median_without_seconds = 0;
-};
-
-// The library's stated bound against the error it states: the batched
-// peak of a run against the exact peak of the same work. Two runs of a
-// many-threaded scenario differ by more than the bound on their own
-// (large-4t's reduced command: 4 MiB apart against a 0.7 MiB bound), so
-// what measures it must know the exact peak of the batched run itself; no
-// command writes it yet, and check judges it when a point has it.
-struct Accuracy {
-  std::int64_t batched_peak_bytes = 0;
-  std::int64_t exact_peak_bytes = 0;
-  std::int64_t bound_bytes = 0;  // the batched report's precision.bound_bytes
-  std::int64_t error_bytes() const { return batched_peak_bytes - exact_peak_bytes; }
-  // The library's contract: |batched peak - exact peak| <= stated bound.
-  bool within_bound() const { return error_bytes() <= bound_bytes && -error_bytes() <= bound_bytes; }
 };
 
 // What heapline's own report says about the with-runs, and what its

@@ -1,0 +1,46 @@
+#include "heapline_bench/measurement/accuracy.h"
+
+#include <filesystem>
+
+#include <heapline/report_reader.h>
+
+#include "heapline_bench/measurement/measurement.h"
+
+namespace heapline::bench {
+
+namespace fs = std::filesystem;
+
+std::string accuracy_library_for(const std::string& library) {
+  const fs::path path(library);
+  if (library.find(':') != std::string::npos || path.filename() != "libheapline.so") return "";
+  const fs::path beside = path.parent_path() / "libheapline_accuracy.so";
+  std::error_code error;
+  return fs::is_regular_file(beside, error) ? beside.string() : "";
+}
+
+Accuracy measure_accuracy(ProcessRunner& runner, const AccuracyRequest& request) {
+  RunSpec spec;
+  spec.argv = request.command;
+  spec.env = request.env;
+  spec.env["LD_PRELOAD"] = request.library;
+  spec.env["HEAPLINE_OUT"] = request.report_path;
+  const RunResult result = runner.run(spec);
+  const std::string what = "the accuracy run of " + request.command[0] + " under " + request.library;
+  if (!result.succeeded())
+    throw Refusal(what + " failed" +
+                  (result.started ? " (status " + std::to_string(result.exit_status) + ")" : ": " + result.start_error) +
+                  ":\n" + result.stderr_tail + "\nNothing was recorded.");
+  const heapline::ReportReading reading = heapline::read_report_file(request.report_path);
+  if (!reading) throw Refusal(what + ": " + reading.error + ". Nothing was recorded.");
+  const heapline::ParsedReport& report = *reading.report;
+  if (!report.exact_shadow)
+    throw Refusal(what + ": its report " + request.report_path +
+                  " has no exact_shadow (not an accuracy build?). Nothing was recorded.");
+  Accuracy accuracy;
+  accuracy.batched_peak_bytes = report.peak_bytes;
+  accuracy.exact_peak_bytes = report.exact_shadow->peak_bytes;
+  accuracy.bound_bytes = static_cast<std::int64_t>(report.precision.bound_bytes);
+  return accuracy;
+}
+
+}  // namespace heapline::bench

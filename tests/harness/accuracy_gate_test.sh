@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The accuracy figure end to end: the suite runs the reduced command once
+# under the accuracy build beside the measured library, stores the batched
+# peak, the exact peak of the same run and the stated bound, and `check`
+# fails a point whose error is outside the bound. A correct build passes; a
+# build that loses every second publish (HEAPLINE_TEST_DROP_HALF_PUBLISHES)
+# fails at its first point.
+#   accuracy_gate_test.sh HEAPLINE_BENCH LIBHEAPLINE LIBHEAPLINE_ACCURACY LIBHEAPLINE_DROPS_PUBLISHES
+set -euo pipefail
+bench=$1 library=$2 accuracy=$3 drops=$4
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+measure() {  # NAME ACCURACY_BUILD: a suite point of churn-4t, then check
+  mkdir -p "$work/$1"
+  cp "$library" "$work/$1/libheapline.so"
+  cp "$2" "$work/$1/libheapline_accuracy.so"
+  "$bench" suite --lib "$work/$1/libheapline.so" --only churn-4t --runs 2 --scale 0.02 --no-instructions \
+    --no-plots --store "$work/$1/store" --out "$work/$1/page" \
+    --commit 0123456789abcdef0123456789abcdef01234567 >"$work/$1/suite.out" 2>"$work/$1/suite.err" ||
+    { echo "suite ($1) failed:"; cat "$work/$1/suite.err"; exit 1; }
+  grep -q '"accuracy":{"batched_peak_bytes":' "$work/$1/store/points.jsonl" ||
+    { echo "no accuracy figure in the point ($1):"; cat "$work/$1/store/points.jsonl"; exit 1; }
+  status=0
+  "$bench" check --store "$work/$1/store" --fail-on-regression >"$work/$1/check.out" 2>"$work/$1/check.err" ||
+    status=$?
+}
+
+measure good "$accuracy"
+[[ $status -eq 0 ]] || { echo "the correct build failed check (status $status):"; cat "$work/good/check.out" "$work/good/check.err"; exit 1; }
+grep -q '| `churn-4t` | `0123456` | .* | \*\*within the bound\*\* |' "$work/good/check.out" ||
+  { cat "$work/good/check.out"; exit 1; }
+
+measure drops "$drops"
+[[ $status -eq 1 ]] || { echo "the build that drops publishes passed check (status $status):"; cat "$work/drops/check.out"; exit 1; }
+grep -q '| `churn-4t` | `0123456` | -[0-9]* B | [0-9]* B | \*\*outside the bound\*\* |' "$work/drops/check.out" ||
+  { cat "$work/drops/check.out"; exit 1; }
+echo "accuracy gate: ok"
