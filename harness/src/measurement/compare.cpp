@@ -2,7 +2,6 @@
 
 #include <stdexcept>
 
-#include "heapline_bench/history/point.h"
 #include "heapline_bench/measurement/utc_time.h"
 #include "heapline_bench/measurement/statistics.h"
 
