@@ -152,7 +152,8 @@ void add_verdict_options(CLI::App& command, VerdictOptions& rule) {
 
 void add_precision_options(CLI::App& command, AdaptivePrecision& precision) {
   command.add_option("--until-ci", precision.points,
-                     "Add interleaved pairs until the 95% interval is at most this many points either side")
+                     "Add interleaved pairs until the " + confidence_level_text() +
+                         " interval is at most this many points either side")
       ->check(check::number(0, 1000, false));
   command.add_option("--until-ci-of", precision.figure, "The figure --until-ci narrows: wall or cpu")
       ->capture_default_str()
@@ -290,15 +291,17 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
       ->required()
       ->check(check::text & CLI::ExistingFile);
 
-  auto* export_cmd = app.add_subcommand(
-      "export", "Write the history for another program: CSV, github-action-benchmark, Bencher (BMF), its commits");
-  add_store_option(*export_cmd, export_.store);
+  // The formats as exporter.cpp's table lists them: a new one needs no line here.
   std::vector<std::string> format_names;
-  std::string formats_help;
+  std::string formats_help, names;
   for (const auto& format : export_formats()) {
     format_names.push_back(format.name);
     formats_help += (formats_help.empty() ? "" : "; ") + format.name + ": " + format.description;
+    names += (names.empty() ? "" : ", ") + format.name;
   }
+  auto* export_cmd =
+      app.add_subcommand("export", "Write the history for another program, in one of its formats: " + names);
+  add_store_option(*export_cmd, export_.store);
   export_cmd->add_option("--format", export_.format, formats_help)
       ->check(CLI::IsMember(format_names))
       ->capture_default_str();

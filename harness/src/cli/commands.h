@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "heapline_bench/verdicts/verdict.h"
+
 namespace heapline::bench {
 
 // Exit statuses shared by every subcommand.
@@ -102,12 +104,13 @@ struct CompareOptions {
   bool write_docs = false;
 };
 
+// The verdict rule's settings, their defaults the rule's own (verdict.h).
 struct VerdictOptions {
-  int window = 20;
-  int min_history = 8;
-  double false_alarm_rate = 0.05;
-  double min_effect_points = 2.0;               // percentage points, wall and cpu
-  double min_effect_instructions_points = 0.2;  // percentage points, instructions
+  int window = VerdictRule{}.window;
+  int min_history = VerdictRule{}.min_history;
+  double false_alarm_rate = VerdictRule{}.false_alarm_rate;
+  double min_effect_points = 100 * VerdictRule{}.min_effect;  // percentage points, wall and cpu
+  double min_effect_instructions_points = 100 * VerdictRule{}.instructions_min_effect;  // instructions
   // The figures whose regressions fail `check --fail-on-regression`
   // (docs/regressions.md says why these two).
   std::vector<std::string> gate = {"instructions", "cpu"};
@@ -136,7 +139,6 @@ struct CalibrateOptions {
 int run_overhead(const OverheadOptions& options);
 int run_check(const CheckOptions& options);
 
-struct VerdictRule;
 // The verdict rule from the command line; refuses impossible values.
 VerdictRule verdict_rule(const VerdictOptions& options, int scenarios);
 int run_calibrate(const CalibrateOptions& options);

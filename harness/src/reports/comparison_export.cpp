@@ -118,8 +118,9 @@ std::string cells_note(const json& scenarios, const std::string& first_label) {
     for (const auto& result : row.at("results"))
       if (cpu_overhead_of(result)) ++with_cpu;
   std::string note =
-      "Each cell is the overhead (the median of the rounds' median with / median without − 1) and its 95% "
-      "interval (a bootstrap that resamples each round's own runs), " +
+      "Each cell is the overhead (the median of the rounds' median with / median without − 1) and its " +
+      confidence_level_text() +
+      " interval (a bootstrap that resamples each round's own runs), " +
       std::string(with_cpu == 0 ? "in wall-clock time; this comparison kept no CPU-time figure."
                                 : "in wall-clock time and in CPU time (user + sys of the same runs).") +
       " The marks compare each build with the first column (" +

@@ -30,6 +30,9 @@ struct Measurement;
 
 inline constexpr int kPointSchema = 2;
 inline constexpr const char* kDefaultScenario = "churn-4t";  // points older than scenarios
+// The level of the points that do not state theirs (the oldest): a fact of
+// those points, not the level of new ones (kConfidenceLevel).
+inline constexpr double kConfidenceOfUnlabelledPoints = 0.95;
 
 struct CommitRange {
   std::string first;  // the oldest commit the point stands for (exclusive base)
@@ -67,7 +70,7 @@ struct Point {
   std::string measured_at;                  // RFC 3339, UTC (utc_time.h)
   double overhead = 0;  // the wall figure, the headline
   Interval interval;
-  double confidence = 0.95;
+  double confidence = kConfidenceLevel;
   int runs = 0;
   double scale = 1.0;  // the --scale of the operation counts
   std::optional<RunFigure> cpu;                   // absent: no CPU times were recorded
