@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "heapline_bench/measurement/measurement.h"
 #include "heapline_bench/verdicts/verdict.h"
 
 namespace heapline::bench {
@@ -28,7 +29,7 @@ struct Locations {
 struct AdaptivePrecision {
   double points = 0;           // 0: off, exactly RUNS pairs
   std::string figure = "wall"; // wall | cpu
-  int max_runs = 50;
+  int max_runs = kDefaultMaxRuns;
 };
 
 struct OverheadOptions {
@@ -54,7 +55,7 @@ struct RenderCommandOptions {
 struct SuiteOptions {
   Locations where;
   std::string library;  // empty: libheapline.so next to heapline-bench
-  int runs = 10;
+  int runs = kDefaultRuns;
   double scale = 1.0;
   std::vector<std::string> only;
   std::string commit;        // empty: the source tree's HEAD, if it is a git checkout
@@ -85,14 +86,14 @@ struct ImportOptions {
 
 struct CompareOptions {
   Locations where;
-  std::vector<std::string> libs;      // LABEL=PATH
+  std::vector<std::string> builds;    // LABEL=PATH (--build, formerly --lib)
   std::vector<std::string> settings;  // LABEL:NAME=VALUE, a variable for one build's runs
   bool floor = false;                 // add the forwarding-only library
   bool memusage = false;              // add glibc's libmemusage.so
   bool heaptrack = false;             // add heaptrack's recording library (absent when not installed)
   std::string heaptrack_library;      // default: where Debian's heaptrack puts it
   int rounds = 3;
-  int runs = 10;
+  int runs = kDefaultRuns;
   double scale = 1.0;
   std::vector<std::string> only;
   // Where the raw data and the table go. A comparison is written into the
@@ -128,7 +129,7 @@ struct CalibrateOptions {
   Locations where;
   std::string store;
   std::string library;  // default: libheapline.so next to heapline-bench
-  int runs = 10;
+  int runs = kDefaultRuns;
   int repeats = 5;
   double scale = 1.0;
   std::vector<std::string> only;
