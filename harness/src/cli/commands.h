@@ -23,7 +23,7 @@ struct Locations {
   std::string source_dir;  // the source tree ({source} in commands)
 };
 
-// --until-ci: keep adding interleaved pairs until the figure's 95% interval
+// --until-ci: keep adding interleaved pairs until the figure's confidence interval (kConfidenceLevel)
 // is at most `points` percentage points on either side of it, or
 // `max_runs` pairs have run (the point records how many did).
 struct AdaptivePrecision {

@@ -65,7 +65,7 @@ struct MeasurementRequest {
   std::string floor;
   int runs = kDefaultRuns;
   // Adaptive precision (--until-ci): after `runs` pairs, keep adding pairs
-  // (in the same alternating order) until the 95% interval of the figure
+  // (in the same alternating order) until the confidence interval of the figure
   // named by until_ci_cpu (false: wall, true: cpu time) is at most
   // until_half_width on either side of the figure, or max_runs pairs have
   // run. 0: off.
