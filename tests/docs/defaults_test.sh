@@ -55,7 +55,7 @@ level = level.group(1)
 docs = sorted(glob.glob(os.path.join(source_dir, "docs/*.md"))) + [os.path.join(source_dir, "README.md")]
 for path in docs:
     text = open(path, encoding="utf-8").read()
-    for match in re.finditer(r"(\d+(?:\.\d+)?%)(?: confidence)? interval", text):
+    for match in re.finditer(r"(\d+(?:\.\d+)?%)\s+(?:confidence\s+)?interval", text):
         if match.group(1) != level:
             line = text.count("\n", 0, match.start()) + 1
             problems.append(f"{os.path.relpath(path, source_dir)}:{line}: '{match.group(0)}', "
