@@ -68,7 +68,7 @@ for i in "${!refs[@]}"; do
   fi
   lib=$(find "$libdir" -name libheapline.so -type f | head -n 1)
   [[ -n "$lib" ]] || { echo "compare_releases: no libheapline.so was built at '$ref'" >&2; exit 1; }
-  lib_args+=(--lib "${labels[$i]}=$lib")
+  lib_args+=(--build "${labels[$i]}=$lib")
 done
 
 exec "$build_dir/bin/heapline-bench" compare "${lib_args[@]}" "$@"

@@ -5,7 +5,8 @@
 //   text/         how outside text is quoted in messages, and its checks
 //   measurement/  running a command (process_runner), the statistics, the
 //                 machine, the scenario catalogue, the interleaved
-//                 measurement, and the release comparison's rounds
+//                 measurement and the figures of its runs, and the release
+//                 comparison's rounds
 //   history/      the point (its schema), the append-only store, and the fast
 //                 reader of the history
 //   verdicts/     the regression rule, change points, noise calibration
@@ -13,6 +14,7 @@
 //                 scenario table, release comparison; and the atomic writer
 //   cli/          the command line (command_line.cpp) and one file per
 //                 group of subcommands
+// (tests/tools/include_layers.py checks that no layer includes a later one.)
 #include <csignal>
 #include <cstring>
 #include <functional>

@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include <heapline/regular_file.h>
+#include <heapline/shared_object.h>
 
 namespace heapline::launcher {
 
@@ -122,11 +123,16 @@ std::string why_preload_cannot_apply(const std::string& program) {
 }
 
 std::string shared_object_problem(const std::string& path) {
-  Elf64_Ehdr header;
-  bool has_interpreter = false;
-  if (!read_elf(path, header, has_interpreter)) return "not a 64-bit ELF file";
-  if (header.e_type != ET_DYN) return "an ELF file but not a shared library";
-  return "";
+  switch (shared_object_problem_of(path)) {
+    case SharedObjectProblem::none:
+      return "";
+    case SharedObjectProblem::other_machine:
+      return "a 64-bit ELF file for another machine";
+    case SharedObjectProblem::not_shared_object:
+      return "an ELF file but not a shared library";
+    default:
+      return "not a 64-bit ELF file";
+  }
 }
 
 ExecFailure describe_exec_failure(const std::string& program, int error) {

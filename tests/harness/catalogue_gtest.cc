@@ -59,8 +59,66 @@ TEST(Catalogue, TheAllocatorEntriesAreApartFromTheFive) {
   }
   EXPECT_EQ(catalogue.find("churn-4t-mimalloc")->display_command(), "malloc_churn 4 10000000");
   // The five name no allocator: the program's own (glibc's) serves them.
-  for (const auto& scenario : load_catalogue(HEAPLINE_SOURCE_DIR "/scenarios/scenarios.json").scenarios)
-    EXPECT_EQ(scenario.allocator, "") << scenario.name;
+  const Catalogue five = load_catalogue(HEAPLINE_SOURCE_DIR "/scenarios/scenarios.json");
+  for (const auto& scenario : five.scenarios) EXPECT_EQ(scenario.allocator, "") << scenario.name;
+  // Each entry runs the command of its scenario of the five, taken from
+  // there (command_of), not a copy of it; and, as before, no instruction
+  // command of its own.
+  for (const auto& scenario : catalogue.scenarios) {
+    const Scenario* of = five.find(scenario.name.substr(0, 8));
+    ASSERT_NE(of, nullptr) << scenario.name;
+    EXPECT_EQ(scenario.command, of->command) << scenario.name;
+    EXPECT_EQ(scenario.scale_arg, of->scale_arg) << scenario.name;
+    EXPECT_TRUE(scenario.instructions_command.empty()) << scenario.name;
+  }
+}
+
+// command_of: the command and scale_arg of a scenario of the catalogue that
+// commands_from names, and nothing else; a name it does not hold, a
+// command beside it, or no catalogue to take it from is refused, naming the
+// entry.
+TEST(Catalogue, AnEntryTakesTheCommandOfAScenarioOfItsCommandsFrom) {
+  const Catalogue base = parse_catalogue(
+      R"({"scenarios": [{"name": "churn-1t", "command": ["{bin}/malloc_churn", "1", "100"], "scale_arg": 2,
+          "instructions_command": ["{bin}/malloc_churn", "1", "10"], "env": {"A": "1"}}]})",
+      "base.json");
+  const std::string entry = R"({"commands_from": "base.json", "scenarios": [{"name": "x", "command_of": "churn-1t"}]})";
+  const Catalogue extra = parse_catalogue(entry, "extra.json", &base);
+  ASSERT_EQ(extra.scenarios.size(), 1u);
+  EXPECT_EQ(extra.scenarios[0].command, base.scenarios[0].command);
+  EXPECT_EQ(extra.scenarios[0].scale_arg, 2);
+  EXPECT_TRUE(extra.scenarios[0].instructions_command.empty());
+  EXPECT_TRUE(extra.scenarios[0].env.empty());
+
+  auto refusal = [&](const std::string& text, const Catalogue* from) {
+    try {
+      parse_catalogue(text, "extra.json", from);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(refusal(entry, nullptr),
+            "scenario catalogue extra.json: \"commands_from\" names a catalogue, which only a catalogue read from a "
+            "file can have");
+  EXPECT_EQ(refusal(R"({"scenarios": [{"name": "x", "command_of": "churn-1t"}]})", nullptr),
+            "scenario catalogue extra.json: x: command_of names 'churn-1t', but the catalogue has no commands_from");
+  EXPECT_EQ(refusal(R"({"commands_from": "b", "scenarios": [{"name": "x", "command_of": "churn-9t"}]})", &base),
+            "scenario catalogue extra.json: x: command_of names 'churn-9t', which is no scenario of commands_from");
+  EXPECT_EQ(refusal(R"({"commands_from": "b", "scenarios": [{"name": "x", "command_of": "churn-1t", "command": ["a"]}]})",
+                    &base),
+            "scenario catalogue extra.json: x: command_of takes the command and scale_arg of 'churn-1t': give neither "
+            "beside it");
+  EXPECT_EQ(refusal(R"({"commands_from": 3, "scenarios": []})", &base),
+            "scenario catalogue extra.json: \"commands_from\" must be the file name of a catalogue beside this one");
+}
+
+TEST(Catalogue, CommandsFromIsAFileBesideTheCatalogue) {
+  EXPECT_EQ(commands_from_path(R"({"commands_from": "scenarios.json"})", "/s/scenarios/allocators.json"),
+            "/s/scenarios/scenarios.json");
+  EXPECT_EQ(commands_from_path(R"({"commands_from": "five.json"})", "allocators.json"), "five.json");
+  EXPECT_EQ(commands_from_path(R"({"scenarios": []})", "a.json"), "");
+  EXPECT_EQ(commands_from_path("not json", "a.json"), "");
 }
 
 // The many-thread entry does churn-4t's work over 64 threads, in full and

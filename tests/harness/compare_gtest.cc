@@ -338,12 +338,13 @@ TEST(CompareBuilds, APeersSettingsReachBothSidesOfItsOwnMeasurementsOnly) {
 
 TEST(CompareBuilds, NeedsTwoBuilds) {
   LibraryCostRunner runner;
-  EXPECT_THROW(compare_builds(runner, {{"A", "/a.so"}}, {"churn-1t"}, 3, 2, 1.0, {}), Refusal);
+  EXPECT_THROW(compare_builds(runner, {{"A", "/a.so"}}, {"churn-1t"}, 3, 2, 1.0, {}), PreconditionFailed);
 }
 
 TEST(CompareBuilds, NeedsAtLeastOneRoundAndRunsNothingWithout) {
   LibraryCostRunner runner;
-  EXPECT_THROW(compare_builds(runner, {{"A", "/a.so"}, {"B", "/b.so"}}, {"churn-1t"}, 0, 2, 1.0, {}), Refusal);
+  EXPECT_THROW(compare_builds(runner, {{"A", "/a.so"}, {"B", "/b.so"}}, {"churn-1t"}, 0, 2, 1.0, {}),
+               PreconditionFailed);
   EXPECT_TRUE(runner.order.empty());
 }
 

@@ -72,6 +72,7 @@ compare_options() {
   # --write-docs, which takes no other destination.
   before=$(sha256sum "$source_dir/docs/release-comparison.json")
   rm -f "$build_dir/release-comparison/release-comparison.json"
+  # (--lib, the former name of --build, still names a build.)
   "$bench" compare --lib "a=$build_dir/bin/libheapline.so" --floor --only churn-1t --runs 1 --rounds 1 \
     --scale 0.0005 >/dev/null 2>"$work/err" || { cat "$work/err"; exit 1; }
   [[ "$(sha256sum "$source_dir/docs/release-comparison.json")" == "$before" ]] ||
@@ -80,20 +81,20 @@ compare_options() {
     { echo "the quick look wrote no release-comparison.json and .md in $build_dir/release-comparison"; exit 1; }
   grep -q "raw data in .*/release-comparison/release-comparison.json" "$work/err" ||
     { cat "$work/err"; exit 1; }
-  if "$bench" compare --lib "a=$build_dir/bin/libheapline.so" --floor --write-docs --json "$work/x.json" 2>"$work/err"; then
+  if "$bench" compare --build "a=$build_dir/bin/libheapline.so" --floor --write-docs --json "$work/x.json" 2>"$work/err"; then
     echo "accepted --write-docs with --json"; exit 1
   fi
   grep -qE -- "--(write-docs excludes --json|json excludes --write-docs)" "$work/err" || { cat "$work/err"; exit 1; }
 
   # compare itself refuses a missing library and a lone build.
-  if "$bench" compare --lib a=/nonexistent/lib.so --floor 2>"$work/err"; then echo "accepted a missing library"; exit 1; fi
+  if "$bench" compare --build a=/nonexistent/lib.so --floor 2>"$work/err"; then echo "accepted a missing library"; exit 1; fi
   grep -q "does not exist" "$work/err"
   if "$bench" compare --floor 2>"$work/err"; then echo "accepted a single build"; exit 1; fi
   grep -q "at least two builds" "$work/err"
 
   # The same library under two settings is two builds: --env sets a variable
   # for one build's runs, kept in the JSON and said under the table.
-  "$bench" compare --lib "default=$build_dir/bin/libheapline.so" --lib "exact=$build_dir/bin/libheapline.so" \
+  "$bench" compare --build "default=$build_dir/bin/libheapline.so" --build "exact=$build_dir/bin/libheapline.so" \
     --env exact:HEAPLINE_PRECISION=exact --env exact:HEAPLINE_INTERVAL_MS=5 --only churn-1t --runs 1 --rounds 1 \
     --scale 0.0005 --json "$work/settings.json" --out "$work/settings" >"$work/table" 2>"$work/err" ||
     { cat "$work/err"; exit 1; }
@@ -106,18 +107,18 @@ assert "env" not in builds[0], builds[0]
 assert builds[1]["env"] == {"HEAPLINE_PRECISION": "exact", "HEAPLINE_INTERVAL_MS": "5"}, builds[1]
 PY
   for setting in exact nolabel=1 :HEAPLINE_PRECISION=exact exact:=1; do
-    if "$bench" compare --lib "exact=$build_dir/bin/libheapline.so" --floor --env "$setting" 2>"$work/err"; then
+    if "$bench" compare --build "exact=$build_dir/bin/libheapline.so" --floor --env "$setting" 2>"$work/err"; then
       echo "accepted --env $setting"; exit 1
     fi
     grep -q "takes LABEL:NAME=VALUE, got '$setting'" "$work/err" || { cat "$work/err"; exit 1; }
   done
-  if "$bench" compare --lib "exact=$build_dir/bin/libheapline.so" --floor --env wide:HEAPLINE_PRECISION=exact \
+  if "$bench" compare --build "exact=$build_dir/bin/libheapline.so" --floor --env wide:HEAPLINE_PRECISION=exact \
     2>"$work/err"; then echo "accepted --env for a build that is not there"; exit 1; fi
   grep -q "names build 'wide', which is not one of the builds" "$work/err" || { cat "$work/err"; exit 1; }
 
   # heaptrack, the peer beside memusage: a column of its own when installed (its
   # trace discarded), "absent" with a note when not; never a refusal.
-  "$bench" compare --lib "heapline=$build_dir/bin/libheapline.so" --floor --heaptrack \
+  "$bench" compare --build "heapline=$build_dir/bin/libheapline.so" --floor --heaptrack \
     --heaptrack-library /nonexistent/libheaptrack_preload.so --only churn-1t \
     --runs 1 --rounds 1 --scale 0.0005 --json "$work/absent.json" --out "$work/absent" >"$work/table" 2>"$work/err" ||
     { cat "$work/err"; exit 1; }

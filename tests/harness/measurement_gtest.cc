@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <heapline/shared_object.h>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -290,9 +291,15 @@ TEST_F(MeasureTest, RefusesACommandThatCannotStart) {
   EXPECT_THROW(measure(runner, request), Refusal);
 }
 
-TEST_F(MeasureTest, RefusesNonPositiveRuns) {
+// The command line refuses --runs 0 (option_values_test.sh); a request
+// without runs is a caller's bug, caught before anything runs.
+TEST_F(MeasureTest, ARequestWithoutRunsBreaksItsPrecondition) {
   request.runs = 0;
-  EXPECT_THROW(measure(runner, request), Refusal);
+  EXPECT_THROW(measure(runner, request), PreconditionFailed);
+  request.runs = 4;
+  request.until_half_width = 0.01;
+  request.max_runs = 3;
+  EXPECT_THROW(measure(runner, request), PreconditionFailed);
   EXPECT_TRUE(runner.seen.empty());
 }
 
@@ -381,6 +388,42 @@ TEST(LibraryCheck, RefusesMissingNonElfAndNonSharedFiles) {
   EXPECT_THROW(checked_preload_library("/nonexistent/libnothing.so"), Refusal);
   EXPECT_THROW(checked_preload_library("/etc/hostname"), Refusal);
   EXPECT_THROW(checked_preload_library("/"), Refusal);
+}
+
+// The one check both programs make (heapline/shared_object.h): each kind of
+// file that cannot be preloaded is told apart, from its header alone.
+TEST(LibraryCheck, TellsEachKindOfFileThatCannotBePreloaded) {
+  const std::string dir = ::testing::TempDir();
+  auto with_header = [&](const std::string& name, unsigned char elf_class, int machine, int type) {
+    Elf64_Ehdr header{};
+    std::memcpy(header.e_ident, ELFMAG, SELFMAG);
+    header.e_ident[EI_CLASS] = elf_class;
+    header.e_machine = static_cast<Elf64_Half>(machine);
+    header.e_type = static_cast<Elf64_Half>(type);
+    std::ofstream(dir + name, std::ios::binary).write(reinterpret_cast<const char*>(&header), sizeof header);
+    return dir + name;
+  };
+#if defined(__aarch64__)
+  const int here = EM_AARCH64;
+#else
+  const int here = EM_X86_64;
+#endif
+  unsigned type = 0;
+  EXPECT_EQ(shared_object_problem_of(with_header("so", ELFCLASS64, here, ET_DYN)), SharedObjectProblem::none);
+  EXPECT_EQ(shared_object_problem_of(with_header("exec", ELFCLASS64, here, ET_EXEC), &type),
+            SharedObjectProblem::not_shared_object);
+  EXPECT_EQ(type, unsigned{ET_EXEC});
+  EXPECT_EQ(shared_object_problem_of(with_header("32", ELFCLASS32, here, ET_DYN)), SharedObjectProblem::not_elf64);
+  EXPECT_EQ(shared_object_problem_of(with_header("other", ELFCLASS64, here == EM_AARCH64 ? EM_X86_64 : EM_AARCH64, ET_DYN)),
+            SharedObjectProblem::other_machine);
+  std::ofstream(dir + "short") << "\x7f" "ELF";
+  EXPECT_EQ(shared_object_problem_of(dir + "short"), SharedObjectProblem::unreadable);
+  std::ofstream(dir + "text") << std::string(100, 'x');
+  EXPECT_EQ(shared_object_problem_of(dir + "text"), SharedObjectProblem::not_elf);
+  EXPECT_EQ(shared_object_problem_of("/"), SharedObjectProblem::not_regular_file);
+  EXPECT_EQ(shared_object_problem_of("/nonexistent/lib.so"), SharedObjectProblem::missing);
+  EXPECT_EQ(checked_preload_library(dir + "so"), dir + "so");
+  EXPECT_THROW(checked_preload_library(dir + "exec"), Refusal);
 }
 
 TEST(ProgramResolution, FindsProgramsOnPathAndRefusesUnknownOnes) {

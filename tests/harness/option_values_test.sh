@@ -57,13 +57,16 @@ done
 # Text options: never empty, never a control character.
 texts=(
   "suite --store" "suite --store $work/fresh --lib" "suite --store $work/fresh --commit" "suite --store $work/fresh --only"
-  "render --out" "export --commit" "export --out" "import --store" "compare --lib" "compare --env" "compare --json"
+  "render --out" "export --commit" "export --out" "import --store" "compare --build" "compare --env" "compare --json"
 )
 for option in "${texts[@]}"; do
   read -r -a words <<<"$option"
   refused "${words[-1]}: must not be empty" "${words[@]}" ''
   refused "${words[-1]}: must not hold a control character" "${words[@]}" $'a\nb'
 done
+refused "--max-runs: must be at least the runs asked for (10), got '5'" suite --store "$work/fresh" --until-ci 1 --max-runs 5
+refused "--max-runs: must be at least the runs asked for (8), got '7'" overhead churn-1t none 8 --until-ci 1 --max-runs 7
+refused "--min-history (50) must be at most --window (20)" check --store "$work/store" --min-history 50
 refused "--commit: must be one word" suite --store "$work/fresh" --commit 'a b'
 refused "--until-ci-of: x not in {wall,cpu}" suite --store "$work/fresh" --until-ci-of x
 refused "--gate: speed not in {wall,cpu,instructions}" check --store "$work/store" --gate speed

@@ -79,6 +79,21 @@ const CLI::Validator commit(
     },
     "COMMIT");
 
+// The rules between two options, checked right after the values: a
+// command line that breaks one is refused like a bad value, before anything
+// runs, and nothing downstream checks it again.
+void relations(const AdaptivePrecision& precision, int runs) {
+  if (precision.points > 0 && precision.max_runs < runs)
+    throw CLI::ValidationError("--max-runs", "must be at least the runs asked for (" + std::to_string(runs) +
+                                                 "), got '" + std::to_string(precision.max_runs) + "'");
+}
+
+void relations(const VerdictOptions& rule) {
+  if (rule.min_history > rule.window)
+    throw CLI::ValidationError("--min-history (" + std::to_string(rule.min_history) + ") must be at most --window (" +
+                               std::to_string(rule.window) + ")");
+}
+
 }  // namespace check
 
 std::string own_directory() {
@@ -152,7 +167,8 @@ void add_verdict_options(CLI::App& command, VerdictOptions& rule) {
 
 void add_precision_options(CLI::App& command, AdaptivePrecision& precision) {
   command.add_option("--until-ci", precision.points,
-                     "Add interleaved pairs until the 95% interval is at most this many points either side")
+                     "Add interleaved pairs until the " + confidence_level_text() +
+                         " interval is at most this many points either side")
       ->check(check::number(0, 1000, false));
   command.add_option("--until-ci-of", precision.figure, "The figure --until-ci narrows: wall or cpu")
       ->capture_default_str()
@@ -228,7 +244,8 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
       "Compare library builds on the scenarios, in rounds that alternate them; print the docs' table. Each cell is "
       "the overhead in wall time, then in CPU time (user + sys of the same runs) in brackets: median with / median "
       "without - 1 in each round, then the median of the rounds");
-  compare_cmd->add_option("--lib", compare.libs, "A build: LABEL=PATH (twice or more)")->check(check::text);
+  compare_cmd->add_option("--build,--lib", compare.builds, "A build: LABEL=PATH (twice or more; --lib is its former name)")
+      ->check(check::text);
   compare_cmd->add_option("--env", compare.settings,
                           "A setting for one build's runs, LABEL:NAME=VALUE (e.g. wide:HEAPLINE_PRECISION=32768,64): the "
                           "same library under two settings is two builds")
@@ -310,15 +327,17 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
       ->required()
       ->check(check::text & CLI::ExistingFile);
 
-  auto* export_cmd = app.add_subcommand(
-      "export", "Write the history for another program: CSV, github-action-benchmark, Bencher (BMF), its commits");
-  add_store_option(*export_cmd, export_.store);
+  // The formats as exporter.cpp's table lists them: a new one needs no line here.
   std::vector<std::string> format_names;
-  std::string formats_help;
+  std::string formats_help, names;
   for (const auto& format : export_formats()) {
     format_names.push_back(format.name);
     formats_help += (formats_help.empty() ? "" : "; ") + format.name + ": " + format.description;
+    names += (names.empty() ? "" : ", ") + format.name;
   }
+  auto* export_cmd =
+      app.add_subcommand("export", "Write the history for another program, in one of its formats: " + names);
+  add_store_option(*export_cmd, export_.store);
   export_cmd->add_option("--format", export_.format, formats_help)
       ->check(CLI::IsMember(format_names))
       ->capture_default_str();
@@ -329,6 +348,10 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
 
   try {
     app.parse(argc, argv);
+    check::relations(overhead.precision, overhead.runs);
+    check::relations(suite.precision, suite.runs);
+    check::relations(check.rule);
+    check::relations(calibrate.rule);
   } catch (const CLI::ParseError& e) {
     const int status = app.exit(e);
     return status == 0 ? kExitOk : kExitUsage;

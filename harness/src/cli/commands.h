@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "heapline_bench/measurement/measurement.h"
+#include "heapline_bench/verdicts/verdict.h"
+
 namespace heapline::bench {
 
 // Exit statuses shared by every subcommand.
@@ -20,13 +23,13 @@ struct Locations {
   std::string source_dir;  // the source tree ({source} in commands)
 };
 
-// --until-ci: keep adding interleaved pairs until the figure's 95% interval
+// --until-ci: keep adding interleaved pairs until the figure's confidence interval (kConfidenceLevel)
 // is at most `points` percentage points on either side of it, or
 // `max_runs` pairs have run (the point records how many did).
 struct AdaptivePrecision {
   double points = 0;           // 0: off, exactly RUNS pairs
   std::string figure = "wall"; // wall | cpu
-  int max_runs = 50;
+  int max_runs = kDefaultMaxRuns;
 };
 
 struct OverheadOptions {
@@ -52,7 +55,7 @@ struct RenderCommandOptions {
 struct SuiteOptions {
   Locations where;
   std::string library;  // empty: libheapline.so next to heapline-bench
-  int runs = 10;
+  int runs = kDefaultRuns;
   double scale = 1.0;
   std::vector<std::string> only;
   std::string commit;        // empty: the source tree's HEAD, if it is a git checkout
@@ -83,14 +86,14 @@ struct ImportOptions {
 
 struct CompareOptions {
   Locations where;
-  std::vector<std::string> libs;      // LABEL=PATH
+  std::vector<std::string> builds;    // LABEL=PATH (--build, formerly --lib)
   std::vector<std::string> settings;  // LABEL:NAME=VALUE, a variable for one build's runs
   bool floor = false;                 // add the forwarding-only library
   bool memusage = false;              // add glibc's libmemusage.so
   bool heaptrack = false;             // add heaptrack's recording library (absent when not installed)
   std::string heaptrack_library;      // default: where Debian's heaptrack puts it
   int rounds = 3;
-  int runs = 10;
+  int runs = kDefaultRuns;
   double scale = 1.0;
   std::vector<std::string> only;
   // Where the raw data and the table go. A comparison is written into the
@@ -102,12 +105,13 @@ struct CompareOptions {
   bool write_docs = false;
 };
 
+// The verdict rule's settings, their defaults the rule's own (verdict.h).
 struct VerdictOptions {
-  int window = 20;
-  int min_history = 8;
-  double false_alarm_rate = 0.05;
-  double min_effect_points = 2.0;               // percentage points, wall and cpu
-  double min_effect_instructions_points = 0.2;  // percentage points, instructions
+  int window = VerdictRule{}.window;
+  int min_history = VerdictRule{}.min_history;
+  double false_alarm_rate = VerdictRule{}.false_alarm_rate;
+  double min_effect_points = 100 * VerdictRule{}.min_effect;  // percentage points, wall and cpu
+  double min_effect_instructions_points = 100 * VerdictRule{}.instructions_min_effect;  // instructions
   // The figures whose regressions fail `check --fail-on-regression`
   // (docs/regressions.md says why these two).
   std::vector<std::string> gate = {"instructions", "cpu"};
@@ -139,7 +143,7 @@ struct CalibrateOptions {
   Locations where;
   std::string store;
   std::string library;  // default: libheapline.so next to heapline-bench
-  int runs = 10;
+  int runs = kDefaultRuns;
   int repeats = 5;
   double scale = 1.0;
   std::vector<std::string> only;
@@ -151,7 +155,6 @@ int run_overhead(const OverheadOptions& options);
 int run_check(const CheckOptions& options);
 int run_instructions(const InstructionsOptions& options);
 
-struct VerdictRule;
 // The verdict rule from the command line; refuses impossible values.
 VerdictRule verdict_rule(const VerdictOptions& options, int scenarios);
 int run_calibrate(const CalibrateOptions& options);

@@ -53,10 +53,10 @@ void apply_setting(std::vector<Build>& builds, const std::string& setting) {
 
 std::vector<Build> builds_from(const CompareOptions& options, std::vector<AbsentPeer>& absent) {
   std::vector<Build> builds;
-  for (const auto& spec : options.libs) {
+  for (const auto& spec : options.builds) {
     const auto equals = spec.find('=');
     if (equals == std::string::npos || equals == 0 || equals + 1 == spec.size())
-      throw Refusal("--lib takes LABEL=PATH, got '" + spec + "'.");
+      throw Refusal("--build takes LABEL=PATH, got '" + spec + "'.");
     builds.push_back({spec.substr(0, equals), checked_preload_library(spec.substr(equals + 1))});
   }
   if (options.floor)
@@ -75,7 +75,7 @@ std::vector<Build> builds_from(const CompareOptions& options, std::vector<Absent
     for (std::size_t j = 0; j < i; ++j)
       if (builds[i].label == builds[j].label) throw Refusal("two builds are labelled '" + builds[i].label + "'.");
   for (const auto& setting : options.settings) apply_setting(builds, setting);
-  if (builds.size() < 2) throw Refusal("compare needs at least two builds: --lib LABEL=PATH, --floor, --memusage, --heaptrack.");
+  if (builds.size() < 2) throw Refusal("compare needs at least two builds: --build LABEL=PATH, --floor, --memusage, --heaptrack.");
   return builds;
 }
 
@@ -92,7 +92,7 @@ int run_compare(const CompareOptions& options) {
 
   ScratchDirectory scratch;
   auto request_for = [&](const std::string& name) {
-    return build_request(*catalogue.find(name), options.where, "none", options.runs, options.scale, {},
+    return build_request(*catalogue.find(name), options.where, {}, options.runs, options.scale, {},
                          scratch.path());
   };
   PosixProcessRunner runner;

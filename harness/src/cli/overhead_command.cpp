@@ -20,8 +20,9 @@ int run_overhead(const OverheadOptions& options) {
   const int runs = options.runs;
 
   ScratchDirectory scratch;
+  const std::string library = resolved_library(options.library, options.where);
   MeasurementRequest request =
-      build_request(*scenario, options.where, options.library, runs, options.scale, options.command, scratch.path());
+      build_request(*scenario, options.where, library, runs, options.scale, options.command, scratch.path());
   apply_precision(request, options.precision);
 
   PosixProcessRunner runner;

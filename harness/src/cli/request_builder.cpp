@@ -22,6 +22,11 @@ std::vector<const Scenario*> selected_scenarios(const Catalogue& catalogue, cons
   return selected;
 }
 
+std::string resolved_library(const std::string& option, const Locations& where) {
+  if (option == "none") return {};
+  return checked_preload_libraries(option.empty() ? where.bin_dir + "/libheapline.so" : option);
+}
+
 MeasurementRequest build_request(const Scenario& scenario, const Locations& where, const std::string& library,
                                  int runs, double scale, const std::vector<std::string>& explicit_command,
                                  const std::string& scratch_directory) {
@@ -40,18 +45,12 @@ MeasurementRequest build_request(const Scenario& scenario, const Locations& wher
     request.command = explicit_command;
   }
   request.command[0] = resolved_program(request.command[0]);
-  if (library != "none") request.library = checked_preload_libraries(library);
+  request.library = library;
   return request;
 }
 
 void apply_precision(MeasurementRequest& request, const AdaptivePrecision& precision) {
   if (precision.points == 0) return;
-  if (!(precision.points > 0 && precision.points < 1000))
-    throw Refusal("--until-ci must be a positive number of percentage points.");
-  if (precision.figure != "wall" && precision.figure != "cpu")
-    throw Refusal("--until-ci-of must be wall or cpu, got '" + precision.figure + "'.");
-  if (precision.max_runs < request.runs)
-    throw Refusal("--max-runs must be at least the runs asked for (" + std::to_string(request.runs) + ").");
   request.until_half_width = precision.points / 100;
   request.until_ci_cpu = precision.figure == "cpu";
   request.max_runs = precision.max_runs;

@@ -23,14 +23,21 @@ const Scenario* find_scenario(const Catalogue& catalogue, const std::string& nam
 // scenario of the catalogue when --only is empty.
 std::vector<const Scenario*> selected_scenarios(const Catalogue& catalogue, const std::vector<std::string>& only);
 
-// `library` is a path or "none" (A/A). `explicit_command` replaces the
-// catalogue's command when not empty.
+// The library a measuring command preloads, from its --lib (suite,
+// calibrate) or LIB (overhead): the list given (a path, or A:B preloaded in
+// that order), libheapline.so next to heapline-bench when none is given, or
+// nothing ("none": an A/A run, returned empty). Each library is checked here
+// (checked_preload_libraries), once for the whole run.
+std::string resolved_library(const std::string& option, const Locations& where);
+
+// `library` is resolved_library's (empty: A/A), taken as it is.
+// `explicit_command` replaces the catalogue's command when not empty.
 MeasurementRequest build_request(const Scenario& scenario, const Locations& where, const std::string& library,
                                  int runs, double scale, const std::vector<std::string>& explicit_command,
                                  const std::string& scratch_directory);
 
-// Sets --until-ci on a request; refuses a target that is not a positive
-// number of points, an unknown figure, or a cap below RUNS.
+// Sets --until-ci on a request, its values checked by the command line
+// (command_line.cpp: the range of each, and the cap at least RUNS).
 void apply_precision(MeasurementRequest& request, const AdaptivePrecision& precision);
 
 // The instruction figure's request: the catalogue's reduced command, scaled.

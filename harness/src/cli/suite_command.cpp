@@ -29,13 +29,7 @@ std::optional<CommitRange> parse_commit_range(const std::string& text) {
 int run_suite(const SuiteOptions& options) {
   const Catalogue catalogue = load_catalogue(options.where.catalogue);
   const std::vector<const Scenario*> selected = selected_scenarios(catalogue, options.only);
-  {
-    MeasurementRequest probe;  // --until-ci is refused before anything runs
-    probe.runs = options.runs;
-    apply_precision(probe, options.precision);
-  }
-  const std::string library =
-      checked_preload_libraries(options.library.empty() ? options.where.bin_dir + "/libheapline.so" : options.library);
+  const std::string library = resolved_library(options.library, options.where);
   std::string commit = options.commit;
   const auto commit_range = parse_commit_range(options.commit_range);
   if (commit_range) {

@@ -69,11 +69,9 @@ VerdictRule verdict_rule(const VerdictOptions& options, int scenarios) {
   rule.instructions_min_effect = options.min_effect_instructions_points / 100;
   rule.scenarios = scenarios;
   rule.figures = std::max<int>(1, static_cast<int>(gated_figures(options).size()));
-  // Each value is checked on the command line (command_line.cpp); this is
-  // the one rule between two of them.
-  if (rule.min_history > rule.window)
-    throw Refusal("--min-history (" + std::to_string(rule.min_history) + ") must be at most --window (" +
-                  std::to_string(rule.window) + ").");
+  // Every value, and the rule between these two, is checked on the command
+  // line (command_line.cpp).
+  expects(rule.min_history <= rule.window, "verdict_rule: min_history <= window");
   return rule;
 }
 
@@ -203,8 +201,7 @@ int run_calibrate(const CalibrateOptions& options) {
   const Catalogue catalogue = load_catalogue(options.where.catalogue);
   const std::vector<const Scenario*> selected = selected_scenarios(catalogue, options.only);
   const VerdictRule rule = verdict_rule(options.rule, static_cast<int>(catalogue.scenarios.size()));
-  const std::string library =
-      checked_preload_libraries(options.library.empty() ? options.where.bin_dir + "/libheapline.so" : options.library);
+  const std::string library = resolved_library(options.library, options.where);
   const Store store(store_directory(options.store, options.where));
   try {
     store.check_appendable();
@@ -233,7 +230,7 @@ int run_calibrate(const CalibrateOptions& options) {
     };
     for (int r = 0; r < options.repeats; ++r) {
       // A/A: the library on both sides; the figure should be 0.
-      auto same = build_request(*scenario, options.where, "none", options.runs, options.scale, {}, scratch.path());
+      auto same = build_request(*scenario, options.where, {}, options.runs, options.scale, {}, scratch.path());
       same.env["LD_PRELOAD"] = library;
       add_timed(aa, measure(runner, same, show));
       auto real = build_request(*scenario, options.where, library, options.runs, options.scale, {}, scratch.path());

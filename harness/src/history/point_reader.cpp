@@ -178,7 +178,7 @@ Point point_from(element document, RawTimes raw) {
   p.measured_at = *measured_at;
   p.overhead = o.required_number("overhead");
   p.interval = o.optional_interval("interval").value_or(Interval{p.overhead, p.overhead});  // old points: zero width
-  p.confidence = o.optional_number("confidence").value_or(0.95);
+  p.confidence = o.optional_number("confidence").value_or(kConfidenceOfUnlabelledPoints);
   if (!(p.confidence > 0 && p.confidence < 1)) wrong("confidence", "must be between 0 and 1");
   const auto runs = o.optional_integer("runs");
   if (runs && (*runs < 0 || *runs > 1000000)) wrong("runs", "must be a whole number of runs");

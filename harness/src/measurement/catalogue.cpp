@@ -60,7 +60,7 @@ std::vector<std::string> Catalogue::names() const {
   return out;
 }
 
-Catalogue parse_catalogue(const std::string& json_text, const std::string& origin) {
+Catalogue parse_catalogue(const std::string& json_text, const std::string& origin, const Catalogue* commands_from) {
   // One line whatever the file holds: a parser's message quotes the bytes
   // it stopped at.
   auto fail = [&](const std::string& why) {
@@ -74,14 +74,32 @@ Catalogue parse_catalogue(const std::string& json_text, const std::string& origi
   }
   if (!doc.is_object() || !doc.contains("scenarios") || !doc["scenarios"].is_array())
     throw fail("expected an object with a \"scenarios\" array");
+  if (doc.contains("commands_from") && !doc["commands_from"].is_string())
+    throw fail("\"commands_from\" must be the file name of a catalogue beside this one");
+  if (doc.contains("commands_from") && commands_from == nullptr)
+    throw fail("\"commands_from\" names a catalogue, which only a catalogue read from a file can have");
   Catalogue catalogue;
   for (const auto& entry : doc["scenarios"]) {
     Scenario scenario;
     try {
       scenario.name = entry.at("name").get<std::string>();
-      scenario.command = entry.at("command").get<std::vector<std::string>>();
+      if (entry.contains("command_of")) {
+        const std::string of = entry["command_of"].get<std::string>();
+        const Scenario* source = commands_from != nullptr ? commands_from->find(of) : nullptr;
+        if (source == nullptr)
+          throw fail(printable(scenario.name) + ": command_of names '" + printable(of) + "', " +
+                     (commands_from != nullptr ? "which is no scenario of commands_from"
+                                               : "but the catalogue has no commands_from"));
+        if (entry.contains("command") || entry.contains("scale_arg"))
+          throw fail(printable(scenario.name) + ": command_of takes the command and scale_arg of '" + printable(of) +
+                     "': give neither beside it");
+        scenario.command = source->command;
+        scenario.scale_arg = source->scale_arg;
+      } else {
+        scenario.command = entry.at("command").get<std::vector<std::string>>();
+        scenario.scale_arg = entry.value("scale_arg", -1);
+      }
       scenario.shows = entry.value("shows", "");
-      scenario.scale_arg = entry.value("scale_arg", -1);
       if (entry.contains("instructions_command"))
         scenario.instructions_command = entry["instructions_command"].get<std::vector<std::string>>();
       scenario.allocator = entry.value("allocator", "");
@@ -132,14 +150,33 @@ Catalogue parse_catalogue(const std::string& json_text, const std::string& origi
   return catalogue;
 }
 
-Catalogue load_catalogue(const std::string& path) {
-  std::string text;
+std::string commands_from_path(const std::string& json_text, const std::string& path) {
+  const auto doc = nlohmann::json::parse(json_text, nullptr, false);
+  if (!doc.is_object() || !doc.contains("commands_from") || !doc["commands_from"].is_string()) return {};
+  const auto slash = path.rfind('/');
+  return (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) +
+         doc["commands_from"].get<std::string>();
+}
+
+namespace {
+
+std::string catalogue_text(const std::string& path) {
   try {
-    text = read_regular_file(path);
+    return read_regular_file(path);
   } catch (const std::runtime_error& e) {
     throw std::runtime_error(std::string("scenario catalogue: ") + e.what());
   }
-  return parse_catalogue(text, path);
+}
+
+}  // namespace
+
+Catalogue load_catalogue(const std::string& path) {
+  const std::string text = catalogue_text(path);
+  const std::string base_path = commands_from_path(text, path);
+  if (base_path.empty()) return parse_catalogue(text, path);
+  // One level: the catalogue the commands come from names none itself.
+  const Catalogue base = parse_catalogue(catalogue_text(base_path), base_path);
+  return parse_catalogue(text, path, &base);
 }
 
 std::vector<std::string> expand_command(const Scenario& scenario, const Placeholders& where, double scale) {

@@ -2,7 +2,6 @@
 
 #include <stdexcept>
 
-#include "heapline_bench/history/point.h"
 #include "heapline_bench/measurement/utc_time.h"
 #include "heapline_bench/measurement/statistics.h"
 
@@ -32,8 +31,8 @@ std::optional<double> median_cpu_overhead(const std::vector<std::optional<RunFig
 Comparison compare_builds(ProcessRunner& runner, const std::vector<Build>& builds,
                           const std::vector<std::string>& scenarios, int rounds, int runs, double scale,
                           const RequestForScenario& request_for, const ProgressCallback& progress) {
-  if (builds.size() < 2) throw Refusal("compare needs at least two builds (--lib LABEL=PATH twice).");
-  if (rounds < 1) throw Refusal("--rounds must be a positive integer.");
+  expects(builds.size() >= 2, "compare_builds: two builds or more");
+  expects(rounds >= 1, "compare_builds: rounds >= 1");
   Comparison comparison;
   comparison.builds = builds;
   comparison.scenarios = scenarios;

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include <heapline/report_reader.h>
+#include <heapline/shared_object.h>
 
 namespace heapline::bench {
 namespace {
@@ -68,10 +69,14 @@ bool refused_by_loader(const RunResult& result) {
 
 }  // namespace
 
+void expects(bool holds, const char* what) {
+  if (!holds) throw PreconditionFailed(std::string("precondition broken: ") + what);
+}
+
 const char* side_name(Side side) { return side == Side::with_library ? "with" : "without"; }
 
 std::vector<PlannedRun> interleaved_plan(int runs) {
-  if (runs < 1) throw std::invalid_argument("runs must be at least 1");
+  expects(runs >= 1, "interleaved_plan: runs >= 1");
   std::vector<PlannedRun> plan;
   plan.reserve(2 * static_cast<std::size_t>(runs) + 2);
   plan.push_back({-1, Side::without_library});
@@ -185,30 +190,28 @@ bool trace_shows_library_loaded(const std::string& prefix, int pid, const std::s
 
 std::string checked_preload_library(const std::string& path) {
   std::error_code ec;
-  auto absolute = std::filesystem::absolute(path, ec);
-  if (ec || !std::filesystem::exists(absolute, ec))
-    throw Refusal("library " + path + " does not exist. Build it (tools/build.sh) or pass the path of a shared object.");
-  if (!std::filesystem::is_regular_file(absolute, ec))
-    throw Refusal("library " + path + " is not a regular file.");
-  std::ifstream file(absolute, std::ios::binary);
-  Elf64_Ehdr header{};
-  if (!file.read(reinterpret_cast<char*>(&header), sizeof header))
-    throw Refusal("library " + path + " cannot be read, or is too short to be a shared object.");
-  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0)
-    throw Refusal("library " + path + " is not an ELF file, so ld.so cannot preload it.");
-#if defined(__x86_64__)
-  constexpr int kMachine = EM_X86_64;
-#elif defined(__aarch64__)
-  constexpr int kMachine = EM_AARCH64;
-#else
-  constexpr int kMachine = -1;
-#endif
-  if (header.e_ident[EI_CLASS] != ELFCLASS64 || (kMachine >= 0 && header.e_machine != kMachine))
-    throw Refusal("library " + path + " is built for another machine than this one.");
-  if (header.e_type != ET_DYN)
-    throw Refusal("library " + path + " is not a shared object (ELF type " + std::to_string(header.e_type) +
-                  "); LD_PRELOAD needs a .so.");
-  return absolute.lexically_normal().string();
+  const auto absolute = std::filesystem::absolute(path, ec);
+  if (ec) throw Refusal("library " + path + " does not exist. Build it (tools/build.sh) or pass the path of a shared object.");
+  unsigned elf_type = 0;
+  switch (shared_object_problem_of(absolute.string(), &elf_type)) {
+    case SharedObjectProblem::none:
+      return absolute.lexically_normal().string();
+    case SharedObjectProblem::missing:
+      throw Refusal("library " + path + " does not exist. Build it (tools/build.sh) or pass the path of a shared object.");
+    case SharedObjectProblem::not_regular_file:
+      throw Refusal("library " + path + " is not a regular file.");
+    case SharedObjectProblem::unreadable:
+      throw Refusal("library " + path + " cannot be read, or is too short to be a shared object.");
+    case SharedObjectProblem::not_elf:
+      throw Refusal("library " + path + " is not an ELF file, so ld.so cannot preload it.");
+    case SharedObjectProblem::not_elf64:
+    case SharedObjectProblem::other_machine:
+      throw Refusal("library " + path + " is built for another machine than this one.");
+    case SharedObjectProblem::not_shared_object:
+      throw Refusal("library " + path + " is not a shared object (ELF type " + std::to_string(elf_type) +
+                    "); LD_PRELOAD needs a .so.");
+  }
+  throw Refusal("library " + path + " cannot be preloaded.");
 }
 
 std::vector<std::string> preload_list(const std::string& list) {
@@ -253,15 +256,14 @@ std::string resolved_program(const std::string& program) {
 }
 
 Measurement measure(ProcessRunner& runner, const MeasurementRequest& request, const ProgressCallback& progress) {
-  if (request.runs < 1) throw Refusal("RUNS must be a positive integer, got " + std::to_string(request.runs) + ".");
-  if (request.command.empty()) throw Refusal("no command to measure.");
+  expects(request.runs >= 1, "measure: runs >= 1");
+  expects(!request.command.empty(), "measure: a command");
+  expects(request.until_half_width == 0 || request.max_runs >= request.runs, "measure: max_runs >= runs");
   const bool aa = request.library.empty();
   const std::string trace_prefix = request.scratch_directory + "/ld-trace";
 
   Measurement measurement;
   measurement.request = request;
-  if (request.until_half_width > 0 && request.max_runs < request.runs)
-    throw Refusal("--max-runs must be at least RUNS (" + std::to_string(request.runs) + ").");
   auto plan = interleaved_plan(request.runs);
   double timed_seconds = 0;
   int timed_runs = 0;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numbers>
 #include <stdexcept>
 
@@ -26,6 +27,12 @@ void resample(std::span<const double> from, std::vector<double>& into, SplitMix6
 }
 
 }  // namespace
+
+std::string confidence_level_text(double confidence) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g%%", confidence * 100);
+  return text;
+}
 
 double median(std::span<const double> values) {
   if (values.empty()) throw std::invalid_argument("median of an empty sample");

@@ -46,7 +46,7 @@ struct RoundPair {
 };
 
 // The figure of rounds (the median over rounds of each round's ratio of
-// medians, as compare takes it) and its 95% interval, the bootstrap that
+// medians, as compare takes it) and its confidence interval, the bootstrap that
 // resamples each round's own runs (statistics.h, bootstrap_rounds_interval).
 struct RoundsFigure {
   double value = 0;
@@ -83,11 +83,11 @@ std::vector<RoundPair> against_first(const json& result, const json& first, Figu
 }
 
 // A change smaller than this is "same", however sure: the verdicts'
-// minimum effect for the timed figures (2%).
+// minimum effect for the timed figures.
 double same_within() { return VerdictRule{}.min_effect_of(Figure::wall); }
 
 // The mark of a cell against the first column, as asv compare marks a
-// benchmark: slower or faster when the 95% interval of the time ratio lies
+// benchmark: slower or faster when the confidence interval of the time ratio lies
 // wholly on one side of no change and the change is at least same_within();
 // same otherwise.
 
@@ -118,8 +118,9 @@ std::string cells_note(const json& scenarios, const std::string& first_label) {
     for (const auto& result : row.at("results"))
       if (cpu_overhead_of(result)) ++with_cpu;
   std::string note =
-      "Each cell is the overhead (the median of the rounds' median with / median without − 1) and its 95% "
-      "interval (a bootstrap that resamples each round's own runs), " +
+      "Each cell is the overhead (the median of the rounds' median with / median without − 1) and its " +
+      confidence_level_text() +
+      " interval (a bootstrap that resamples each round's own runs), " +
       std::string(with_cpu == 0 ? "in wall-clock time; this comparison kept no CPU-time figure."
                                 : "in wall-clock time and in CPU time (user + sys of the same runs).") +
       " The marks compare each build with the first column (" +

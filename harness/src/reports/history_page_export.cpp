@@ -77,7 +77,9 @@ void figures_table(std::ostream& out, const std::vector<HistoryRow>& rows, const
                    const History& history, const RenderOptions& options, const std::vector<std::string>& machines) {
   out << "### CPU time and instructions\n\n"
          "The same measured commits and machines, newest first. In each cell, the overhead in CPU time (user + sys, the same "
-         "runs as the wall clock, with its 95% interval) · in instructions (the scenario's reduced command under "
+         "runs as the wall clock, with its "
+      << confidence_level_text()
+      << " interval) · in instructions (the scenario's reduced command under "
          "callgrind, with and without heapline; exact, so no interval). These are the figures `heapline-bench "
          "check` gates on; ▲ and ▼ mark each figure's own verdict. – : not measured (no valgrind, or a point from "
          "before there were three figures).\n\n";
@@ -230,7 +232,8 @@ std::string history_page_markdown(const History& history, const Catalogue& catal
       << fingerprints.size() << " machine(s)";
   out << ". The table shows the last " << row_commits.size()
       << " measured commit(s), newest first, a row for each machine that measured one; each cell is the "
-         "overhead in wall-clock time and its 95% confidence interval. The machines are named below the table.\n\n";
+         "overhead in wall-clock time and its "
+      << confidence_level_text() << " confidence interval. The machines are named below the table.\n\n";
 
   out << "| Commit | Machine | Measured (UTC) |";
   for (const auto& name : scenarios) out << ' ' << markdown_code(name) << " |";
@@ -278,7 +281,7 @@ std::string history_page_markdown(const History& history, const Catalogue& catal
     out << "One figure per scenario, its last " << options.plot_points
         << " points at most, oldest to newest, on the commits of the table: the overhead in wall-clock time, in CPU "
            "time and in instructions, one panel each. Each machine (and command) is a line of its own colour "
-           "with its 95% interval as a band around it (the instruction count is exact: no band); a dashed line "
+           "with its " << confidence_level_text() << " interval as a band around it (the instruction count is exact: no band); a dashed line "
            "marks a change point. Their gnuplot script holds their data: {download}`history.gp "
            "</_generated/plots/history.gp>` draws them again (`gnuplot history.gp`, in any directory).\n\n";
     // Scenario names are file names (the catalogue's rule: letters, digits,

@@ -225,7 +225,8 @@ PlotFiles plot_files(const History& history, const std::vector<std::string>& sce
       // any panel has one.
       std::string end;
       if (bottom) {
-        end = ", NaN with filledcurves x1 lc rgb '#888888' title 'band: 95% interval (instructions are exact)'";
+        end = ", NaN with filledcurves x1 lc rgb '#888888' title 'band: " + confidence_level_text() +
+              " interval (instructions are exact)'";
         if (any_change) end += ", NaN with lines dt 2 lw 1.5 lc rgb '#d62728' title 'change point'";
       }
       script << panel_plot(panel, end);

@@ -11,7 +11,7 @@ namespace heapline::bench {
 std::string format_suite_table(const std::vector<SuiteRow>& rows, const std::string& library,
                                const Machine& machine) {
   std::vector<std::vector<std::string>> cells = {
-      {"Scenario", "Wall [95% CI]", "CPU [95% CI]", "Instructions", "Publishes / 1000 calls", "Median without",
+      {"Scenario", "Wall [" + confidence_level_text() + " CI]", "CPU [" + confidence_level_text() + " CI]", "Instructions", "Publishes / 1000 calls", "Median without",
        "Command"}};
   for (const auto& row : rows) {
     if (!row.measured) {

@@ -23,7 +23,7 @@ std::optional<Figure> figure_from_name(std::string_view name);  // nullopt: not 
 struct FigureValue {
   bool present = false;
   double overhead = 0;
-  double low = 0;  // the 95% interval, when interval_known
+  double low = 0;  // the confidence interval (kConfidenceLevel), when interval_known
   double high = 0;
   // false for the cpu figure of schema-1 points, computed on read from their
   // raw runs as the ratio of medians: a bootstrap of every old point would

@@ -21,36 +21,23 @@
 #include "heapline_bench/measurement/accuracy.h"
 #include "heapline_bench/measurement/instructions.h"
 #include "heapline_bench/measurement/machine.h"
+#include "heapline_bench/measurement/run_figures.h"
 #include "heapline_bench/measurement/statistics.h"
 #include "heapline_bench/measurement/utc_time.h"
 
 namespace heapline::bench {
 
 struct Measurement;
-struct RunResult;
 
 inline constexpr int kPointSchema = 2;
 inline constexpr const char* kDefaultScenario = "churn-4t";  // points older than scenarios
-
-struct RawRun {
-  double wall_seconds = 0;
-  double user_seconds = 0;
-  double system_seconds = 0;
-  long max_rss_kib = 0;
-};
+// The level of the points that do not state theirs (the oldest): a fact of
+// those points, not the level of new ones (kConfidenceLevel).
+inline constexpr double kConfidenceOfUnlabelledPoints = 0.95;
 
 struct CommitRange {
   std::string first;  // the oldest commit the point stands for (exclusive base)
   std::string last;   // the measured commit
-};
-
-// A figure computed from the runs: the ratio of medians and its bootstrap
-// interval.
-struct RunFigure {
-  double overhead = 0;
-  Interval interval;
-  double median_with_seconds = 0;
-  double median_without_seconds = 0;
 };
 
 // What heapline's own report says about the with-runs, and what its
@@ -69,7 +56,7 @@ struct Point {
   std::string measured_at;                  // RFC 3339, UTC (utc_time.h)
   double overhead = 0;  // the wall figure, the headline
   Interval interval;
-  double confidence = 0.95;
+  double confidence = kConfidenceLevel;
   int runs = 0;
   double scale = 1.0;  // the --scale of the operation counts
   std::optional<RunFigure> cpu;                   // absent: no CPU times were recorded
@@ -91,15 +78,6 @@ struct Point {
 Point point_from_measurement(const Measurement& measurement, const std::string& library_label,
                              const std::string& command_text, double scale = 1.0);
 
-// The cpu figure of raw runs (user + sys seconds), as a measurement computes
-// it; absent when the runs hold no CPU times (the oldest stores).
-std::optional<RunFigure> cpu_figure(const std::vector<RawRun>& with, const std::vector<RawRun>& without);
-// The same of a measurement's runs (a point's, a compare round's, calibrate's).
-std::optional<RunFigure> cpu_figure(const Measurement& measurement);
-
-// The median peak RSS with the library minus without; absent without RSS.
-std::optional<long> extra_peak_rss_kib(const std::vector<RawRun>& with, const std::vector<RawRun>& without);
-
 nlohmann::ordered_json to_json(const Point& point);
 
 // The point as one line of the store (no newline): to_json, with any byte
@@ -115,8 +93,7 @@ void sort_by_measured_at(std::vector<Point>& points);
 // interval and the two medians, or null when absent.
 nlohmann::ordered_json run_figure_json(const std::optional<RunFigure>& figure);
 
-// The raw times of runs, as points (and the release comparison) keep them.
-std::vector<RawRun> raw_runs(const std::vector<RunResult>& results);
+// The raw times of runs as a point's "raw" object holds them.
 nlohmann::ordered_json raw_runs_to_json(const std::vector<RawRun>& runs);
 // Reads a point with the one schema reader (point_reader.h). Throws
 // std::runtime_error saying which field is missing or of the wrong type.

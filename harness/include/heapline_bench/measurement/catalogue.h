@@ -44,8 +44,19 @@ bool is_scenario_name(const std::string& name);
 // Throws std::runtime_error naming the file and what is wrong with it: a
 // malformed entry, a name that is not is_scenario_name, a control character
 // in any text, an operation count that --scale cannot multiply.
+//
+// A catalogue of entries outside the five (allocators.json) runs their
+// commands rather than copying them: its "commands_from" names a catalogue
+// (a file beside it), and an entry's "command_of": NAME takes the command
+// and scale_arg of NAME there (not its instruction command, env or goals).
 Catalogue load_catalogue(const std::string& path);
-Catalogue parse_catalogue(const std::string& json_text, const std::string& origin);
+// `commands_from`: the catalogue a "commands_from" names (load_catalogue
+// passes it); null refuses a text that has one.
+Catalogue parse_catalogue(const std::string& json_text, const std::string& origin,
+                          const Catalogue* commands_from = nullptr);
+// The file a catalogue's "commands_from" names, beside it; empty when the
+// text names none (or is no JSON object: parse_catalogue says so).
+std::string commands_from_path(const std::string& json_text, const std::string& path);
 
 struct Placeholders {
   std::string bin;     // the build's binary directory

@@ -15,9 +15,9 @@
 
 #include <functional>
 
-#include "heapline_bench/history/point.h"
 #include "heapline_bench/measurement/machine.h"
 #include "heapline_bench/measurement/measurement.h"
+#include "heapline_bench/measurement/run_figures.h"
 
 namespace heapline::bench {
 

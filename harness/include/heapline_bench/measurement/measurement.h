@@ -17,6 +17,22 @@
 
 namespace heapline::bench {
 
+// The measurement's defaults, which every command that measures shares:
+// interleaved pairs per measurement (--runs), and the most pairs --until-ci
+// adds up to (--max-runs).
+inline constexpr int kDefaultRuns = 10;
+inline constexpr int kDefaultMaxRuns = 50;
+
+// A broken precondition of a function of this layer: the caller's bug, not
+// the user's, since the command line refuses (once, before anything runs)
+// every value that would break one. Checked in every build.
+class PreconditionFailed : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+// Throws PreconditionFailed naming `what` unless `holds`.
+void expects(bool holds, const char* what);
+
 enum class Side { without_library, with_library };
 const char* side_name(Side side);
 
@@ -47,15 +63,15 @@ struct MeasurementRequest {
   // for the five scenarios (the side without preloads nothing).
   std::string preload_after;
   std::string floor;
-  int runs = 10;
+  int runs = kDefaultRuns;
   // Adaptive precision (--until-ci): after `runs` pairs, keep adding pairs
-  // (in the same alternating order) until the 95% interval of the figure
+  // (in the same alternating order) until the confidence interval of the figure
   // named by until_ci_cpu (false: wall, true: cpu time) is at most
   // until_half_width on either side of the figure, or max_runs pairs have
   // run. 0: off.
   double until_half_width = 0;
   bool until_ci_cpu = false;
-  int max_runs = 50;
+  int max_runs = kDefaultMaxRuns;
   std::string working_directory;  // where the command runs; empty: here
   std::string scratch_directory;  // ld.so traces and heapline's own output files
 };
@@ -96,7 +112,9 @@ struct ProgressEvent {
 using ProgressCallback = std::function<void(const ProgressEvent&)>;
 
 // Runs the plan and computes the figure. Throws Refusal for any invalid run
-// and Interrupted when the user stops it.
+// and Interrupted when the user stops it. The request is valid already
+// (runs >= 1, a command, max_runs >= runs with --until-ci): build_request and
+// the command line made it so; PreconditionFailed otherwise.
 Measurement measure(ProcessRunner& runner, const MeasurementRequest& request,
                     const ProgressCallback& progress = {});
 

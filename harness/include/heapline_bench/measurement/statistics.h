@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace heapline::bench {
@@ -26,9 +27,16 @@ struct Interval {
   double high = 0;
 };
 
+// The confidence level of every interval heapline-bench computes, and so of
+// every interval a point, a page or a table shows.
+inline constexpr double kConfidenceLevel = 0.95;
+
+// The level as the pages, tables and help name it: "95%".
+std::string confidence_level_text(double confidence = kConfidenceLevel);
+
 struct BootstrapOptions {
   int resamples = 10000;
-  double confidence = 0.95;
+  double confidence = kConfidenceLevel;
   std::uint64_t seed = 0x686561706c696e65ULL;  // "heapline": same input, same interval
 };
 

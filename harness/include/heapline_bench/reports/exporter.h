@@ -1,7 +1,9 @@
 // `heapline-bench export`: the history in the formats other programs read.
 // One interface, one file per format (csv_export.cpp,
 // benchmark_action_export.cpp, bencher_export.cpp, commits_export.cpp),
-// each written and tested against its consumer's own rules.
+// each written and tested against its consumer's own rules. A new format is
+// its file (reports/*.cpp are all built) and its row in export_formats()'s
+// table (exporter.cpp), which --format and --help read.
 //
 // The figures leave as ratios, with / without the library (1.019 for a
 // 1.9% overhead): a dashboard's alert divides the current value by the

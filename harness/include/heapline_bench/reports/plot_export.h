@@ -40,7 +40,7 @@ PlotFiles plot_files(const History& history, const std::vector<std::string>& sce
 // points of each scenario: three panels (wall clock, CPU time,
 // instructions) on one x axis as plot_layout(), in each one series per
 // machine and command (the key names the machine by name and fingerprint),
-// each a line through the figures with its 95% interval as a band, a dashed
+// each a line through the figures with its confidence interval as a band, a dashed
 // line at each change point of the panel's figure, the key below. Without
 // gnuplot, or when it fails, returns no plot and a note that says why; never
 // throws for that.

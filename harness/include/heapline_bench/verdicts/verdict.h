@@ -16,7 +16,7 @@
 // efficiency, as short histories need), so that a noise estimated from few
 // points widens the threshold; the sqrt term adds the uncertainty of a median of n
 // points to that of the new point. A point is a regression when it exceeds
-// the baseline by more than the threshold AND its own 95% interval lies
+// the baseline by more than the threshold AND its own confidence interval lies
 // wholly above the baseline; an improvement is the mirror image; otherwise
 // unchanged. With fewer than min_history earlier points the verdict is
 // "insufficient history".

@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""The include rules of the tree, checked on every #include of the product's
+sources (interposer/, launcher/, harness/, common/; the tests may include
+anything):
+
+- common/ includes nothing of the project but itself.
+- interposer/ includes nothing of launcher/ or harness/; its public headers
+  (include/) include only public headers; the library's own sources (src/)
+  never include the readers for programs (heapline/report_reader.h,
+  heapline/regular_file.h: format/, exceptions and allocation).
+- launcher/ and harness/ include of the interposer only its public headers
+  (interposer/include/), never src/ or each other.
+- harness/ goes one way: text < measurement < history < verdicts < reports
+  < cli (main.cpp is cli); a layer includes only itself and the layers
+  before it.
+
+    include_layers.py [SOURCE_DIR]          check; one line per broken rule
+    include_layers.py --graph [SOURCE_DIR]  print the folder-level include graph
+
+An include that resolves to no file of the project is the system's (or a
+package's) and is not checked; a quoted include that resolves to none is
+reported, since no rule could place it.
+"""
+import collections
+import os
+import re
+import sys
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.MULTILINE)
+SOURCE_SUFFIXES = (".h", ".hpp", ".c", ".cc", ".cpp")
+COMPONENTS = ("common", "interposer", "launcher", "harness")
+# Where each component's headers are found (its CMake include directories).
+INCLUDE_ROOTS = {
+    "common": ["common/include"],
+    "interposer": ["interposer/include", "interposer/src"],
+    "launcher": ["launcher/src"],
+    "harness": ["harness/include", "harness/src"],
+}
+HARNESS_LAYERS = ["text", "measurement", "history", "verdicts", "reports", "cli"]
+PROGRAM_ONLY_READERS = {"interposer/include/heapline/report_reader.h", "interposer/include/heapline/regular_file.h"}
+
+
+def component_of(path):
+    return path.split("/", 1)[0]
+
+
+def part_of(path):
+    """The folder a rule speaks of: interposer/src, harness/measurement, ..."""
+    parts = path.split("/")
+    if parts[0] == "harness":
+        if parts[1:2] == ["include"]:
+            return "harness/" + parts[3]  # harness/include/heapline_bench/LAYER/...
+        if parts[1:3] == ["src", "main.cpp"]:
+            return "harness/cli"
+        return "harness/" + parts[2]  # harness/src/LAYER/...
+    if parts[0] == "interposer":
+        return "interposer/" + parts[1]
+    return parts[0]
+
+
+def sources(source_dir):
+    for component in COMPONENTS:
+        for directory, _, files in os.walk(os.path.join(source_dir, component)):
+            for name in sorted(files):
+                if name.endswith(SOURCE_SUFFIXES):
+                    yield os.path.relpath(os.path.join(directory, name), source_dir)
+
+
+def resolve(source_dir, including, bracket, name):
+    """The project file an include names (relative to source_dir), or None."""
+    own = component_of(including)
+    candidates = [] if bracket == "<" else [os.path.dirname(including)]
+    candidates += INCLUDE_ROOTS[own] + [root for c in COMPONENTS if c != own for root in INCLUDE_ROOTS[c]]
+    for directory in candidates:
+        path = os.path.normpath(os.path.join(directory, name))
+        if os.path.isfile(os.path.join(source_dir, path)):
+            return path
+    return None
+
+
+def broken_rule(including, included):
+    """Why including may not include included, or None."""
+    source, target = component_of(including), component_of(included)
+    source_part, target_part = part_of(including), part_of(included)
+    if source == "common" and target != "common":
+        return "common/ includes only common/"
+    if source == "interposer":
+        if target not in ("interposer", "common"):
+            return "the interposer includes nothing of " + target + "/"
+        if source_part == "interposer/include" and target_part not in ("interposer/include", "common"):
+            return "a public header of the interposer includes only public headers"
+        if source_part == "interposer/src" and included in PROGRAM_ONLY_READERS:
+            return "the library never includes a reader for programs (format/)"
+    if source in ("launcher", "harness"):
+        if target == "interposer" and target_part != "interposer/include":
+            return source + "/ includes only the interposer's public headers (interposer/include/)"
+        if target not in (source, "interposer", "common"):
+            return source + "/ includes nothing of " + target + "/"
+    if source == "harness" and target == "harness":
+        layer, included_layer = source_part.split("/")[1], target_part.split("/")[1]
+        if HARNESS_LAYERS.index(included_layer) > HARNESS_LAYERS.index(layer):
+            return "harness layer " + layer + "/ includes the higher layer " + included_layer + "/ (" + \
+                " < ".join(HARNESS_LAYERS) + ")"
+    return None
+
+
+def includes(source_dir):
+    """(including, line number, include text, resolved path or None) of every project include."""
+    for including in sources(source_dir):
+        with open(os.path.join(source_dir, including), encoding="utf-8", errors="replace") as file:
+            text = file.read()
+        for match in INCLUDE.finditer(text):
+            bracket, name = match.group(1), match.group(2)
+            line = text.count("\n", 0, match.start()) + 1
+            yield including, line, name, bracket, resolve(source_dir, including, bracket, name)
+
+
+def problems(source_dir):
+    found = []
+    for including, line, name, bracket, included in includes(source_dir):
+        if included is None:
+            if bracket == '"':
+                found.append(f"{including}:{line}: #include \"{name}\" is no file of the project")
+            continue
+        why = broken_rule(including, included)
+        if why:
+            found.append(f"{including}:{line}: #include {name} ({included}): {why}")
+    return found
+
+
+def graph(source_dir):
+    edges = collections.Counter()
+    for including, _, _, _, included in includes(source_dir):
+        if included is not None and part_of(including) != part_of(included):
+            edges[(part_of(including), part_of(included))] += 1
+    return [f"{a} -> {b} ({n})" for (a, b), n in sorted(edges.items())]
+
+
+def main(argv):
+    show_graph = "--graph" in argv
+    rest = [a for a in argv if a != "--graph"]
+    source_dir = rest[0] if rest else os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if show_graph:
+        print("\n".join(graph(source_dir)))
+        return 0
+    found = problems(source_dir)
+    for line in found:
+        print(line, file=sys.stderr)
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
