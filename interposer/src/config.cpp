@@ -181,9 +181,9 @@ constexpr Setting kSettings[] = {
        c.interval_ns = ms * 1'000'000;
        return true;
      },
-     "whole milliseconds from 0 to 86400000", "10"},
+     "whole milliseconds from 0 to 86400000", HEAPLINE_TEXT_OF(HEAPLINE_DEFAULT_INTERVAL_MS)},
     {"HEAPLINE_PRECISION", [](const char* text, Config& c) { return parse_precision(text, &c.precision); },
-     "exact, batched, or BYTES[,DIVISOR] such as 1048576,100", "batched (262144,100)"},
+     "exact, batched, or BYTES[,DIVISOR] such as 1048576,100", "batched (" HEAPLINE_TEXT_OF(HEAPLINE_DEFAULT_BUDGET_BYTES) "," HEAPLINE_TEXT_OF(HEAPLINE_DEFAULT_BUDGET_DIVISOR) ")"},
     {"HEAPLINE_SUMMARY", [](const char* text, Config& c) { return parse_switch(text, &c.summary); }, "0 or 1", "0"},
     {"HEAPLINE_MAPPED", [](const char* text, Config& c) { return parse_on_off(text, &c.mapped); }, "on or off", "on"},
     {"HEAPLINE_FOLLOW", [](const char* text, Config& c) { return parse_follow(text, &c.follow_children); },

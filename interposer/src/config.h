@@ -15,10 +15,19 @@ constexpr std::size_t kMaxPath = 4096;
 // HEAPLINE_PRECISION: the process's precision budget, max(budget_bytes,
 // peak / budget_divisor), which the threads' thresholds share
 // (threshold_policy.h); or exact (every change published).
+// The defaults, written once: the settings below, and the texts a bad
+// value's line says (config.cpp), come from these. The docs that state them
+// are held to them by tests/interposer/defaults_test.cpp.
+#define HEAPLINE_DEFAULT_INTERVAL_MS 10
+#define HEAPLINE_DEFAULT_BUDGET_BYTES 262144
+#define HEAPLINE_DEFAULT_BUDGET_DIVISOR 100
+#define HEAPLINE_TEXT_OF(value) HEAPLINE_TEXT_OF_EXPANDED(value)
+#define HEAPLINE_TEXT_OF_EXPANDED(value) #value
+
 struct Precision {
   bool exact = false;
-  std::uint64_t budget_bytes = 256 * 1024;
-  std::uint64_t budget_divisor = 100;
+  std::uint64_t budget_bytes = HEAPLINE_DEFAULT_BUDGET_BYTES;
+  std::uint64_t budget_divisor = HEAPLINE_DEFAULT_BUDGET_DIVISOR;
 };
 
 // Test-only: in the tests' build of the library (HEAPLINE_TEST_HOOKS,
@@ -39,7 +48,7 @@ constexpr std::uint64_t kMaxSampleMeanBytes = std::uint64_t{1} << 40;
 struct Config {
   char out_template[kMaxPath] = "heapline.%e.%p.json";
   bool output_off = false;
-  std::uint64_t interval_ns = 10'000'000;
+  std::uint64_t interval_ns = std::uint64_t{HEAPLINE_DEFAULT_INTERVAL_MS} * 1'000'000;
   Precision precision;
   bool summary = false;
   // Mapped memory (mapped_memory.h): HEAPLINE_MAPPED=on|off.
@@ -60,7 +69,7 @@ struct Config {
   KillWriter kill_writer = KillWriter::kNever;
 };
 
-constexpr std::uint64_t kDefaultIntervalMs = 10;
+constexpr std::uint64_t kDefaultIntervalMs = HEAPLINE_DEFAULT_INTERVAL_MS;
 constexpr std::uint64_t kMaxIntervalMs = 86'400'000;  // one day
 // The largest pid Linux gives (PID_MAX_LIMIT, 2^22).
 constexpr int kMaxPid = 4'194'304;

@@ -47,7 +47,14 @@ nlohmann::ordered_json counts_json(const InstructionFigure& figure) {
 
 std::string pts(double ratio, bool sign = true) { return format_figure(Figure::instructions, ratio, sign) + " pts"; }
 
-std::string file_name(const std::string& library) { return std::filesystem::path(library).filename().string(); }
+// A library's name in the table: its file name, or its whole path when
+// another library of the command line has the same file name (two builds).
+std::string library_name(const std::string& library, const std::vector<std::string>& libraries) {
+  const auto name = std::filesystem::path(library).filename();
+  for (const auto& other : libraries)
+    if (other != library && std::filesystem::path(other).filename() == name) return library;
+  return name.string();
+}
 
 }  // namespace
 
@@ -86,7 +93,7 @@ int run_instructions(const InstructionsOptions& options) {
     for (const auto& library : libraries) {
       row.figures.push_back(suite_figure(runner, *scenario, options.where, library, options.scale, valgrind));
       std::cerr << scenario->name << ": " << format_instructions(row.figures.back().overhead) << " with "
-                << file_name(library) << " (" << row.figures.back().with << " instructions, "
+                << library_name(library, libraries) << " (" << row.figures.back().with << " instructions, "
                 << row.figures.back().without << " without)\n";
     }
     if (row.base)
@@ -130,7 +137,7 @@ int run_instructions(const InstructionsOptions& options) {
     std::cout << out.dump(2) << std::endl;
   } else if (base.empty()) {
     std::cout << "| Scenario | Reduced command | Without |";
-    for (const auto& library : libraries) std::cout << ' ' << markdown_code(file_name(library)) << " |";
+    for (const auto& library : libraries) std::cout << ' ' << markdown_code(library_name(library, libraries)) << " |";
     std::cout << "\n|---|---|---:|";
     for (std::size_t i = 0; i < libraries.size(); ++i) std::cout << "---:|";
     std::cout << "\n";
