@@ -41,16 +41,12 @@ SeriesKey series_key(const HistoryEntry& e, Figure figure) {
 namespace {
 
 // Schema-1 points kept no cpu figure: the same ratio of medians, from their
-// raw runs, without an interval (see FigureValue::interval_known).
+// raw runs (cpu_figure), shown without an interval as the point stated none
+// (see FigureValue::interval_known).
 FigureValue cpu_from_raw(const Point& p) {
-  std::vector<double> with, without;
-  for (const auto& r : p.with_runs) with.push_back(r.user_seconds + r.system_seconds);
-  for (const auto& r : p.without_runs) without.push_back(r.user_seconds + r.system_seconds);
-  if (with.empty() || without.empty()) return {};
-  for (double v : without)
-    if (!(v > 0)) return {};
-  const double ratio = overhead_ratio(with, without);
-  return {true, ratio, ratio, ratio, false};
+  const std::optional<RunFigure> figure = cpu_figure(p.with_runs, p.without_runs);
+  if (!figure) return {};
+  return {true, figure->overhead, figure->overhead, figure->overhead, false};
 }
 
 }  // namespace
