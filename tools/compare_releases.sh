@@ -3,8 +3,8 @@
 #
 # A ref may be given as LABEL=REF ("base=origin/main"): LABEL then heads its
 # column instead of the ref itself.
-# Builds libheapline.so at each git ref, in worktrees under
-# build/compare/ (the checkout itself is never touched), builds the scenario
+# Builds libheapline.so at each git ref (once per distinct source tree), in
+# worktrees under build/compare/ (the checkout itself is never touched), builds the scenario
 # programs and heapline-bench once from the current tree, and runs
 # `heapline-bench compare` with those same binaries for every ref. Options
 # after `--` go to compare (--floor, --memusage, --heaptrack, --rounds, --runs, --scale,
@@ -50,8 +50,11 @@ git -C "$repo" worktree prune
 lib_args=()
 for i in "${!refs[@]}"; do
   ref=${refs[$i]} commit=${commits[$i]}
-  worktree=$compare_dir/src-$commit
-  libdir=$compare_dir/build-$commit
+  # Keyed by the commit's tree: refs with the same sources (a merge that
+  # changed nothing, a tag on the same commit) share one build.
+  tree=$(git -C "$repo" rev-parse "$commit^{tree}")
+  worktree=$compare_dir/src-$tree
+  libdir=$compare_dir/build-$tree
   if [[ ! -d "$worktree" ]]; then
     git -C "$repo" worktree add --detach --force "$worktree" "$commit" >/dev/null 2>&1 || {
       echo "compare_releases: cannot check out '$ref' into $worktree" >&2

@@ -217,6 +217,15 @@ void load_config(Config& config, const char* (*lookup)(const char*), void (*say)
   }
 }
 
+int read_setting_alone(const char* name, const char* text) {
+  for (const Setting& setting : kSettings) {
+    if (std::strcmp(setting.name, name) != 0) continue;
+    Config config;
+    return setting.read(text, config) ? 1 : 0;
+  }
+  return -1;
+}
+
 void load_sampler_config(Config& config, const char* (*lookup)(const char*)) {
   for (const Setting& setting : kSettings) {
     if (std::strncmp(setting.name, "HEAPLINE_SAMPLE", 15) != 0) continue;

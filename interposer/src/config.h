@@ -103,6 +103,12 @@ bool parse_sample_mean(const char* text, std::uint64_t* out_bytes);
 // HEAPLINE_SAMPLE_SEED: decimal digits, a 64-bit number.
 bool parse_seed(const char* text, std::uint64_t* out);
 
+// Whether the HEAPLINE_* variable `name`'s own reader accepts `text`, as
+// load_config reads it: 1 accepted, 0 refused (load_config says one line),
+// -1 `name` is not a setting (never read). From the same table as
+// load_config, so that a check of what it says needs no list of its own.
+int read_setting_alone(const char* name, const char* text);
+
 // Reads the environment through `lookup` (getenv in production) and reports
 // each bad value with one line through `say` (stderr in production).
 void load_config(Config& config, const char* (*lookup)(const char*),

@@ -44,19 +44,24 @@ for line in sys.stdin:
 
 zeros=0000000000000000000000000000000000000000
 
-commit_ranges() {
+# first_push_measured: a remote with c1, then a push of one commit, c2,
+# measured: the point stands for that commit alone. Sets the caller's c1
+# and c2.
+first_push_measured() {
   make_remote
-  local c1 c2 c3 c4 c5 c6 c7 c8 c9 rewritten pushed
   c1=$(git -C "$scratch/developer" rev-parse HEAD)
-
-  # A push of one commit: the point stands for that commit alone.
   c2=$(push_commits 1)
   workflow_run run-c2 push "$c2" "$c1"
   expect_newest_points 2 "$c2" "" ""
+}
+
+commit_ranges() {
+  local c1 c2 c3 c5 c6 c7 pushed
+  first_push_measured
 
   # A push of three commits at once: the point stands for all three.
   mapfile -t pushed < <(push_commits 3)
-  c3=${pushed[0]} c4=${pushed[1]} c5=${pushed[2]}
+  c3=${pushed[0]} c5=${pushed[2]}
   workflow_run run-c5 push "$c5" "$c2"
   expect_newest_points 2 "$c5" "$c3" "$c5"
 
@@ -66,19 +71,27 @@ commit_ranges() {
   c7=$(push_commits 1)
   workflow_run run-c7 push "$c7" "$c6"
   expect_newest_points 2 "$c7" "$c6" "$c7"
+}
 
-  # A manual run on main has no "before": the store gives the range.
-  mapfile -t pushed < <(push_commits 2)
-  c8=${pushed[0]} c9=${pushed[1]}
+# The ranges of the runs that have no "before" or whose "before" is gone
+# (a case of its own: each workflow run takes seconds).
+commit_ranges_without_before() {
+  local c1 c2 c3 c4 c9 rewritten pushed
+  first_push_measured
+
+  # A manual run on main has no "before": the store gives the range, from
+  # the commit after the last measured one (c2) to c9.
+  mapfile -t pushed < <(push_commits 7)
+  c3=${pushed[0]} c4=${pushed[1]} c9=${pushed[6]}
   workflow_run run-manual workflow_dispatch "$c9" ""
-  expect_newest_points 2 "$c9" "$c8" "$c9"
+  expect_newest_points 2 "$c9" "$c3" "$c9"
 
   # Measuring the same commit again: it stands for itself.
   workflow_run run-again workflow_dispatch "$c9" ""
   expect_newest_points 2 "$c9" "" ""
 
   # History rewritten by a force-push back to c4 and on: "before" (c9) and
-  # the newest measured commits are gone from main's history; the newest
+  # the newest measured commit are gone from main's history; the newest
   # measured commit still in it is c2.
   dev_git -C "$scratch/developer" reset --quiet --hard "$c4"
   echo rewritten >>"$scratch/developer/code.txt"

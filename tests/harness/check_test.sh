@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2016 # the backquotes in the patterns are Markdown, not shell
-# check from the command line on a synthetic store: a flat history, then a
-# regression on churn-4t in each of the three figures; a verdict per figure;
-# exit status only with --fail-on-regression and only for the gated figures;
-# GitHub annotations and run summary; the page marks the verdict and the
-# change.
+# check_test.sh BENCH CASE
+#
+# check from the command line on a synthetic store (check): a flat history,
+# then a regression on churn-4t in each of the three figures; a verdict per
+# figure; exit status only with --fail-on-regression and only for the gated
+# figures; GitHub annotations and run summary; the page marks the verdict
+# and the change. calibrate at a tiny scale, for real (calibrate). One case
+# per test, so that each stays short on a loaded machine.
 set -euo pipefail
-bench=$1
+bench=$1 case_name=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+
+check() {
 mkdir -p "$work/store"
 
 # points.jsonl: 16 points per scenario with the three figures steady and
@@ -157,10 +162,12 @@ mkdir -p "$work/short" && mv "$work/short.jsonl" "$work/short/points.jsonl"
 if "$bench" check --store "$work/store" --min-history 50 2>"$work/err"; then echo "accepted min-history > window"; exit 1; fi
 grep -q -- "--min-history (50) must be at most --window (20)" "$work/err"
 echo "check: ok"
+}
 
 # calibrate at a tiny scale: one line per scenario in calibration.jsonl, which
 # check then reads (a calibrated noise larger than the history's never makes a
 # regression appear).
+calibrate() {
 "$bench" calibrate --store "$work/cal" --only churn-1t,python --runs 2 --repeats 3 --scale 0.0005 \
   >"$work/cal.out" 2>"$work/cal.err" || { cat "$work/cal.err"; exit 1; }
 grep -q '| `churn-1t` | wall | ±' "$work/cal.out"
@@ -191,3 +198,6 @@ PY
 if "$bench" calibrate --store "$work/cal" --repeats 2 2>"$work/err"; then echo "accepted 2 repeats"; exit 1; fi
 grep -q -- "--repeats: must be a whole number from 3 to 1000, got '2'" "$work/err"
 echo "calibrate: ok"
+}
+
+"$case_name"

@@ -6,7 +6,8 @@
 # a ref that does not build, each refused clearly (refused_refs); and
 # heapline-bench compare's own options: a missing library, one setting per
 # build, heaptrack beside memusage (compare_options). One case per test:
-# each of the first two builds libheapline.so from scratch.
+# each of the first two builds libheapline.so from scratch (two_refs once:
+# its two commits have the same tree).
 set -euo pipefail
 source_dir=$1 build_dir=$2 case_name=$3
 work=$(mktemp -d)
@@ -29,6 +30,9 @@ two_refs() {
     --scale 0.0005 --json "$work/comparison.json" --out "$work/generated" >"$work/table" 2>"$work/log" ||
     { cat "$work/log"; exit 1; }
   grep -q '^| Scenario | Figure | HEAD~1 | HEAD | forwarding only |$' "$work/table" || { cat "$work/table"; exit 1; }
+  # The same sources are built once.
+  [[ $(find "$work/compare" -maxdepth 1 -name 'build-*' -type d | wc -l) -eq 1 ]] ||
+    { ls "$work/compare"; echo "two commits of one tree built twice"; exit 1; }
   # A row per figure; each cell the figure and its interval, each after the
   # first with its mark against the first.
   for figure in wall cpu; do

@@ -1,9 +1,11 @@
 // The interleaving and validation logic of measure(), driven by a fake runner:
 // no process is started and no time is measured.
 #include "heapline_bench/measurement/measurement.h"
+#include "heapline_bench/measurement/process_runner.h"
 
 #include <elf.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -463,6 +465,29 @@ TEST_F(MeasureTest, HeaplinesReportsAreSummedPerWithRunAndRemoved) {
   EXPECT_EQ(m.with_reports[0].publishes, 10u);
   EXPECT_EQ(with_runs, 5);
   EXPECT_FALSE(std::filesystem::exists(scratch / "heapline.churn.1.json"));
+}
+
+// A measured command runs as it would on its own: with the signal mask
+// heapline-bench was started with (a signal its caller blocks stays blocked),
+// never with the interrupts heapline-bench blocks while it waits (the
+// command could not be stopped with SIGTERM or ^C).
+TEST(PosixProcessRunner, TheCommandStartsWithTheCallersSignalMask) {
+  sigset_t callers, previous;
+  sigemptyset(&callers);
+  sigaddset(&callers, SIGUSR1);
+  ASSERT_EQ(pthread_sigmask(SIG_SETMASK, &callers, &previous), 0);
+  RunSpec spec;
+  spec.argv = {"grep", "^SigBlk:", "/proc/self/status"};
+  spec.capture_stdout = true;
+  RunResult result;
+  {
+    PosixProcessRunner runner;
+    result = runner.run(spec);
+  }
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  ASSERT_TRUE(result.succeeded()) << result.start_error << result.stderr_tail;
+  // SIGUSR1 (10) alone: bit 9.
+  EXPECT_EQ(result.stdout_head, "SigBlk:\t0000000000000200\n");
 }
 
 }  // namespace

@@ -300,6 +300,27 @@ TEST_F(Interposer, ForkWithoutExecWritesTwoFilesAndTheChildStartsFromTheInherite
   EXPECT_LE(child_report["calls"]["alloc"].get<std::int64_t>(), 100);  // its own calls only
 }
 
+TEST_F(Interposer, ForkChildCountsOnlyItsOwnThreadsCallsAndPublishes) {
+  // The parent's threads, 4 ended (their calls folded into the process's)
+  // and 4 alive at the fork, each called malloc, realloc and free 1000
+  // times; exact precision publishes each call. The child has the forking
+  // thread and one of its own, which makes 10 calls of each.
+  RunResult result = run_traced({kForkProbe, "threads", "4"}, "threads.%p.json", {{"HEAPLINE_PRECISION", "exact"}});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(result.out, m, std::regex(R"(parent=(\d+) child=(\d+))"))) << result.out;
+  json parent_report = read_json(dir_ / ("threads." + std::string(m[1]) + ".json"));
+  json child_report = read_json(dir_ / ("threads." + std::string(m[2]) + ".json"));
+  EXPECT_EQ(heapline_format_problem(child_report), "");
+  EXPECT_EQ(parent_report["precision"]["max_threads"].get<std::int64_t>(), 5);  // 4 at a time, and the main thread
+  EXPECT_GE(parent_report["calls"]["realloc"].get<std::int64_t>(), 8000);
+  EXPECT_EQ(child_report["precision"]["max_threads"].get<std::int64_t>(), 2);
+  for (const char* kind : {"alloc", "free", "realloc"}) {
+    EXPECT_LE(child_report["calls"][kind].get<std::int64_t>(), 100) << kind;
+  }
+  EXPECT_LE(child_report["publishes"].get<std::int64_t>(), 300);
+}
+
 TEST_F(Interposer, ForkChildInsertsItsPidWhenTheTemplateHasNone) {
   RunResult result = run_traced({kForkProbe, "fork", "65536"}, "run.json");
   ASSERT_EQ(result.exit_code, 0) << result.err;

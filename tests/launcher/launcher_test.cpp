@@ -184,6 +184,24 @@ TEST(Plot, TheIntervalMaximumIsABandAndThePeakIsMarked) {
   EXPECT_NE(script.find("title 'peak resident set 1.0 MiB (above the scale)'"), std::string::npos) << script;
 }
 
+// A short run has one interval (its first sample and its last): one band,
+// its two rows, and not the stand-in row that only an empty block needs (a
+// row at 0 would pull the band down to the origin).
+TEST(Plot, ARunOfOneIntervalHasItsBandAlone) {
+  heapline::ParsedReport report;
+  report.pid = 1;
+  report.exe = "/bin/x";
+  report.peak_bytes = 4096;
+  report.peak_time_ns = 500'000'000;
+  report.samples = {{0, 1024, 1024}, {1'000'000'000, 2048, 4096}};
+  const fs::path out = fs::temp_directory_path() / "heapline-plot-one-interval.svg";
+  auto files = heapline::launcher::write_plot_files(report, out);
+  std::string data = read_file(files.data);
+  fs::remove_all(files.directory);
+  EXPECT_NE(data.find("\n\n\n# t_seconds low_KiB high_KiB\n0 1 4\n1 1 4\n"), std::string::npos) << data;
+  EXPECT_EQ(data.find("\n0 0 0\n"), std::string::npos) << data;
+}
+
 // Class A: nothing the program wrote reaches gnuplot as a command. Every
 // control byte, the quote and the backslash, in a marker's name and in the
 // program's file name, stays inside its string literal on its line.

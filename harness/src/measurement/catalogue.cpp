@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
@@ -97,7 +98,15 @@ Catalogue parse_catalogue(const std::string& json_text, const std::string& origi
         scenario.scale_arg = source->scale_arg;
       } else {
         scenario.command = entry.at("command").get<std::vector<std::string>>();
-        scenario.scale_arg = entry.value("scale_arg", -1);
+        // A whole number that fits: a float or a huge integer would be
+        // converted to an int silently (or, past its range, undefinedly).
+        if (entry.contains("scale_arg")) {
+          const auto& index = entry["scale_arg"];
+          if (!index.is_number_integer() || index.get<std::int64_t>() < -1 ||
+              index.get<std::int64_t>() > std::numeric_limits<int>::max())
+            throw fail(printable(scenario.name) + ": scale_arg must be a whole number, the index of a word of the command");
+          scenario.scale_arg = index.get<int>();
+        }
       }
       scenario.shows = entry.value("shows", "");
       if (entry.contains("instructions_command"))
