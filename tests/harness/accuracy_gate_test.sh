@@ -4,7 +4,7 @@
 # peak, the exact peak of the same run and the stated bound, and `check`
 # fails a point whose error is outside the bound. A correct build passes; a
 # build that loses every second publish (HEAPLINE_TEST_DROP_HALF_PUBLISHES)
-# fails at its first point.
+# fails at its first point; a failed accuracy run loses only the figure.
 #   accuracy_gate_test.sh HEAPLINE_BENCH LIBHEAPLINE LIBHEAPLINE_ACCURACY LIBHEAPLINE_DROPS_PUBLISHES
 set -euo pipefail
 bench=$1 library=$2 accuracy=$3 drops=$4
@@ -35,4 +35,16 @@ measure drops "$drops"
 [[ $status -eq 1 ]] || { echo "the build that drops publishes passed check (status $status):"; cat "$work/drops/check.out"; exit 1; }
 grep -q '| `churn-4t` | `0123456` | -[0-9]* B | [0-9]* B | \*\*outside the bound\*\* |' "$work/drops/check.out" ||
   { cat "$work/drops/check.out"; exit 1; }
+# An accuracy run that fails (here a build without the exact shadow in its
+# place) costs the point its accuracy figure, never the point.
+mkdir -p "$work/plain"
+cp "$library" "$work/plain/libheapline.so"
+cp "$library" "$work/plain/libheapline_accuracy.so"
+"$bench" suite --lib "$work/plain/libheapline.so" --only churn-4t --runs 2 --scale 0.02 --no-instructions \
+  --no-plots --store "$work/plain/store" --out "$work/plain/page" \
+  --commit 0123456789abcdef0123456789abcdef01234567 >/dev/null 2>"$work/plain/suite.err" ||
+  { echo "a failed accuracy run failed the suite:"; cat "$work/plain/suite.err"; exit 1; }
+grep -q "churn-4t: no accuracy figure: .*has no exact_shadow" "$work/plain/suite.err" || { cat "$work/plain/suite.err"; exit 1; }
+grep -q '"scenario":"churn-4t"' "$work/plain/store/points.jsonl" || { echo "the point was lost"; exit 1; }
+if grep -q '"accuracy":{' "$work/plain/store/points.jsonl"; then echo "an accuracy figure without a shadow"; exit 1; fi
 echo "accuracy gate: ok"
