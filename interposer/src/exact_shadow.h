@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "heap_sampler.h"
+#include "published.h"
 
 #ifndef HEAPLINE_EXACT_SHADOW
 #define HEAPLINE_EXACT_SHADOW 0
@@ -35,10 +36,7 @@ extern ExactShadow g_exact_shadow;
 inline void count(std::int64_t bytes) {
   if constexpr (kEnabled) {
     if (bytes == sampler::kSampledChunkMarker || bytes == -sampler::kSampledChunkMarker) return;
-    const std::int64_t live = g_exact_shadow.live.fetch_add(bytes, std::memory_order_relaxed) + bytes;
-    std::int64_t peak = g_exact_shadow.peak.load(std::memory_order_relaxed);
-    while (live > peak && !g_exact_shadow.peak.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
-    }
+    raise_to(g_exact_shadow.peak, g_exact_shadow.live.fetch_add(bytes, std::memory_order_relaxed) + bytes);
   }
 }
 
