@@ -12,23 +12,17 @@
 // library has these; a vfork child (python's subprocess) goes straight
 // through, its parent's live file untouched.
 #include <dlfcn.h>
-#include <elf.h>
-#include <link.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <sys/syscall.h>
-#include <sys/xattr.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstddef>
 
 #include "intercepted.h"
 #include "live_header.h"
+#include "os.h"
 #include "text.h"
 
 namespace {
@@ -76,63 +70,6 @@ bool preloads_this_library(char* const envp[]) {
   return false;
 }
 
-// Why the loader will not run the library in the program at `path` (an
-// executable file), or nullptr when it will: not in a statically linked
-// program (no PT_INTERP), nor in secure mode (set-user-ID or set-group-ID
-// to another user, file capabilities), which ignores LD_PRELOAD. A script
-// is judged by its interpreter, once; a file that cannot be read is given
-// the benefit of the doubt.
-const char* why_loader_skips(const char* path, int depth = 0) {
-  struct stat info;
-  if (stat(path, &info) != 0) return "not found";
-  // On a nosuid filesystem the kernel grants none of these.
-  struct statvfs filesystem;
-  const bool privileges = statvfs(path, &filesystem) != 0 || (filesystem.f_flag & ST_NOSUID) == 0;
-  if (privileges && (info.st_mode & S_ISUID) != 0 && info.st_uid != geteuid()) {
-    return "set-user-ID: the loader ignores LD_PRELOAD";
-  }
-  if (privileges && (info.st_mode & S_ISGID) != 0 && info.st_gid != getegid()) {
-    return "set-group-ID: the loader ignores LD_PRELOAD";
-  }
-  if (privileges && getxattr(path, "security.capability", nullptr, 0) > 0) {
-    return "file capabilities: the loader ignores LD_PRELOAD";
-  }
-  const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return nullptr;
-  ElfW(Ehdr) header;
-  const ssize_t got = pread(fd, &header, sizeof header, 0);
-  const char* why = nullptr;
-  const unsigned char* magic = header.e_ident;
-  if (got >= 2 && magic[0] == '#' && magic[1] == '!' && depth == 0) {
-    // "#!INTERPRETER [ARGUMENT]"
-    char line[256];
-    const ssize_t length = pread(fd, line, sizeof line - 1, 2);
-    line[length > 0 ? length : 0] = 0;
-    char* interpreter = line;
-    while (*interpreter == ' ' || *interpreter == '\t') ++interpreter;
-    char* end = interpreter;
-    while (*end != 0 && *end != ' ' && *end != '\t' && *end != '\n') ++end;
-    *end = 0;
-    if (interpreter[0] != 0 && why_loader_skips(interpreter, depth + 1) != nullptr) {
-      why = "a script whose interpreter the library cannot follow";
-    }
-  } else if (got == static_cast<ssize_t>(sizeof header) && magic[EI_MAG0] == ELFMAG0 && magic[EI_MAG1] == ELFMAG1 &&
-             magic[EI_MAG2] == ELFMAG2 && magic[EI_MAG3] == ELFMAG3 &&
-             header.e_phentsize == sizeof(ElfW(Phdr)) && header.e_phnum < 256) {
-    why = "statically linked: no loader runs";  // until its PT_INTERP is found
-    for (unsigned i = 0; i < header.e_phnum && why != nullptr; ++i) {
-      ElfW(Phdr) segment;
-      if (pread(fd, &segment, sizeof segment, static_cast<off_t>(header.e_phoff + i * sizeof segment)) !=
-              static_cast<ssize_t>(sizeof segment) ||
-          segment.p_type == PT_INTERP) {
-        why = nullptr;
-      }
-    }
-  }
-  close(fd);
-  return why;
-}
-
 // The file `execvp` runs for `file`: itself when it names a path, else the
 // first executable regular file of that name in PATH (glibc's default when
 // unset). False when there is none.
@@ -141,7 +78,7 @@ bool find_in_path(const char* file, char* found, std::size_t capacity) {
     heapline::copy_utf8_prefix(found, capacity, file);
     return true;
   }
-  const char* path = getenv("PATH");
+  const char* path = heapline::os::environment("PATH");
   if (path == nullptr) path = "/bin:/usr/bin";
   while (true) {
     const char* end = path;
@@ -151,11 +88,7 @@ bool find_in_path(const char* file, char* found, std::size_t capacity) {
     if (end != path) candidate.append('/');
     candidate.append(file);
     candidate.c_str();
-    struct stat info;
-    if (!candidate.truncated() && stat(found, &info) == 0 && S_ISREG(info.st_mode) &&
-        faccessat(AT_FDCWD, found, X_OK, AT_EACCESS) == 0) {
-      return true;
-    }
+    if (!candidate.truncated() && heapline::os::executable_file(found)) return true;
     if (*end == 0) return false;
     path = end + 1;
   }
@@ -176,11 +109,10 @@ void judge(const char* file, char* const envp[], bool searched, NewImage* image)
   image->why_not = nullptr;
   if (file == nullptr || file[0] == 0) return;
   const int saved_errno = errno;
-  if (searched ? find_in_path(file, image->path, sizeof image->path)
-               : faccessat(AT_FDCWD, file, X_OK, AT_EACCESS) == 0) {
+  if (searched ? find_in_path(file, image->path, sizeof image->path) : heapline::os::executable_file(file)) {
     if (!searched) heapline::copy_utf8_prefix(image->path, sizeof image->path, file);
     image->why_not = !preloads_this_library(envp) ? "LD_PRELOAD no longer names the library"
-                                                  : why_loader_skips(image->path);
+                                                  : heapline::os::why_loader_skips(image->path);
     image->runs_library = image->why_not == nullptr;
   }
   errno = saved_errno;
@@ -219,7 +151,7 @@ int no_next() {
 int run_execve(const char* path, char* const argv[], char* const envp[]) {
   return exec_giving_up_live_file([&](NewImage* image) { judge(path, envp, false, image); }, [&] {
     if (g_next_execve != nullptr) return g_next_execve(path, argv, envp);
-    return static_cast<int>(syscall(SYS_execve, path, argv, envp));
+    return heapline::os::exec(path, argv, envp);
   });
 }
 
@@ -230,7 +162,7 @@ int run_execvpe(const char* file, char* const argv[], char* const envp[]) {
 }
 
 int run_execveat(int dirfd, const char* path, char* const argv[], char* const envp[], int flags) {
-  return static_cast<int>(syscall(SYS_execveat, dirfd, path, argv, envp, flags));
+  return heapline::os::exec_at(dirfd, path, argv, envp, flags);
 }
 
 // execl's arguments: `first` and those after it up to the NULL, as an argv

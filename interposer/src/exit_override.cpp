@@ -6,10 +6,9 @@
 // posix_spawn's child) bind internally and never come here; nor does any
 // allocation call, so the hot path is untouched.
 #include <dlfcn.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "intercepted.h"
+#include "os.h"
 #include "process.h"
 
 namespace {
@@ -29,7 +28,7 @@ __attribute__((constructor)) void resolve_next_exits() {
 [[noreturn]] void end_process(ExitFunction next, int status) {
   heapline::accounting::write_report_at_early_exit();
   if (next != nullptr) next(status);
-  for (;;) syscall(SYS_exit_group, status);  // before the constructor ran: what glibc's _exit does
+  heapline::os::exit_process(status);  // before the constructor ran: what glibc's _exit does
 }
 
 }  // namespace

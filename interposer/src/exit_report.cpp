@@ -179,14 +179,13 @@ void write_report_at_exit() {
   const Config& config = g_process.config;
   const NextAllocator& next = next_allocator();
   char* exe = g_exe;
-  ssize_t exe_length = readlink("/proc/self/exe", exe, sizeof g_exe - 1);
-  exe[exe_length > 0 ? exe_length : 0] = 0;
+  os::program_path(exe, sizeof g_exe);
   const std::uint64_t max_threads = g_threads.max_registered.load(std::memory_order_relaxed);
   const std::uint64_t max_threshold = static_cast<std::uint64_t>(g_budget.max_threshold.load(std::memory_order_relaxed));
   const std::uint64_t bound = static_cast<std::uint64_t>(g_budget.max_reserved.load(std::memory_order_relaxed));
   Report report{};
-  report.pid = getpid();
-  report.ppid = getppid();
+  report.pid = os::pid();
+  report.ppid = os::parent_pid();
   report.exe = exe;
   report.start_unix_ns = g_process.start_unix_ns;
   report.duration_ns = since_start(now);
@@ -303,7 +302,7 @@ void write_report_at_early_exit() {
   // A vfork child runs in its parent's memory, with its parent's pid in
   // g_process (no fork handler ran): anything it did here would be the
   // parent's report, and it would remove the parent's live file.
-  if (g_process.init_state.load(std::memory_order_acquire) != kDone || getpid() != g_process.pid) return;
+  if (g_process.init_state.load(std::memory_order_acquire) != kDone || os::pid() != g_process.pid) return;
   write_report_at_exit();
 }
 

@@ -6,6 +6,7 @@
 #include "heap_sampler.h"
 #include "live_header.h"
 #include "mapped_memory.h"
+#include "os.h"
 #include "precision_budget.h"
 #include "process.h"
 #include "published.h"
@@ -59,7 +60,7 @@ void after_fork_in_child() {
   g_process.start_mono_ns.store(now, std::memory_order_relaxed);
   g_process.start_unix_ns = clock_ns(CLOCK_REALTIME);
   g_process.fork_child = true;
-  g_process.pid = getpid();
+  g_process.pid = os::pid();
   decide_followed(false);
   g_process.finished.store(false, std::memory_order_relaxed);
   unlock_sampling();  // a parent thread may have held it

@@ -122,7 +122,7 @@ bool meter_fired() {
     const std::uint64_t ordinal = g_threads_seeded.fetch_add(1, std::memory_order_relaxed);
     std::uint64_t seed = g_seed;
     if (seed == 0) {
-      seed = os::clock_ns(CLOCK_MONOTONIC) ^ (static_cast<std::uint64_t>(getpid()) << 16) ^
+      seed = os::clock_ns(CLOCK_MONOTONIC) ^ (static_cast<std::uint64_t>(os::pid()) << 16) ^
              reinterpret_cast<std::uintptr_t>(&t_meter);
     }
     // Each seed and each thread a stream of its own: both go through the
@@ -210,7 +210,7 @@ std::atomic<std::int64_t> g_snapshot_at{0};
 bool try_lock() {
   for (int attempt = 0; attempt < 100000; ++attempt) {
     if (!g_lock.load(std::memory_order_relaxed) && !g_lock.exchange(true, std::memory_order_acquire)) return true;
-    if (attempt >= 64) sched_yield();
+    if (attempt >= 64) os::yield();
   }
   return false;
 }
@@ -321,7 +321,7 @@ std::uint64_t mean_bytes() {
   if (mean != kUnread) return mean;
   // A bad value is reported by the process's init (config.h), once.
   Config config;
-  if (!os::secure_mode()) load_sampler_config(config, [](const char* name) -> const char* { return getenv(name); });
+  if (!os::secure_mode()) load_sampler_config(config, os::environment);
   g_seed = config.sample_seed;
   std::uint64_t expected = kUnread;
   g_mean.compare_exchange_strong(expected, config.sample_mean_bytes, std::memory_order_acq_rel);

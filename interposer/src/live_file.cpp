@@ -2,9 +2,10 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <cerrno>
+
+#include "os.h"
 
 namespace heapline {
 
@@ -37,15 +38,13 @@ int make_live_file(const LiveRegion& image, const char* final_path, int pid, Liv
       // storing into the region carry on.
       if (at != nullptr && os::map(at, sizeof(LiveRegion), PROT_READ | PROT_WRITE,
                                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == at) {
-        if (::pread(fd, at, sizeof(LiveRegion), 0) < 0) {
-          // Nothing more to do: the region is zeros, still memory.
-        }
+        os::read_at(fd, at, sizeof(LiveRegion), 0);  // else the region is zeros, still memory
       }
     }
   }
-  ::close(fd);
+  os::close_file(fd);
   if (error != 0) {
-    ::unlink(out->temp_path);
+    os::remove_name(out->temp_path);
     out->temp_path[0] = 0;
     errno = saved_errno;
     return error;
@@ -63,10 +62,8 @@ int place_live_file(PendingLiveFile& file, const char* final_path) {
 
 void remove_pending_name(PendingLiveFile& file) {
   if (file.temp_path[0] == 0) return;
-  const int saved_errno = errno;
-  ::unlink(file.temp_path);
+  os::remove_name(file.temp_path);
   file.temp_path[0] = 0;
-  errno = saved_errno;
 }
 
 void release_live_region(LiveRegion* region) {

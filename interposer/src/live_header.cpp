@@ -6,12 +6,7 @@
 // one line on stderr says why.
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <stdlib.h>
-#include <sys/stat.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cstddef>
 
@@ -34,14 +29,14 @@ alignas(64) LiveRegion* g_region = &g_static_region;
 
 // Whether this process's report keeps the plain name (see output.h).
 bool is_root_process() {
-  const int pid = getpid();
+  const int pid = os::pid();
   return !g_process.fork_child && (g_process.root_pid == 0 || g_process.root_pid == pid);
 }
 
 // Whether this library came in through LD_PRELOAD (rather than dlopen, which
 // may happen while the program's threads read the environment).
 bool preloaded() {
-  const char* preload = getenv("LD_PRELOAD");
+  const char* preload = os::environment("LD_PRELOAD");
   Dl_info self{};
   if (preload == nullptr || dladdr(reinterpret_cast<void*>(&preloaded), &self) == 0 || self.dli_fname == nullptr) {
     return false;
@@ -70,7 +65,7 @@ void decide_followed(bool in_constructor) {
     char pid_text[24];
     TextSink text(pid_text, sizeof pid_text);
     text.append_signed(g_process.pid);
-    setenv("HEAPLINE_ROOT_PID", text.c_str(), 1);
+    os::set_environment("HEAPLINE_ROOT_PID", text.c_str());
     g_process.root_pid = g_process.pid;
   }
 }
@@ -119,27 +114,29 @@ constexpr std::int64_t kUnfinishedAfterSeconds = 60;
 
 Found examine(const char* live) {
   Found found{Holder::kNotOurs, {}, 0};
-  const int fd = open(live, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  const int saved_errno = errno;
+  const int fd = os::open_to_read(live, false);
   if (fd < 0) {
     if (errno == ENOENT) found.holder = Holder::kNobody;
+    errno = saved_errno;
     return found;
   }
-  struct stat info;
+  os::FileStatus status;
   const std::size_t identity = offsetof(LiveHeader, seq);
-  const bool ours = fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_uid == geteuid();
-  const bool whole = ours && pread(fd, &g_found, identity, 0) == static_cast<ssize_t>(identity) &&
+  const bool ours = os::file_status(fd, &status) && status.own_regular_file;
+  const bool whole = ours && os::read_at(fd, &g_found, identity, 0) &&
                      g_found.magic.load(std::memory_order_relaxed) == kLiveMagic;
-  close(fd);
+  os::close_file(fd);
   if (!ours) return found;
-  found.id = os::FileId{info.st_dev, info.st_ino};
+  found.id = status.id;
   if (!whole) {
     const std::int64_t now_s = static_cast<std::int64_t>(clock_ns(CLOCK_REALTIME) / 1'000'000'000u);
-    found.holder = info.st_mtime + kUnfinishedAfterSeconds < now_s ? Holder::kUnfinished : Holder::kRunning;
+    found.holder = status.modified_s + kUnfinishedAfterSeconds < now_s ? Holder::kUnfinished : Holder::kRunning;
     return found;
   }
   found.pid = g_found.pid;
   const std::uint64_t ticks = g_found.process_start_ticks;  // 0 in a file of an earlier library
-  if (found.pid == getpid()) {
+  if (found.pid == os::pid()) {
     const bool other = ticks != 0 && g_process.start_ticks != 0 && ticks != g_process.start_ticks;
     found.holder = other ? Holder::kEnded : Holder::kThisProcess;
   } else if (!os::process_exists(found.pid)) {
@@ -195,7 +192,7 @@ int take_over(const char* live, const Found& found, const char* aside) {
       return error;
     }
   } else {
-    unlink(g_pending.temp_path);
+    os::remove_name(g_pending.temp_path);
   }
   g_pending.temp_path[0] = 0;
   return 0;
@@ -229,7 +226,7 @@ int place_or_take_over(const char* report, const char* live) {
     if (result == EEXIST) continue;  // another process took the name over meanwhile: look again
     if (!keep_old && (result == EINVAL || result == ENOSYS || result == EOPNOTSUPP)) {
       // A filesystem that cannot exchange names: removed, then claimed.
-      unlink(live);
+      os::remove_name(live);
       continue;
     }
     if (keep_old) {
@@ -254,11 +251,11 @@ LiveRegion* claim(const LiveRegion& image, LiveRegion* at, int count, int* error
       break;
     }
     if (g_pending.region == nullptr) {
-      result = make_live_file(image, live, getpid(), at, &g_pending);
+      result = make_live_file(image, live, os::pid(), at, &g_pending);
       if (result != 0) break;
 #if HEAPLINE_TEST_HOOKS
       // Test hook: die with the live file made but not yet named.
-      if (g_process.config.kill_writer == KillWriter::kLiveBeforeRename) kill(getpid(), SIGKILL);
+      if (g_process.config.kill_writer == KillWriter::kLiveBeforeRename) os::kill_this_process();
 #endif
     }
     result = place_or_take_over(g_names[i], live);
@@ -317,8 +314,8 @@ void write_identity(LiveRegion& region) {
   h.marker_capacity = kLiveMarkerCapacity;
   h.sample_capacity = Timeline::kCapacity;
   h.file_bytes = sizeof(LiveRegion);
-  h.pid = getpid();
-  h.ppid = getppid();
+  h.pid = os::pid();
+  h.ppid = os::parent_pid();
   h.start_unix_ns = g_process.start_unix_ns;
   h.start_mono_ns = g_process.start_mono_ns.load(std::memory_order_relaxed);
   h.process_start_ticks = g_process.start_ticks;
@@ -329,8 +326,7 @@ void write_identity(LiveRegion& region) {
   const NextAllocator& next = next_allocator();
   copy_text(h.allocator, sizeof h.allocator, next.name);
   copy_text(h.size_basis, sizeof h.size_basis, next.size_basis);
-  ssize_t exe_length = readlink("/proc/self/exe", h.exe, sizeof h.exe - 1);
-  h.exe[exe_length > 0 ? exe_length : 0] = 0;
+  os::program_path(h.exe, sizeof h.exe);
   h.seq.store(0, std::memory_order_relaxed);
   // The stated precision as it stands (raised from here on where it grows),
   // and no publish yet in this file.
@@ -362,7 +358,7 @@ void move_to(LiveRegion* mapped) {
 // device, a FIFO...: the exit says why, once).
 int report_names() {
   const Config& config = g_process.config;
-  const int pid = getpid();
+  const int pid = os::pid();
   const char* name = program_invocation_short_name;
   int count = 0;
   for (int with_pid = is_root_process() ? 0 : 1; with_pid <= 1; ++with_pid) {
@@ -434,7 +430,7 @@ void open_live_file(std::uint64_t now, std::int64_t live) {
   report[0] = 0;
   g_process.live_file_problem[0] = 0;
   g_process.live_file_floor = INT64_MAX;
-  g_process.start_ticks = os::process_start_ticks(getpid());
+  g_process.start_ticks = os::process_start_ticks(os::pid());
   g_sampling.last_marker_ns = 0;
   write_identity(g_static_region);
   attach_timelines(g_static_region);
@@ -449,7 +445,7 @@ void open_live_file(std::uint64_t now, std::int64_t live) {
     copy_text(report, kMaxPath, g_names[0]);
     // This very process may have made one before an exec the library did
     // not see.
-    if (live_name(report, path) && examine(path).holder == Holder::kThisProcess) unlink(path);
+    if (live_name(report, path) && examine(path).holder == Holder::kThisProcess) os::remove_name(path);
     path[0] = 0;
     g_process.live_file_floor = live + kLiveFileFloor;
     return;
@@ -466,12 +462,12 @@ void open_live_file(std::uint64_t now, std::int64_t live) {
 bool remove_live_file() {
   os::FileId id;
   const char* live = g_process.live_path;
-  return live[0] != 0 && os::file_id(live, &id) && id == g_process.live_id && unlink(live) == 0;
+  return live[0] != 0 && os::file_id(live, &id) && id == g_process.live_id && os::remove_name(live) == 0;
 }
 
 bool live_file_to_give_up() {
   // Not before the init; nor in a vfork child, whose live file is its parent's.
-  return g_process.init_state.load(std::memory_order_acquire) == kDone && getpid() == g_process.pid &&
+  return g_process.init_state.load(std::memory_order_acquire) == kDone && os::pid() == g_process.pid &&
          (g_process.live_path[0] != 0 || g_process.live_file_floor != INT64_MAX);
 }
 

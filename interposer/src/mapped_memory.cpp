@@ -10,6 +10,7 @@
 
 #include "mapped_regions.h"
 #include "next_allocator.h"
+#include "os.h"
 
 namespace heapline::mapped {
 
@@ -80,7 +81,7 @@ Latest read_latest() {
 
 std::uintptr_t page_size() {
   static std::uintptr_t size = 0;
-  if (size == 0) size = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  if (size == 0) size = static_cast<std::uintptr_t>(os::page_size());
   return size;
 }
 

@@ -2,13 +2,13 @@
 
 #include <dlfcn.h>
 #include <gnu/libc-version.h>
-#include <sched.h>
-#include <unistd.h>
 
 #include <cerrno>
 
 #include <atomic>
 #include <cstdint>
+
+#include "os.h"
 
 namespace heapline {
 
@@ -68,10 +68,10 @@ void* remember(void* p, std::size_t size) {
 // pvalloc): glibc's versions would hand out glibc blocks that the foreign
 // free() cannot take back, so they are built on the foreign memalign.
 void* foreign_valloc(std::size_t size) noexcept {
-  return g_foreign.memalign(static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), size);
+  return g_foreign.memalign(os::page_size(), size);
 }
 void* foreign_pvalloc(std::size_t size) noexcept {
-  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t page = os::page_size();
   std::size_t rounded;
   if (__builtin_add_overflow(size, page - 1, &rounded)) {
     errno = ENOMEM;
@@ -194,7 +194,7 @@ Resolution resolve_allocator() {
       if (const NextAllocator* chosen = g_chosen.load(std::memory_order_acquire)) {
         return chosen == &kGlibc ? Resolution::kGlibc : Resolution::kForeign;
       }
-      sched_yield();
+      os::yield();
     }
   }
   t_resolving = true;

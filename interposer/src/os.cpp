@@ -1,8 +1,10 @@
 #include "os.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/auxv.h>
 #include <sys/random.h>
 #include <sys/resource.h>
@@ -11,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "heapline/preload_check.h"
 #include "text.h"
 
 namespace heapline::os {
@@ -232,6 +235,122 @@ std::uint64_t process_start_ticks(int pid) {
   return ticks;
 }
 
+int open_to_read(const char* path, bool follow_links) {
+  return ::open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (follow_links ? 0 : O_NOFOLLOW));
+}
+
+bool read_at(int fd, void* out, std::size_t size, std::uint64_t offset) {
+  const int saved_errno = errno;
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t got = ::pread(fd, static_cast<char*>(out) + done, size - done, static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    done += static_cast<std::size_t>(got);
+  }
+  errno = saved_errno;
+  return done == size;
+}
+
+int close_file(int fd) {
+  const int saved_errno = errno;
+  const int result = ::close(fd) == 0 || errno == EINTR ? 0 : errno;  // EINTR: Linux has closed it
+  errno = saved_errno;
+  return result;
+}
+
+int remove_name(const char* path) {
+  const int saved_errno = errno;
+  const int result = ::unlink(path) == 0 ? 0 : errno;
+  errno = saved_errno;
+  return result;
+}
+
+int replace_name(const char* from, const char* to) {
+  const int saved_errno = errno;
+  const int result = ::rename(from, to) == 0 ? 0 : errno;
+  errno = saved_errno;
+  return result;
+}
+
+bool file_status(int fd, FileStatus* status) {
+  const int saved_errno = errno;
+  struct stat info;
+  const bool known = ::fstat(fd, &info) == 0;
+  if (known) {
+    status->id = FileId{info.st_dev, info.st_ino};
+    status->own_regular_file = S_ISREG(info.st_mode) && info.st_uid == ::geteuid();
+    status->modified_s = static_cast<std::int64_t>(info.st_mtime);
+  }
+  errno = saved_errno;
+  return known;
+}
+
+PathKind path_kind(const char* path, int* error) {
+  const int saved_errno = errno;
+  struct stat info;
+  PathKind kind = PathKind::kOther;
+  if (::lstat(path, &info) != 0) {
+    kind = errno == ENOENT ? PathKind::kNothing : PathKind::kUnknown;
+    *error = errno;
+  } else if (S_ISREG(info.st_mode)) {
+    kind = PathKind::kRegularFile;
+  }
+  errno = saved_errno;
+  return kind;
+}
+
+bool executable_file(const char* path) {
+  const int saved_errno = errno;
+  struct stat info;
+  const bool executable =
+      ::stat(path, &info) == 0 && S_ISREG(info.st_mode) && ::faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) == 0;
+  errno = saved_errno;
+  return executable;
+}
+
+const char* why_loader_skips(const char* path) {
+  const int saved_errno = errno;
+  char decided_by[PATH_MAX];  // the file that decided: `path`, or a script's interpreter
+  const PreloadBlocker blocker = preload_blocker_of(path, decided_by, sizeof decided_by);
+  errno = saved_errno;
+  if (blocker == PreloadBlocker::none) return nullptr;
+  if (std::strcmp(decided_by, path) != 0) return "a script whose interpreter the library cannot follow";
+  return preload_blocker_text(blocker);
+}
+
+int exec(const char* path, char* const argv[], char* const envp[]) {
+  return static_cast<int>(syscall(SYS_execve, path, argv, envp));
+}
+
+int exec_at(int dirfd, const char* path, char* const argv[], char* const envp[], int flags) {
+  return static_cast<int>(syscall(SYS_execveat, dirfd, path, argv, envp, flags));
+}
+
+void program_path(char* out, std::size_t capacity) {
+  if (capacity == 0) return;
+  const int saved_errno = errno;
+  const ssize_t length = ::readlink("/proc/self/exe", out, capacity - 1);
+  out[length > 0 ? length : 0] = 0;
+  errno = saved_errno;
+}
+
+const char* environment(const char* name) { return ::getenv(name); }
+
+void set_environment(const char* name, const char* value) {
+  const int saved_errno = errno;
+  ::setenv(name, value, 1);
+  errno = saved_errno;
+}
+
+void exit_process(int status) {
+  for (;;) syscall(SYS_exit_group, status);
+}
+
+#if HEAPLINE_TEST_HOOKS
+void kill_this_process() { syscall(SYS_kill, ::getpid(), SIGKILL); }
+#endif
+
 bool process_exists(int pid) {
   const int saved_errno = errno;
   const bool exists = pid > 0 && (syscall(SYS_kill, pid, 0) == 0 || errno == EPERM);
@@ -250,7 +369,7 @@ std::uint64_t random_bits() {
   const int saved_errno = errno;
   std::uint64_t bits = 0;
   if (syscall(SYS_getrandom, &bits, sizeof bits, GRND_NONBLOCK) != static_cast<long>(sizeof bits)) {
-    bits = clock_ns(CLOCK_MONOTONIC) ^ (static_cast<std::uint64_t>(::getpid()) << 40) ^
+    bits = clock_ns(CLOCK_MONOTONIC) ^ (static_cast<std::uint64_t>(pid()) << 40) ^
            reinterpret_cast<std::uintptr_t>(&bits);
   }
   errno = saved_errno;

@@ -11,9 +11,16 @@
 //    closed stderr, and the host's own signals and dispositions are left
 //    alone;
 //  - mappings go to the kernel directly, never through the exported mmap
-//    the library itself defines.
+//    the library itself defines;
+//  - whether an exec'd program will run the library is judged as the kernel
+//    and ld.so decide it (heapline/preload_check.h, shared with the
+//    launcher and heapline-bench).
+// No other file of the library makes a system call or calls libc for one
+// (tests/interposer/os_boundary.py checks it). The dynamic loader (dlsym,
+// dlopen, dladdr) is not the OS: the files that resolve symbols call it.
 #pragma once
 
+#include <sched.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <time.h>
@@ -90,7 +97,81 @@ struct FileId {
 bool file_id(const char* path, FileId* id);
 bool file_id(int fd, FileId* id);  // what `fd` is open on (fstat)
 
+// A descriptor to read `path` through, or -1 with errno set: O_RDONLY |
+// O_CLOEXEC | O_NONBLOCK (a FIFO never blocks the host), and O_NOFOLLOW
+// unless `follow_links`.
+int open_to_read(const char* path, bool follow_links);
+// pread, whole or nothing: true when `size` bytes were read at `offset`.
+bool read_at(int fd, void* out, std::size_t size, std::uint64_t offset);
+// Closes `fd`: 0 or the errno of the failure (a close that reports a
+// delayed write error). Keeps errno.
+int close_file(int fd);
+// Removes the name `path` (unlink): 0 or an errno. Keeps errno.
+int remove_name(const char* path);
+// Renames `from` over `to` (rename): 0 or an errno. Keeps errno.
+int replace_name(const char* from, const char* to);
+
+// What `fd` is open on (fstat): its identity, whether it is a regular file
+// of this effective user, and when it was last modified (seconds since the
+// epoch). False when fstat fails.
+struct FileStatus {
+  FileId id;
+  bool own_regular_file = false;
+  std::int64_t modified_s = 0;
+};
+bool file_status(int fd, FileStatus* status);
+
+// What is at `path`, not following a final link (lstat).
+enum class PathKind { kNothing, kRegularFile, kOther, kUnknown };
+// kUnknown: lstat failed otherwise than ENOENT; *error gets its errno.
+PathKind path_kind(const char* path, int* error);
+
+// Whether `path` is a regular file this process may execute (its effective
+// IDs, as execve checks).
+bool executable_file(const char* path);
+
+// --- programs ------------------------------------------------------------------
+
+// Why the loader will not run this library in the program at `path` (an
+// executable file), as a short text for the live file's exec note, or
+// nullptr when it will (heapline/preload_check.h decides).
+const char* why_loader_skips(const char* path);
+
+// The system calls behind execve and execveat, for when no next definition
+// was found: -1 with errno on failure.
+int exec(const char* path, char* const argv[], char* const envp[]);
+int exec_at(int dirfd, const char* path, char* const argv[], char* const envp[], int flags);
+
 // --- processes ------------------------------------------------------------------
+
+inline int pid() { return static_cast<int>(::getpid()); }
+inline int parent_pid() { return static_cast<int>(::getppid()); }
+
+// The path of this process's program (/proc/self/exe) into `out`, "" when
+// unknown; always NUL-terminated.
+void program_path(char* out, std::size_t capacity);
+
+// The size of a page (ld.so's, no system call).
+inline std::size_t page_size() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
+
+// A variable of the environment (getenv). The caller decides whether the
+// environment is to be trusted (secure_mode()).
+const char* environment(const char* name);
+// Sets a variable of the environment (setenv, overwriting). It allocates:
+// only from the constructor, before the program's threads run.
+void set_environment(const char* name, const char* value);
+
+// Gives the processor up for a moment, inside a short wait for another
+// thread (sched_yield).
+inline void yield() { ::sched_yield(); }
+
+// Ends the process at once with `status`, as glibc's _exit does.
+[[noreturn]] void exit_process(int status);
+
+#if HEAPLINE_TEST_HOOKS
+// Dies at once (SIGKILL to this process): the test hooks' kill points.
+void kill_this_process();
+#endif
 
 // When process `pid` started, in clock ticks since boot (the 22nd field of
 // /proc/PID/stat): with the pid, it names one process for the life of the

@@ -2,9 +2,6 @@
 
 #include <fcntl.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <signal.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -369,7 +366,7 @@ bool flush_to_file(void* context, const char* data, std::size_t size) {
   if (target->error != 0) return false;
 #if HEAPLINE_TEST_HOOKS
   // Test hook: die with part of the file on disk under the temporary name.
-  if (target->kill == KillWriter::kMidWrite) ::kill(::getpid(), SIGKILL);
+  if (target->kill == KillWriter::kMidWrite) os::kill_this_process();
 #endif
   return true;
 }
@@ -377,16 +374,17 @@ bool flush_to_file(void* context, const char* data, std::size_t size) {
 }  // namespace
 
 int check_report_path(const char* path) {
-  int saved_errno = errno;
-  struct stat info;
-  int result = 0;
-  if (::lstat(path, &info) != 0) {
-    if (errno != ENOENT) result = errno;
-  } else if (!S_ISREG(info.st_mode)) {
-    result = kReportPathNotRegular;
+  int error = 0;
+  switch (os::path_kind(path, &error)) {
+    case os::PathKind::kNothing:
+    case os::PathKind::kRegularFile:
+      return 0;
+    case os::PathKind::kOther:
+      return kReportPathNotRegular;
+    case os::PathKind::kUnknown:
+      return error;
   }
-  errno = saved_errno;
-  return result;
+  return 0;
 }
 
 const char* report_error_text(int error) {
@@ -414,12 +412,12 @@ int write_report_file(const char* final_path, const Report& report, KillWriter k
     write_report_json(sink, report);
     sink.drain();
     result = target.error;
-    if (::close(fd) != 0 && result == 0) result = errno;
+    if (const int closed = os::close_file(fd); closed != 0 && result == 0) result = closed;
 #if HEAPLINE_TEST_HOOKS
-    if (result == 0 && kill == KillWriter::kBeforeRename) ::kill(::getpid(), SIGKILL);
+    if (result == 0 && kill == KillWriter::kBeforeRename) os::kill_this_process();
 #endif
-    if (result == 0 && ::rename(temp_path, final_path) != 0) result = errno;
-    if (result != 0) ::unlink(temp_path);
+    if (result == 0) result = os::replace_name(temp_path, final_path);
+    if (result != 0) os::remove_name(temp_path);
   }
   errno = saved_errno;
   return result;

@@ -17,6 +17,7 @@
 #include "heapline/report_format.h"
 #include "live_header.h"
 #include "mapped_memory.h"
+#include "os.h"
 #include "precision_budget.h"
 #include "process.h"
 #include "published.h"
@@ -64,10 +65,10 @@ bool ensure_process_init() {
     // chosen by another user, created with these privileges).
     g_process.config.output_off = true;
   } else {
-    load_config(g_process.config, [](const char* name) -> const char* { return getenv(name); });
+    load_config(g_process.config, os::environment);
   }
   g_process.root_pid = g_process.config.root_pid;
-  g_process.pid = getpid();
+  g_process.pid = os::pid();
   decide_followed(false);
   if (getcwd(g_process.base_dir, sizeof g_process.base_dir) == nullptr) g_process.base_dir[0] = 0;
   if (timespec tick; clock_getres(CLOCK_MONOTONIC_COARSE, &tick) == 0) {

@@ -18,12 +18,12 @@
 // writer at a time), each at a time read under it and never before the
 // latest sample, so every series goes forward in time whichever threads (or
 // signal handlers) sample.
-#include <sched.h>
 
 #include "exact_shadow.h"
 #include "heap_sampler.h"
 #include "live_header.h"
 #include "mapped_memory.h"
+#include "os.h"
 #include "precision_budget.h"
 #include "process.h"
 #include "publish_clock.h"
@@ -254,7 +254,7 @@ bool lock_sampling() {
   bool locked = false;
   for (int attempt = 0; attempt < 1000 && !locked; ++attempt) {
     locked = try_lock_sampling();
-    if (!locked) sched_yield();
+    if (!locked) os::yield();
   }
   return locked;
 }

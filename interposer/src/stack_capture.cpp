@@ -9,6 +9,7 @@
 #include <atomic>
 
 #include "mapped_memory.h"
+#include "os.h"
 
 namespace heapline::stacks {
 
@@ -125,8 +126,7 @@ int collect_module(dl_phdr_info* info, std::size_t, void*) {
   if (module.name == nullptr || module.name[0] == 0) {
     // The program itself (the first object) has no name of its own here.
     if (g_exe_path[0] == 0) {
-      const ssize_t length = readlink("/proc/self/exe", g_exe_path, sizeof g_exe_path - 1);
-      g_exe_path[length > 0 ? length : 0] = 0;
+      os::program_path(g_exe_path, sizeof g_exe_path);
     }
     module.name = g_exe_path;
   }

@@ -12,9 +12,9 @@
 // reader sees the entry gone, or the exiting thread sees the reader).
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 
 #include "exact_shadow.h"
+#include "os.h"
 #include "precision_budget.h"
 #include "process.h"
 #include "published.h"
@@ -64,7 +64,7 @@ namespace {
 // slot it pointed to.
 void release_entry(RegistryEntry& entry) {
   entry.slot.store(nullptr, std::memory_order_seq_cst);
-  while (g_registry_readers.load(std::memory_order_seq_cst) > 0) sched_yield();
+  while (g_registry_readers.load(std::memory_order_seq_cst) > 0) os::yield();
 }
 
 }  // namespace

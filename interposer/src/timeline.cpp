@@ -1,6 +1,6 @@
 #include "timeline.h"
 
-#include <sched.h>
+#include "os.h"
 
 namespace heapline {
 
@@ -80,7 +80,7 @@ std::size_t read_timeline(const TimelineStorage& s, Sample* out, bool still_writ
     const std::uint64_t seq = s.merge_seq.load(std::memory_order_acquire);
     if (seq % 2 != 0) {
       if (still_writing && attempt < 10000) {
-        sched_yield();
+        os::yield();
         continue;
       }
       // The writer died mid-merge (or never finishes): merged prefix, then

@@ -1,6 +1,5 @@
 #include "child_process.h"
 
-#include <elf.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -11,10 +10,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include <heapline/preload_check.h>
 #include <heapline/regular_file.h>
 #include <heapline/shared_object.h>
 
@@ -84,42 +85,16 @@ std::string interpreter_of(const std::string& path) {
   return line.substr(0, line.find_first_of(" \t"));
 }
 
-// The ELF header and whether the program headers name an interpreter (a
-// dynamically linked program); false when `path` is not a 64-bit ELF file.
-bool read_elf(const std::string& path, Elf64_Ehdr& header, bool& has_interpreter) {
-  const RegularFile file = RegularFile::open(path);
-  if (!file.ok() || ::pread(file.fd(), &header, sizeof header, 0) != static_cast<ssize_t>(sizeof header) ||
-      std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64 ||
-      header.e_phentsize != sizeof(Elf64_Phdr)) {
-    return false;
-  }
-  has_interpreter = false;
-  for (unsigned i = 0; i < header.e_phnum && i < 256; ++i) {
-    Elf64_Phdr program_header;
-    if (::pread(file.fd(), &program_header, sizeof program_header,
-                static_cast<off_t>(header.e_phoff + i * sizeof program_header)) != sizeof program_header) {
-      return false;
-    }
-    if (program_header.p_type == PT_INTERP) has_interpreter = true;
-  }
-  return true;
-}
-
 }  // namespace
 
 std::string why_preload_cannot_apply(const std::string& program) {
   const std::string path = resolve_on_path(program);
-  struct stat info {};
-  if (path.empty() || ::stat(path.c_str(), &info) != 0) return "";
-  if ((info.st_mode & (S_ISUID | S_ISGID)) != 0 && (info.st_uid != ::geteuid() || info.st_gid != ::getegid())) {
-    return path + " is setuid or setgid: the dynamic loader ignores LD_PRELOAD for it";
-  }
-  Elf64_Ehdr header;
-  bool dynamic = false;
-  if (read_elf(path, header, dynamic) && !dynamic) {
-    return path + " is statically linked: no library can be preloaded into it";
-  }
-  return "";
+  if (path.empty()) return "";
+  char decided_by[PATH_MAX];
+  const PreloadBlocker blocker = preload_blocker_of(path.c_str(), decided_by, sizeof decided_by);
+  if (blocker == PreloadBlocker::none || blocker == PreloadBlocker::missing) return "";  // missing: the exec says so
+  return (decided_by == path ? path : path + " (its interpreter " + decided_by + ")") + ": " +
+         preload_blocker_text(blocker);
 }
 
 std::string shared_object_problem(const std::string& path) {

@@ -46,8 +46,9 @@ struct ExecFailure {
 ExecFailure describe_exec_failure(const std::string& program, int error);
 
 // Why LD_PRELOAD cannot bring a library into `program` (found on PATH as
-// exec would): "PATH is statically linked", "PATH is setuid", ... or "" when
-// nothing is known against it.
+// exec would; heapline/preload_check.h decides and words it): "PATH:
+// statically linked: no loader runs", "PATH (its interpreter INTERPRETER):
+// set-user-ID: ...", or "" when nothing is known against it.
 std::string why_preload_cannot_apply(const std::string& program);
 
 // "" when `path` is an ELF shared object; else what it is instead.

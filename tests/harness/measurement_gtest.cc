@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <heapline/preload_check.h>
 #include <heapline/shared_object.h>
 #include <cstring>
 #include <fstream>
@@ -204,10 +205,10 @@ TEST_F(MeasureTest, SaysWhyTheLibraryWasNotLoaded) {
     header.e_phentsize = sizeof(Elf64_Phdr);
     std::ofstream(static_program, std::ios::binary).write(reinterpret_cast<const char*>(&header), sizeof header);
   }
-  EXPECT_NE(refusal_of({static_program}).find("is statically linked"), std::string::npos);
+  EXPECT_NE(refusal_of({static_program}).find(static_program + ": statically linked"), std::string::npos);
   const std::string script = (scratch / "script").string();
   std::ofstream(script) << "#!" << static_program << " -x\n";
-  EXPECT_NE(refusal_of({script}).find(static_program + " is statically linked"), std::string::npos)
+  EXPECT_NE(refusal_of({script}).find(static_program + ": statically linked"), std::string::npos)
       << "a script is its interpreter";
 
   // A dynamic program whose run left no trace, an empty one, or one without
@@ -230,7 +231,7 @@ TEST_F(MeasureTest, SaysWhyTheLibraryWasNotLoaded) {
     message = refusal_of({set_uid});
     EXPECT_NE(message.find("set-user-ID"), std::string::npos) << message;
   }
-  EXPECT_EQ(program_kind("/bin/true"), ProgramKind::dynamic);
+  EXPECT_EQ(heapline::preload_blocker_of("/bin/true"), heapline::PreloadBlocker::none);
 }
 
 TEST_F(MeasureTest, RefusesWhenTheLoaderRefusedTheLibraryInAnyRun) {

@@ -1,21 +1,21 @@
 #include "heapline_bench/measurement/measurement.h"
 
-#include <elf.h>
 
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
 
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include <heapline/preload_check.h>
 #include <heapline/report_reader.h>
 #include <heapline/shared_object.h>
 
@@ -111,45 +111,6 @@ std::optional<LibraryRunReport> collect_library_reports(const std::string& direc
   return total;
 }
 
-ProgramKind program_kind(const std::string& path, std::string* decided_by, int depth) {
-  if (decided_by != nullptr) *decided_by = path;
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return ProgramKind::unknown;
-  // The kernel runs these in secure-execution mode (AT_SECURE), where ld.so
-  // ignores LD_DEBUG_OUTPUT and preloads no library named by a path.
-  const bool set_id = ((st.st_mode & S_ISUID) != 0 && st.st_uid != getuid()) ||
-                      ((st.st_mode & S_ISGID) != 0 && st.st_gid != getgid());
-  if (set_id || getxattr(path.c_str(), "security.capability", nullptr, 0) > 0) return ProgramKind::secure_exec;
-  std::ifstream file(path, std::ios::binary);
-  char start[256] = {};
-  file.read(start, sizeof start);
-  const auto got = static_cast<std::size_t>(file.gcount());
-  if (got > 2 && start[0] == '#' && start[1] == '!' && depth < 4) {  // a script: its interpreter is what ld.so loads
-    std::string line(start + 2, got - 2);
-    line = line.substr(0, line.find('\n'));
-    const auto begin = line.find_first_not_of(" \t");
-    if (begin == std::string::npos) return ProgramKind::unknown;
-    const auto end = line.find_first_of(" \t", begin);
-    return program_kind(line.substr(begin, end == std::string::npos ? std::string::npos : end - begin), decided_by,
-                        depth + 1);
-  }
-  Elf64_Ehdr header{};
-  if (got < sizeof header) return ProgramKind::unknown;
-  std::memcpy(&header, start, sizeof header);
-  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64 ||
-      header.e_phentsize != sizeof(Elf64_Phdr))
-    return ProgramKind::unknown;
-  // Dynamically linked: a program header names the interpreter (ld.so).
-  for (unsigned i = 0; i < header.e_phnum; ++i) {
-    Elf64_Phdr segment{};
-    file.clear();
-    file.seekg(static_cast<std::streamoff>(header.e_phoff + i * sizeof segment));
-    if (!file.read(reinterpret_cast<char*>(&segment), sizeof segment)) return ProgramKind::unknown;
-    if (segment.p_type == PT_INTERP) return ProgramKind::dynamic;
-  }
-  return ProgramKind::static_elf;
-}
-
 std::string why_not_loaded(const std::string& trace_prefix, int pid, const std::string& program,
                            const std::string& library) {
   const std::string trace = trace_prefix + "." + std::to_string(pid);
@@ -159,19 +120,23 @@ std::string why_not_loaded(const std::string& trace_prefix, int pid, const std::
   const std::string full_text = "the file system of " + scratch + " is full";
   std::error_code ec;
   if (!std::filesystem::exists(trace, ec)) {
-    std::string file;  // the program, or the interpreter of a script
-    switch (program_kind(program, &file)) {
-      case ProgramKind::secure_exec:
-        return file + " is set-user-ID, set-group-ID or has file capabilities: ld.so runs it in secure mode, "
-               "where it preloads no library named by a path and writes no trace. Measure an ordinary copy of it";
-      case ProgramKind::static_elf:
-        return file + " is statically linked: no ld.so runs in it, so nothing can be preloaded and its figure "
-               "would read 0%";
+    char file[PATH_MAX];  // the program, or the interpreter of a script
+    switch (const PreloadBlocker blocker = preload_blocker_of(program.c_str(), file, sizeof file)) {
+      case PreloadBlocker::set_user_id:
+      case PreloadBlocker::set_group_id:
+      case PreloadBlocker::file_capabilities:
+        return file + std::string(": ") + preload_blocker_text(blocker) +
+               " (secure mode, where ld.so preloads no library named by a path and writes no trace). Measure an "
+               "ordinary copy of it";
+      case PreloadBlocker::statically_linked:
+        return file + std::string(": ") + preload_blocker_text(blocker) +
+               ", so nothing can be preloaded and its figure would read 0%";
       default:
-        return "ld.so wrote no trace (" + trace + " does not exist): " +
-               (full ? full_text : "the command removed LD_DEBUG_OUTPUT from its environment, or the trace could not be "
-                                   "created");
+        break;
     }
+    return "ld.so wrote no trace (" + trace + " does not exist): " +
+           (full ? full_text : "the command removed LD_DEBUG_OUTPUT from its environment, or the trace could not be "
+                               "created");
   }
   if (std::filesystem::file_size(trace, ec) == 0)
     return "ld.so's trace " + trace + " is empty: it could not be written" + (full ? " (" + full_text + ")" : "");

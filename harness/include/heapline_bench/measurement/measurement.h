@@ -127,14 +127,6 @@ std::optional<LibraryRunReport> collect_library_reports(const std::string& direc
 // `library` being loaded.
 bool trace_shows_library_loaded(const std::string& prefix, int pid, const std::string& library);
 
-// What a program file is, as far as preloading goes: run by ld.so
-// (dynamic), statically linked (no ld.so at all), or run in secure mode
-// (set-user-ID or set-group-ID for this user, or file capabilities: ld.so
-// preloads no library named by a path). A script is its interpreter;
-// `decided_by`, when given, names the file that decided.
-enum class ProgramKind { dynamic, static_elf, secure_exec, unknown };
-ProgramKind program_kind(const std::string& path, std::string* decided_by = nullptr, int depth = 0);
-
 // Why the trace of the run `pid` does not show `library` loaded into
 // `program`, as far as can be told: a program that cannot preload (static,
 // secure mode), a trace that was never written or is empty (a full file

@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""os_boundary.py SOURCE_DIR: the interposer talks to the operating system
+in one file. No file of interposer/src but os.h and os.cpp calls a system
+call or a libc function that makes one (files, processes, signals, clocks,
+the environment, mappings): they call heapline::os instead, where what the
+library may do to its host is decided once (the model is mimalloc's
+prim.h). The dynamic loader (dlsym, dlopen, dladdr) is not the OS: the
+files that resolve symbols call it."""
+import pathlib
+import re
+import sys
+
+OS_CALLS = """
+open openat open64 creat close read write pread pread64 pwrite pwrite64 lseek ftruncate fsync fdatasync
+fstat fstat64 stat stat64 lstat lstat64 fstatat newfstatat statx statvfs fstatvfs getxattr lgetxattr fgetxattr
+access faccessat unlink unlinkat rename renameat renameat2 link linkat symlink readlink readlinkat mkdir rmdir
+getpid gettid getppid getuid geteuid getgid getegid syscall clock_gettime gettimeofday time
+getrlimit setrlimit prlimit getrusage sysconf getpagesize getauxval uname prctl
+sigprocmask pthread_sigmask sigaction signal raise kill tgkill sigtimedwait sigpending
+getenv secure_getenv setenv unsetenv
+mmap mmap64 munmap mremap mprotect madvise
+fcntl ioctl dup dup2 dup3 pipe pipe2 isatty
+nanosleep usleep sleep sched_yield getrandom fork vfork execve execveat exit_group
+""".split()
+
+CALL = re.compile(r"(?<![\w.>:])(?:::)?(" + "|".join(OS_CALLS) + r")\s*\(")
+# A definition of an exported override (mmap_override.cpp defines mmap): the
+# name follows a return type, not an operator or a statement start.
+DEFINITION = re.compile(r"^\s*HEAPLINE_EXPORT\(")
+
+
+def code_only(text):
+    """The text with comments, string and character literals blanked."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            out.append(" " * (j - i)); i = j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append(re.sub(r"[^\n]", " ", text[i:j])); i = j
+        elif c == '"' or (c == "'" and not (i > 0 and text[i - 1].isalnum())):  # not 1'000
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            out.append(c + " " * (j - i - 1) + c); i = j + 1
+        else:
+            out.append(c); i += 1
+    return "".join(out)
+
+
+def calls_outside_os(src):
+    """["FILE:LINE: calls NAME()..."] for every OS call outside os.h/os.cpp."""
+    found = []
+    for path in sorted(list(src.glob("*.cpp")) + list(src.glob("*.h"))):
+        if path.stem == "os":
+            continue
+        for number, line in enumerate(code_only(path.read_text()).splitlines(), 1):
+            if DEFINITION.match(line):
+                continue
+            for match in CALL.finditer(line):
+                found.append(f"{path.name}:{number}: calls {match.group(1)}(): go through heapline::os (os.h)")
+    return found
+
+
+# The checker itself: what it must find, and what it must leave alone.
+SELF_TEST = {
+    "finds.cpp": ("int a() { return getpid(); }\n"
+                  "void b() { ::unlink(\"x\"); }\n"
+                  "long c = 1'000'000; int d = open (\"y\", 0);\n", 3),
+    "ignores.cpp": ("// getpid() in a comment\n"
+                    "/* unlink(path) */ const char* e = \"kill(1)\";\n"
+                    "int f() { return os::pid() + setting.read(1) + g->close(2); }\n"
+                    "HEAPLINE_EXPORT(mmap) void* mmap(void* a) noexcept;\n", 0),
+    "os.cpp": ("int g() { return ::getpid(); }\n", 0),
+}
+
+
+def self_test():
+    import tempfile
+    with tempfile.TemporaryDirectory() as scratch:
+        src = pathlib.Path(scratch)
+        for name, (text, _) in SELF_TEST.items():
+            (src / name).write_text(text)
+        found = calls_outside_os(src)
+        for name, (_, expected) in SELF_TEST.items():
+            got = [line for line in found if line.startswith(name + ":")]
+            if len(got) != expected:
+                print(f"os_boundary: self-test: {name}: expected {expected} calls, found {got}", file=sys.stderr)
+                return False
+    return True
+
+
+def main():
+    if not self_test():
+        return 1
+    found = calls_outside_os(pathlib.Path(sys.argv[1]) / "interposer" / "src")
+    for line in found:
+        print(f"os_boundary: {line}", file=sys.stderr)
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
