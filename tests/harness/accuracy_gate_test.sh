@@ -4,7 +4,8 @@
 # peak, the exact peak of the same run and the stated bound, and `check`
 # fails a point whose error is outside the bound. A correct build passes; a
 # build that loses every second publish (HEAPLINE_TEST_DROP_HALF_PUBLISHES)
-# fails at its first point; a failed accuracy run loses only the figure.
+# fails at its first point (and `heapline-bench accuracy` fails it); a failed
+# accuracy run loses only the figure.
 #   accuracy_gate_test.sh HEAPLINE_BENCH LIBHEAPLINE LIBHEAPLINE_ACCURACY LIBHEAPLINE_DROPS_PUBLISHES
 set -euo pipefail
 bench=$1 library=$2 accuracy=$3 drops=$4
@@ -35,6 +36,17 @@ measure drops "$drops"
 [[ $status -eq 1 ]] || { echo "the build that drops publishes passed check (status $status):"; cat "$work/drops/check.out"; exit 1; }
 grep -q '| `churn-4t` | `0123456` | -[0-9]* B | [0-9]* B | \*\*outside the bound\*\* |' "$work/drops/check.out" ||
   { cat "$work/drops/check.out"; exit 1; }
+# `heapline-bench accuracy` judges a command the same way, at once: its
+# exit status says whether the error is inside the stated bound.
+churn=("$(dirname "$bench")/malloc_churn" 4 20000 16 4096 64)
+"$bench" accuracy --lib "$work/good/libheapline.so" -- "${churn[@]}" >"$work/good/accuracy.out" 2>&1 ||
+  { echo "accuracy refused the correct build:"; cat "$work/good/accuracy.out"; exit 1; }
+grep -q '^batched peak [0-9]* B, exact peak [0-9]* B: error .*, stated bound [0-9]* B' "$work/good/accuracy.out" ||
+  { cat "$work/good/accuracy.out"; exit 1; }
+status=0
+"$bench" accuracy --lib "$work/drops/libheapline.so" --json -- "${churn[@]}" >"$work/drops/accuracy.out" 2>&1 || status=$?
+[[ $status -eq 1 ]] || { echo "accuracy passed the build that drops publishes (status $status):"; cat "$work/drops/accuracy.out"; exit 1; }
+grep -q '"within_bound": false' "$work/drops/accuracy.out" || { cat "$work/drops/accuracy.out"; exit 1; }
 # An accuracy run that fails (here a build without the exact shadow in its
 # place) costs the point its accuracy figure, never the point.
 mkdir -p "$work/plain"

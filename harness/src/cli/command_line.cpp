@@ -186,6 +186,7 @@ struct AllOptions {
   CompareOptions compare;
   CheckOptions check;
   InstructionsOptions instructions;
+  AccuracyOptions accuracy;
   CalibrateOptions calibrate;
   RenderCommandOptions render;
   ValidateOptions validate;
@@ -197,7 +198,8 @@ struct AllOptions {
 
 std::optional<int> parse_command_line(int argc, char** argv, std::function<int()>& subcommand) {
   auto all = std::make_shared<AllOptions>();
-  auto& [where, overhead, suite, compare, check, instructions, calibrate, render, validate, import, export_] = *all;
+  auto& [where, overhead, suite, compare, check, instructions, accuracy, calibrate, render, validate, import, export_] =
+      *all;
   CLI::App app{"heapline-bench: the overhead-regression service of heapline"};
   app.require_subcommand(1);
   app.set_version_flag("--version", HEAPLINE_VERSION);
@@ -301,6 +303,16 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
   instructions_cmd->add_flag("--fail-on-regression", instructions.fail_on_regression,
                              "With --base: exit 1 when the instruction figure regressed");
 
+  auto* accuracy_cmd = app.add_subcommand(
+      "accuracy", "Run a command once under the library's accuracy build: its batched peak against the exact peak "
+                  "of the same run, and the stated bound");
+  accuracy_cmd->add_option("--lib", accuracy.library,
+                           "The library (its libheapline_accuracy.so runs), or an accuracy build itself "
+                           "(default: libheapline.so next to heapline-bench)")
+      ->check(check::text);
+  accuracy_cmd->add_flag("--json", accuracy.json, "Print JSON instead of one line");
+  accuracy_cmd->add_option("COMMAND", accuracy.command, "Command to run (after --)")->required()->check(check::text);
+
   auto* calibrate_cmd = app.add_subcommand(
       "calibrate", "Measure how much each figure moves when nothing changed (A/A and repeats); store it");
   add_store_option(*calibrate_cmd, calibrate.store);
@@ -357,10 +369,11 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
     return status == 0 ? kExitOk : kExitUsage;
   }
   overhead.where = suite.where = render.where = validate.where = import.where = compare.where = export_.where = where;
-  check.where = calibrate.where = instructions.where = where;
+  check.where = calibrate.where = instructions.where = accuracy.where = where;
   const std::pair<CLI::App*, std::function<int()>> table[] = {
       {check_cmd, [all] { return run_check(all->check); }},
       {instructions_cmd, [all] { return run_instructions(all->instructions); }},
+      {accuracy_cmd, [all] { return run_accuracy(all->accuracy); }},
       {calibrate_cmd, [all] { return run_calibrate(all->calibrate); }},
       {compare_cmd, [all] { return run_compare(all->compare); }},
       {overhead_cmd, [all] { return run_overhead(all->overhead); }},

@@ -131,6 +131,13 @@ struct InstructionsOptions {
   VerdictOptions rule;
 };
 
+struct AccuracyOptions {
+  Locations where;
+  std::string library;  // empty: libheapline.so next to heapline-bench; its accuracy build runs
+  std::vector<std::string> command;
+  bool json = false;
+};
+
 struct CheckOptions {
   Locations where;
   std::string store;
@@ -154,6 +161,7 @@ struct CalibrateOptions {
 int run_overhead(const OverheadOptions& options);
 int run_check(const CheckOptions& options);
 int run_instructions(const InstructionsOptions& options);
+int run_accuracy(const AccuracyOptions& options);
 
 // The verdict rule from the command line; refuses impossible values.
 VerdictRule verdict_rule(const VerdictOptions& options, int scenarios);

@@ -86,7 +86,7 @@ int run_suite(const SuiteOptions& options) {
         // The timed runs and the counts are measured already: a failed
         // accuracy run costs the point its accuracy figure, not the point.
         try {
-          row.point.library_report.accuracy = measure_accuracy(runner, *checked);
+          row.point.library_report.accuracy = measure_accuracy(runner, *checked).accuracy;
         } catch (const Refusal& refusal) {
           std::cerr << scenario.name << ": no accuracy figure: " << refusal.what() << "\n";
         }

@@ -1,5 +1,6 @@
 #include "heapline_bench/measurement/accuracy.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <heapline/report_reader.h>
@@ -18,7 +19,7 @@ std::string accuracy_library_for(const std::string& library) {
   return fs::is_regular_file(beside, error) ? beside.string() : "";
 }
 
-Accuracy measure_accuracy(ProcessRunner& runner, const AccuracyRequest& request) {
+AccuracyRun measure_accuracy(ProcessRunner& runner, const AccuracyRequest& request) {
   RunSpec spec;
   spec.argv = request.command;
   spec.env = request.env;
@@ -36,11 +37,18 @@ Accuracy measure_accuracy(ProcessRunner& runner, const AccuracyRequest& request)
   if (!report.exact_shadow)
     throw Refusal(what + ": its report " + request.report_path +
                   " has no exact_shadow (not an accuracy build?). Nothing was recorded.");
-  Accuracy accuracy;
-  accuracy.batched_peak_bytes = report.peak_bytes;
-  accuracy.exact_peak_bytes = report.exact_shadow->peak_bytes;
-  accuracy.bound_bytes = static_cast<std::int64_t>(report.precision.bound_bytes);
-  return accuracy;
+  AccuracyRun run;
+  run.accuracy.batched_peak_bytes = report.peak_bytes;
+  run.accuracy.exact_peak_bytes = report.exact_shadow->peak_bytes;
+  run.accuracy.bound_bytes = static_cast<std::int64_t>(report.precision.bound_bytes);
+  const auto& precision = report.precision;
+  if (precision.budget_divisor != 0)
+    run.budget_bytes = static_cast<std::int64_t>(std::max<std::uint64_t>(
+        precision.budget_floor_bytes, static_cast<std::uint64_t>(std::max<std::int64_t>(report.peak_bytes, 0)) /
+                                          precision.budget_divisor));
+  run.publishes = report.publishes;
+  run.calls = report.calls.alloc + report.calls.free + report.calls.realloc;
+  return run;
 }
 
 }  // namespace heapline::bench

@@ -27,6 +27,20 @@ struct Accuracy {
   bool within_bound() const { return error_bytes() <= bound_bytes && -error_bytes() <= bound_bytes; }
 };
 
+// What one accuracy run tells beyond the point's figure (heapline-bench
+// accuracy prints it): the budget the library states it keeps the bound
+// within at this peak (max(floor, peak / divisor), docs/design.md "The
+// precision budget"; 0 when the report predates it) and how often it
+// published.
+struct AccuracyRun {
+  Accuracy accuracy;
+  std::int64_t budget_bytes = 0;
+  std::uint64_t publishes = 0;
+  std::uint64_t calls = 0;  // allocations, frees and reallocs
+  bool bound_within_budget() const { return budget_bytes == 0 || accuracy.bound_bytes <= budget_bytes; }
+  double publishes_per_1000_calls() const { return calls == 0 ? 0.0 : 1000.0 * static_cast<double>(publishes) / static_cast<double>(calls); }
+};
+
 // The accuracy build beside a library: DIR/libheapline_accuracy.so for
 // DIR/libheapline.so, when that file exists; "" otherwise (a library of
 // another name, a list A:B, an older build without it).
@@ -43,6 +57,6 @@ struct AccuracyRequest {
 // the batched peak, the exact peak of the same run and the stated bound.
 // Throws Refusal, naming the command, when it fails or its report lacks
 // the exact figures.
-Accuracy measure_accuracy(ProcessRunner& runner, const AccuracyRequest& request);
+AccuracyRun measure_accuracy(ProcessRunner& runner, const AccuracyRequest& request);
 
 }  // namespace heapline::bench

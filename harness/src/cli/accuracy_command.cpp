@@ -1,0 +1,86 @@
+// heapline-bench accuracy: the library's stated bound against its error, on
+// any command, without storing anything: the command runs once under the
+// accuracy build beside the library (libheapline_accuracy.so, whose report
+// holds the batched peak and the exact peak of the same run), as the suite
+// measures a point's accuracy figure (measurement/accuracy.h). Exits 1 when
+// the error is outside the stated bound, or the bound outside the budget the
+// library states it keeps. tools/accuracy.sh runs it at many thread counts.
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "commands.h"
+#include "heapline_bench/measurement/accuracy.h"
+#include "heapline_bench/measurement/measurement.h"
+#include "heapline_bench/measurement/process_runner.h"
+#include "scratch_directory.h"
+
+namespace heapline::bench {
+namespace {
+
+// The accuracy build to run: `library` itself when it is one, else the one
+// beside it.
+std::string accuracy_build(const std::string& library) {
+  if (std::filesystem::path(library).filename() == "libheapline_accuracy.so") return library;
+  const std::string beside = accuracy_library_for(library);
+  if (beside.empty())
+    throw Refusal("no accuracy build beside " + library +
+                  ": libheapline_accuracy.so is built with it (target heapline_preload_accuracy).");
+  return beside;
+}
+
+std::string percent_of(std::int64_t part, std::int64_t whole) {
+  std::ostringstream text;
+  text.setf(std::ios::fixed);
+  text.precision(2);
+  text << (whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole)) << '%';
+  return text.str();
+}
+
+}  // namespace
+
+int run_accuracy(const AccuracyOptions& options) {
+  const std::string library =
+      checked_preload_libraries(options.library.empty() ? options.where.bin_dir + "/libheapline.so" : options.library);
+  ScratchDirectory scratch;
+  AccuracyRequest request;
+  request.command = options.command;
+  request.library = accuracy_build(library);
+  request.report_path = scratch.path() + "/accuracy.json";
+  PosixProcessRunner runner;
+  const AccuracyRun run = measure_accuracy(runner, request);
+  const Accuracy& figure = run.accuracy;
+  const bool kept = figure.within_bound() && run.bound_within_budget();
+  if (options.json) {
+    nlohmann::ordered_json out = {{"library", request.library},
+                                  {"batched_peak_bytes", figure.batched_peak_bytes},
+                                  {"exact_peak_bytes", figure.exact_peak_bytes},
+                                  {"error_bytes", figure.error_bytes()},
+                                  {"bound_bytes", figure.bound_bytes},
+                                  {"budget_bytes", run.budget_bytes},
+                                  {"publishes", run.publishes},
+                                  {"calls", run.calls},
+                                  {"publishes_per_1000_calls", run.publishes_per_1000_calls()},
+                                  {"within_bound", figure.within_bound()},
+                                  {"bound_within_budget", run.bound_within_budget()}};
+    std::cout << out.dump(2) << std::endl;
+  } else {
+    std::cout << "batched peak " << figure.batched_peak_bytes << " B, exact peak " << figure.exact_peak_bytes
+              << " B: error " << std::showpos << figure.error_bytes() << " B ("
+              << percent_of(figure.error_bytes(), figure.exact_peak_bytes) << std::noshowpos << "), stated bound "
+              << figure.bound_bytes << " B (" << percent_of(figure.bound_bytes, figure.batched_peak_bytes)
+              << " of the peak)";
+    if (run.budget_bytes != 0) std::cout << ", budget " << run.budget_bytes << " B";
+    std::ostringstream rate;
+    rate.setf(std::ios::fixed);
+    rate.precision(2);
+    rate << run.publishes_per_1000_calls();
+    std::cout << "; " << rate.str() << " publishes per 1000 calls\n";
+    if (!figure.within_bound()) std::cerr << "accuracy: the error is outside the stated bound\n";
+    if (!run.bound_within_budget()) std::cerr << "accuracy: the stated bound is over the library's budget\n";
+  }
+  return kept ? kExitOk : kExitRefused;
+}
+
+}  // namespace heapline::bench
