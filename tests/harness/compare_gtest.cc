@@ -294,6 +294,27 @@ TEST(ComparisonMarkdown, IntervalsFromTheRoundsAndMarksAgainstTheFirstBuild) {
   EXPECT_NE(close.find("] = same |\n"), std::string::npos) << close;
 }
 
+// The file's counts are whole numbers: a fraction, a string or zero is an
+// error naming the field, never a count truncated into the text.
+TEST(ComparisonMarkdown, RoundsAndRunsMustBeWholeCounts) {
+  const auto good = comparison_file({{"old", 1.20}});
+  ASSERT_NO_THROW(comparison_markdown_from_json(good));
+  for (const char* key : {"rounds", "runs"}) {
+    for (const nlohmann::json& bad : {nlohmann::json(2.5), nlohmann::json("3"), nlohmann::json(0), nlohmann::json(-1)}) {
+      auto file = good;
+      file[key] = bad;
+      try {
+        comparison_markdown_from_json(file);
+        ADD_FAILURE() << key << " = " << bad.dump() << " was accepted";
+      } catch (const std::exception& error) {
+        EXPECT_NE(std::string(error.what()).find(std::string("\"") + key + "\" must be a whole number"),
+                  std::string::npos)
+            << error.what();
+      }
+    }
+  }
+}
+
 // A peer's own settings reach both sides of its measurements and no other
 // build's; its note, and a peer that is absent, are said under the table.
 class EnvRecordingRunner : public LibraryCostRunner {

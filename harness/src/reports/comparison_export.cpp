@@ -6,6 +6,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
 
 #include "heapline_bench/history/point.h"
 #include "heapline_bench/measurement/statistics.h"
@@ -132,6 +133,16 @@ std::string cells_note(const json& scenarios, const std::string& first_label) {
   return note;
 }
 
+// A count of the file (rounds, runs): a whole number, never a fraction
+// truncated on the way.
+int whole_count(const json& j, const char* key) {
+  const json& value = j.at(key);
+  if (!value.is_number_integer() || value.get<std::int64_t>() < 1 || value.get<std::int64_t>() > 1'000'000)
+    throw std::runtime_error(std::string("\"") + key + "\" must be a whole number from 1 to 1000000, not " +
+                             value.dump());
+  return value.get<int>();
+}
+
 }  // namespace
 
 ordered_json comparison_json(const Comparison& c) {
@@ -205,10 +216,10 @@ std::string comparison_markdown_from_json(const json& j) {
       out << "\n";
     }
   }
-  const int rounds = j.at("rounds").get<int>();
+  const int rounds = whole_count(j, "rounds");
   out << "\nMeasured on " << j.at("machine").at("description").get<std::string>() << ", on "
       << j.at("measured_at").get<std::string>().substr(0, 10) << ", with `heapline-bench compare`: "
-      << j.at("runs").get<int>() << " interleaved runs per side and point, each figure the median of " << rounds
+      << whole_count(j, "runs") << " interleaved runs per side and point, each figure the median of " << rounds
       << (rounds == 1 ? " round" : " rounds") << " that alternate the builds";
   const double scale = j.value("scale", 1.0);
   if (scale != 1.0) out << ", operation counts scaled by " << scale;
