@@ -293,44 +293,61 @@ inline std::int64_t usable_bytes(void* p) {
 }
 
 // With the sampler, the meter counts a foreign block's usable bytes; a
-// sampled one is remembered by address (it has no header of heapline's).
+// sampled one is remembered by address (it has no header of heapline's),
+// and so is one the sampler allocated for itself, which is never counted.
 [[maybe_unused]] bool g_foreign_sampling = false;  // written only by libheapline.so
+
+// Whether the foreign block `p` of `bytes` just allocated is the library's
+// own (the sampler's, while this thread samples): then nothing counts it.
+inline bool sampled_or_own(void* p, std::int64_t bytes) {
+#if HEAPLINE_COUNTING
+  if (g_foreign_sampling && sampler::meter_runs_out(static_cast<std::size_t>(bytes))) [[unlikely]] {
+    return sampler::note_foreign_allocation(p, static_cast<std::size_t>(bytes), bytes) == sampler::ForeignBlock::kOwn;
+  }
+#else
+  (void)p, (void)bytes;
+#endif
+  return false;
+}
+
+// Keeps a moved block of the library's own as its own.
+inline bool keep_own(void* p) {
+#if HEAPLINE_COUNTING
+  return sampler::keep_own_foreign(p);
+#else
+  (void)p;
+  return false;
+#endif
+}
 
 inline void* counted_foreign(void* p) {
   if (p != nullptr && kCounting) {
     const std::int64_t bytes = usable_bytes(p);
-    record(bytes, kAllocCall);
-#if HEAPLINE_COUNTING
-    if (g_foreign_sampling && sampler::meter_runs_out(static_cast<std::size_t>(bytes))) [[unlikely]] {
-      sampler::note_foreign_allocation(p, static_cast<std::size_t>(bytes), bytes);
-    }
-#endif
+    if (!sampled_or_own(p, bytes)) record(bytes, kAllocCall);
   }
   return p;
 }
 
 // A foreign block that goes (freed, or moved by realloc) leaves the
-// sampled set; looked up only while that holds any foreign block.
-inline void forget_if_sampled(void* p) {
+// sampled set; looked up only while that holds any foreign block. True
+// when it was the library's own (never counted).
+inline bool forget_if_sampled(void* p) {
 #if HEAPLINE_COUNTING
-  if (sampler::foreign_sampled_count() != 0) [[unlikely]] sampler::forget_foreign(p);
+  if (sampler::foreign_sampled_count() != 0) [[unlikely]] return sampler::forget_foreign(p) == sampler::ForeignBlock::kOwn;
 #else
   (void)p;
 #endif
+  return false;
 }
 
 void* foreign_malloc(std::size_t size) noexcept { return counted_foreign(g_foreign.malloc(size)); }
 
 // A foreign realloc's new block: counted as a change, and metered as a new
-// block of its size.
+// block of its size (the library's own one counts only as the old block
+// going).
 inline void counted_realloc_foreign(void* q, std::int64_t old_bytes) {
   const std::int64_t bytes = usable_bytes(q);
-  record(bytes - old_bytes, kReallocCall);
-#if HEAPLINE_COUNTING
-  if (g_foreign_sampling && sampler::meter_runs_out(static_cast<std::size_t>(bytes))) [[unlikely]] {
-    sampler::note_foreign_allocation(q, static_cast<std::size_t>(bytes), bytes);
-  }
-#endif
+  record((sampled_or_own(q, bytes) ? 0 : bytes) - old_bytes, kReallocCall);
 }
 
 void foreign_free(void* p) noexcept {
@@ -341,8 +358,8 @@ void foreign_free(void* p) noexcept {
     return;
   }
   if constexpr (kCounting) {
-    record(-usable_bytes(p), kFreeCall);
-    forget_if_sampled(p);
+    const std::int64_t bytes = usable_bytes(p);
+    if (!forget_if_sampled(p)) record(-bytes, kFreeCall);
   }
   g_foreign.free(p);
 }
@@ -370,8 +387,15 @@ void* foreign_realloc(void* p, std::size_t size) noexcept {
   }
   const std::int64_t old_bytes = p != nullptr ? usable_bytes(p) : 0;
   // Read before the block moves: its address may be the new block's.
-  if (kCounting && p != nullptr) forget_if_sampled(p);
+  const bool own = kCounting && p != nullptr && forget_if_sampled(p);
   void* q = g_foreign.realloc(p, size);
+  if (own) {
+    // The library's own block stays its own, moved or not (a failed
+    // realloc leaves it where it was); counted only if it cannot be kept.
+    void* kept = q != nullptr ? q : (size != 0 ? p : nullptr);
+    if (kept != nullptr && !keep_own(kept)) record(usable_bytes(kept), kReallocCall);
+    return q;
+  }
   if (q != nullptr) {
     if constexpr (kCounting) counted_realloc_foreign(q, old_bytes);
   } else if (p != nullptr && size == 0) {

@@ -153,6 +153,9 @@ constexpr std::uint32_t kStackCapacity = 1u << 14;
 constexpr std::uint32_t kForeignSlots = 1u << 17;
 constexpr std::uint32_t kFilterBuckets = 1u << 16;
 constexpr std::uint32_t kNoRecord = 0;
+// A foreign index entry's record for a block of the library's own (no
+// record: records are below kLiveCapacity).
+constexpr std::uint32_t kOwnForeign = UINT32_MAX;
 
 struct Record {
   std::atomic<void*> block{nullptr};  // the program's pointer; nullptr: free
@@ -207,14 +210,31 @@ std::atomic<std::int64_t> g_snapshot_at{0};
 
 // Waits for another thread's sample or snapshot (a dropped sample would
 // bias the estimates down), but not without end.
+// Whether this thread holds g_lock or is taking it: set before the attempt,
+// so that a signal handler's free in between never waits for a lock its own
+// thread holds (forget_foreign).
+__thread bool t_lock_held __attribute__((tls_model("initial-exec"))) = false;
+
 bool try_lock() {
+  t_lock_held = true;
   for (int attempt = 0; attempt < 100000; ++attempt) {
     if (!g_lock.load(std::memory_order_relaxed) && !g_lock.exchange(true, std::memory_order_acquire)) return true;
     if (attempt >= 64) os::yield();
   }
+  t_lock_held = false;
   return false;
 }
-void unlock() { g_lock.store(false, std::memory_order_release); }
+// One attempt, no wait.
+bool lock_now() {
+  t_lock_held = true;
+  if (!g_lock.load(std::memory_order_relaxed) && !g_lock.exchange(true, std::memory_order_acquire)) return true;
+  t_lock_held = false;
+  return false;
+}
+void unlock() {
+  g_lock.store(false, std::memory_order_release);
+  t_lock_held = false;
+}
 
 // Under the lock.
 bool have_arena() {
@@ -517,10 +537,26 @@ void foreign_erase(std::uintptr_t block) {
 
 std::size_t foreign_sampled_count() { return g_foreign_live.load(std::memory_order_relaxed); }
 
-void note_foreign_allocation(void* p, std::size_t size, std::int64_t bytes) {
-  if (p == nullptr || t_inside) return;
+bool keep_own_foreign(void* p) {
+  if (t_lock_held || !try_lock()) return false;
+  bool kept = false;
+  if (have_arena() && g_foreign_live.load(std::memory_order_relaxed) < kForeignSlots / 2) {
+    if (std::uint32_t* slot = foreign_find(reinterpret_cast<std::uintptr_t>(p), true); slot != nullptr) {
+      *slot = kOwnForeign;
+      g_arena->filter[filter_bucket(p)].fetch_add(1, std::memory_order_release);
+      g_foreign_live.fetch_add(1, std::memory_order_relaxed);
+      kept = true;
+    }
+  }
+  unlock();
+  return kept;
+}
+
+ForeignBlock note_foreign_allocation(void* p, std::size_t size, std::int64_t bytes) {
+  if (p == nullptr) return ForeignBlock::kProgram;
+  if (t_inside) return keep_own_foreign(p) ? ForeignBlock::kOwn : ForeignBlock::kProgram;
   const double probability = sample_probability(size);
-  if (probability == 0) return;
+  if (probability == 0) return ForeignBlock::kProgram;
   t_inside = true;
   const int saved_errno = errno;
   Captured captured;
@@ -547,34 +583,43 @@ void note_foreign_allocation(void* p, std::size_t size, std::int64_t bytes) {
   errno = saved_errno;
   t_inside = false;
   if (!sampled) g_dropped.fetch_add(1, std::memory_order_relaxed);
+  return ForeignBlock::kProgram;
 }
 
-void forget_foreign(void* p) {
-  if (g_arena == nullptr || g_arena->filter[filter_bucket(p)].load(std::memory_order_acquire) == 0) return;
-  if (t_inside || !try_lock()) {
+ForeignBlock forget_foreign(void* p) {
+  if (g_arena == nullptr || g_arena->filter[filter_bucket(p)].load(std::memory_order_acquire) == 0)
+    return ForeignBlock::kProgram;
+  if (t_lock_held || !try_lock()) {
     // This thread holds the lock (a signal handler inside the sampler), or
     // it stayed busy: the record goes now, its index entry at the next
     // lookup of the same address, which finds the record no longer its.
+    // (The library's own blocks are freed by the library's own code, which
+    // never holds the lock then: a handler's free of one is not told apart
+    // and is counted as the program's.)
     for (std::uint32_t index = 1; index < g_high_water && index < kLiveCapacity; ++index) {
       if (g_arena->records[index].block.load(std::memory_order_acquire) == p) {
         remove_record(index, p);
         g_arena->filter[filter_bucket(p)].fetch_sub(1, std::memory_order_release);
         g_foreign_live.fetch_sub(1, std::memory_order_relaxed);
-        return;
+        return ForeignBlock::kProgram;
       }
     }
-    return;
+    return ForeignBlock::kProgram;
   }
+  ForeignBlock whose = ForeignBlock::kProgram;
   if (std::uint32_t* slot = foreign_find(reinterpret_cast<std::uintptr_t>(p), false); slot != nullptr) {
     const std::uint32_t index = *slot;
     foreign_erase(reinterpret_cast<std::uintptr_t>(p));
-    if (g_arena->records[index].block.load(std::memory_order_acquire) == p) {
-      remove_record(index, p);
+    const bool own = index == kOwnForeign;
+    if (own || g_arena->records[index].block.load(std::memory_order_acquire) == p) {
+      if (own) whose = ForeignBlock::kOwn;
+      else remove_record(index, p);
       g_arena->filter[filter_bucket(p)].fetch_sub(1, std::memory_order_release);
       g_foreign_live.fetch_sub(1, std::memory_order_relaxed);
     }
   }
   unlock();
+  return whose;
 }
 
 // --- profiles --------------------------------------------------------------------
@@ -679,7 +724,7 @@ void peak_raised(ProfileSnapshot& target, std::int64_t live, std::uint64_t t_ns,
   if (live / 128 > step) step = live / 128;
   if (live <= at + step) return;
   t_inside = true;
-  if (g_lock.load(std::memory_order_relaxed) || g_lock.exchange(true, std::memory_order_acquire)) {
+  if (!lock_now()) {
     t_inside = false;
     return;  // another thread samples: the next publish above tries again
   }
@@ -728,6 +773,7 @@ void load_unwinder() {
 void after_fork_in_child() {
   g_lock.store(false, std::memory_order_relaxed);
   t_inside = false;
+  t_lock_held = false;
 }
 
 }  // namespace heapline::sampler

@@ -107,15 +107,26 @@ std::int64_t free_marked(void* p);
 std::size_t usable_size_marked(void* p);
 
 // --- a foreign allocator ------------------------------------------------
-// How many sampled foreign blocks are live: a foreign free looks its block
-// up only when this is not 0.
+// How many foreign blocks the sampler knows (sampled, or its own): a
+// foreign free looks its block up only when this is not 0.
 std::size_t foreign_sampled_count();
-// A foreign block just allocated: sampled (it joins the live set) if the
-// meter ran out. `bytes`: what the heap figure counts for it.
-void note_foreign_allocation(void* p, std::size_t size, std::int64_t bytes);
+// Whose a foreign block is: the program's (counted), or the library's own,
+// allocated while this thread samples (libunwind's, the loader's for it):
+// never counted, in or out.
+enum class ForeignBlock { kProgram, kOwn };
+// A foreign block just allocated, the meter having run out: sampled (it
+// joins the live set), or, while this thread samples (the meter is held
+// negative then, so every allocation comes here), kept as the library's
+// own: the caller then counts nothing for it. `bytes`: what the heap
+// figure counts for it.
+ForeignBlock note_foreign_allocation(void* p, std::size_t size, std::int64_t bytes);
 // A foreign block about to be freed or moved: leaves the live set if it
-// was sampled.
-void forget_foreign(void* p);
+// was sampled; kOwn when it was the library's own (the caller counts
+// nothing, and a realloc's new block is kept as its own with keep_own_foreign).
+ForeignBlock forget_foreign(void* p);
+// Keeps `p` as the library's own; false when it cannot (no room, or the
+// sampler's lock is busy): then it is counted as the program's.
+bool keep_own_foreign(void* p);
 
 // --- profiles --------------------------------------------------------------
 // A new phase peak was published (sampling.cpp): snapshots the live set
