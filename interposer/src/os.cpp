@@ -335,6 +335,22 @@ void program_path(char* out, std::size_t capacity) {
   errno = saved_errno;
 }
 
+void working_directory(char* out, std::size_t capacity) {
+  if (capacity == 0) return;
+  const int saved_errno = errno;
+  if (::getcwd(out, capacity) == nullptr) out[0] = 0;
+  errno = saved_errno;
+}
+
+std::uint64_t clock_resolution_ns(clockid_t clock) {
+  const int saved_errno = errno;
+  timespec tick;
+  const bool known = ::clock_getres(clock, &tick) == 0;
+  errno = saved_errno;
+  if (!known) return 0;
+  return static_cast<std::uint64_t>(tick.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(tick.tv_nsec);
+}
+
 const char* environment(const char* name) { return ::getenv(name); }
 
 void set_environment(const char* name, const char* value) {

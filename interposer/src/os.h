@@ -39,6 +39,9 @@ inline std::uint64_t clock_ns(clockid_t clock) {
   return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(now.tv_nsec);
 }
 
+// A clock's resolution (its tick), in nanoseconds; 0 when unknown.
+std::uint64_t clock_resolution_ns(clockid_t clock);
+
 // --- mappings: the kernel's calls, as glibc's wrappers make them --------------
 
 inline void* map(void* address, std::size_t length, int prot, int flags, int fd, off_t offset) {
@@ -150,6 +153,9 @@ inline int parent_pid() { return static_cast<int>(::getppid()); }
 // The path of this process's program (/proc/self/exe) into `out`, "" when
 // unknown; always NUL-terminated.
 void program_path(char* out, std::size_t capacity);
+// The working directory into `out`, "" when unknown (or longer than
+// `capacity`); always NUL-terminated.
+void working_directory(char* out, std::size_t capacity);
 
 // The size of a page (ld.so's, no system call).
 inline std::size_t page_size() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }

@@ -70,11 +70,8 @@ bool ensure_process_init() {
   g_process.root_pid = g_process.config.root_pid;
   g_process.pid = os::pid();
   decide_followed(false);
-  if (getcwd(g_process.base_dir, sizeof g_process.base_dir) == nullptr) g_process.base_dir[0] = 0;
-  if (timespec tick; clock_getres(CLOCK_MONOTONIC_COARSE, &tick) == 0) {
-    g_sampling.coarse_tick_ns =
-        static_cast<std::uint64_t>(tick.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(tick.tv_nsec);
-  }
+  os::working_directory(g_process.base_dir, sizeof g_process.base_dir);
+  g_sampling.coarse_tick_ns = os::clock_resolution_ns(CLOCK_MONOTONIC_COARSE);
   refresh_policy();
   mapped::configure(g_process.config.mapped);
   pthread_key_create(&g_process.exit_key, flush_exiting_thread);

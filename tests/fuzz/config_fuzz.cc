@@ -37,7 +37,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::size_t end = text.find('\n');
     const std::string_view line = text.substr(0, end);
     const std::size_t equals = line.find('=');
-    if (equals != std::string_view::npos) {
+    // A NUL ends an environment entry: a name holding one is no variable.
+    if (equals != std::string_view::npos && line.substr(0, equals).find('\0') == std::string_view::npos) {
       std::string value(line.substr(equals + 1));
       value.resize(std::strlen(value.c_str()));  // an environment value ends at its first NUL
       g_environment[std::string(line.substr(0, equals))] = value;

@@ -138,5 +138,17 @@ TEST(Machine, FingerprintChangesWithAnyField) {
   EXPECT_EQ(a.fingerprint().size(), 12u);
 }
 
+// A machine's fingerprint names its series in every store already written
+// (bench-data, a user's history): the same machine must get the same
+// fingerprint from every version of heapline-bench, or its next point
+// starts a series of its own. Values computed by hand (FNV-1a, 64 bits, a
+// 0x1f byte after each field, the first 12 hex digits).
+TEST(Machine, FingerprintIsTheSameFromEveryVersion) {
+  EXPECT_EQ((Machine{"cpu", 2, "6.1", "2.36", "gcc", ""}.fingerprint()), "000f4c4f4796");
+  EXPECT_EQ((Machine{"Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz", 2, "6.1.0-18-cloud-amd64", "2.36", "gcc 12.2.0", ""}
+                 .fingerprint()),
+            "6fc50c33ff62");
+}
+
 }  // namespace
 }  // namespace heapline::bench

@@ -21,6 +21,8 @@ getenv secure_getenv setenv unsetenv
 mmap mmap64 munmap mremap mprotect madvise
 fcntl ioctl dup dup2 dup3 pipe pipe2 isatty
 nanosleep usleep sleep sched_yield getrandom fork vfork execve execveat exit_group
+getcwd chdir fchdir realpath clock_getres clock_nanosleep sysinfo times getcpu sched_getcpu mincore
+opendir readdir closedir fopen fdopen fread fwrite fclose fflush fputs fprintf perror puts
 """.split()
 
 CALL = re.compile(r"(?<![\w.>:])(?:::)?(" + "|".join(OS_CALLS) + r")\s*\(")
