@@ -24,6 +24,7 @@
 #include "heap_sampler.h"
 #include "live_header.h"
 #include "mapped_memory.h"
+#include "os.h"
 #include "precision_budget.h"
 #include "process.h"
 #include "publish_clock.h"
@@ -39,6 +40,7 @@ constinit shadow::ExactShadow shadow::g_exact_shadow;
 constinit Sampling g_sampling;
 constinit Timeline g_timeline{&g_static_region.timeline};
 constinit Timeline g_mapped_timeline{&g_static_region.mapped_timeline};
+constinit Timeline g_resident_timeline{&g_static_region.resident_timeline};
 
 namespace {
 
@@ -54,6 +56,13 @@ void publish_mapped_figures(LiveHeader& h, std::int64_t mapped_live) {
   const PeakAt total = run_total_peak();
   h.total_peak.store(total.bytes, std::memory_order_relaxed);
   h.total_peak_time_ns.store(total.t_ns, std::memory_order_relaxed);
+}
+
+// The resident figures, inside publish_figures' seqlock.
+void publish_resident_figures(LiveHeader& h) {
+  h.resident_live.store(g_sampling.resident_live, std::memory_order_relaxed);
+  h.resident_peak.store(g_sampling.resident_peak, std::memory_order_relaxed);
+  h.resident_peak_time_ns.store(g_sampling.resident_peak_ns, std::memory_order_relaxed);
 }
 
 // The figures of the latest sample into the live file's header, under its
@@ -78,7 +87,40 @@ void publish_figures(std::uint64_t t_ns, std::int64_t live, std::int64_t mapped_
   }
   h.publishes.store(totals.publishes, std::memory_order_relaxed);
   publish_mapped_figures(h, mapped_live);
+  publish_resident_figures(h);
   h.seq.store(seq + 2, std::memory_order_release);
+}
+
+// The least time between two resident readings: the resident series' own
+// interval (the sampling interval, doubled at each of its merges), at least
+// kResidentMinSpacingNs.
+std::uint64_t resident_spacing() {
+  const std::uint64_t interval = g_resident_timeline.interval_ns();
+  return interval > kResidentMinSpacingNs ? interval : kResidentMinSpacingNs;
+}
+
+// Whether a heap sample reads the resident set: kIfDue when the resident
+// series' interval has passed since its latest reading, kAlways for the
+// first sample of a timeline and the last at exit.
+enum class ResidentReading { kIfDue, kAlways };
+
+// Appends the resident set now (`t_ns`, since start) to its series, when
+// due; a reading that fails (no /proc, no descriptor left) records nothing
+// and is tried again an interval later.
+void read_resident(std::uint64_t t_ns, ResidentReading when) {
+  const std::uint64_t last = g_sampling.last_resident_ns;
+  if (last != kNoResidentReading) {
+    if (when == ResidentReading::kAlways ? t_ns == last : t_ns - last < resident_spacing()) return;
+  }
+  g_sampling.last_resident_ns = t_ns;
+  const std::int64_t resident = os::resident_bytes();
+  if (resident < 0) return;
+  g_resident_timeline.append(Sample{t_ns, resident, resident});
+  g_sampling.resident_live = resident;
+  if (resident > g_sampling.resident_peak) {
+    g_sampling.resident_peak = resident;
+    g_sampling.resident_peak_ns = t_ns;
+  }
 }
 
 // Appends a heap sample, and the mapped series' sample that ends the same
@@ -86,8 +128,9 @@ void publish_figures(std::uint64_t t_ns, std::int64_t live, std::int64_t mapped_
 // carries the time of the change it shows: the heap sample its last
 // publish's, the mapped sample its latest mapping change's (read from
 // CLOCK_MONOTONIC), or, with no mapping change in the interval, the heap
-// sample's (the mapped bytes held then too).
-void append(const Sample& sample, std::uint64_t closing_ns) {
+// sample's (the mapped bytes held then too). And the resident set at
+// `closing_ns`, when a reading is due (read_resident).
+void append(const Sample& sample, std::uint64_t closing_ns, ResidentReading resident = ResidentReading::kIfDue) {
   g_timeline.append(sample);
   g_sampling.last_sample_ns = sample.t_ns;
   if (mapped::enabled()) {
@@ -99,6 +142,7 @@ void append(const Sample& sample, std::uint64_t closing_ns) {
     g_mapped_timeline.append(Sample{t, interval.live, interval.max});
     g_sampling.last_mapped_sample_ns = t;
   }
+  read_resident(closing_ns, resident);
   // A process that is not the command gets its live file once its heap
   // matters (live_header.cpp); the timelines move over with it.
   if (sample.max_live >= g_process.live_file_floor) create_deferred_live_file();
@@ -199,7 +243,11 @@ void start_timeline(std::uint64_t now, std::int64_t live) {
   if (max_live < live) max_live = live;
   const std::uint64_t t_ns = since_start(now);
   g_sampling.last_mapped_sample_ns = 0;  // a new timeline
-  append(Sample{t_ns, live, max_live}, t_ns);
+  g_sampling.last_resident_ns = kNoResidentReading;
+  g_sampling.resident_live = -1;
+  g_sampling.resident_peak = 0;
+  g_sampling.resident_peak_ns = 0;
+  append(Sample{t_ns, live, max_live}, t_ns, ResidentReading::kAlways);
   schedule_next_sample(now);
   publish_figures(t_ns, live, mapped::live_bytes());
 }
@@ -214,7 +262,7 @@ std::uint64_t take_sample(std::int64_t live) {
   const std::uint64_t now = sample_clock();
   const std::uint64_t t_ns = since_start(now);
   close_interval(t_ns);
-  append(Sample{t_ns, live, live}, t_ns);
+  append(Sample{t_ns, live, live}, t_ns, ResidentReading::kAlways);
   schedule_next_sample(now);
   publish_figures(t_ns, live, mapped::live_bytes());
   return now;

@@ -80,7 +80,9 @@ TEST_F(Trust, ConvertSurvivesRandomlyCorruptedLiveFiles) {
   // count, the timeline's counters; then anywhere. (Samples out of time
   // order are salvaged, not refused: a writer leaves them.)
   const std::size_t hot[] = {offsetof(heapline::LiveHeader, magic), offsetof(heapline::LiveHeader, seq),
-                             offsetof(heapline::LiveHeader, markers_claimed), offsetof(heapline::LiveRegion, timeline)};
+                             offsetof(heapline::LiveHeader, markers_claimed), offsetof(heapline::LiveRegion, timeline),
+                             offsetof(heapline::LiveHeader, resident_live),
+                             offsetof(heapline::LiveRegion, resident_timeline)};
   int refused = 0;
   for (int round = 0; round < 60; ++round) {
     std::string bytes = original;
