@@ -99,27 +99,50 @@ std::uint64_t resident_spacing() {
   return interval > kResidentMinSpacingNs ? interval : kResidentMinSpacingNs;
 }
 
-// Whether a heap sample reads the resident set: kIfDue when the resident
+// Whether a sample reads the resident set: kIfDue when the resident
 // series' interval has passed since its latest reading, kAlways for the
 // first sample of a timeline and the last at exit.
 enum class ResidentReading { kIfDue, kAlways };
 
-// Appends the resident set now (`t_ns`, since start) to its series, when
-// due; a reading that fails (no /proc, no descriptor left) records nothing
-// and is tried again an interval later.
-void read_resident(std::uint64_t t_ns, ResidentReading when) {
+// Claims the resident reading of a sample at `t_ns` (since start), when one
+// is due: returns its time, or kNoResidentReading. With g_sampling.busy
+// held. A reading that then fails (no /proc, no descriptor left) records
+// nothing, and the next is due an interval later.
+std::uint64_t claim_resident_reading(std::uint64_t t_ns, ResidentReading when) {
   const std::uint64_t last = g_sampling.last_resident_ns;
   if (last != kNoResidentReading) {
-    if (when == ResidentReading::kAlways ? t_ns == last : t_ns - last < resident_spacing()) return;
+    if (when == ResidentReading::kAlways ? t_ns == last : t_ns - last < resident_spacing()) return kNoResidentReading;
   }
   g_sampling.last_resident_ns = t_ns;
-  const std::int64_t resident = os::resident_bytes();
-  if (resident < 0) return;
+  return t_ns;
+}
+
+// A reading into the series and its figures into the live file. With
+// g_sampling.busy held. A reading older than the series' latest (a sample
+// claimed another while this one was being read) is dropped: the series
+// goes forward in time.
+void record_resident(std::uint64_t t_ns, std::int64_t resident) {
+  const std::size_t count = g_resident_timeline.size();
+  if (resident < 0 || (count > 0 && g_resident_timeline[count - 1].t_ns > t_ns)) return;
   g_resident_timeline.append(Sample{t_ns, resident, resident});
   g_sampling.resident_live = resident;
   if (resident > g_sampling.resident_peak) {
     g_sampling.resident_peak = resident;
     g_sampling.resident_peak_ns = t_ns;
+  }
+  LiveHeader& h = g_region->header;
+  const std::uint64_t seq = h.seq.load(std::memory_order_relaxed);
+  h.seq.store(seq + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  publish_resident_figures(h);
+  h.seq.store(seq + 2, std::memory_order_release);
+}
+
+// The reading at once, the lock held throughout: a timeline's first sample
+// and the last at exit, where no thread publishes meanwhile.
+void read_resident_locked(std::uint64_t t_ns) {
+  if (claim_resident_reading(t_ns, ResidentReading::kAlways) != kNoResidentReading) {
+    record_resident(t_ns, os::resident_bytes());
   }
 }
 
@@ -128,9 +151,8 @@ void read_resident(std::uint64_t t_ns, ResidentReading when) {
 // carries the time of the change it shows: the heap sample its last
 // publish's, the mapped sample its latest mapping change's (read from
 // CLOCK_MONOTONIC), or, with no mapping change in the interval, the heap
-// sample's (the mapped bytes held then too). And the resident set at
-// `closing_ns`, when a reading is due (read_resident).
-void append(const Sample& sample, std::uint64_t closing_ns, ResidentReading resident = ResidentReading::kIfDue) {
+// sample's (the mapped bytes held then too).
+void append(const Sample& sample, std::uint64_t closing_ns) {
   g_timeline.append(sample);
   g_sampling.last_sample_ns = sample.t_ns;
   if (mapped::enabled()) {
@@ -142,7 +164,6 @@ void append(const Sample& sample, std::uint64_t closing_ns, ResidentReading resi
     g_mapped_timeline.append(Sample{t, interval.live, interval.max});
     g_sampling.last_mapped_sample_ns = t;
   }
-  read_resident(closing_ns, resident);
   // A process that is not the command gets its live file once its heap
   // matters (live_header.cpp); the timelines move over with it.
   if (sample.max_live >= g_process.live_file_floor) create_deferred_live_file();
@@ -247,9 +268,10 @@ void start_timeline(std::uint64_t now, std::int64_t live) {
   g_sampling.resident_live = -1;
   g_sampling.resident_peak = 0;
   g_sampling.resident_peak_ns = 0;
-  append(Sample{t_ns, live, max_live}, t_ns, ResidentReading::kAlways);
+  append(Sample{t_ns, live, max_live}, t_ns);
   schedule_next_sample(now);
   publish_figures(t_ns, live, mapped::live_bytes());
+  read_resident_locked(t_ns);
 }
 
 std::uint64_t sample_clock() {
@@ -262,13 +284,14 @@ std::uint64_t take_sample(std::int64_t live) {
   const std::uint64_t now = sample_clock();
   const std::uint64_t t_ns = since_start(now);
   close_interval(t_ns);
-  append(Sample{t_ns, live, live}, t_ns, ResidentReading::kAlways);
+  append(Sample{t_ns, live, live}, t_ns);
   schedule_next_sample(now);
   publish_figures(t_ns, live, mapped::live_bytes());
+  read_resident_locked(t_ns);
   return now;
 }
 
-void sample_locked(std::uint64_t now, SampleNow sample_now) {
+std::uint64_t sample_locked(std::uint64_t now, SampleNow sample_now) {
   const std::uint64_t t_ns = since_start(now);
   const bool closed = close_interval(t_ns);
   if ((sample_now == SampleNow::kAlways && (!closed || g_sampling.last_sample_ns != t_ns)) ||
@@ -283,6 +306,17 @@ void sample_locked(std::uint64_t now, SampleNow sample_now) {
     publish_figures(sample.t_ns, sample.live, mapped::live_bytes());
   }
   schedule_next_sample(now);
+  return claim_resident_reading(t_ns, ResidentReading::kIfDue);
+}
+
+void read_claimed_resident(std::uint64_t claim_ns) {
+  if (claim_ns == kNoResidentReading) return;
+  const std::int64_t resident = os::resident_bytes();
+  // Never a wait on a publish's path: taken by another sample meanwhile
+  // (rare: it was just scheduled an interval away), the reading is dropped.
+  if (resident < 0 || !try_lock_sampling()) return;
+  record_resident(claim_ns, resident);
+  unlock_sampling();
 }
 
 // Out of line, as the rare branch of every publish that it is.
@@ -290,11 +324,13 @@ void sample_locked(std::uint64_t now, SampleNow sample_now) {
   if (!try_lock_sampling()) return now;
   // The caller's clock said the interval has passed; the sample's own time
   // is read now that no other thread can sample.
+  std::uint64_t resident_claim = kNoResidentReading;
   if (sample_now == SampleNow::kAlways || now >= g_sampling.next_sample_ns.load(std::memory_order_relaxed)) {
     now = sample_clock();
-    sample_locked(now, sample_now);
+    resident_claim = sample_locked(now, sample_now);
   }
   unlock_sampling();
+  read_claimed_resident(resident_claim);
   return now;
 }
 

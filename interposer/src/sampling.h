@@ -53,11 +53,12 @@ extern Timeline g_timeline;
 // each at the time of its own latest change (sampling.cpp).
 extern Timeline g_mapped_timeline;
 // The resident-set series: [t, resident bytes, the largest reading merged
-// into the sample], read (os::resident_bytes) at a heap sample when the
+// into the sample], read (os::resident_bytes) at a sample when the
 // series' own interval has passed since its latest reading, so at most once
 // per interval however often markers or mappings sample: three system
-// calls, never on a publish that does not sample. It fills and merges on
-// its own (fewer samples than the heap's).
+// calls, never on a publish that does not sample, and outside the sampling
+// lock (sample_locked, read_claimed_resident). It fills and merges on its
+// own (fewer samples than the heap's).
 extern Timeline g_resident_timeline;
 // The least time between two resident readings when the sampling interval
 // is 0 (a sample at every publish).
@@ -93,8 +94,15 @@ std::uint64_t take_sample(std::int64_t live);
 // sample it took (read under the lock), or `now` when it took none.
 enum class SampleNow { kNever, kIfQuiet, kAlways };
 std::uint64_t try_sample(std::uint64_t now, SampleNow sample_now);
-// The same with the lock held, at `now` read under it.
-void sample_locked(std::uint64_t now, SampleNow sample_now);
+// The same with the lock held, at `now` read under it. Returns the time of
+// the resident reading it claimed (kNoResidentReading: none due), which the
+// caller reads with read_claimed_resident once it has released the lock:
+// the three system calls never hold up another thread's sample.
+std::uint64_t sample_locked(std::uint64_t now, SampleNow sample_now);
+// Reads the resident set for a claim of sample_locked, without the lock,
+// then records it under it (never waiting: a reading that finds the lock
+// taken, or that cannot be recorded in time order, is dropped).
+void read_claimed_resident(std::uint64_t claim_ns);
 // A new thread: the live file's stated precision follows.
 void note_max_threads(std::uint32_t threads);
 // The sampling lock, g_sampling.busy: one thread at a time writes samples,
