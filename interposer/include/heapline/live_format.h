@@ -78,6 +78,16 @@ struct TimelineStorage {
 static_assert(sizeof(Sample) == 24);
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "the mapped file needs address-free atomics");
 
+// A byte figure as a reader takes it from a live file: the file may hold any
+// 64 bits (a writer of another build, a disk, a person), and readers add
+// figures together (heap + mapped, the sums over time), so each is kept
+// within ±2^60 bytes (1 EiB, past any real heap), where sums of a few never
+// overflow. read_figures and read_timeline give only such figures.
+constexpr std::int64_t kLiveBytesLimit = std::int64_t{1} << 60;
+constexpr std::int64_t bounded_bytes(std::int64_t bytes) {
+  return bytes > kLiveBytesLimit ? kLiveBytesLimit : bytes < -kLiveBytesLimit ? -kLiveBytesLimit : bytes;
+}
+
 // A consistent copy of a storage written by another process (running, or
 // killed at any instruction). `out` must hold kTimelineCapacity samples;
 // returns how many were copied. `still_writing` says whether to wait for a
@@ -281,11 +291,15 @@ inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
     std::atomic_thread_fence(std::memory_order_acquire);
     if ((seq % 2 == 0 && h.seq.load(std::memory_order_relaxed) == seq) || attempt >= attempts) break;
   }
+  for (std::int64_t* bytes : {&f.live, &f.peak, &f.mapped_live, &f.mapped_peak, &f.total_peak, &f.resident_live,
+                              &f.resident_peak}) {
+    *bytes = bounded_bytes(*bytes);
+  }
   // A publish after the latest sample is the current figure.
   const std::uint64_t publish_ns = latest_publish_ns(h);
   if (publish_ns != 0 && publish_ns >= f.last_sample_ns) {
-    f.live = h.publish_live.load(std::memory_order_relaxed);
-    const std::int64_t open_max = h.open_max.load(std::memory_order_relaxed);
+    f.live = bounded_bytes(h.publish_live.load(std::memory_order_relaxed));
+    const std::int64_t open_max = bounded_bytes(h.open_max.load(std::memory_order_relaxed));
     if (open_max > f.peak) f.peak = open_max, f.peak_time_ns = publish_ns;
     if (f.live > f.peak) f.peak = f.live, f.peak_time_ns = publish_ns;
   }
@@ -293,8 +307,8 @@ inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
   // mapped as they stand now were held together.
   const std::uint64_t mapped_ns = latest_mapping_change_ns(h);
   if (mapped_ns != 0) {
-    f.mapped_live = h.mapped_change_live.load(std::memory_order_relaxed);
-    const std::int64_t open_max = h.mapped_open_max.load(std::memory_order_relaxed);
+    f.mapped_live = bounded_bytes(h.mapped_change_live.load(std::memory_order_relaxed));
+    const std::int64_t open_max = bounded_bytes(h.mapped_open_max.load(std::memory_order_relaxed));
     if (open_max > f.mapped_peak) f.mapped_peak = open_max, f.mapped_peak_time_ns = mapped_ns;
     if (f.mapped_live > f.mapped_peak) f.mapped_peak = f.mapped_live, f.mapped_peak_time_ns = mapped_ns;
     const std::int64_t total = f.live + f.mapped_live;
