@@ -285,6 +285,14 @@ ParsedReport read_fields(const json& root) {
     r.peak_rss_bytes = top.signed_number(key::kPeakRssBytes);
     if (*r.peak_rss_bytes < 0) top.fail(key::kPeakRssBytes, "is out of range (at least 0)");
   }
+  if (top.find(key::kResident, false) != nullptr) {
+    Fields resident(top.object(key::kResident), std::string(key::kResident) + ".");
+    r.resident = ParsedReport::Resident{resident.signed_number(key::kPeakBytes),
+                                        resident.unsigned_number(key::kPeakTimeNs),
+                                        resident.signed_number(key::kFinalBytes)};
+    if (r.resident->peak_bytes < 0) resident.fail(key::kPeakBytes, "is out of range (at least 0)");
+    if (r.resident->final_bytes < 0) resident.fail(key::kFinalBytes, "is out of range (at least 0)");
+  }
   if (top.find(key::kExactShadow, false) != nullptr) {
     Fields shadow(top.object(key::kExactShadow), std::string(key::kExactShadow) + ".");
     r.exact_shadow = ParsedReport::ExactShadow{shadow.signed_number(key::kPeakBytes), shadow.signed_number(key::kFinalBytes)};
@@ -302,6 +310,13 @@ ParsedReport read_fields(const json& root) {
   r.samples = read_samples(top, key::kSamples, true);
   if (r.samples.empty()) top.fail(key::kSamples, "is empty (a report has at least its first sample)");
   r.mapped_samples = read_samples(top, key::kMappedSamples, false);
+  r.resident_samples = read_samples(top, key::kResidentSamples, false);
+  for (std::size_t i = 0; i < r.resident_samples.size(); ++i) {
+    const Sample& sample = r.resident_samples[i];
+    const std::string where = std::string(key::kResidentSamples) + "[" + std::to_string(i) + "]";
+    if (sample.live < 0) top.fail(where + "[1]", "is out of range (at least 0)");
+    if (sample.max_live < 0) top.fail(where + "[2]", "is out of range (at least 0)");
+  }
   r.sampling = read_sampling(top);
   return r;
 }

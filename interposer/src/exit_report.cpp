@@ -211,6 +211,13 @@ void write_report_at_exit() {
   report.total_peak_bytes = total.bytes;
   report.total_peak_time_ns = total.t_ns;
   report.peak_rss_bytes = os::peak_resident_bytes();
+  if (g_sampling.resident_live >= 0) {
+    report.resident_peak_bytes = g_sampling.resident_peak;
+    report.resident_peak_time_ns = g_sampling.resident_peak_ns;
+    report.resident_final_bytes = g_sampling.resident_live;
+    report.resident_samples = g_resident_timeline.storage()->samples;
+    report.resident_sample_count = g_resident_timeline.size();
+  }
   if constexpr (shadow::kEnabled) {
     report.exact_shadow_peak_bytes = shadow::g_exact_shadow.peak.load(std::memory_order_relaxed);
     report.exact_shadow_final_bytes = shadow::g_exact_shadow.live.load(std::memory_order_relaxed);

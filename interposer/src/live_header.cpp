@@ -343,6 +343,7 @@ void write_identity(LiveRegion& region) {
   g_process.markers_claimed.store(0, std::memory_order_relaxed);
   for (LiveMarker& marker : region.markers) marker.ready.store(0, std::memory_order_relaxed);
   h.mapped_mode = mapped::enabled() ? kMappedOn : kMappedOff;
+  h.resident_series = 1;
   h.magic.store(kLiveMagic, std::memory_order_release);  // identity complete
 }
 

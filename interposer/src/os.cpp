@@ -203,35 +203,44 @@ bool file_id(int fd, FileId* id) {
   return found;
 }
 
-std::uint64_t process_start_ticks(int pid) {
+long read_small_file(const char* path, char* text, std::size_t capacity) {
+  if (capacity == 0) return -1;
   const int saved_errno = errno;
+  long length = -1;
+  const long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    do {
+      length = syscall(SYS_pread64, fd, text, capacity - 1, 0);
+    } while (length < 0 && errno == EINTR);
+    syscall(SYS_close, fd);
+  }
+  text[length > 0 ? length : 0] = 0;
+  errno = saved_errno;
+  return length;
+}
+
+std::uint64_t process_start_ticks(int pid) {
   char path[48];
   TextSink name(path, sizeof path);
   name.append("/proc/");
   name.append_signed(pid);
   name.append("/stat");
-  const int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC);
-  std::uint64_t ticks = 0;
-  if (fd >= 0) {
-    char text[1024];
-    const ssize_t length = ::read(fd, text, sizeof text - 1);
-    ::close(fd);
-    // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so
-    // the fields are counted from its last ')'.
-    const char* p = nullptr;
-    for (ssize_t i = length - 1; i >= 0 && p == nullptr; --i) {
-      if (text[i] == ')') p = text + i;
-    }
-    if (p != nullptr) {
-      text[length] = 0;
-      int field = 2;
-      for (; *p != 0 && field < 22; ++p) {
-        if (*p == ' ') ++field;
-      }
-      for (; field == 22 && *p >= '0' && *p <= '9'; ++p) ticks = ticks * 10 + static_cast<std::uint64_t>(*p - '0');
-    }
+  char text[1024];
+  const long length = read_small_file(name.c_str(), text, sizeof text);
+  // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so
+  // the fields are counted from its last ')'.
+  const char* p = nullptr;
+  for (long i = length - 1; i >= 0 && p == nullptr; --i) {
+    if (text[i] == ')') p = text + i;
   }
-  errno = saved_errno;
+  std::uint64_t ticks = 0;
+  if (p != nullptr) {
+    int field = 2;
+    for (; *p != 0 && field < 22; ++p) {
+      if (*p == ' ') ++field;
+    }
+    for (; field == 22 && *p >= '0' && *p <= '9'; ++p) ticks = ticks * 10 + static_cast<std::uint64_t>(*p - '0');
+  }
   return ticks;
 }
 
@@ -366,6 +375,39 @@ void exit_process(int status) {
 #if HEAPLINE_TEST_HOOKS
 void kill_this_process() { syscall(SYS_kill, ::getpid(), SIGKILL); }
 #endif
+
+namespace {
+
+// The second field of statm's "size resident shared text lib data dt", in
+// pages; 0 when the text is not that.
+std::uint64_t statm_resident_pages(const char* text) {
+  const char* p = text;
+  while (*p >= '0' && *p <= '9') ++p;
+  if (p == text || *p != ' ') return 0;
+  std::uint64_t pages = 0;
+  const char* digits = ++p;
+  for (; *p >= '0' && *p <= '9' && p - digits < 19; ++p) pages = pages * 10 + static_cast<std::uint64_t>(*p - '0');
+  return p != digits && (*p == ' ' || *p == '\n') ? pages : 0;
+}
+
+}  // namespace
+
+std::int64_t resident_bytes() {
+  // "7 numbers of up to 20 digits" fits; a longer text is not statm's.
+  char text[160];
+  std::uint64_t pages = 0;
+  static const char* const kPaths[] = {"/proc/thread-self/statm", "/proc/self/statm"};
+  for (const char* path : kPaths) {
+    if (read_small_file(path, text, sizeof text) > 0) pages = statm_resident_pages(text);
+    if (pages != 0) break;
+  }
+  const int saved_errno = errno;
+  const std::uint64_t page_bytes = ::getauxval(AT_PAGESZ);
+  errno = saved_errno;
+  // A live process always has a resident page: 0 is a reading of nothing.
+  if (pages == 0 || page_bytes == 0 || pages > (std::uint64_t{1} << 62) / page_bytes) return -1;
+  return static_cast<std::int64_t>(pages * page_bytes);
+}
 
 bool process_exists(int pid) {
   const int saved_errno = errno;

@@ -189,6 +189,25 @@ std::uint64_t process_start_ticks(int pid);
 // kernel does not say. One system call, no file: cheap enough for the exit.
 std::int64_t peak_resident_bytes();
 
+// This process's resident set now, in bytes: the second field of statm
+// (pages) times the page size, -1 when unknown (no /proc, EMFILE, a seccomp
+// filter, a thread whose process has no memory any more). Read from
+// /proc/thread-self/statm, which stays right after the main thread has
+// exited (/proc/self is then a zombie's, all zeros), or /proc/self/statm on
+// kernels before 3.17. Three system calls (read_small_file); for the
+// samples, never the hot path.
+std::int64_t resident_bytes();
+
+// Reads the small file at `path` (a /proc file, whose text the kernel makes
+// at once) into `text`, NUL-terminated, at most `capacity` - 1 bytes.
+// Opened, read with pread and closed within the call, through the kernel's
+// calls directly: no descriptor outlives it (none for the host to close
+// and reuse under the library), none leaks to an exec (O_CLOEXEC), no
+// cancellation point (a thread cancelled there would keep the sampling
+// lock), no wrapper another preload may hook. Returns the length read, or
+// -1 with nothing read.
+long read_small_file(const char* path, char* text, std::size_t capacity);
+
 // --- signals -------------------------------------------------------------------
 
 // A thread's signal mask, as the kernel keeps it (signal N is bit N - 1).

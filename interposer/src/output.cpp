@@ -94,6 +94,21 @@ void append_string(TextSink& sink, const char* value) {
   sink.append('"');
 }
 
+// ,"name":{"peak_bytes":P,"peak_time_ns":T,"final_bytes":F}: a series'
+// figures (total, resident).
+void append_peak_figures(TextSink& sink, const char* name, std::int64_t peak_bytes, std::uint64_t peak_time_ns,
+                         std::int64_t final_bytes) {
+  namespace key = report_key;
+  append_key(sink, ",", name);
+  append_key(sink, "{", key::kPeakBytes);
+  sink.append_signed(peak_bytes);
+  append_key(sink, ",", key::kPeakTimeNs);
+  sink.append_unsigned(peak_time_ns);
+  append_key(sink, ",", key::kFinalBytes);
+  sink.append_signed(final_bytes);
+  sink.append('}');
+}
+
 // A byte figure from a double: rounded, and 0 for what no writer leaves
 // (negative, NaN, beyond 2^62).
 std::int64_t whole_bytes(double value) {
@@ -274,14 +289,9 @@ void write_report_json(TextSink& sink, const Report& r) {
   sink.append_unsigned(r.mapped_changes);
   append_key(sink, ",", key::kUntracked);
   sink.append_unsigned(r.mapped_untracked);
-  append_key(sink, "},", key::kTotal);
-  append_key(sink, "{", key::kPeakBytes);
-  sink.append_signed(r.total_peak_bytes);
-  append_key(sink, ",", key::kPeakTimeNs);
-  sink.append_unsigned(r.total_peak_time_ns);
-  append_key(sink, ",", key::kFinalBytes);
-  sink.append_signed(r.final_bytes + r.mapped_final_bytes);
-  append_key(sink, "},", key::kCalls);
+  sink.append('}');
+  append_peak_figures(sink, key::kTotal, r.total_peak_bytes, r.total_peak_time_ns, r.final_bytes + r.mapped_final_bytes);
+  append_key(sink, ",", key::kCalls);
   append_key(sink, "{", key::kAlloc);
   sink.append_unsigned(r.alloc_calls);
   append_key(sink, ",", key::kFree);
@@ -310,6 +320,9 @@ void write_report_json(TextSink& sink, const Report& r) {
   if (r.peak_rss_bytes >= 0) {
     append_key(sink, ",", key::kPeakRssBytes);
     sink.append_signed(r.peak_rss_bytes);
+  }
+  if (r.resident_final_bytes >= 0) {
+    append_peak_figures(sink, key::kResident, r.resident_peak_bytes, r.resident_peak_time_ns, r.resident_final_bytes);
   }
   if (r.exact_shadow_peak_bytes >= 0) {
     append_key(sink, ",", key::kExactShadow);
@@ -347,6 +360,9 @@ void write_report_json(TextSink& sink, const Report& r) {
   append_key(sink, "],\n", key::kMappedSamples);
   sink.append('[');
   append_samples(sink, r.mapped_samples, r.mapped_sample_count);
+  append_key(sink, "],\n", key::kResidentSamples);
+  sink.append('[');
+  append_samples(sink, r.resident_samples, r.resident_sample_count);
   sink.append("]}\n");
 }
 

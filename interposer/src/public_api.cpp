@@ -60,10 +60,12 @@ void api_mark(const char* name) {
     copy_text(marker.name, sizeof marker.name, name != nullptr ? name : "");
     marker.ready.store(1, std::memory_order_release);
   }
+  std::uint64_t resident_claim = kNoResidentReading;
   if (locked) {
-    sample_locked(now, SampleNow::kAlways);
+    resident_claim = sample_locked(now, SampleNow::kAlways);
     unlock_sampling();
   }
+  read_claimed_resident(resident_claim);
   os::restore_signals(mask);
   errno = saved_errno;
 }

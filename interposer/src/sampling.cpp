@@ -39,6 +39,7 @@ constinit shadow::ExactShadow shadow::g_exact_shadow;
 constinit Sampling g_sampling;
 constinit Timeline g_timeline{&g_static_region.timeline};
 constinit Timeline g_mapped_timeline{&g_static_region.mapped_timeline};
+constinit Timeline g_resident_timeline{&g_static_region.resident_timeline};
 
 namespace {
 
@@ -54,6 +55,13 @@ void publish_mapped_figures(LiveHeader& h, std::int64_t mapped_live) {
   const PeakAt total = run_total_peak();
   h.total_peak.store(total.bytes, std::memory_order_relaxed);
   h.total_peak_time_ns.store(total.t_ns, std::memory_order_relaxed);
+}
+
+// The resident figures, inside publish_figures' seqlock.
+void publish_resident_figures(LiveHeader& h) {
+  h.resident_live.store(g_sampling.resident_live, std::memory_order_relaxed);
+  h.resident_peak.store(g_sampling.resident_peak, std::memory_order_relaxed);
+  h.resident_peak_time_ns.store(g_sampling.resident_peak_ns, std::memory_order_relaxed);
 }
 
 // The figures of the latest sample into the live file's header, under its
@@ -78,7 +86,63 @@ void publish_figures(std::uint64_t t_ns, std::int64_t live, std::int64_t mapped_
   }
   h.publishes.store(totals.publishes, std::memory_order_relaxed);
   publish_mapped_figures(h, mapped_live);
+  publish_resident_figures(h);
   h.seq.store(seq + 2, std::memory_order_release);
+}
+
+// The least time between two resident readings: the resident series' own
+// interval (the sampling interval, doubled at each of its merges), at least
+// kResidentMinSpacingNs.
+std::uint64_t resident_spacing() {
+  const std::uint64_t interval = g_resident_timeline.interval_ns();
+  return interval > kResidentMinSpacingNs ? interval : kResidentMinSpacingNs;
+}
+
+// Whether a sample reads the resident set: kIfDue when the resident
+// series' interval has passed since its latest reading, kAlways for the
+// first sample of a timeline and the last at exit.
+enum class ResidentReading { kIfDue, kAlways };
+
+// Claims the resident reading of a sample at `t_ns` (since start), when one
+// is due: returns its time, or kNoResidentReading. With g_sampling.busy
+// held. A reading that then fails (no /proc, no descriptor left) records
+// nothing, and the next is due an interval later.
+std::uint64_t claim_resident_reading(std::uint64_t t_ns, ResidentReading when) {
+  const std::uint64_t last = g_sampling.last_resident_ns;
+  if (last != kNoResidentReading) {
+    if (when == ResidentReading::kAlways ? t_ns == last : t_ns - last < resident_spacing()) return kNoResidentReading;
+  }
+  g_sampling.last_resident_ns = t_ns;
+  return t_ns;
+}
+
+// A reading into the series and its figures into the live file. With
+// g_sampling.busy held. A reading older than the series' latest (a sample
+// claimed another while this one was being read) is dropped: the series
+// goes forward in time.
+void record_resident(std::uint64_t t_ns, std::int64_t resident) {
+  const std::size_t count = g_resident_timeline.size();
+  if (resident < 0 || (count > 0 && g_resident_timeline[count - 1].t_ns > t_ns)) return;
+  g_resident_timeline.append(Sample{t_ns, resident, resident});
+  g_sampling.resident_live = resident;
+  if (resident > g_sampling.resident_peak) {
+    g_sampling.resident_peak = resident;
+    g_sampling.resident_peak_ns = t_ns;
+  }
+  LiveHeader& h = g_region->header;
+  const std::uint64_t seq = h.seq.load(std::memory_order_relaxed);
+  h.seq.store(seq + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  publish_resident_figures(h);
+  h.seq.store(seq + 2, std::memory_order_release);
+}
+
+// The reading at once, the lock held throughout: a timeline's first sample
+// and the last at exit, where no thread publishes meanwhile.
+void read_resident_locked(std::uint64_t t_ns) {
+  if (claim_resident_reading(t_ns, ResidentReading::kAlways) != kNoResidentReading) {
+    record_resident(t_ns, os::resident_bytes());
+  }
 }
 
 // Appends a heap sample, and the mapped series' sample that ends the same
@@ -199,9 +263,14 @@ void start_timeline(std::uint64_t now, std::int64_t live) {
   if (max_live < live) max_live = live;
   const std::uint64_t t_ns = since_start(now);
   g_sampling.last_mapped_sample_ns = 0;  // a new timeline
+  g_sampling.last_resident_ns = kNoResidentReading;
+  g_sampling.resident_live = -1;
+  g_sampling.resident_peak = 0;
+  g_sampling.resident_peak_ns = 0;
   append(Sample{t_ns, live, max_live}, t_ns);
   schedule_next_sample(now);
   publish_figures(t_ns, live, mapped::live_bytes());
+  read_resident_locked(t_ns);
 }
 
 std::uint64_t sample_clock() {
@@ -217,10 +286,11 @@ std::uint64_t take_sample(std::int64_t live) {
   append(Sample{t_ns, live, live}, t_ns);
   schedule_next_sample(now);
   publish_figures(t_ns, live, mapped::live_bytes());
+  read_resident_locked(t_ns);
   return now;
 }
 
-void sample_locked(std::uint64_t now, SampleNow sample_now) {
+std::uint64_t sample_locked(std::uint64_t now, SampleNow sample_now) {
   const std::uint64_t t_ns = since_start(now);
   const bool closed = close_interval(t_ns);
   if ((sample_now == SampleNow::kAlways && (!closed || g_sampling.last_sample_ns != t_ns)) ||
@@ -235,6 +305,17 @@ void sample_locked(std::uint64_t now, SampleNow sample_now) {
     publish_figures(sample.t_ns, sample.live, mapped::live_bytes());
   }
   schedule_next_sample(now);
+  return claim_resident_reading(t_ns, ResidentReading::kIfDue);
+}
+
+void read_claimed_resident(std::uint64_t claim_ns) {
+  if (claim_ns == kNoResidentReading) return;
+  const std::int64_t resident = os::resident_bytes();
+  // Never a wait on a publish's path: taken by another sample meanwhile
+  // (rare: it was just scheduled an interval away), the reading is dropped.
+  if (resident < 0 || !try_lock_sampling()) return;
+  record_resident(claim_ns, resident);
+  unlock_sampling();
 }
 
 // Out of line, as the rare branch of every publish that it is.
@@ -242,11 +323,13 @@ void sample_locked(std::uint64_t now, SampleNow sample_now) {
   if (!try_lock_sampling()) return now;
   // The caller's clock said the interval has passed; the sample's own time
   // is read now that no other thread can sample.
+  std::uint64_t resident_claim = kNoResidentReading;
   if (sample_now == SampleNow::kAlways || now >= g_sampling.next_sample_ns.load(std::memory_order_relaxed)) {
     now = sample_clock();
-    sample_locked(now, sample_now);
+    resident_claim = sample_locked(now, sample_now);
   }
   unlock_sampling();
+  read_claimed_resident(resident_claim);
   return now;
 }
 

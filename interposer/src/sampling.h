@@ -16,6 +16,9 @@
 #pragma GCC visibility push(hidden)
 namespace heapline::accounting {
 
+// Sampling::last_resident_ns before a timeline's first resident reading.
+constexpr std::uint64_t kNoResidentReading = UINT64_MAX;
+
 // Read by every publish, written once per sample (under `busy`).
 struct alignas(128) Sampling {
   // CLOCK_MONOTONIC at which the open interval ends: the first publish at or
@@ -31,6 +34,14 @@ struct alignas(128) Sampling {
   std::atomic<bool> busy{false};  // the sampling lock (try_lock_sampling)
   std::uint64_t last_sample_ns = 0;  // the latest sample's time, since start (written under busy)
   std::uint64_t last_mapped_sample_ns = 0;  // the same for the mapped series
+  // The resident-set series (written under busy): the time of its latest
+  // attempt to read (kNoResidentReading: none in this timeline), and its
+  // latest reading (-1: none), largest reading and that reading's time,
+  // all since start.
+  std::uint64_t last_resident_ns = kNoResidentReading;
+  std::int64_t resident_live = -1;
+  std::int64_t resident_peak = 0;
+  std::uint64_t resident_peak_ns = 0;
   std::uint64_t last_marker_ns = 0;         // the latest marker's time, since start (written under busy)
   std::uint64_t coarse_tick_ns = 0;  // clock_getres(CLOCK_MONOTONIC_COARSE), set at init; 0: unknown
 };
@@ -41,15 +52,28 @@ extern Timeline g_timeline;
 // memory is counted), ending the same interval so that both merge alike,
 // each at the time of its own latest change (sampling.cpp).
 extern Timeline g_mapped_timeline;
+// The resident-set series: [t, resident bytes, the largest reading merged
+// into the sample], read (os::resident_bytes) at a sample when the
+// series' own interval has passed since its latest reading, so at most once
+// per interval however often markers or mappings sample: three system
+// calls, never on a publish that does not sample, and outside the sampling
+// lock (sample_locked, read_claimed_resident). It fills and merges on its
+// own (fewer samples than the heap's).
+extern Timeline g_resident_timeline;
+// The least time between two resident readings when the sampling interval
+// is 0 (a sample at every publish).
+constexpr std::uint64_t kResidentMinSpacingNs = 1'000'000;
 
-// Both timelines into `region`, started afresh (init, fork child).
+// The timelines into `region`, started afresh (init, fork child).
 inline void attach_timelines(LiveRegion& region) {
   g_timeline.attach(&region.timeline);
   g_mapped_timeline.attach(&region.mapped_timeline);
+  g_resident_timeline.attach(&region.resident_timeline);
 }
 inline void reset_timelines(std::uint64_t interval_ns) {
   g_timeline.reset(interval_ns);
   g_mapped_timeline.reset(interval_ns);
+  g_resident_timeline.reset(interval_ns);
 }
 
 // take_sample needs g_sampling.busy held.
@@ -58,8 +82,9 @@ void publish_exactly(std::int64_t bytes, CallKind kind);
 // A new timeline's first sample (init, fork): [now, live, the largest
 // value published meanwhile].
 void start_timeline(std::uint64_t now, std::int64_t live);
-// Ends the open interval (see sampling.cpp), then appends [now, live, live]
-// at sample_clock(), which it returns.
+// The last sample (at exit): ends the open interval (see sampling.cpp),
+// then appends [now, live, live] at sample_clock(), which it returns, with
+// a resident reading at that time whether one is due or not.
 std::uint64_t take_sample(std::int64_t live);
 // Ends the open interval when the sampling interval has passed, unless
 // another thread is sampling: never waits. And samples `now` itself:
@@ -69,8 +94,15 @@ std::uint64_t take_sample(std::int64_t live);
 // sample it took (read under the lock), or `now` when it took none.
 enum class SampleNow { kNever, kIfQuiet, kAlways };
 std::uint64_t try_sample(std::uint64_t now, SampleNow sample_now);
-// The same with the lock held, at `now` read under it.
-void sample_locked(std::uint64_t now, SampleNow sample_now);
+// The same with the lock held, at `now` read under it. Returns the time of
+// the resident reading it claimed (kNoResidentReading: none due), which the
+// caller reads with read_claimed_resident once it has released the lock:
+// the three system calls never hold up another thread's sample.
+std::uint64_t sample_locked(std::uint64_t now, SampleNow sample_now);
+// Reads the resident set for a claim of sample_locked, without the lock,
+// then records it under it (never waiting: a reading that finds the lock
+// taken, or that cannot be recorded in time order, is dropped).
+void read_claimed_resident(std::uint64_t claim_ns);
 // A new thread: the live file's stated precision follows.
 void note_max_threads(std::uint32_t threads);
 // The sampling lock, g_sampling.busy: one thread at a time writes samples,

@@ -60,15 +60,22 @@ void Timeline::merge_pairs() {
 
 namespace {
 
+// A sample as read from a live file: its figures bounded (bounded_bytes),
+// its maximum never below its value (only a process killed while writing
+// one sample, or a crafted file, leaves that).
+Sample bounded_sample(Sample sample) {
+  sample.live = bounded_bytes(sample.live);
+  sample.max_live = bounded_bytes(sample.max_live);
+  if (sample.max_live < sample.live) sample.max_live = sample.live;
+  return sample;
+}
+
 // Every index comes from a file another process wrote (or anyone crafted):
 // clamped so that neither the source nor `out` is ever overrun.
 std::size_t copy_samples(const TimelineStorage& s, Sample* out, std::size_t from, std::size_t to, std::size_t at) {
   if (to > kTimelineCapacity) to = kTimelineCapacity;
   for (std::size_t i = from; i < to && at < kTimelineCapacity; ++i) {
-    Sample sample = s.samples[i];
-    // Only a process killed while writing one sample can leave this.
-    if (sample.max_live < sample.live) sample.max_live = sample.live;
-    out[at++] = sample;
+    out[at++] = bounded_sample(s.samples[i]);
   }
   return at;
 }
@@ -105,10 +112,8 @@ std::size_t read_mapped_line(const LiveRegion& region, Sample* out, bool still_w
   const LiveHeader& h = region.header;
   const std::uint64_t change_ns = latest_mapping_change_ns(h);
   if (change_ns == 0 || (n > 0 && change_ns <= out[n - 1].t_ns) || n >= kHeapLineCapacity) return n;
-  Sample open{change_ns, h.mapped_change_live.load(std::memory_order_relaxed),
-              h.mapped_open_max.load(std::memory_order_relaxed)};
-  if (open.max_live < open.live) open.max_live = open.live;
-  out[n++] = open;
+  out[n++] = bounded_sample(Sample{change_ns, h.mapped_change_live.load(std::memory_order_relaxed),
+                                  h.mapped_open_max.load(std::memory_order_relaxed)});
   return n;
 }
 
@@ -119,9 +124,8 @@ std::size_t read_heap_line(const LiveRegion& region, Sample* out, bool still_wri
   // Only a publish after the latest sample is news (a crafted time is
   // harmless: never before the samples, one entry at most).
   if (publish_ns == 0 || (n > 0 && publish_ns <= out[n - 1].t_ns) || n >= kHeapLineCapacity) return n;
-  Sample open{publish_ns, h.publish_live.load(std::memory_order_relaxed), h.open_max.load(std::memory_order_relaxed)};
-  if (open.max_live < open.live) open.max_live = open.live;
-  out[n++] = open;
+  out[n++] = bounded_sample(
+      Sample{publish_ns, h.publish_live.load(std::memory_order_relaxed), h.open_max.load(std::memory_order_relaxed)});
   return n;
 }
 

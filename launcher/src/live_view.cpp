@@ -101,6 +101,11 @@ std::string structural_problem(const LiveFile& file) {
       return "mapped series: " + problem;
     }
   }
+  if (file.has_resident_series()) {
+    if (std::string problem = timeline_problem(file.region().resident_timeline); !problem.empty()) {
+      return "resident series: " + problem;
+    }
+  }
   return "";
 }
 
@@ -120,6 +125,26 @@ std::size_t drop_samples_back_in_time(std::vector<Sample>& samples) {
   const std::size_t dropped = samples.size() - kept;
   samples.resize(kept);
   return dropped;
+}
+
+// The resident series and figures of a file that has them (none otherwise:
+// resident_live -1). The writer appends a reading to the series before it
+// writes the figures: the series, which a reader may see one reading
+// ahead, has the latest reading, and raises the peak.
+void read_resident(const LiveFile& file, bool still_writing, LiveSnapshot& s) {
+  LiveFigures& f = s.figures;
+  if (!file.has_resident_series() || f.resident_live < 0) f.resident_live = -1;
+  if (!file.has_resident_series() || f.resident_peak < 0) f.resident_peak = 0, f.resident_peak_time_ns = 0;
+  if (!file.has_resident_series()) return;
+  s.resident_samples.resize(kTimelineCapacity);
+  s.resident_samples.resize(read_timeline(file.region().resident_timeline, s.resident_samples.data(), still_writing));
+  s.dropped_samples += drop_samples_back_in_time(s.resident_samples);
+  for (const Sample& sample : s.resident_samples) {
+    if (sample.live < 0) throw std::runtime_error(file.path().string() + " is corrupt: resident series: a negative reading");
+    if (sample.max_live > f.resident_peak) f.resident_peak = sample.max_live, f.resident_peak_time_ns = sample.t_ns;
+  }
+  // No reading in the series, none at all (only a damaged file says otherwise).
+  f.resident_live = s.resident_samples.empty() ? -1 : s.resident_samples.back().live;
 }
 
 }  // namespace
@@ -183,6 +208,7 @@ LiveSnapshot take_snapshot(const LiveFile& file, bool still_writing) {
     s.figures.mapped_live = s.figures.mapped_peak = s.figures.total_peak = 0;
     s.figures.mapped_peak_time_ns = s.figures.total_peak_time_ns = 0;
   }
+  read_resident(file, still_writing, s);
   // Heap + mapped is never below the heap alone, nor below what is held now
   // (the figures of the latest sample may lag the latest publish).
   LiveFigures& f = s.figures;
@@ -336,6 +362,13 @@ void write_converted_report(const LiveFile& file, const LiveSnapshot& s, const f
   report.samples = s.samples.data();
   report.sample_count = s.samples.size();
   fill_mapped(report, s);
+  if (s.figures.resident_live >= 0) {
+    report.resident_peak_bytes = s.figures.resident_peak;
+    report.resident_peak_time_ns = s.figures.resident_peak_time_ns;
+    report.resident_final_bytes = s.figures.resident_live;
+    report.resident_samples = s.resident_samples.data();
+    report.resident_sample_count = s.resident_samples.size();
+  }
   report.markers = file.region().markers;
   report.marker_slots = file.region().header.markers_claimed.load(std::memory_order_acquire);
   report.ended = ended.c_str();
@@ -380,6 +413,11 @@ std::string render_top(const LiveSnapshot& s, bool running, std::size_t width) {
             " at " + human_seconds(static_cast<std::int64_t>(s.figures.total_peak_time_ns)) + "\n";
   } else {
     text += s.mapped_mode == kMappedOff ? "mapped memory: not counted (HEAPLINE_MAPPED=off)\n" : "";
+  }
+  if (s.figures.resident_live >= 0) {
+    text += "resident " + human_bytes(s.figures.resident_live) + "   peak " + human_bytes(s.figures.resident_peak) +
+            " at " + human_seconds(static_cast<std::int64_t>(s.figures.resident_peak_time_ns)) +
+            " (as read at samples)\n";
   }
   text += std::to_string(s.samples.size()) + " samples, every " +
           human_seconds(static_cast<std::int64_t>(s.interval_ns)) + "; calls " +

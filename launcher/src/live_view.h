@@ -34,7 +34,12 @@ class LiveFile {
   }
   // A file of version 2, with room for the peak profile.
   bool has_peak_profile() const {
-    return mapped_bytes_ >= sizeof(LiveRegion) && region_->header.version >= kLiveVersion;
+    return mapped_bytes_ >= kLiveRegionWithoutResidentBytes && region_->header.version >= kLiveVersion;
+  }
+  // A file whose writer kept the resident-set series (and its figures).
+  bool has_resident_series() const {
+    return mapped_bytes_ >= sizeof(LiveRegion) && region_->header.version >= kLiveVersion &&
+           region_->header.resident_series != 0;
   }
 
  private:
@@ -64,6 +69,10 @@ struct LiveSnapshot {
   // time of its own series' latest change).
   LiveMappedMode mapped_mode = kMappedUnknown;
   std::vector<Sample> mapped_samples;
+  // The resident set as read at samples (a file with the resident series):
+  // its series, on its own times; figures.resident_live is -1 without a
+  // reading.
+  std::vector<Sample> resident_samples;
   // Samples dropped because they went back in time (their maxima kept in
   // the sample before): say so when converting.
   std::size_t dropped_samples = 0;

@@ -214,7 +214,7 @@ std::string summarize_each(const std::vector<TreeReport>& reports) {
               human_seconds(static_cast<std::int64_t>(r.total.peak_time_ns)) + ", final " +
               human_bytes(r.total.final_bytes);
     }
-    if (r.peak_rss_bytes) text += "; peak resident set " + human_resident(r);
+    if (peak_resident_bytes(r)) text += "; peak resident set " + human_resident(r);
     text += "; " + std::to_string(r.samples.size()) + " samples, report " + entry.path + "\n";
   }
   return text;

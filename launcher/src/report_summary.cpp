@@ -22,8 +22,15 @@ std::string human_bytes(std::int64_t bytes) {
   return text;
 }
 
+std::optional<std::int64_t> peak_resident_bytes(const ParsedReport& report) {
+  if (report.peak_rss_bytes) return report.peak_rss_bytes;
+  if (report.resident) return report.resident->peak_bytes;
+  return std::nullopt;
+}
+
 std::string human_resident(const ParsedReport& report) {
-  return report.peak_rss_bytes ? human_bytes(*report.peak_rss_bytes) : "-";
+  const std::optional<std::int64_t> bytes = peak_resident_bytes(report);
+  return bytes ? human_bytes(*bytes) : "-";
 }
 
 std::string human_seconds(std::int64_t ns) {
@@ -45,7 +52,16 @@ std::string summarize(const ParsedReport& report, const std::string& report_path
             " at " + human_seconds(static_cast<std::int64_t>(report.total.peak_time_ns)) + ", final " +
             human_bytes(report.total.final_bytes) + "\n";
   }
-  if (report.peak_rss_bytes) {
+  if (report.resident) {
+    // The series' peak and when; the kernel's high-water mark beside it
+    // also counts what rose and fell between two readings.
+    const ParsedReport::Resident& resident = *report.resident;
+    text += "heapline: resident set peak " + human_bytes(resident.peak_bytes) + " at " +
+            human_seconds(static_cast<std::int64_t>(resident.peak_time_ns)) + ", final " +
+            human_bytes(resident.final_bytes) + " (read at samples";
+    if (report.peak_rss_bytes) text += "; the kernel's high-water mark " + human_bytes(*report.peak_rss_bytes);
+    text += "): memory allocated but never written is not resident\n";
+  } else if (report.peak_rss_bytes) {
     text += "heapline: peak resident set " + human_bytes(*report.peak_rss_bytes) +
             " (the kernel's high-water mark: memory allocated but never written is not resident)\n";
   }

@@ -63,20 +63,29 @@ Unit unit_for(std::int64_t largest_bytes) {
   return unit;
 }
 
-// The peak resident set beside the data: drawn as a dotted level when it
-// lies within the scale of the data (up to 3 times its peak), else named in
+// The resident set beside the data: its series as read at samples (steps)
+// and its peak (the kernel's high-water mark, or the series' largest
+// reading without it) as a dotted level, both drawn when they lie within
+// the scale of the data (up to 3 times its peak), else the peak named in
 // the key alone (a small heap in a large process would be flattened).
 struct Resident {
   bool known = false;
   bool drawn = false;
   std::int64_t bytes = 0;
+  const std::vector<Sample>* series = nullptr;  // none: not in the report
 };
 Resident resident_of(const ParsedReport& report, std::int64_t data_peak) {
   Resident resident;
-  if (!report.peak_rss_bytes) return resident;
-  resident.known = true;
-  resident.bytes = *report.peak_rss_bytes;
-  resident.drawn = resident.bytes <= 3 * std::max<std::int64_t>(data_peak, 1);
+  if (!report.resident_samples.empty()) resident.series = &report.resident_samples;
+  if (report.peak_rss_bytes) {
+    resident.known = true;
+    resident.bytes = *report.peak_rss_bytes;
+  }
+  for (const Sample& sample : report.resident_samples) {
+    resident.known = true;
+    resident.bytes = std::max({resident.bytes, sample.live, sample.max_live});
+  }
+  resident.drawn = resident.known && resident.bytes <= 3 * std::max<std::int64_t>(data_peak, 1);
   return resident;
 }
 
@@ -187,7 +196,7 @@ std::string process_title(const TreeReport& entry, bool command) {
   const ParsedReport& report = entry.report;
   std::string title = fs::path(report.exe).filename().string() + " (pid " + std::to_string(report.pid) +
                       (command ? ", the command" : "") + "): peak " + human_bytes(whole_peak(report).bytes);
-  if (report.peak_rss_bytes) title += ", resident " + human_bytes(*report.peak_rss_bytes);
+  if (const std::optional<std::int64_t> resident = peak_resident_bytes(report)) title += ", resident " + human_bytes(*resident);
   return title;
 }
 
@@ -220,6 +229,7 @@ std::string plot_script(const ParsedReport& report, const fs::path& output, cons
   std::uint64_t last_ns = report.duration_ns;
   if (!report.samples.empty()) last_ns = std::max(last_ns, report.samples.back().t_ns);
   if (mapped) last_ns = std::max(last_ns, report.mapped_samples.back().t_ns);
+  if (picture.resident.series != nullptr) last_ns = std::max(last_ns, picture.resident.series->back().t_ns);
   const double t_end = seconds(last_ns);
   write_frame(script, output,
               (mapped ? "heap and mapped memory of " : "heap of ") + exe + " (pid " + std::to_string(report.pid) + ")",
@@ -245,6 +255,10 @@ std::string plot_script(const ParsedReport& report, const fs::path& output, cons
   if (picture.resident.known) {
     script << ", \\\n     " << resident << " with lines dt 3 lw 2 lc rgb '#8040a0' title "
            << gnuplot_string(resident_title(picture.resident));
+  }
+  if (picture.resident.series != nullptr && picture.resident.drawn) {
+    script << ", \\\n     " << source
+           << " index 2 using 1:2 with steps lw 2 lc rgb '#8040a0' title 'resident set (read at samples)'";
   }
   script << "\n";
   return script.str();
@@ -289,6 +303,13 @@ PlotFiles write_plot_files(const ParsedReport& report, const fs::path& output, c
     }
     data << "\n\n# t_seconds low_" << picture.unit.name << " high_" << picture.unit.name << "\n";
     write_band(data, whole_memory(report), report.start_unix_ns, scale);
+    if (picture.resident.series != nullptr) {
+      // Block 2: the resident set as read at samples.
+      data << "\n\n# t_seconds resident_" << picture.unit.name << "\n";
+      for (const Sample& sample : *picture.resident.series) {
+        data << seconds(sample.t_ns) << ' ' << static_cast<double>(sample.live) / scale << '\n';
+      }
+    }
     if (!data) throw std::runtime_error("cannot write " + files.data.string());
   }
   write_script(files, plot_script(report, output, files.data, peak_note));

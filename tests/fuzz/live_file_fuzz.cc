@@ -2,8 +2,9 @@
 // `top` and `clean` use it: any bytes in a file, whatever a crash, a disk or
 // a person left there, give a snapshot or one line saying what is wrong,
 // never a crash; a snapshot converts into a report that the heapline/1
-// reader reads back, whose peak is never below a sample's maximum, and
-// `top`'s screen of it shows no heap + mapped peak below the heap's peak.
+// reader reads back, whose peak (and resident peak) is never below a
+// sample's maximum, and `top`'s screen of it shows no heap + mapped peak
+// below the heap's peak.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -63,6 +64,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (sample.max_live > reading.report->peak_bytes) std::abort();
       }
       if (reading.report->mapped_on() && reading.report->total.peak_bytes < reading.report->peak_bytes) std::abort();
+      // The resident figures hold the series: never a reading above its peak.
+      if (reading.report->resident) {
+        for (const heapline::Sample& sample : reading.report->resident_samples) {
+          if (sample.max_live > reading.report->resident->peak_bytes) std::abort();
+        }
+      }
     }
   } catch (const std::runtime_error&) {
     // Not a live file, or not one this heapline reads: said in one line.

@@ -1,7 +1,9 @@
 // The library's OS boundary (os.h): the one file-creation helper never opens
-// what was there, and its writes never raise a signal.
+// what was there, its writes never raise a signal, and the resident set is
+// read without keeping a descriptor or touching errno.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -145,6 +148,55 @@ TEST(OsProcess, StartTicksNameAProcess) {
   EXPECT_EQ(os::process_start_ticks(-5), 0u);
   EXPECT_TRUE(os::process_exists(getpid()));
   EXPECT_FALSE(os::process_exists(0));
+}
+
+// The resident set now: pages mapped count once written, and the file it
+// reads leaves no descriptor behind (the next one the process gets is the
+// same before and after a hundred readings).
+TEST(OsProcess, ResidentBytesCountWrittenPagesAndKeepNoDescriptor) {
+  const int next_fd = dup(0);
+  ASSERT_GE(next_fd, 0);
+  close(next_fd);
+  const std::int64_t before = os::resident_bytes();
+  ASSERT_GT(before, 0);
+  EXPECT_EQ(before % static_cast<std::int64_t>(sysconf(_SC_PAGESIZE)), 0);
+  constexpr std::size_t kBlock = std::size_t{32} << 20;
+  void* block = mmap(nullptr, kBlock, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(block, MAP_FAILED);
+  const std::int64_t mapped = os::resident_bytes();
+  EXPECT_LT(mapped, before + (std::int64_t{8} << 20));  // mapped, not written: not resident
+  std::memset(block, 1, kBlock);
+  const std::int64_t written = os::resident_bytes();
+  EXPECT_GE(written, mapped + static_cast<std::int64_t>(kBlock) - (std::int64_t{1} << 20));
+  munmap(block, kBlock);
+  for (int i = 0; i < 100; ++i) ASSERT_GT(os::resident_bytes(), 0);
+  const int after_fd = dup(0);
+  EXPECT_EQ(after_fd, next_fd);
+  close(after_fd);
+}
+
+// With no descriptor left (EMFILE), and for a file that is not there, the
+// reading says it does not know, and errno is the caller's.
+TEST(OsProcess, AResidentReadingThatCannotOpenSaysSoAndKeepsErrno) {
+  char text[16] = "untouched";
+  errno = 4321;
+  EXPECT_EQ(os::read_small_file("/proc/self/no-such-file", text, sizeof text), -1);
+  EXPECT_EQ(errno, 4321);
+  EXPECT_STREQ(text, "");
+  rlimit old_limit{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old_limit), 0);
+  const int next_fd = dup(0);
+  ASSERT_GE(next_fd, 0);
+  close(next_fd);
+  rlimit limit = old_limit;
+  limit.rlim_cur = static_cast<rlim_t>(next_fd);  // no descriptor can be made
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &limit), 0);
+  errno = 4321;
+  const std::int64_t resident = os::resident_bytes();
+  const int error = errno;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old_limit), 0);
+  EXPECT_EQ(resident, -1);
+  EXPECT_EQ(error, 4321);
 }
 
 }  // namespace

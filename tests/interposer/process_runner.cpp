@@ -173,6 +173,31 @@ std::string heapline_format_problem(const nlohmann::json& r) {
     previous_t = sample[0].get<std::int64_t>();
   }
   if (r["peak_bytes"].get<std::int64_t>() < r["final_bytes"].get<std::int64_t>()) return "peak below final";
+  // The resident series: readings in time order, never negative; its
+  // figures, when there are any, are its largest reading (or more: a
+  // converted report's figures may hold one the series merged) and its last.
+  if (r.contains("resident_samples")) {
+    const auto& readings = r["resident_samples"];
+    if (!readings.is_array() || readings.size() > 4096) return "resident_samples is not a bounded array";
+    std::int64_t previous = -1;
+    for (const auto& reading : readings) {
+      if (!reading.is_array() || reading.size() != 3) return "a resident sample is not [t, bytes, max]";
+      if (reading[0].get<std::int64_t>() < previous) return "resident sample times go backwards";
+      if (reading[1].get<std::int64_t>() < 0 || reading[2].get<std::int64_t>() < reading[1].get<std::int64_t>()) {
+        return "a resident sample is negative or its max below its value";
+      }
+      previous = reading[0].get<std::int64_t>();
+    }
+    if (r.contains("resident")) {
+      if (readings.empty()) return "resident figures without a series";
+      for (const auto& reading : readings) {
+        if (reading[2].get<std::int64_t>() > r["resident"]["peak_bytes"].get<std::int64_t>()) {
+          return "a resident sample above the resident peak";
+        }
+      }
+      if (readings.back()[1] != r["resident"]["final_bytes"]) return "resident final is not the last reading";
+    }
+  }
   const std::string ended = r.value("ended", "");
   if (ended != "exit" && ended != "without-exit" && ended != "running") return "ended is '" + ended + "'";
   if (ended != "exit" && !r.contains("last_sample_ns")) return "ended without exit but no last_sample_ns";

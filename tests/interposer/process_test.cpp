@@ -113,6 +113,44 @@ TEST_F(Interposer, ThePeakResidentSetStandsBesideTheHeap) {
   EXPECT_LT(touched["peak_rss_bytes"].get<std::int64_t>(), peak(touched));
 }
 
+// The resident set is read at the samples: a block of 128 MiB of which
+// 32 MiB are written shows a resident series far below the heap; written
+// whole, the series reaches the heap. The largest reading is taken after
+// the writes, by the marker's sample (or the publish just before it) and
+// not after (the block is freed after the marker); the series ends with a
+// reading at exit.
+TEST_F(Interposer, TheResidentSeriesShowsHowMuchOfTheHeapIsResident) {
+  struct Case {
+    const char* touched_mib;
+    std::int64_t at_least, below;
+  };
+  for (const Case& c : {Case{"32", std::int64_t{32} << 20, std::int64_t{64} << 20},
+                        Case{"128", std::int64_t{128} << 20, std::int64_t{192} << 20}}) {
+    SCOPED_TRACE(std::string("touched MiB: ") + c.touched_mib);
+    json r = traced_report({kPhaseProbe, "resident", "128", c.touched_mib, "0"},
+                           std::string("resident-") + c.touched_mib + ".json");
+    ASSERT_GE(peak(r), std::int64_t{128} << 20);
+    ASSERT_TRUE(r.contains("resident")) << r.dump();
+    const std::int64_t resident_peak = r["resident"]["peak_bytes"].get<std::int64_t>();
+    EXPECT_GE(resident_peak, c.at_least);
+    EXPECT_LT(resident_peak, c.below);
+    std::int64_t marker_t = -1;
+    for (const auto& marker : r["markers"]) {
+      if (marker[1] == "resident") marker_t = marker[0].get<std::int64_t>();
+    }
+    ASSERT_GE(marker_t, 0) << r["markers"].dump();
+    EXPECT_LE(r["resident"]["peak_time_ns"].get<std::int64_t>(), marker_t);
+    const json& series = r["resident_samples"];
+    ASSERT_GE(series.size(), 2u) << series.dump();
+    std::int64_t most = 0;
+    for (const auto& reading : series) most = std::max(most, reading[2].get<std::int64_t>());
+    EXPECT_EQ(most, resident_peak) << series.dump();
+    EXPECT_EQ(series.back()[0], r["duration_ns"]) << series.dump();
+    // At exit the block is freed (unmapped): the last reading is small.
+    EXPECT_LT(series.back()[1].get<std::int64_t>(), std::int64_t{32} << 20) << series.dump();
+  }
+}
+
 TEST_F(Interposer, ExactModeGivesTheExactPeakSingleThreaded) {
   Figures f;
   json r = traced_report({kPatterns, "single", "chunk", "4000", "100"}, "exact.json",

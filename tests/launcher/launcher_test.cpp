@@ -25,6 +25,18 @@ namespace {
 const std::string kLauncher = HEAPLINE_LAUNCHER;
 const std::string kPython = "/usr/bin/python3";
 
+// The data file and the script of `report`'s plot into `name` (in the
+// temporary directory), the files removed once read.
+struct PlotText {
+  std::string data, script;
+};
+PlotText plot_text(const heapline::ParsedReport& report, const std::string& name) {
+  const auto files = heapline::launcher::write_plot_files(report, fs::temp_directory_path() / name);
+  PlotText text{read_file(files.data), read_file(files.script)};
+  fs::remove_all(files.directory);
+  return text;
+}
+
 // --- pure parts -----------------------------------------------------------
 
 TEST(OutputNaming, DefaultAndTemplates) {
@@ -79,6 +91,20 @@ TEST(Summary, MappedLineOnlyWhenMappedMemoryWasCounted) {
   EXPECT_NE(heapline::launcher::summarize(*reading.report, "r.json")
                 .find("heap + mapped peak 9.0 MiB at 0.500 s, final 1.0 MiB\nheapline: peak resident set 3.0 MiB ("),
             std::string::npos);
+  // With the resident series: its peak, when, its last reading, and the
+  // kernel's high-water mark beside them when the report has it.
+  reading.report->resident = heapline::ParsedReport::Resident{5 << 20, 750'000'000, 1 << 20};
+  EXPECT_NE(heapline::launcher::summarize(*reading.report, "r.json")
+                .find("\nheapline: resident set peak 5.0 MiB at 0.750 s, final 1.0 MiB (read at samples; "
+                      "the kernel's high-water mark 3.0 MiB): memory allocated but never written is not resident\n"),
+            std::string::npos)
+      << heapline::launcher::summarize(*reading.report, "r.json");
+  reading.report->peak_rss_bytes.reset();
+  EXPECT_NE(heapline::launcher::summarize(*reading.report, "r.json")
+                .find("\nheapline: resident set peak 5.0 MiB at 0.750 s, final 1.0 MiB (read at samples): "),
+            std::string::npos)
+      << heapline::launcher::summarize(*reading.report, "r.json");
+  reading.report->resident.reset();
   reading.report->mapped.mode = heapline::ParsedReport::MappedMode::kUnknown;
   EXPECT_EQ(heapline::launcher::summarize(*reading.report, "r.json").find("mapped"), std::string::npos);
   reading.report->mapped.mode = heapline::ParsedReport::MappedMode::kAbsent;
@@ -161,11 +187,7 @@ TEST(Plot, TheIntervalMaximumIsABandAndThePeakIsMarked) {
   report.peak_time_ns = 1'500'000'000;
   report.samples = {{0, 1024, 1024}, {1'000'000'000, 2048, 2048}, {2'000'000'000, 1024, 4096}};
   report.peak_rss_bytes = 3072;
-  const fs::path out = fs::temp_directory_path() / "heapline-plot-band.svg";
-  auto files = heapline::launcher::write_plot_files(report, out);
-  std::string data = read_file(files.data);
-  std::string script = read_file(files.script);
-  fs::remove_all(files.directory);
+  const auto [data, script] = plot_text(report, "heapline-plot-band.svg");
   // Block 1: [t, line, most] at both ends of each interval, in KiB.
   EXPECT_NE(data.find("\n\n\n# t_seconds low_KiB high_KiB\n0 1 2\n1 1 2\n1 2 4\n2 2 4\n"), std::string::npos) << data;
   EXPECT_EQ(script.find("impulses"), std::string::npos) << script;
@@ -177,11 +199,42 @@ TEST(Plot, TheIntervalMaximumIsABandAndThePeakIsMarked) {
   // A resident set far above the heap (a small heap in a large process)
   // would flatten the line: named in the key, off the scale.
   report.peak_rss_bytes = 1 << 20;
-  files = heapline::launcher::write_plot_files(report, out);
-  script = read_file(files.script);
-  fs::remove_all(files.directory);
-  EXPECT_NE(script.find("set yrange [0:4.6"), std::string::npos) << script;
-  EXPECT_NE(script.find("title 'peak resident set 1.0 MiB (above the scale)'"), std::string::npos) << script;
+  const std::string above = plot_text(report, "heapline-plot-band.svg").script;
+  EXPECT_NE(above.find("set yrange [0:4.6"), std::string::npos) << above;
+  EXPECT_NE(above.find("title 'peak resident set 1.0 MiB (above the scale)'"), std::string::npos) << above;
+}
+
+// The resident series is drawn as steps beside the heap (the data file's
+// block 2, in the plot's unit), with the peak resident set as a level; above
+// the scale, neither is drawn and the level is named in the key alone.
+TEST(Plot, TheResidentSeriesIsDrawnBesideTheHeap) {
+  heapline::ParsedReport report;
+  report.pid = 1;
+  report.exe = "/bin/x";
+  report.peak_bytes = 4096;
+  report.peak_time_ns = 1'000'000'000;
+  report.samples = {{0, 1024, 1024}, {1'000'000'000, 4096, 4096}, {2'000'000'000, 0, 4096}};
+  report.resident_samples = {{0, 1024, 1024}, {1'000'000'000, 2048, 2048}, {2'000'000'000, 1024, 1024}};
+  report.resident = heapline::ParsedReport::Resident{2048, 1'000'000'000, 1024};
+  PlotText plot = plot_text(report, "heapline-plot-rss-steps.svg");
+  EXPECT_NE(plot.data.find("\n\n\n# t_seconds resident_KiB\n0 1\n1 2\n2 1\n"), std::string::npos) << plot.data;
+  EXPECT_NE(plot.script.find("index 2 using 1:2 with steps lw 2 lc rgb '#8040a0' title 'resident set (read at samples)'"),
+            std::string::npos)
+      << plot.script;
+  // Without the kernel's high-water mark (a converted report), the level is
+  // the series' largest reading.
+  EXPECT_NE(plot.script.find("2 with lines dt 3 lw 2 lc rgb '#8040a0' title 'peak resident set 2.0 KiB'"),
+            std::string::npos)
+      << plot.script;
+  report.resident_samples[1] = {1'000'000'000, 1 << 20, 1 << 20};
+  plot = plot_text(report, "heapline-plot-rss-steps.svg");
+  EXPECT_EQ(plot.script.find("index 2"), std::string::npos) << plot.script;
+  EXPECT_NE(plot.script.find("title 'peak resident set 1.0 MiB (above the scale)'"), std::string::npos) << plot.script;
+  // A report without the series draws none.
+  report.resident_samples.clear();
+  plot = plot_text(report, "heapline-plot-rss-steps.svg");
+  EXPECT_EQ(plot.data.find("resident"), std::string::npos) << plot.data;
+  EXPECT_EQ(plot.script.find("resident"), std::string::npos) << plot.script;
 }
 
 // A short run has one interval (its first sample and its last): one band,
@@ -194,10 +247,7 @@ TEST(Plot, ARunOfOneIntervalHasItsBandAlone) {
   report.peak_bytes = 4096;
   report.peak_time_ns = 500'000'000;
   report.samples = {{0, 1024, 1024}, {1'000'000'000, 2048, 4096}};
-  const fs::path out = fs::temp_directory_path() / "heapline-plot-one-interval.svg";
-  auto files = heapline::launcher::write_plot_files(report, out);
-  std::string data = read_file(files.data);
-  fs::remove_all(files.directory);
+  const std::string data = plot_text(report, "heapline-plot-one-interval.svg").data;
   EXPECT_NE(data.find("\n\n\n# t_seconds low_KiB high_KiB\n0 1 4\n1 1 4\n"), std::string::npos) << data;
   EXPECT_EQ(data.find("\n0 0 0\n"), std::string::npos) << data;
 }
@@ -252,7 +302,8 @@ const char* kSummary =
     R"(heapline: peak [0-9.]+ \w+ at [0-9.]+ s, final [0-9.]+ \w+\n)"
     R"(heapline: mapped peak [0-9.]+ \w+ at [0-9.]+ s, final [0-9.]+ \w+; )"
     R"(heap \+ mapped peak [0-9.]+ \w+ at [0-9.]+ s, final [0-9.]+ \w+\n)"
-    R"(heapline: peak resident set [0-9.]+ \w+ \(the kernel's high-water mark: [^\n]+\)\n)"
+    R"(heapline: resident set peak [0-9.]+ \w+ at [0-9.]+ s, final [0-9.]+ \w+ )"
+    R"(\(read at samples; the kernel's high-water mark [0-9.]+ \w+\): [^\n]+\n)"
     R"(heapline: precision \+/-[0-9.]+ \w+ \(batched: at most max\(256\.0 KiB, peak/100\) = [0-9.]+ \w+\), \d+ samples over [0-9.]+ s\n)"
     R"(heapline: report heapline\.python3\.(\d+)\.json\n)"
     // The largest sites at the peak (heap sampler), when a sample was live.

@@ -460,6 +460,48 @@ TEST_F(LiveFile, ALiveFileOfTheOlderLayoutConvertsWithMappedUnknown) {
   EXPECT_EQ(top_of_file.exit_code, 0) << top_of_file.err;
 }
 
+// The resident set reaches the live file with each reading: `top` shows
+// it, and after a kill `convert` has its series and figures: 32 MiB
+// written of a 128 MiB block, read at the marker's sample. A file of the
+// layout before the series (shorter, or without its flag) converts without
+// it.
+TEST_F(LiveFile, TopAndConvertShowTheResidentSet) {
+  RunResult top = top_of_running_probe({kProbe, "resident", "128", "32", "20"}, batched("resident"));
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(top.out, m,
+                                std::regex(R"(\nresident (\d+\.\d) MiB   peak (\d+\.\d) MiB at [0-9.]+ s \(as read at samples\)\n)")))
+      << top.out;
+  EXPECT_GE(std::stod(m[1]), 32.0) << top.out;
+  EXPECT_LT(std::stod(m[1]), 64.0) << top.out;
+  EXPECT_GE(std::stod(m[2]), 32.0) << top.out;
+
+  auto r = convert("resident");
+  ASSERT_TRUE(r.contains("resident")) << r.dump();
+  EXPECT_GE(r["resident"]["peak_bytes"].get<std::int64_t>(), std::int64_t{32} << 20);
+  EXPECT_LT(r["resident"]["peak_bytes"].get<std::int64_t>(), std::int64_t{64} << 20);
+  // Killed while the block was held: the last reading has it.
+  EXPECT_GE(r["resident"]["final_bytes"].get<std::int64_t>(), std::int64_t{32} << 20);
+  ASSERT_FALSE(r["resident_samples"].empty());
+  EXPECT_GE(r["peak_bytes"].get<std::int64_t>(), std::int64_t{128} << 20);
+
+  const fs::path live = dir_ / "resident.live";
+  for (const bool shorter : {false, true}) {
+    SCOPED_TRACE(shorter ? "shorter file" : "flag cleared");
+    if (shorter) {
+      fs::resize_file(live, heapline::kLiveRegionWithoutResidentBytes);
+    } else {
+      std::fstream file(live, std::ios::in | std::ios::out | std::ios::binary);
+      const std::uint32_t zero = 0;
+      file.seekp(offsetof(heapline::LiveHeader, resident_series));
+      file.write(reinterpret_cast<const char*>(&zero), sizeof zero);
+    }
+    auto older = convert("resident");
+    EXPECT_FALSE(older.contains("resident")) << older.dump();
+    EXPECT_TRUE(older["resident_samples"].empty()) << older.dump();
+    EXPECT_GE(older["peak_bytes"].get<std::int64_t>(), std::int64_t{128} << 20);
+  }
+}
+
 TEST_F(LiveFile, LauncherSummaryAndPlotShowHeapMappedAndTotal) {
   RunResult result = heapline({"--out", "mapped.json", "--plot", "mapped.svg", kProbe, "mapped", "0"});
   EXPECT_EQ(result.exit_code, 0) << result.err;

@@ -33,6 +33,7 @@ const std::string kLauncher = HEAPLINE_LAUNCHER;
 struct WrittenReport {
   heapline::Sample samples[2] = {{10, 20, 30}, {40, -50, 60}};
   heapline::Sample mapped_samples[1] = {{11, 21, 31}};
+  heapline::Sample resident_samples[2] = {{12, 22, 32}, {42, 52, 62}};
   heapline::LiveMarker markers[2];
   heapline::Report report{};
   std::unique_ptr<heapline::ProfileSnapshot> peak = std::make_unique<heapline::ProfileSnapshot>();
@@ -116,6 +117,11 @@ struct WrittenReport {
     r.last_sample_ns = 125;
     r.signal = 9;
     r.peak_rss_bytes = 126;
+    r.resident_samples = resident_samples;
+    r.resident_sample_count = 2;
+    r.resident_peak_bytes = 129;
+    r.resident_peak_time_ns = 130;
+    r.resident_final_bytes = 131;
     r.live_file_problem = "no room \"here\"";
     r.exact_shadow_peak_bytes = 127;
     r.exact_shadow_final_bytes = -128;
@@ -231,7 +237,43 @@ TEST_F(ReportReader, ReadsBackEveryFieldTheWriterWrites) {
   EXPECT_EQ(peak.modules[0].path, "/lib/a \"b\".so");
   EXPECT_EQ(peak.modules[0].build_id, "ab01");
   EXPECT_EQ(r.peak_rss_bytes, std::optional<std::int64_t>(126));
+  ASSERT_TRUE(r.resident.has_value());
+  EXPECT_EQ(r.resident->peak_bytes, 129);
+  EXPECT_EQ(r.resident->peak_time_ns, 130u);
+  EXPECT_EQ(r.resident->final_bytes, 131);
+  ASSERT_EQ(r.resident_samples.size(), 2u);
+  EXPECT_EQ(r.resident_samples[0].t_ns, 12u);
+  EXPECT_EQ(r.resident_samples[0].live, 22);
+  EXPECT_EQ(r.resident_samples[1].t_ns, 42u);
+  EXPECT_EQ(r.resident_samples[1].max_live, 62);
   EXPECT_EQ(r.live_file_problem, "no room \"here\"");
+}
+
+// The resident series is optional: a writer with no reading leaves its
+// figures out and its series empty, and a report older than the series
+// (neither field) reads, with the resident set unknown.
+TEST_F(ReportReader, TheResidentSeriesIsOptional) {
+  WrittenReport w;
+  w.report.resident_final_bytes = -1;
+  w.report.resident_sample_count = 0;
+  const fs::path path = dir_ / "r.json";
+  ASSERT_EQ(heapline::write_report_file(path.c_str(), w.report), 0);
+  const nlohmann::json written = nlohmann::json::parse(read_file(path));
+  EXPECT_FALSE(written.contains(heapline::report_key::kResident)) << written.dump();
+  EXPECT_EQ(written.at(heapline::report_key::kResidentSamples).size(), 0u);
+  heapline::ReportReading reading = read_report_file(path.string());
+  ASSERT_TRUE(reading) << reading.error;
+  EXPECT_FALSE(reading.report->resident.has_value());
+  EXPECT_TRUE(reading.report->resident_samples.empty());
+
+  nlohmann::json older = nlohmann::json::parse(this->written());
+  older.erase(heapline::report_key::kResident);
+  older.erase(heapline::report_key::kResidentSamples);
+  reading = parse_report(older.dump(), "older.json");
+  ASSERT_TRUE(reading) << reading.error;
+  EXPECT_FALSE(reading.report->resident.has_value());
+  EXPECT_TRUE(reading.report->resident_samples.empty());
+  EXPECT_EQ(reading.report->peak_rss_bytes, std::optional<std::int64_t>(126));
 }
 
 // The peak resident set size is optional: a writer that does not know it
@@ -257,7 +299,7 @@ TEST_F(ReportReader, KnowsEveryFieldTheWriterWrites) {
       key::kFormat, key::kPid, key::kPpid, key::kExe, key::kStartUnixNs, key::kDurationNs, key::kAllocator,
       key::kSizeBasis, key::kPrecision, key::kPeakBytes, key::kPeakTimeNs, key::kFinalBytes, key::kMapped,
       key::kTotal, key::kCalls, key::kPublishes, key::kIntervalNs, key::kAllocationsSeen, key::kEnded,
-      key::kLastSampleNs, key::kSignal, key::kRunId, key::kPeakRssBytes, key::kExactShadow, key::kLiveFileProblem, key::kMarkers, key::kSamples, key::kMappedSamples,
+      key::kLastSampleNs, key::kSignal, key::kRunId, key::kPeakRssBytes, key::kResident, key::kResidentSamples, key::kExactShadow, key::kLiveFileProblem, key::kMarkers, key::kSamples, key::kMappedSamples,
       key::kSampling, key::kPeakProfile, key::kExitProfile};
   for (const auto& [name, value] : report.items()) EXPECT_TRUE(known.count(name)) << name;
 }
@@ -334,6 +376,12 @@ TEST_F(ReportReader, AMistypedOrOutOfRangeFieldIsNamed) {
   EXPECT_EQ(with("/live_file_problem", 5), prefix + "\"live_file_problem\" is a number, not a string");
   EXPECT_EQ(with("/peak_rss_bytes", -1), prefix + "\"peak_rss_bytes\" is out of range (at least 0)");
   EXPECT_EQ(with("/peak_rss_bytes", "1"), prefix + "\"peak_rss_bytes\" is a string, not an integer");
+  EXPECT_EQ(with("/resident", 5), prefix + "\"resident\" is a number, not an object");
+  EXPECT_EQ(with("/resident/peak_bytes", -1), prefix + "\"resident.peak_bytes\" is out of range (at least 0)");
+  EXPECT_EQ(with("/resident/final_bytes", -1), prefix + "\"resident.final_bytes\" is out of range (at least 0)");
+  EXPECT_EQ(with("/resident/peak_time_ns", -1), prefix + "\"resident.peak_time_ns\" is out of range (-1; at least 0)");
+  EXPECT_EQ(with("/resident_samples/1", {1, 2}), prefix + "\"resident_samples[1]\" is not [t_ns, bytes, max_bytes]");
+  EXPECT_EQ(with("/resident_samples/0/1", -1), prefix + "\"resident_samples[0][1]\" is out of range (at least 0)");
 }
 
 TEST_F(ReportReader, WhatIsNotAReportIsSaidSo) {

@@ -237,8 +237,13 @@ TEST(TreeSummary, RanksAndSumsHeapPlusMapped) {
   EXPECT_TRUE(std::regex_search(
       text, std::regex(R"(400\.0 KiB at\s+0\.000 s\s+heap\s+10\.0 KiB\s+mapped\s+390\.0 KiB\s+resident\s+3\.0 MiB\s+pid 2 )")))
       << text;
-  // Not recorded (a report converted from a live file): "-".
+  // Not recorded (a report converted from an older live file): "-".
   EXPECT_TRUE(std::regex_search(text, std::regex(R"(resident\s+-\s+pid 1 )"))) << text;
+  // A report converted from a live file with the resident series: its
+  // largest reading.
+  tree[0].report.resident = heapline::ParsedReport::Resident{5 << 20, 1000, 4 << 20};
+  const std::string converted = heapline::launcher::summarize_tree(tree);
+  EXPECT_TRUE(std::regex_search(converted, std::regex(R"(resident\s+5\.0 MiB\s+pid 1 )"))) << converted;
   EXPECT_NE(text.find("together at most 419.5 KiB of heap + mapped"), std::string::npos) << text;
   auto sum = heapline::launcher::sum_over_time(tree);
   EXPECT_EQ(sum.peak_bytes, 20000 + 409600);

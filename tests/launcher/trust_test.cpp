@@ -80,7 +80,9 @@ TEST_F(Trust, ConvertSurvivesRandomlyCorruptedLiveFiles) {
   // count, the timeline's counters; then anywhere. (Samples out of time
   // order are salvaged, not refused: a writer leaves them.)
   const std::size_t hot[] = {offsetof(heapline::LiveHeader, magic), offsetof(heapline::LiveHeader, seq),
-                             offsetof(heapline::LiveHeader, markers_claimed), offsetof(heapline::LiveRegion, timeline)};
+                             offsetof(heapline::LiveHeader, markers_claimed), offsetof(heapline::LiveRegion, timeline),
+                             offsetof(heapline::LiveHeader, resident_live),
+                             offsetof(heapline::LiveRegion, resident_timeline)};
   int refused = 0;
   for (int round = 0; round < 60; ++round) {
     std::string bytes = original;
@@ -103,6 +105,45 @@ TEST_F(Trust, ConvertSurvivesRandomlyCorruptedLiveFiles) {
     }
   }
   EXPECT_GT(refused, 0);  // some corruptions are detected, not papered over
+}
+
+// A file may hold any 64 bits where a byte figure is, and the reader adds
+// figures together (heap + mapped): each is taken within ±2^60 bytes, so no
+// sum overflows and the converted report holds nothing past that. (The
+// heap and mapped figures at INT64_MAX once made `f.live + f.mapped_live`
+// overflow, found by libFuzzer under UBSan.)
+TEST_F(Trust, ConvertBoundsTheFiguresItAddsTogether) {
+  std::string bytes = read_file(aborted_live_file("a.json"));
+  auto* region = reinterpret_cast<heapline::LiveRegion*>(bytes.data());
+  heapline::LiveHeader& h = region->header;
+  ASSERT_EQ(h.mapped_mode, heapline::kMappedOn);
+  for (std::atomic<std::int64_t>* figure : {&h.live, &h.peak, &h.mapped_live, &h.mapped_peak, &h.total_peak,
+                                            &h.publish_live, &h.open_max, &h.mapped_change_live, &h.mapped_open_max,
+                                            &h.resident_live, &h.resident_peak}) {
+    figure->store(INT64_MAX);
+  }
+  h.mapped_change_mono_ns.store(h.start_mono_ns + 1);
+  for (heapline::TimelineStorage* series : {&region->timeline, &region->mapped_timeline, &region->resident_timeline}) {
+    for (std::uint64_t i = 0; i < series->count.load() && i < heapline::kTimelineCapacity; ++i) {
+      series->samples[i].live = series->samples[i].max_live = INT64_MAX;
+    }
+  }
+  const fs::path file = dir_ / "huge.live";
+  std::ofstream(file, std::ios::binary) << bytes;
+  RunResult r = launch({"convert", file.string(), "-o", (dir_ / "huge.json").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json report = heapline::test::read_json(dir_ / "huge.json");
+  const std::int64_t limit = std::int64_t{1} << 61;  // a sum of two bounded figures
+  for (const char* pointer : {"/peak_bytes", "/final_bytes", "/mapped/peak_bytes", "/mapped/final_bytes",
+                              "/total/peak_bytes", "/total/final_bytes"}) {
+    const std::int64_t value = report[nlohmann::json::json_pointer(pointer)].get<std::int64_t>();
+    EXPECT_GT(value, 0) << pointer;
+    EXPECT_LE(value, limit) << pointer;
+  }
+  for (const char* series : {"samples", "mapped_samples", "resident_samples"}) {
+    for (const auto& sample : report[series]) EXPECT_LE(sample[2].get<std::int64_t>(), limit) << series;
+  }
+  EXPECT_EQ(heapline::test::heapline_format_problem(report), "");
 }
 
 TEST_F(Trust, ConvertRefusesAnImpossibleMergeInProgress) {

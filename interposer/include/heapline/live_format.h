@@ -34,6 +34,15 @@
 //                  zeros where the mapped fields are now) unless
 //                  `mapped_mode` is set; readers of the older layout read a
 //                  newer file unchanged.
+//   ProfileSnapshot   the latest peak profile (version 2)
+//   TimelineStorage   the resident-set series: samples [t_ns, resident
+//                  bytes, the largest resident reading the sample stands
+//                  for], read from /proc at heap samples, at most once per
+//                  the series' own interval (it fills and merges on its own,
+//                  like the others). Added within version 2: present when
+//                  `resident_series` is set (and the file is that long);
+//                  readers of the shorter layout read a newer file
+//                  unchanged.
 //
 // Every field another process reads while this one writes is a lock-free
 // std::atomic, which is address-free, so it works across processes.
@@ -68,6 +77,16 @@ struct TimelineStorage {
 };
 static_assert(sizeof(Sample) == 24);
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "the mapped file needs address-free atomics");
+
+// A byte figure as a reader takes it from a live file: the file may hold any
+// 64 bits (a writer of another build, a disk, a person), and readers add
+// figures together (heap + mapped, the sums over time), so each is kept
+// within ±2^60 bytes (1 EiB, past any real heap), where sums of a few never
+// overflow. read_figures and read_timeline give only such figures.
+constexpr std::int64_t kLiveBytesLimit = std::int64_t{1} << 60;
+constexpr std::int64_t bounded_bytes(std::int64_t bytes) {
+  return bytes > kLiveBytesLimit ? kLiveBytesLimit : bytes < -kLiveBytesLimit ? -kLiveBytesLimit : bytes;
+}
 
 // A consistent copy of a storage written by another process (running, or
 // killed at any instruction). `out` must hold kTimelineCapacity samples;
@@ -132,7 +151,9 @@ struct LiveHeader {
   // kMappedOn or kMappedOff (HEAPLINE_MAPPED=off); with it, the mapped
   // series follows the heap's timeline.
   std::uint32_t mapped_mode = 0;
-  std::uint32_t reserved3 = 0;
+  // 1: the file ends with the resident-set series and the resident figures
+  // below are kept; 0 in a file of an earlier library (neither).
+  std::uint32_t resident_series = 0;
   std::uint64_t start_mono_ns = 0;  // CLOCK_MONOTONIC at the start: the time base of publish_mono_ns
   // When the process started, in clock ticks since boot (/proc/PID/stat):
   // with `pid` it names one process, whatever images it execs, so a pid
@@ -166,7 +187,6 @@ struct LiveHeader {
   std::atomic<std::uint64_t> mapped_peak_time_ns{0};
   std::atomic<std::int64_t> total_peak{0};
   std::atomic<std::uint64_t> total_peak_time_ns{0};
-
   // The latest publish, written by every publish (outside the seqlock: each
   // field on its own, the three on one cache line), so a reader is never
   // further behind than the publishing itself, even after a kill: the live
@@ -191,7 +211,13 @@ struct LiveHeader {
   std::atomic<std::uint64_t> mapped_change_mono_ns{0};
   std::atomic<std::int64_t> mapped_change_live{0};
   std::atomic<std::int64_t> mapped_open_max{0};
-  char reserved2[4096 - 16 * 8 - 8 - 3 * 8 - 4 * 8] = {};
+  // The resident set (resident_series set), under the seqlock with the
+  // figures above, as of its latest reading: that reading (-1: none yet),
+  // and the largest reading and its time. 0 in older files.
+  std::atomic<std::int64_t> resident_live{0};
+  std::atomic<std::int64_t> resident_peak{0};
+  std::atomic<std::uint64_t> resident_peak_time_ns{0};
+  char reserved2[4096 - 16 * 8 - 8 - 3 * 8 - 4 * 8 - 3 * 8] = {};
 };
 static_assert(sizeof(LiveHeader) == 3 * 4096);
 
@@ -201,6 +227,7 @@ struct LiveRegion {
   TimelineStorage timeline;
   TimelineStorage mapped_timeline;  // present when header.mapped_mode != 0
   ProfileSnapshot peak_profile;     // version 2
+  TimelineStorage resident_timeline;  // present when header.resident_series != 0
 };
 
 // The size of a file of the older layout, without the mapped series.
@@ -208,7 +235,9 @@ constexpr std::size_t kLiveRegionV1Bytes =
     sizeof(LiveHeader) + kLiveMarkerCapacity * sizeof(LiveMarker) + sizeof(TimelineStorage);
 // And of version 1 with the mapped series, before the peak profile.
 constexpr std::size_t kLiveRegionWithoutProfileBytes = kLiveRegionV1Bytes + sizeof(TimelineStorage);
-static_assert(sizeof(LiveRegion) == kLiveRegionWithoutProfileBytes + sizeof(ProfileSnapshot));
+// And of version 2 before the resident-set series.
+constexpr std::size_t kLiveRegionWithoutResidentBytes = kLiveRegionWithoutProfileBytes + sizeof(ProfileSnapshot);
+static_assert(sizeof(LiveRegion) == kLiveRegionWithoutResidentBytes + sizeof(TimelineStorage));
 
 // The figures under the seqlock, copied consistently (or, after
 // `attempts` tries on a writer that died mid-update, as they are).
@@ -219,6 +248,9 @@ struct LiveFigures {
   std::uint64_t mapped_peak_time_ns;
   std::int64_t total_peak;
   std::uint64_t total_peak_time_ns;
+  // -1 for resident_live: no reading (or a file without the resident series).
+  std::int64_t resident_live, resident_peak;
+  std::uint64_t resident_peak_time_ns;
 };
 
 // The time of the latest publish since the start (0: none yet). The
@@ -253,14 +285,21 @@ inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
     f.mapped_peak_time_ns = h.mapped_peak_time_ns.load(std::memory_order_relaxed);
     f.total_peak = h.total_peak.load(std::memory_order_relaxed);
     f.total_peak_time_ns = h.total_peak_time_ns.load(std::memory_order_relaxed);
+    f.resident_live = h.resident_live.load(std::memory_order_relaxed);
+    f.resident_peak = h.resident_peak.load(std::memory_order_relaxed);
+    f.resident_peak_time_ns = h.resident_peak_time_ns.load(std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_acquire);
     if ((seq % 2 == 0 && h.seq.load(std::memory_order_relaxed) == seq) || attempt >= attempts) break;
+  }
+  for (std::int64_t* bytes : {&f.live, &f.peak, &f.mapped_live, &f.mapped_peak, &f.total_peak, &f.resident_live,
+                              &f.resident_peak}) {
+    *bytes = bounded_bytes(*bytes);
   }
   // A publish after the latest sample is the current figure.
   const std::uint64_t publish_ns = latest_publish_ns(h);
   if (publish_ns != 0 && publish_ns >= f.last_sample_ns) {
-    f.live = h.publish_live.load(std::memory_order_relaxed);
-    const std::int64_t open_max = h.open_max.load(std::memory_order_relaxed);
+    f.live = bounded_bytes(h.publish_live.load(std::memory_order_relaxed));
+    const std::int64_t open_max = bounded_bytes(h.open_max.load(std::memory_order_relaxed));
     if (open_max > f.peak) f.peak = open_max, f.peak_time_ns = publish_ns;
     if (f.live > f.peak) f.peak = f.live, f.peak_time_ns = publish_ns;
   }
@@ -268,8 +307,8 @@ inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
   // mapped as they stand now were held together.
   const std::uint64_t mapped_ns = latest_mapping_change_ns(h);
   if (mapped_ns != 0) {
-    f.mapped_live = h.mapped_change_live.load(std::memory_order_relaxed);
-    const std::int64_t open_max = h.mapped_open_max.load(std::memory_order_relaxed);
+    f.mapped_live = bounded_bytes(h.mapped_change_live.load(std::memory_order_relaxed));
+    const std::int64_t open_max = bounded_bytes(h.mapped_open_max.load(std::memory_order_relaxed));
     if (open_max > f.mapped_peak) f.mapped_peak = open_max, f.mapped_peak_time_ns = mapped_ns;
     if (f.mapped_live > f.mapped_peak) f.mapped_peak = f.mapped_live, f.mapped_peak_time_ns = mapped_ns;
     const std::int64_t total = f.live + f.mapped_live;

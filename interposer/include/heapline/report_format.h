@@ -63,6 +63,11 @@ inline constexpr char kRunId[] = "run_id";
 // it held: heap never touched is not resident. Optional for readers (absent
 // from older reports and from those converted from a live file).
 inline constexpr char kPeakRssBytes[] = "peak_rss_bytes";
+// The resident set read at samples (/proc's statm): {peak_bytes,
+// peak_time_ns, final_bytes}, the largest reading, its time and the last
+// reading, with the series "resident_samples". Optional for readers (absent
+// from older reports, and when no reading succeeded).
+inline constexpr char kResident[] = "resident";
 // The accuracy build's exact shadow (libheapline_accuracy.so only): the
 // exact peak and final figure of the same run, counted call by call beside
 // the batched figures, {peak_bytes, final_bytes}. Optional for readers.
@@ -101,6 +106,7 @@ inline constexpr char kBuildId[] = "build_id";
 inline constexpr char kMarkers[] = "markers";                // [[t_ns, "name"], ...]
 inline constexpr char kSamples[] = "samples";                // [[t_ns, live, max_live], ...]
 inline constexpr char kMappedSamples[] = "mapped_samples";   // the same shape
+inline constexpr char kResidentSamples[] = "resident_samples";  // the same shape, [t_ns, bytes, max_bytes]
 }  // namespace report_key
 
 inline constexpr char kReportFormatName[] = "heapline/1";
@@ -189,6 +195,16 @@ struct Report {
   // The peak resident set size in bytes; -1 (no "peak_rss_bytes" in the
   // JSON) when not known, as for a report converted from a live file.
   std::int64_t peak_rss_bytes = -1;
+  // The resident set read at samples: its series ("resident_samples", same
+  // shape as the timeline: [t_ns, resident bytes, the largest reading the
+  // sample stands for]) and figures ("resident": the largest reading and
+  // its time, the last reading). resident_final_bytes -1: no reading (no
+  // "resident" in the JSON, "resident_samples" empty).
+  const Sample* resident_samples = nullptr;
+  std::size_t resident_sample_count = 0;
+  std::int64_t resident_peak_bytes = 0;
+  std::uint64_t resident_peak_time_ns = 0;
+  std::int64_t resident_final_bytes = -1;
   // The accuracy build's exact shadow ("exact_shadow"); -1 (not written)
   // in every other build.
   std::int64_t exact_shadow_peak_bytes = -1;

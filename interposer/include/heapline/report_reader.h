@@ -122,6 +122,15 @@ struct ParsedReport {
   std::string run_id;                    // optional ("": the writer did not record it)
   std::string live_file_problem;         // optional ("": the live file was made): why the heap line stayed in memory
   std::optional<std::int64_t> peak_rss_bytes;  // optional: the peak resident set size, when recorded
+  // Optional: the resident set as read at samples (report_format.h,
+  // "resident"): the largest reading, its time, the last reading; with it
+  // its series, resident_samples (empty in older reports).
+  struct Resident {
+    std::int64_t peak_bytes = 0;
+    std::uint64_t peak_time_ns = 0;
+    std::int64_t final_bytes = 0;
+  };
+  std::optional<Resident> resident;
   // Optional: the accuracy build's exact peak and final figure of the same
   // run (report_format.h, "exact_shadow").
   struct ExactShadow {
@@ -132,6 +141,7 @@ struct ParsedReport {
   std::vector<ReportMarker> markers;     // in the order recorded
   std::vector<Sample> samples;           // at least one
   std::vector<Sample> mapped_samples;
+  std::vector<Sample> resident_samples;
   std::optional<SamplingData> sampling;  // absent: a writer without the sampler
 
   bool mapped_on() const { return mapped.mode == MappedMode::kOn; }

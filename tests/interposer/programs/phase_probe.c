@@ -73,6 +73,13 @@
  *   phase_probe map-hold SECONDS  64 MiB mapped anonymously before any
  *                                 allocation, prints "ready" and sleeps:
  *                                 no call after the mapping
+ *   phase_probe resident MIB TOUCHED_MIB SECONDS
+ *                                 one block of MIB MiB, of which the first
+ *                                 TOUCHED_MIB are written; 30 ms of sleep,
+ *                                 then the marker "resident" (a sample, the
+ *                                 resident set's interval long past, so it
+ *                                 reads the resident set); prints "ready",
+ *                                 sleeps SECONDS, frees the block
  */
 #include <pthread.h>
 #include <signal.h>
@@ -349,6 +356,20 @@ int main(int argc, char** argv) {
     sleep_ms(atol(argv[2]) * 1000);
     return 0;
   }
-  say("usage: phase_probe api|phases|pending N|churn MS|abort MS|oom MB|hold S|hold-abort|mark-hold S|late-peak|mapped S|steps N MS S|dip|late-map MS1 MS2 FREE|map-hold S\n");
+  if (strcmp(mode, "resident") == 0 && argc == 5) {
+    const size_t mib = strtoul(argv[2], NULL, 10), touched = strtoul(argv[3], NULL, 10);
+    if (touched > mib) return 2;
+    char* block = malloc(mib << 20);
+    if (block == NULL) return 4;
+    for (size_t i = 0; i < (touched << 20); i += 4096) block[i] = 1;
+    g_sink = block;
+    sleep_ms(30);
+    heapline_mark("resident");
+    say("ready\n");
+    sleep_ms(atol(argv[4]) * 1000);
+    free(block);
+    return 0;
+  }
+  say("usage: phase_probe api|phases|pending N|churn MS|abort MS|oom MB|hold S|hold-abort|mark-hold S|late-peak|mapped S|steps N MS S|dip|late-map MS1 MS2 FREE|map-hold S|resident MIB TOUCHED S\n");
   return 2;
 }
