@@ -52,7 +52,9 @@ inline void copy_name(char* out, std::size_t capacity, const char* name) {
 // Whether the ELF image in `fd` (its header `header`) names an interpreter;
 // true (the benefit of the doubt) when it cannot be told.
 inline bool names_interpreter(int fd, const Elf64_Ehdr& header) {
-  if (header.e_phentsize != sizeof(Elf64_Phdr)) return true;
+  // The kernel refuses program headers past 64 KiB (ENOEXEC): no reading
+  // of a hostile count beyond that.
+  if (header.e_phentsize != sizeof(Elf64_Phdr) || header.e_phnum > 65536 / sizeof(Elf64_Phdr)) return true;
   for (unsigned i = 0; i < header.e_phnum; ++i) {
     Elf64_Phdr segment;
     const off_t at = static_cast<off_t>(header.e_phoff + i * sizeof segment);
