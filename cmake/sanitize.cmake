@@ -15,11 +15,14 @@ set(heapline_preloaded_targets
   # interposer/: the preload libraries and the accounting linked into them
   heapline_null heapline_preload heapline_preload_test_hooks
   heapline_accounting_preloaded heapline_accounting_test_hooks
+  heapline_preload_accuracy heapline_accounting_exact_shadow
+  heapline_preload_drops_publishes heapline_accounting_drops_publishes
   # scenarios/ and tests/: the programs run under the library (the static
   # programs cannot link ASan at all)
   malloc_churn
   alloc_patterns api_corners fork_probe mapped_patterns phase_probe phase_probe_nopie
-  own_malloc signal_probe marker_race oracle_workload heapline_slow_shim static_program static_exit)
+  own_malloc signal_probe marker_race oracle_workload profile_sites profile_sites_lines realloc_guard heapline_slow_shim
+  static_program static_exit)
 # The same, for targets that only some machines build (alloc_patterns_jemalloc
 # needs jemalloc).
 set(heapline_optional_preloaded_targets alloc_patterns_jemalloc)
