@@ -195,12 +195,10 @@ bool file_id(const char* path, FileId* id) {
 }
 
 bool file_id(int fd, FileId* id) {
-  const int saved_errno = errno;
-  struct stat info;
-  const bool found = ::fstat(fd, &info) == 0;
-  if (found) *id = FileId{info.st_dev, info.st_ino};
-  errno = saved_errno;
-  return found;
+  FileStatus status;
+  if (!file_status(fd, &status)) return false;
+  *id = status.id;
+  return true;
 }
 
 long read_small_file(const char* path, char* text, std::size_t capacity) {
