@@ -526,6 +526,52 @@ def git_snapshot():
                                    check=True).stdout.strip()
 
 
+def source_tree(commit):
+    """The git tree of a commit: the same for the same sources, whatever
+    the commit's message, parents or date (a snapshot of uncommitted edits
+    is a new commit every time)."""
+    return subprocess.run(["git", "-C", SOURCE_ROOT, "rev-parse", f"{commit}^{{tree}}"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+# Verdicts that an earlier run of the same sources may hand on: everything
+# but an error (the tool's or the machine's, not the mutant's).
+RESUMABLE = ("killed", "timeout", "survived", "not-compiling", "stale", "no-tests")
+
+
+class Journal:
+    """The verdicts of one set of mutants on one source tree, one line per
+    mutant as soon as it is judged, so that a run cut short (a session's
+    end, a reboot) resumes where it stopped: a mutant is judged once per
+    tree. Lines are key fields and the verdict, tab-separated; a torn last
+    line (a kill mid-write) is ignored."""
+
+    def __init__(self, path):
+        self.path = path
+        self.known = {}
+        if os.path.exists(path):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                for line in f:
+                    if not line.endswith("\n"):
+                        break
+                    fields = line.rstrip("\n").split("\t")
+                    if len(fields) == 5 and fields[3] in RESUMABLE:
+                        file, original, mutated, verdict, failed = fields
+                        self.known[(file, original, mutated)] = (verdict, [t for t in failed.split(",") if t])
+
+    def verdict(self, mutant):
+        return self.known.get(mutant.key())
+
+    def record(self, mutant, verdict, failed):
+        if verdict not in RESUMABLE:
+            return
+        # One write of one whole line, appended: never a partial record
+        # between two whole ones.
+        line = "\t".join(list(mutant.key()) + [verdict, ",".join(failed)]).replace("\n", " ") + "\n"
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write(line)
+
+
 def duration(seconds):
     seconds = int(seconds)
     return f"{seconds // 3600}h{seconds // 60 % 60:02d}m" if seconds >= 3600 else f"{seconds // 60}m{seconds % 60:02d}s"
@@ -535,9 +581,24 @@ def show_lines(mutant, indent="    "):
     return f"{indent}- {mutant.original.strip()}\n{indent}+ {mutant.mutated.strip()}"
 
 
-def run_mutants(mutants, sampled, args, scratch):
+def run_mutants(mutants, sampled, args, scratch, journal_name):
     snapshot = git_snapshot()
-    workers_count = max(1, min(args.jobs, len(mutants)))
+    os.makedirs(scratch, exist_ok=True)
+    journal = Journal(os.path.join(scratch, f"journal-{journal_name}-{source_tree(snapshot)[:16]}.tsv"))
+    if args.fresh and os.path.exists(journal.path):
+        os.remove(journal.path)
+        journal = Journal(journal.path)
+    results = [None] * len(mutants)
+    for index, mutant in enumerate(mutants):
+        results[index] = journal.verdict(mutant)
+    resumed = sum(result is not None for result in results)
+    if resumed:
+        print(f"mutants: {resumed} of {len(mutants)} judged by an earlier run of these sources "
+              f"({os.path.relpath(journal.path, scratch)}; --fresh judges them again)", flush=True)
+    pending = [i for i, result in enumerate(results) if result is None]
+    if not pending:
+        return results, 0.0
+    workers_count = max(1, min(args.jobs, len(pending)))
     jobs_each = max(1, (os.cpu_count() or 1) // workers_count)
     workers = [Worker(scratch, i + 1, snapshot, jobs_each) for i in range(workers_count)]
     print(f"mutants: building {snapshot[:12]} in {workers_count} scratch tree(s) under {scratch}", flush=True)
@@ -555,10 +616,9 @@ def run_mutants(mutants, sampled, args, scratch):
     print(f"mutants: the unmutated tree builds and passes its tests ({duration(time.monotonic() - started)})",
           flush=True)
 
-    results = [None] * len(mutants)
-    queue = list(enumerate(mutants))
+    queue = [(i, mutants[i]) for i in pending]
     lock = threading.Lock()
-    done = [0]
+    done = [resumed]
 
     def work(worker):
         while True:
@@ -574,6 +634,7 @@ def run_mutants(mutants, sampled, args, scratch):
             seconds = time.monotonic() - began
             with lock:
                 results[index] = (verdict, failed)
+                journal.record(mutant, verdict, failed)
                 done[0] += 1
                 where = f"{mutant.name}  {mutant.operator}" if sampled else mutant.name
                 detail = f"  ({', '.join(failed[:3])})" if failed else ""
@@ -625,6 +686,8 @@ def main():
     parser.add_argument("-j", "--jobs", type=int, default=1, metavar="J",
                         help="mutants run at once, each in its own scratch tree (default 1)")
     parser.add_argument("--dry-run", action="store_true", help="print the mutants, run nothing")
+    parser.add_argument("--fresh", action="store_true",
+                        help="judge every mutant again, not only those no earlier run of these sources judged")
     parser.add_argument("--check", action="store_true",
                         help="only check that the list and the equivalents still match the code")
     args = parser.parse_args()
@@ -667,9 +730,10 @@ def main():
             print(f"{mutant.name}  equivalent: {reason}\n{show_lines(mutant)}")
         return 0
 
-    results, elapsed = run_mutants(mutants, args.sample is not None, args, scratch)
+    run_name = f"seed-{args.seed}" if args.sample is not None else "list"
+    results, elapsed = run_mutants(mutants, args.sample is not None, args, scratch, run_name)
     counts = summarise(mutants, results, equivalent, elapsed, header)
-    with open(os.path.join(scratch, f"results-{'seed-%d' % args.seed if args.sample else 'list'}.tsv"), "w",
+    with open(os.path.join(scratch, f"results-{run_name}.tsv"), "w",
               encoding="utf-8") as out:
         for mutant, (verdict, failed) in zip(mutants, results):
             out.write("\t".join([verdict, mutant.name, mutant.operator, mutant.original, mutant.mutated,

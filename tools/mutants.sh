@@ -5,6 +5,8 @@
 #   tools/mutants.sh --sample N --seed S    N one-line bugs at random lines
 #   tools/mutants.sh ... -j J               J mutants at once (default 1)
 #   tools/mutants.sh ... --dry-run          print the mutants, run nothing
+#   tools/mutants.sh ... --fresh            judge again what an earlier run of
+#                                           the same sources judged
 #   tools/mutants.sh --check                the list and tools/mutants.equivalent
 #                                           still match the code (a test runs it)
 #
@@ -24,8 +26,11 @@
 # the reason, in tools/mutants.equivalent, and left out of the rate.
 #
 # It takes a rebuild and a test run per bug (hours for a sample of 60 on two
-# cores), so it is not part of tools/test.sh. The scratch trees, their
-# builds, the logs and a results file per run live in $HEAPLINE_MUTANTS_DIR
-# (default build/mutants) and are reused by the next run.
+# cores), so it is not part of tools/test.sh. Each verdict is appended to a
+# journal named by the run (list, seed-S) and the sources' git tree as soon
+# as it is reached: a run cut short and started again on the same sources
+# judges only what is left. The scratch trees, their builds, the logs, the
+# journals and a results file per run live in $HEAPLINE_MUTANTS_DIR (default
+# build/mutants) and are reused by the next run.
 set -euo pipefail
 exec python3 "$(dirname "${BASH_SOURCE[0]}")/mutants.py" "$@"

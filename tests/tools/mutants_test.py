@@ -101,6 +101,36 @@ class Sample(unittest.TestCase):
             self.assertNotIn("\n", mutant.mutated)
 
 
+class Journal(unittest.TestCase):
+    """A run cut short resumes: what was judged is read back, once per tree."""
+
+    def mutant(self, mutated):
+        return mutants.Mutant("interposer/src/config.cpp", 3, "relational", "  if (a < b) x();", mutated)
+
+    def test_verdicts_are_read_back_and_errors_and_torn_lines_are_not(self):
+        with tempfile.TemporaryDirectory() as scratch:
+            path = os.path.join(scratch, "journal.tsv")
+            journal = mutants.Journal(path)
+            journal.record(self.mutant("  if (a <= b) x();"), "killed", ["interposer.unit.A", "launcher.B"])
+            journal.record(self.mutant("  if (a > b) x();"), "survived", [])
+            journal.record(self.mutant("  if (!(a < b)) x();"), "error", ["ctest failed"])
+            with open(path, "a", encoding="utf-8") as f:
+                f.write("interposer/src/config.cpp\tif (a < b) x();\t;\tkilled\tinterposer.unit")  # killed mid-write
+            again = mutants.Journal(path)
+            self.assertEqual(again.verdict(self.mutant("  if (a <= b) x();")),
+                             ("killed", ["interposer.unit.A", "launcher.B"]))
+            self.assertEqual(again.verdict(self.mutant("  if (a > b) x();")), ("survived", []))
+            self.assertIsNone(again.verdict(self.mutant("  if (!(a < b)) x();")), "an error is judged again")
+            self.assertEqual(len(again.known), 2, "the torn last line is not a verdict")
+
+    def test_the_journal_is_per_source_tree(self):
+        head = subprocess.run(["git", "-C", SOURCE_DIR, "rev-parse", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+        tree = subprocess.run(["git", "-C", SOURCE_DIR, "rev-parse", "HEAD^{tree}"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        self.assertEqual(mutants.source_tree(head), tree)
+
+
 class Check(unittest.TestCase):
     def check(self, list_text, equivalents_text):
         with tempfile.TemporaryDirectory() as scratch:
