@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "heapline/figures.h"
 #include "heapline/regular_file.h"
 
 namespace heapline {
@@ -44,9 +45,36 @@ class Fields {
     if (value == nullptr) return fallback;
     return unsigned_value(*value, name);
   }
-  std::int64_t signed_number(const char* name, bool required = true) const {
+  // Figures: a byte figure within ±2^60 and a time within 2^62 ns
+  // (heapline/figures.h), so that what the report's readers add up never
+  // overflows. A report that holds more is refused, naming the field.
+  std::int64_t bytes(const char* name, bool required = true) const {
     const json* value = find(name, required);
-    return value == nullptr ? 0 : signed_value(*value, name);
+    return value == nullptr ? 0 : bytes_value(*value, name);
+  }
+  std::uint64_t byte_size(const char* name, bool required = true, std::uint64_t fallback = 0) const {
+    const json* value = find(name, required);
+    if (value == nullptr) return fallback;
+    const std::uint64_t number = unsigned_value(*value, name);
+    if (number > static_cast<std::uint64_t>(kBytesLimit)) fail(name, out_of_range(std::to_string(number), "0 to 2^60 bytes"));
+    return number;
+  }
+  std::uint64_t time_ns(const char* name, bool required = true) const {
+    const json* value = find(name, required);
+    return value == nullptr ? 0 : time_value(*value, name);
+  }
+  std::int64_t bytes_value(const json& value, const std::string& name) const {
+    const std::int64_t number = signed_value(value, name);
+    if (number != bounded_bytes(number)) fail(name, out_of_range(std::to_string(number), "-2^60 to 2^60 bytes"));
+    return number;
+  }
+  std::uint64_t time_value(const json& value, const std::string& name) const {
+    const std::uint64_t number = unsigned_value(value, name);
+    if (number != bounded_ns(number)) fail(name, out_of_range(std::to_string(number), "0 to 2^62 ns"));
+    return number;
+  }
+  static std::string out_of_range(const std::string& number, const char* range) {
+    return "is out of range (" + number + "; " + range + ")";
   }
   int int_in(const char* name, std::int64_t low, std::int64_t high, bool required = true) const {
     const json* value = find(name, required);
@@ -136,8 +164,8 @@ std::vector<Sample> read_samples(const Fields& top, const char* name, bool requi
     const json& entry = (*array)[i];
     const std::string where = std::string(name) + "[" + std::to_string(i) + "]";
     if (!entry.is_array() || entry.size() != 3) top.fail(where, "is not [t_ns, bytes, max_bytes]");
-    samples.push_back(Sample{top.unsigned_value(entry[0], where + "[0]"), top.signed_value(entry[1], where + "[1]"),
-                             top.signed_value(entry[2], where + "[2]")});
+    samples.push_back(Sample{top.time_value(entry[0], where + "[0]"), top.bytes_value(entry[1], where + "[1]"),
+                             top.bytes_value(entry[2], where + "[2]")});
   }
   return samples;
 }
@@ -147,10 +175,10 @@ ProfileSiteData read_site(const json& object, const std::string& where, bool wit
   if (!object.is_object()) Fields(object, "").fail(where, "is not an object");
   const Fields fields(object, where + ".");
   ProfileSiteData site;
-  site.bytes = fields.signed_number(key::kBytes);
-  site.error_bytes = fields.signed_number(key::kErrorBytes);
+  site.bytes = fields.bytes(key::kBytes);
+  site.error_bytes = fields.bytes(key::kErrorBytes);
   site.samples = fields.unsigned_number(key::kSampleCount);
-  site.sampled_bytes = fields.unsigned_number(key::kSampledBytes);
+  site.sampled_bytes = fields.byte_size(key::kSampledBytes);
   if (!with_frames) return site;
   const json& frames = *fields.array(key::kFrames, true);
   for (std::size_t f = 0; f < frames.size(); ++f) {
@@ -173,13 +201,13 @@ std::optional<ProfileData> read_profile(const Fields& top, const char* name) {
   if (found == nullptr || found->is_null()) return std::nullopt;
   const Fields fields(top.object(name), std::string(name) + ".");
   ProfileData profile;
-  profile.time_ns = fields.unsigned_number(key::kTimeNs);
-  profile.heap_bytes = fields.signed_number(key::kHeapBytes);
-  profile.mean_bytes = fields.unsigned_number(key::kMeanBytes);
+  profile.time_ns = fields.time_ns(key::kTimeNs);
+  profile.heap_bytes = fields.bytes(key::kHeapBytes);
+  profile.mean_bytes = fields.byte_size(key::kMeanBytes);
   profile.live_samples = fields.unsigned_number(key::kLiveSamples);
   profile.stacks = fields.unsigned_number(key::kStacks);
-  profile.bytes = fields.signed_number(key::kBytes);
-  profile.error_bytes = fields.signed_number(key::kErrorBytes);
+  profile.bytes = fields.bytes(key::kBytes);
+  profile.error_bytes = fields.bytes(key::kErrorBytes);
   const json& modules = *fields.array(key::kModules, true);
   for (std::size_t m = 0; m < modules.size(); ++m) {
     const std::string at = std::string(name) + "." + key::kModules + "[" + std::to_string(m) + "]";
@@ -203,7 +231,7 @@ std::optional<SamplingData> read_sampling(const Fields& top) {
   if (top.find(key::kSampling, false) == nullptr) return std::nullopt;
   const Fields fields(top.object(key::kSampling), std::string(key::kSampling) + ".");
   SamplingData data;
-  data.mean_bytes = fields.unsigned_number(key::kMeanBytes);
+  data.mean_bytes = fields.byte_size(key::kMeanBytes);
   data.unwinder = fields.text(key::kUnwinder);
   data.samples = fields.unsigned_number(key::kSampleCount);
   data.dropped = fields.unsigned_number(key::kDropped);
@@ -218,30 +246,30 @@ ParsedReport read_fields(const json& root) {
   r.pid = top.int_in(key::kPid, 1, INT_MAX);
   r.ppid = top.int_in(key::kPpid, 0, INT_MAX);
   r.exe = top.text(key::kExe);
-  r.start_unix_ns = top.unsigned_number(key::kStartUnixNs);
-  r.duration_ns = top.unsigned_number(key::kDurationNs);
+  r.start_unix_ns = top.time_ns(key::kStartUnixNs);
+  r.duration_ns = top.time_ns(key::kDurationNs);
   r.allocator = top.text(key::kAllocator, false);
   r.size_basis = top.text(key::kSizeBasis, false);
 
   Fields precision(top.object(key::kPrecision), std::string(key::kPrecision) + ".");
   static const char* const kPrecisionModes[] = {kPrecisionExact, kPrecisionBatched, nullptr};
   r.precision.exact = precision.choice(key::kMode, kPrecisionModes) == 0;
-  r.precision.bound_bytes = precision.unsigned_number(key::kBoundBytes);
+  r.precision.bound_bytes = precision.byte_size(key::kBoundBytes);
   // The budget's figures, or before it each thread's minimum threshold: one
   // of the two.
   const bool budget = precision.find(key::kBudgetDivisor, false) != nullptr;
-  r.precision.budget_floor_bytes = precision.unsigned_number(key::kBudgetFloorBytes, budget);
+  r.precision.budget_floor_bytes = precision.byte_size(key::kBudgetFloorBytes, budget);
   r.precision.budget_divisor = precision.unsigned_number(key::kBudgetDivisor, false);
-  r.precision.budget_bytes = precision.unsigned_number(key::kBudgetBytes, budget);
-  r.precision.min_threshold_bytes = precision.unsigned_number(key::kMinThresholdBytes, !budget);
+  r.precision.budget_bytes = precision.byte_size(key::kBudgetBytes, budget);
+  r.precision.min_threshold_bytes = precision.byte_size(key::kMinThresholdBytes, !budget);
   r.precision.divisor = precision.unsigned_number(key::kDivisor, false);
   r.precision.max_threshold_bytes =
-      precision.unsigned_number(key::kMaxThresholdBytes, false, r.precision.min_threshold_bytes);
+      precision.byte_size(key::kMaxThresholdBytes, false, r.precision.min_threshold_bytes);
   r.precision.max_threads = precision.unsigned_number(key::kMaxThreads);
 
-  r.peak_bytes = top.signed_number(key::kPeakBytes);
-  r.peak_time_ns = top.unsigned_number(key::kPeakTimeNs);
-  r.final_bytes = top.signed_number(key::kFinalBytes);
+  r.peak_bytes = top.bytes(key::kPeakBytes);
+  r.peak_time_ns = top.time_ns(key::kPeakTimeNs);
+  r.final_bytes = top.bytes(key::kFinalBytes);
 
   if (top.find(key::kMapped, false) != nullptr) {
     Fields mapped(top.object(key::kMapped), std::string(key::kMapped) + ".");
@@ -250,15 +278,15 @@ ParsedReport read_fields(const json& root) {
                                                       ParsedReport::MappedMode::kOn, ParsedReport::MappedMode::kOff};
     r.mapped.mode = kModes[mapped.choice(key::kMode, kMappedModes)];
     if (r.mapped.mode != ParsedReport::MappedMode::kUnknown) {
-      r.mapped.peak_bytes = mapped.signed_number(key::kPeakBytes);
-      r.mapped.peak_time_ns = mapped.unsigned_number(key::kPeakTimeNs);
-      r.mapped.final_bytes = mapped.signed_number(key::kFinalBytes);
+      r.mapped.peak_bytes = mapped.bytes(key::kPeakBytes);
+      r.mapped.peak_time_ns = mapped.time_ns(key::kPeakTimeNs);
+      r.mapped.final_bytes = mapped.bytes(key::kFinalBytes);
       r.mapped.changes = mapped.unsigned_number(key::kChanges, false);
       r.mapped.untracked = mapped.unsigned_number(key::kUntracked, false);
       Fields total(top.object(key::kTotal), std::string(key::kTotal) + ".");
-      r.total.peak_bytes = total.signed_number(key::kPeakBytes);
-      r.total.peak_time_ns = total.unsigned_number(key::kPeakTimeNs);
-      r.total.final_bytes = total.signed_number(key::kFinalBytes);
+      r.total.peak_bytes = total.bytes(key::kPeakBytes);
+      r.total.peak_time_ns = total.time_ns(key::kPeakTimeNs);
+      r.total.final_bytes = total.bytes(key::kFinalBytes);
     }
   }
   if (r.mapped.mode == ParsedReport::MappedMode::kAbsent || r.mapped.mode == ParsedReport::MappedMode::kUnknown) {
@@ -270,32 +298,32 @@ ParsedReport read_fields(const json& root) {
   r.calls.free = calls.unsigned_number(key::kFree);
   r.calls.realloc = calls.unsigned_number(key::kRealloc);
   r.publishes = top.unsigned_number(key::kPublishes);
-  r.interval_ns = top.unsigned_number(key::kIntervalNs);
+  r.interval_ns = top.time_ns(key::kIntervalNs);
   if (top.find(key::kAllocationsSeen, false) != nullptr) r.allocations_seen = top.boolean(key::kAllocationsSeen);
 
   if (top.find(key::kEnded, false) != nullptr) {
     static const char* const kEndings[] = {kEndedExit, kEndedWithoutExit, kEndedRunning, nullptr};
     r.ended = kEndings[top.choice(key::kEnded, kEndings)];
   }
-  r.last_sample_ns = top.unsigned_number(key::kLastSampleNs, false);
+  r.last_sample_ns = top.time_ns(key::kLastSampleNs, false);
   r.signal = top.int_in(key::kSignal, 1, 127, false);
   r.run_id = top.text(key::kRunId, false);
   r.live_file_problem = top.text(key::kLiveFileProblem, false);
   if (top.find(key::kPeakRssBytes, false) != nullptr) {
-    r.peak_rss_bytes = top.signed_number(key::kPeakRssBytes);
+    r.peak_rss_bytes = top.bytes(key::kPeakRssBytes);
     if (*r.peak_rss_bytes < 0) top.fail(key::kPeakRssBytes, "is out of range (at least 0)");
   }
   if (top.find(key::kResident, false) != nullptr) {
     Fields resident(top.object(key::kResident), std::string(key::kResident) + ".");
-    r.resident = ParsedReport::Resident{resident.signed_number(key::kPeakBytes),
-                                        resident.unsigned_number(key::kPeakTimeNs),
-                                        resident.signed_number(key::kFinalBytes)};
+    r.resident = ParsedReport::Resident{resident.bytes(key::kPeakBytes),
+                                        resident.time_ns(key::kPeakTimeNs),
+                                        resident.bytes(key::kFinalBytes)};
     if (r.resident->peak_bytes < 0) resident.fail(key::kPeakBytes, "is out of range (at least 0)");
     if (r.resident->final_bytes < 0) resident.fail(key::kFinalBytes, "is out of range (at least 0)");
   }
   if (top.find(key::kExactShadow, false) != nullptr) {
     Fields shadow(top.object(key::kExactShadow), std::string(key::kExactShadow) + ".");
-    r.exact_shadow = ParsedReport::ExactShadow{shadow.signed_number(key::kPeakBytes), shadow.signed_number(key::kFinalBytes)};
+    r.exact_shadow = ParsedReport::ExactShadow{shadow.bytes(key::kPeakBytes), shadow.bytes(key::kFinalBytes)};
     if (r.exact_shadow->peak_bytes < 0) shadow.fail(key::kPeakBytes, "is out of range (at least 0)");
   }
 
@@ -304,7 +332,7 @@ ParsedReport read_fields(const json& root) {
       const json& entry = (*markers)[i];
       const std::string where = std::string(key::kMarkers) + "[" + std::to_string(i) + "]";
       if (!entry.is_array() || entry.size() != 2 || !entry[1].is_string()) top.fail(where, "is not [t_ns, \"name\"]");
-      r.markers.push_back(ReportMarker{top.unsigned_value(entry[0], where + "[0]"), entry[1].get<std::string>()});
+      r.markers.push_back(ReportMarker{top.time_value(entry[0], where + "[0]"), entry[1].get<std::string>()});
     }
   }
   r.samples = read_samples(top, key::kSamples, true);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "heapline/figures.h"
 #include "os.h"
 
 namespace heapline {
@@ -61,16 +62,26 @@ bool insert_pid_before_extension(char* path, std::size_t capacity, int pid) {
 
 namespace {
 
+// Every figure goes out within heapline/figures.h's limits, as the reader
+// takes it: a report converted from a damaged or crafted live file, whose
+// figures may hold any 64 bits, still reads back (and the library's own
+// figures are far inside them).
+void append_bytes(TextSink& sink, std::int64_t bytes) { sink.append_signed(bounded_bytes(bytes)); }
+void append_byte_size(TextSink& sink, std::uint64_t bytes) {
+  sink.append_unsigned(bytes < static_cast<std::uint64_t>(kBytesLimit) ? bytes : static_cast<std::uint64_t>(kBytesLimit));
+}
+void append_ns(TextSink& sink, std::uint64_t ns) { sink.append_unsigned(bounded_ns(ns)); }
+
 // [t_ns, bytes, max bytes] per sample, one a line.
 void append_samples(TextSink& sink, const Sample* samples, std::size_t count) {
   for (std::size_t i = 0; samples != nullptr && i < count; ++i) {
     const Sample& s = samples[i];
     sink.append(i == 0 ? "\n[" : ",\n[");
-    sink.append_unsigned(s.t_ns);
+    append_ns(sink, s.t_ns);
     sink.append(',');
-    sink.append_signed(s.live);
+    append_bytes(sink, s.live);
     sink.append(',');
-    sink.append_signed(s.max_live);
+    append_bytes(sink, s.max_live);
     sink.append(']');
   }
 }
@@ -101,18 +112,18 @@ void append_peak_figures(TextSink& sink, const char* name, std::int64_t peak_byt
   namespace key = report_key;
   append_key(sink, ",", name);
   append_key(sink, "{", key::kPeakBytes);
-  sink.append_signed(peak_bytes);
+  append_bytes(sink, peak_bytes);
   append_key(sink, ",", key::kPeakTimeNs);
-  sink.append_unsigned(peak_time_ns);
+  append_ns(sink, peak_time_ns);
   append_key(sink, ",", key::kFinalBytes);
-  sink.append_signed(final_bytes);
+  append_bytes(sink, final_bytes);
   sink.append('}');
 }
 
 // A byte figure from a double: rounded, and 0 for what no writer leaves
-// (negative, NaN, beyond 2^62).
+// (negative, NaN, beyond 2^60).
 std::int64_t whole_bytes(double value) {
-  if (!(value >= 0) || value > 4.6e18) return 0;
+  if (!(value >= 0) || value > static_cast<double>(kBytesLimit)) return 0;
   return static_cast<std::int64_t>(value + 0.5);
 }
 
@@ -135,7 +146,7 @@ void append_site_counts(TextSink& sink, const ProfileSite& site) {
   append_key(sink, ",", report_key::kSampleCount);
   sink.append_unsigned(site.samples);
   append_key(sink, ",", report_key::kSampledBytes);
-  sink.append_unsigned(site.sampled_bytes);
+  append_byte_size(sink, site.sampled_bytes);
 }
 
 // A profile (profile_format.h), null when none was taken. Every count and
@@ -151,11 +162,11 @@ void append_profile(TextSink& sink, const ProfileSnapshot* profile) {
   const std::uint32_t modules = profile->module_count < kProfileModules ? profile->module_count : kProfileModules;
   const std::uint32_t sites = profile->site_count < kProfileSites ? profile->site_count : kProfileSites;
   append_key(sink, "{", key::kTimeNs);
-  sink.append_unsigned(profile->time_ns);
+  append_ns(sink, profile->time_ns);
   append_key(sink, ",", key::kHeapBytes);
-  sink.append_signed(profile->heap_bytes);
+  append_bytes(sink, profile->heap_bytes);
   append_key(sink, ",", key::kMeanBytes);
-  sink.append_unsigned(profile->mean_bytes);
+  append_byte_size(sink, profile->mean_bytes);
   append_key(sink, ",", key::kLiveSamples);
   sink.append_unsigned(profile->live_samples);
   append_key(sink, ",", key::kStacks);
@@ -216,7 +227,7 @@ void append_sampling(TextSink& sink, const SamplingReport& s) {
   namespace key = report_key;
   append_key(sink, ",\n", key::kSampling);
   append_key(sink, "{", key::kMeanBytes);
-  sink.append_unsigned(s.mean_bytes);
+  append_byte_size(sink, s.mean_bytes);
   append_key(sink, ",", key::kUnwinder);
   sink.append_json_string(s.unwinder != nullptr ? s.unwinder : "none");
   append_key(sink, ",", key::kSampleCount);
@@ -248,9 +259,9 @@ void write_report_json(TextSink& sink, const Report& r) {
   append_key(sink, ",", key::kExe);
   sink.append_json_string(r.exe);
   append_key(sink, ",", key::kStartUnixNs);
-  sink.append_unsigned(r.start_unix_ns);
+  append_ns(sink, r.start_unix_ns);
   append_key(sink, ",", key::kDurationNs);
-  sink.append_unsigned(r.duration_ns);
+  append_ns(sink, r.duration_ns);
   append_key(sink, ",", key::kAllocator);
   sink.append_json_string(r.allocator);
   append_key(sink, ",", key::kSizeBasis);
@@ -259,38 +270,38 @@ void write_report_json(TextSink& sink, const Report& r) {
   append_key(sink, "{", key::kMode);
   append_string(sink, r.exact ? kPrecisionExact : kPrecisionBatched);
   append_key(sink, ",", key::kBoundBytes);
-  sink.append_unsigned(r.bound_bytes);
+  append_byte_size(sink, r.bound_bytes);
   append_key(sink, ",", key::kBudgetFloorBytes);
-  sink.append_unsigned(r.budget_floor_bytes);
+  append_byte_size(sink, r.budget_floor_bytes);
   append_key(sink, ",", key::kBudgetDivisor);
   sink.append_unsigned(r.budget_divisor);
   append_key(sink, ",", key::kBudgetBytes);
-  sink.append_unsigned(r.budget_bytes);
+  append_byte_size(sink, r.budget_bytes);
   append_key(sink, ",", key::kMaxThresholdBytes);
-  sink.append_unsigned(r.max_threshold_bytes);
+  append_byte_size(sink, r.max_threshold_bytes);
   append_key(sink, ",", key::kMaxThreads);
   sink.append_unsigned(r.max_threads);
   append_key(sink, "},\n", key::kPeakBytes);
-  sink.append_signed(r.peak_bytes);
+  append_bytes(sink, r.peak_bytes);
   append_key(sink, ",", key::kPeakTimeNs);
-  sink.append_unsigned(r.peak_time_ns);
+  append_ns(sink, r.peak_time_ns);
   append_key(sink, ",", key::kFinalBytes);
-  sink.append_signed(r.final_bytes);
+  append_bytes(sink, r.final_bytes);
   append_key(sink, ",\n", key::kMapped);
   append_key(sink, "{", key::kMode);
   append_string(sink, !r.mapped_known ? kMappedModeUnknown : r.mapped_enabled ? kMappedModeOn : kMappedModeOff);
   append_key(sink, ",", key::kPeakBytes);
-  sink.append_signed(r.mapped_peak_bytes);
+  append_bytes(sink, r.mapped_peak_bytes);
   append_key(sink, ",", key::kPeakTimeNs);
-  sink.append_unsigned(r.mapped_peak_time_ns);
+  append_ns(sink, r.mapped_peak_time_ns);
   append_key(sink, ",", key::kFinalBytes);
-  sink.append_signed(r.mapped_final_bytes);
+  append_bytes(sink, r.mapped_final_bytes);
   append_key(sink, ",", key::kChanges);
   sink.append_unsigned(r.mapped_changes);
   append_key(sink, ",", key::kUntracked);
   sink.append_unsigned(r.mapped_untracked);
   sink.append('}');
-  append_peak_figures(sink, key::kTotal, r.total_peak_bytes, r.total_peak_time_ns, r.final_bytes + r.mapped_final_bytes);
+  append_peak_figures(sink, key::kTotal, r.total_peak_bytes, r.total_peak_time_ns, bounded_sum(r.final_bytes, r.mapped_final_bytes));
   append_key(sink, ",", key::kCalls);
   append_key(sink, "{", key::kAlloc);
   sink.append_unsigned(r.alloc_calls);
@@ -301,7 +312,7 @@ void write_report_json(TextSink& sink, const Report& r) {
   append_key(sink, "},", key::kPublishes);
   sink.append_unsigned(r.publishes);
   append_key(sink, ",", key::kIntervalNs);
-  sink.append_unsigned(r.interval_ns);
+  append_ns(sink, r.interval_ns);
   if (r.allocations_seen >= 0) {
     append_key(sink, ",", key::kAllocationsSeen);
     sink.append(r.allocations_seen != 0 ? "true" : "false");
@@ -311,7 +322,7 @@ void write_report_json(TextSink& sink, const Report& r) {
   sink.append_json_string(ended);
   if (std::strcmp(ended, kEndedExit) != 0) {
     append_key(sink, ",", key::kLastSampleNs);
-    sink.append_unsigned(r.last_sample_ns);
+    append_ns(sink, r.last_sample_ns);
     if (r.signal > 0) {
       append_key(sink, ",", key::kSignal);
       sink.append_signed(r.signal);
@@ -319,7 +330,7 @@ void write_report_json(TextSink& sink, const Report& r) {
   }
   if (r.peak_rss_bytes >= 0) {
     append_key(sink, ",", key::kPeakRssBytes);
-    sink.append_signed(r.peak_rss_bytes);
+    append_bytes(sink, r.peak_rss_bytes);
   }
   if (r.resident_final_bytes >= 0) {
     append_peak_figures(sink, key::kResident, r.resident_peak_bytes, r.resident_peak_time_ns, r.resident_final_bytes);
@@ -327,9 +338,9 @@ void write_report_json(TextSink& sink, const Report& r) {
   if (r.exact_shadow_peak_bytes >= 0) {
     append_key(sink, ",", key::kExactShadow);
     append_key(sink, "{", key::kPeakBytes);
-    sink.append_signed(r.exact_shadow_peak_bytes);
+    append_bytes(sink, r.exact_shadow_peak_bytes);
     append_key(sink, ",", key::kFinalBytes);
-    sink.append_signed(r.exact_shadow_final_bytes);
+    append_bytes(sink, r.exact_shadow_final_bytes);
     sink.append('}');
   }
   if (r.live_file_problem != nullptr) {
@@ -349,7 +360,7 @@ void write_report_json(TextSink& sink, const Report& r) {
     name[sizeof name - 1] = 0;  // a file from a killed writer may lack the NUL
     sink.append(first_marker ? "[" : ",[");
     first_marker = false;
-    sink.append_unsigned(marker.t_ns.load(std::memory_order_relaxed));
+    append_ns(sink, marker.t_ns.load(std::memory_order_relaxed));
     sink.append(',');
     sink.append_json_string(name);
     sink.append(']');

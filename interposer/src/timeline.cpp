@@ -60,10 +60,11 @@ void Timeline::merge_pairs() {
 
 namespace {
 
-// A sample as read from a live file: its figures bounded (bounded_bytes),
+// A sample as read from a live file: its figures bounded (heapline/figures.h),
 // its maximum never below its value (only a process killed while writing
 // one sample, or a crafted file, leaves that).
 Sample bounded_sample(Sample sample) {
+  sample.t_ns = bounded_ns(sample.t_ns);
   sample.live = bounded_bytes(sample.live);
   sample.max_live = bounded_bytes(sample.max_live);
   if (sample.max_live < sample.live) sample.max_live = sample.live;

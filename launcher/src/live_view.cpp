@@ -14,6 +14,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include <heapline/figures.h>
 #include <heapline/regular_file.h>
 #include <heapline/report_format.h>
 #include <heapline/report_reader.h>
@@ -161,7 +162,7 @@ LiveSnapshot take_snapshot(const LiveFile& file, bool still_writing) {
   s.exe = bounded(h.exe, sizeof h.exe);
   s.allocator = bounded(h.allocator, sizeof h.allocator);
   s.size_basis = bounded(h.size_basis, sizeof h.size_basis);
-  s.start_unix_ns = h.start_unix_ns;
+  s.start_unix_ns = bounded_ns(h.start_unix_ns);
   s.exact = h.exact != 0;
   const bool budget = h.precision_rule == kPrecisionBudget;
   s.budget_floor_bytes = budget ? h.precision_bytes : 0;
@@ -173,7 +174,7 @@ LiveSnapshot take_snapshot(const LiveFile& file, bool still_writing) {
   for (std::uint32_t i = 0; i < claimed && i < kLiveMarkerCapacity; ++i) {
     const LiveMarker& marker = region.markers[i];
     if (marker.ready.load(std::memory_order_acquire) == 0) continue;
-    s.markers.emplace_back(marker.t_ns.load(std::memory_order_relaxed), bounded(marker.name, sizeof marker.name));
+    s.markers.emplace_back(bounded_ns(marker.t_ns.load(std::memory_order_relaxed)), bounded(marker.name, sizeof marker.name));
   }
   // Up to the latest publish: a kill between two samples loses nothing published.
   s.samples.resize(kHeapLineCapacity);
@@ -181,7 +182,7 @@ LiveSnapshot take_snapshot(const LiveFile& file, bool still_writing) {
   // The writer takes its first sample while it creates the file.
   if (s.samples.empty() && !still_writing) throw std::runtime_error(file.path().string() + " is corrupt: no samples");
   s.dropped_samples = drop_samples_back_in_time(s.samples);
-  s.interval_ns = region.timeline.interval_ns.load(std::memory_order_relaxed);
+  s.interval_ns = bounded_ns(region.timeline.interval_ns.load(std::memory_order_relaxed));
   if (file.has_mapped_series()) {
     s.mapped_mode = static_cast<LiveMappedMode>(h.mapped_mode);
     // Up to the latest mapping change, like the heap line.
@@ -214,8 +215,8 @@ LiveSnapshot take_snapshot(const LiveFile& file, bool still_writing) {
   LiveFigures& f = s.figures;
   if (s.mapped_mode == kMappedOn) {
     if (f.peak > f.total_peak) f.total_peak = f.peak, f.total_peak_time_ns = f.peak_time_ns;
-    if (f.live + f.mapped_live > f.total_peak) {
-      f.total_peak = f.live + f.mapped_live;
+    if (bounded_sum(f.live, f.mapped_live) > f.total_peak) {
+      f.total_peak = bounded_sum(f.live, f.mapped_live);
       f.total_peak_time_ns = std::max(f.last_sample_ns, latest_publish_ns(h));
     }
   }
@@ -299,7 +300,7 @@ void fill_mapped(Report& report, const LiveSnapshot& s) {
   // its own sample's time to the interval's end, so their sum was held at
   // the later of the two times.
   for (std::size_t i = 0; i < s.mapped_samples.size() && i < s.samples.size(); ++i) {
-    raise_total(s.samples[i].live + s.mapped_samples[i].live,
+    raise_total(bounded_sum(s.samples[i].live, s.mapped_samples[i].live),
                 std::max(s.samples[i].t_ns, s.mapped_samples[i].t_ns));
   }
   report.mapped_samples = s.mapped_samples.data();

@@ -7,6 +7,8 @@
 #include <unistd.h>
 #include <system_error>
 
+#include <heapline/figures.h>
+
 #include "live_view.h"
 #include "output_naming.h"
 #include "report_summary.h"
@@ -298,9 +300,9 @@ std::vector<MemoryPoint> memory_over_time(const ParsedReport& report) {
     point.heap_most = heap_steps.most_since(heap_before);
     // Both maxima may not have been held at once: never above the
     // process's own peak of heap + mapped.
-    point.most = point.heap_most + mapped_steps.most_since(mapped_before);
+    point.most = bounded_sum(point.heap_most, mapped_steps.most_since(mapped_before));
     if (own.bytes > 0) point.most = std::min(point.most, own.bytes);
-    point.most = std::max(point.most, point.heap + point.mapped);
+    point.most = std::max(point.most, bounded_sum(point.heap, point.mapped));
     // The interval that holds the process's own peak reaches it.
     if (!peak_reached && t >= own.t_ns) {
       point.most = std::max(point.most, own.bytes);
@@ -316,7 +318,7 @@ std::vector<MemoryPoint> memory_over_time(const ParsedReport& report) {
 std::vector<Sample> whole_memory(const ParsedReport& report) {
   std::vector<Sample> points;
   for (const MemoryPoint& point : memory_over_time(report)) {
-    points.push_back({report.start_unix_ns + point.t_ns, point.heap + point.mapped, point.most});
+    points.push_back({report.start_unix_ns + point.t_ns, bounded_sum(point.heap, point.mapped), point.most});
   }
   return points;
 }
@@ -340,7 +342,7 @@ TreeSum sum_over_time(const std::vector<std::vector<Sample>>& series) {
   std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.unix_ns < b.unix_ns; });
   std::vector<std::int64_t> current(series.size(), 0);
   std::vector<bool> alive(series.size(), false);
-  std::int64_t sum = 0;
+  BytesSum sum;  // exact, whatever the number of processes
   std::size_t alive_count = 0;
   TreeSum result;
   result.line.reserve(events.size());
@@ -349,13 +351,13 @@ TreeSum sum_over_time(const std::vector<std::vector<Sample>>& series) {
       alive[event.process] = true;
       ++alive_count;
     }
-    const std::int64_t at_most = sum - current[event.process] + std::max(event.now, event.at_most);
+    const std::int64_t at_most = ((BytesSum(sum) -= current[event.process]) += std::max(event.now, event.at_most)).bytes();
     if (at_most > result.peak_bytes) {
       result.peak_bytes = at_most;
       result.peak_unix_ns = event.unix_ns;
     }
     result.overlapping = std::max(result.overlapping, alive_count);
-    sum += event.now - current[event.process];
+    (sum += event.now) -= current[event.process];
     current[event.process] = event.now;
     if (event.last) {  // the process has ended: it holds nothing any more
       sum -= current[event.process];
@@ -363,7 +365,7 @@ TreeSum sum_over_time(const std::vector<std::vector<Sample>>& series) {
       alive[event.process] = false;
       --alive_count;
     }
-    result.line.push_back({event.unix_ns, sum, at_most});
+    result.line.push_back({event.unix_ns, sum.bytes(), at_most});
   }
   return result;
 }

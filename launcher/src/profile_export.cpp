@@ -5,6 +5,8 @@
 #include <map>
 #include <stdexcept>
 
+#include <heapline/figures.h>
+
 #include "report_summary.h"
 
 namespace heapline::launcher {
@@ -38,7 +40,7 @@ std::string profile_text(const ProfileData& profile, const std::vector<NamedSite
                      " live samples, one per " + human_bytes(static_cast<std::int64_t>(profile.mean_bytes)) +
                      " on average; errors are three standard errors)\n";
   std::size_t shown = 0;
-  std::int64_t rest_bytes = profile.other.bytes;
+  BytesSum rest_bytes(profile.other.bytes);
   std::uint64_t rest_sites = profile.other_sites;
   for (const NamedSite& named : sites) {
     if (shown == max_sites) {
@@ -58,7 +60,7 @@ std::string profile_text(const ProfileData& profile, const std::vector<NamedSite
     }
   }
   if (rest_sites > 0) {
-    text += "  " + human_bytes(rest_bytes) + " in " + std::to_string(rest_sites) + " other site" +
+    text += "  " + human_bytes(rest_bytes.bytes()) + " in " + std::to_string(rest_sites) + " other site" +
             (rest_sites == 1 ? "" : "s") + "\n";
   }
   return text;

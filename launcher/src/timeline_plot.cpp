@@ -9,6 +9,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <heapline/figures.h>
+
 #include "child_process.h"
 #include "report_summary.h"
 
@@ -297,7 +299,7 @@ PlotFiles write_plot_files(const ParsedReport& report, const fs::path& output, c
            << static_cast<double>(point.heap_most) / scale;
       if (picture.mapped_samples != nullptr) {
         data << ' ' << static_cast<double>(point.mapped) / scale << ' '
-             << static_cast<double>(point.heap + point.mapped) / scale;
+             << static_cast<double>(bounded_sum(point.heap, point.mapped)) / scale;
       }
       data << '\n';
     }

@@ -6,9 +6,11 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <memory>
 
+#include <heapline/figures.h>
 #include <heapline/report_format.h>
 #include <heapline/report_reader.h>
 #include <nlohmann/json.hpp>
@@ -382,6 +384,97 @@ TEST_F(ReportReader, AMistypedOrOutOfRangeFieldIsNamed) {
   EXPECT_EQ(with("/resident/peak_time_ns", -1), prefix + "\"resident.peak_time_ns\" is out of range (-1; at least 0)");
   EXPECT_EQ(with("/resident_samples/1", {1, 2}), prefix + "\"resident_samples[1]\" is not [t_ns, bytes, max_bytes]");
   EXPECT_EQ(with("/resident_samples/0/1", -1), prefix + "\"resident_samples[0][1]\" is out of range (at least 0)");
+}
+
+// Every figure of a report, found by walking what the writer wrote (so a
+// field added later is found too): a byte figure within ±2^60 and a time
+// within 2^62 ns are read, one past is refused naming the field, so that
+// no sum of what the readers accept can overflow (heapline/figures.h).
+TEST_F(ReportReader, EveryFigureIsReadWithinItsLimitAndRefusedPastIt) {
+  const nlohmann::json good = nlohmann::json::parse(written());
+  struct Figure {
+    nlohmann::json::json_pointer pointer;
+    std::string name;  // as the reader's message names it
+    bool time;
+  };
+  std::vector<Figure> figures;
+  // Integer leaves whose key ends in _bytes or _ns, and the figures of the
+  // sample and marker arrays ([t_ns, bytes, max_bytes], [t_ns, name]).
+  std::function<void(const nlohmann::json&, const nlohmann::json::json_pointer&, const std::string&, const std::string&)>
+      walk = [&](const nlohmann::json& value, const nlohmann::json::json_pointer& at, const std::string& name,
+                 const std::string& key) {
+        if (value.is_object()) {
+          for (const auto& [k, v] : value.items()) walk(v, at / k, name.empty() ? k : name + "." + k, k);
+        } else if (value.is_array()) {
+          const bool series = key.find("samples") != std::string::npos || key == "markers";
+          for (std::size_t i = 0; i < value.size(); ++i) {
+            const std::string item = name + "[" + std::to_string(i) + "]";
+            if (series && value[i].is_array()) {
+              for (std::size_t j = 0; j < value[i].size(); ++j) {
+                if (value[i][j].is_number_integer()) figures.push_back({at / i / j, item + "[" + std::to_string(j) + "]", j == 0});
+              }
+            } else {
+              walk(value[i], at / i, item, key);
+            }
+          }
+        } else if (value.is_number_integer()) {
+          const bool time = key.size() > 3 && key.compare(key.size() - 3, 3, "_ns") == 0;
+          const bool bytes = key.size() >= 5 && key.compare(key.size() - 5, 5, "bytes") == 0;
+          if (time || bytes) figures.push_back({at, name, time});
+        }
+      };
+  walk(good, nlohmann::json::json_pointer(), "", "");
+  ASSERT_GT(figures.size(), 40u);
+  const std::string prefix = "r.json: not a valid heapline/1 report: field ";
+  for (const Figure& figure : figures) {
+    SCOPED_TRACE(figure.name);
+    const std::uint64_t limit = figure.time ? heapline::kTimeLimitNs : static_cast<std::uint64_t>(heapline::kBytesLimit);
+    nlohmann::json report = good;
+    report[figure.pointer] = limit;
+    const heapline::ReportReading at_limit = parse_report(report.dump(), "r.json");
+    EXPECT_TRUE(at_limit) << at_limit.error;
+    report[figure.pointer] = limit + 1;
+    EXPECT_EQ(error_of(report.dump()).rfind(prefix + "\"" + figure.name + "\" is out of range (" + std::to_string(limit + 1), 0), 0u)
+        << error_of(report.dump());
+    if (!figure.time && good[figure.pointer].get<std::int64_t>() < 0) {
+      report[figure.pointer] = -heapline::kBytesLimit - 1;
+      EXPECT_NE(error_of(report.dump()).find("is out of range (-1152921504606846977"), std::string::npos);
+    }
+  }
+}
+
+// The writer's side of the same limits: whatever its figures hold (a
+// report converted from a damaged or crafted live file), the report it
+// writes is one the reader takes, each figure at its limit.
+TEST_F(ReportReader, AReportOfAnyFiguresReadsBack) {
+  WrittenReport w;
+  heapline::Report& r = w.report;
+  constexpr std::uint64_t kAnyTime = UINT64_MAX;
+  r.start_unix_ns = r.duration_ns = r.peak_time_ns = r.mapped_peak_time_ns = r.total_peak_time_ns = kAnyTime;
+  r.interval_ns = r.last_sample_ns = r.resident_peak_time_ns = kAnyTime;
+  r.bound_bytes = r.budget_floor_bytes = r.budget_bytes = r.max_threshold_bytes = UINT64_MAX;
+  r.peak_bytes = r.mapped_peak_bytes = r.total_peak_bytes = r.peak_rss_bytes = INT64_MAX;
+  r.final_bytes = r.mapped_final_bytes = INT64_MAX;  // their sum is the total's final
+  r.exact_shadow_peak_bytes = r.resident_peak_bytes = r.resident_final_bytes = INT64_MAX;
+  r.exact_shadow_final_bytes = INT64_MIN;
+  w.samples[0] = {kAnyTime, INT64_MIN, INT64_MAX};
+  w.markers[0].t_ns.store(kAnyTime);
+  w.peak->time_ns = kAnyTime;
+  w.peak->heap_bytes = INT64_MIN;
+  w.peak->mean_bytes = w.peak->sites[0].sampled_bytes = UINT64_MAX;
+  w.peak->total_bytes = 1e30;
+  const fs::path path = dir_ / "extreme.json";
+  ASSERT_EQ(heapline::write_report_file(path.c_str(), r), 0);
+  const heapline::ReportReading reading = parse_report(read_file(path), "extreme.json");
+  ASSERT_TRUE(reading) << reading.error;
+  const ParsedReport& back = *reading.report;
+  EXPECT_EQ(back.start_unix_ns, heapline::kTimeLimitNs);
+  EXPECT_EQ(back.peak_bytes, heapline::kBytesLimit);
+  EXPECT_EQ(back.total.final_bytes, heapline::kBytesLimit);
+  EXPECT_EQ(back.exact_shadow->final_bytes, -heapline::kBytesLimit);
+  EXPECT_EQ(back.samples[0].live, -heapline::kBytesLimit);
+  EXPECT_EQ(back.markers.at(0).t_ns, heapline::kTimeLimitNs);
+  EXPECT_EQ(back.precision.bound_bytes, static_cast<std::uint64_t>(heapline::kBytesLimit));
 }
 
 TEST_F(ReportReader, WhatIsNotAReportIsSaidSo) {

@@ -9,6 +9,8 @@
 #include <regex>
 #include <string>
 
+#include <heapline/figures.h>
+
 #include "output_naming.h"
 #include "process_runner.h"
 #include "process_tree.h"
@@ -350,6 +352,36 @@ TEST(TreeSum, AddsOverlappingProcessesAndNeverFallsBelowOnesPeak) {
   sum = heapline::launcher::sum_over_time(tree);
   EXPECT_EQ(sum.peak_bytes, 400);
   EXPECT_EQ(sum.overlapping, 1u);
+}
+
+// The figures a reader accepts are at most 2^60 bytes and 2^62 ns
+// (heapline/figures.h): a tree of many processes at those limits, heap and
+// mapped, sums to the limit and no further (no overflow, which the
+// sanitizer build would report), and exactly again once they have ended.
+TEST(TreeSum, ProcessesAtTheFiguresLimitsSumWithoutOverflow) {
+  constexpr std::int64_t kMost = heapline::kBytesLimit;
+  const std::uint64_t late = heapline::kTimeLimitNs - 100;
+  std::vector<TreeReport> tree;
+  for (int pid = 1; pid <= 20; ++pid) {
+    tree.push_back(fake_mapped(pid, late, {{0, kMost, kMost}, {10, 0, kMost}}, {{0, kMost, kMost}, {10, 0, kMost}},
+                               kMost, 0));
+  }
+  tree.push_back(fake(21, late, {{0, 5, 5}, {50, 7, 7}, {100, 3, 7}}));
+  for (const TreeReport& entry : tree) {
+    for (const heapline::Sample& point : heapline::launcher::whole_memory(entry.report)) {
+      EXPECT_LE(point.live, kMost);
+      EXPECT_LE(point.max_live, kMost);
+    }
+  }
+  const auto sum = heapline::launcher::sum_over_time(tree);
+  EXPECT_EQ(sum.peak_bytes, kMost);
+  EXPECT_EQ(sum.overlapping, 21u);
+  // Twenty processes at the limit added and taken away again: process 21's
+  // own figure, to the byte.
+  ASSERT_GE(sum.line.size(), 2u);
+  EXPECT_EQ(sum.line[sum.line.size() - 2].live, 7);
+  const std::string text = heapline::launcher::summarize_tree(tree);
+  EXPECT_NE(text.find("together at most 1024.0 PiB"), std::string::npos) << text;
 }
 
 TEST(TreeSummary, ListsTheLargestFirstAndCountsTheRest) {

@@ -52,6 +52,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "heapline/figures.h"
 #include "heapline/profile_format.h"
 
 namespace heapline {
@@ -78,15 +79,10 @@ struct TimelineStorage {
 static_assert(sizeof(Sample) == 24);
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "the mapped file needs address-free atomics");
 
-// A byte figure as a reader takes it from a live file: the file may hold any
-// 64 bits (a writer of another build, a disk, a person), and readers add
-// figures together (heap + mapped, the sums over time), so each is kept
-// within ±2^60 bytes (1 EiB, past any real heap), where sums of a few never
-// overflow. read_figures and read_timeline give only such figures.
-constexpr std::int64_t kLiveBytesLimit = std::int64_t{1} << 60;
-constexpr std::int64_t bounded_bytes(std::int64_t bytes) {
-  return bytes > kLiveBytesLimit ? kLiveBytesLimit : bytes < -kLiveBytesLimit ? -kLiveBytesLimit : bytes;
-}
+// A figure as a reader takes it from a live file: the file may hold any 64
+// bits (a writer of another build, a disk, a person), so read_figures and
+// read_timeline give only bounded figures (heapline/figures.h), and every
+// sum of them is a bounded_sum.
 
 // A consistent copy of a storage written by another process (running, or
 // killed at any instruction). `out` must hold kTimelineCapacity samples;
@@ -257,14 +253,14 @@ struct LiveFigures {
 // writer stores the clock as it read it; the subtraction is the reader's.
 inline std::uint64_t latest_publish_ns(const LiveHeader& h) {
   const std::uint64_t mono = h.publish_mono_ns.load(std::memory_order_acquire);
-  return mono > h.start_mono_ns ? mono - h.start_mono_ns : 0;
+  return mono > h.start_mono_ns ? bounded_ns(mono - h.start_mono_ns) : 0;
 }
 
 // The time of the latest mapping change since the start (0: none yet, or
 // a file older than these fields).
 inline std::uint64_t latest_mapping_change_ns(const LiveHeader& h) {
   const std::uint64_t mono = h.mapped_change_mono_ns.load(std::memory_order_acquire);
-  return mono > h.start_mono_ns ? mono - h.start_mono_ns : 0;
+  return mono > h.start_mono_ns ? bounded_ns(mono - h.start_mono_ns) : 0;
 }
 
 inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
@@ -295,6 +291,10 @@ inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
                               &f.resident_peak}) {
     *bytes = bounded_bytes(*bytes);
   }
+  for (std::uint64_t* ns : {&f.peak_time_ns, &f.last_sample_ns, &f.mapped_peak_time_ns, &f.total_peak_time_ns,
+                            &f.resident_peak_time_ns}) {
+    *ns = bounded_ns(*ns);
+  }
   // A publish after the latest sample is the current figure.
   const std::uint64_t publish_ns = latest_publish_ns(h);
   if (publish_ns != 0 && publish_ns >= f.last_sample_ns) {
@@ -311,7 +311,7 @@ inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
     const std::int64_t open_max = bounded_bytes(h.mapped_open_max.load(std::memory_order_relaxed));
     if (open_max > f.mapped_peak) f.mapped_peak = open_max, f.mapped_peak_time_ns = mapped_ns;
     if (f.mapped_live > f.mapped_peak) f.mapped_peak = f.mapped_live, f.mapped_peak_time_ns = mapped_ns;
-    const std::int64_t total = f.live + f.mapped_live;
+    const std::int64_t total = bounded_sum(f.live, f.mapped_live);
     if (total > f.total_peak) f.total_peak = total, f.total_peak_time_ns = mapped_ns > publish_ns ? mapped_ns : publish_ns;
   }
   return f;
