@@ -32,7 +32,9 @@ def strings(value):
     elif isinstance(value, list):
         for v in value:
             yield from strings(v)
-paths = [s for s in strings(json.load(open(sys.argv[1], encoding="utf-8"))) if s.startswith(("/", "~"))]
+# /dev/null (where a peer's trace is sent) is every machine's, not this one's.
+paths = [s for s in strings(json.load(open(sys.argv[1], encoding="utf-8")))
+         if s.startswith(("/", "~")) and s != "/dev/null"]
 if paths:
     sys.exit(f"FAIL: {sys.argv[1]} names paths of the machine that measured it: {paths}")
 PY
