@@ -119,6 +119,55 @@ TEST(CompareBuilds, AlternatesBuildsAndTakesTheMedianOfRounds) {
   EXPECT_EQ(comparison_markdown_from_json(nlohmann::json::parse(json.dump())), markdown);
 }
 
+// The instruction figure: counted once per build and scenario after the
+// timed rounds, with the build's library and settings, kept in the JSON and
+// shown as a row of its own, marked against the first column by the change
+// in points (exact counts: no interval).
+TEST(CompareBuilds, CountsInstructionsOncePerBuildAfterTheRounds) {
+  const auto scratch = std::filesystem::temp_directory_path() / ("heapline-compare-i-" + std::to_string(getpid()));
+  std::filesystem::create_directories(scratch);
+  LibraryCostRunner runner;
+  runner.cost_per_round["/a.so"] = {0.1, 0.1, 0.1};
+  runner.cost_per_round["/b.so"] = {0.1, 0.1, 0.1};
+  runner.cost_per_round["/c.so"] = {0.1, 0.1, 0.1};
+  std::vector<std::string> counted;  // scenario/library/setting of each count, in order
+  const std::size_t timed_before = runner.order.size();
+  const InstructionsForRequest count = [&](const std::string& scenario, const MeasurementRequest& request) {
+    EXPECT_EQ(runner.order.size() - timed_before, 9u) << "every timed round ran first";
+    const auto setting = request.env.find("SETTING");
+    counted.push_back(scenario + " " + request.library + (setting == request.env.end() ? "" : " " + setting->second));
+    InstructionFigure figure;
+    figure.without = 1000;
+    figure.with = request.library == "/a.so" ? 1050 : request.library == "/b.so" ? 1051 : 1040;
+    figure.overhead = static_cast<double>(figure.with) / 1000.0 - 1;
+    figure.command = "reduced";
+    return std::optional<InstructionFigure>(figure);
+  };
+  Build with_setting{"C", "/c.so", {{"SETTING", "x"}}};
+  auto comparison = compare_builds(runner, {{"A", "/a.so"}, {"B", "/b.so"}, with_setting}, {"churn-1t"}, 3, 2, 1.0,
+                                   requests_in(scratch), {}, count);
+  std::filesystem::remove_all(scratch);
+  EXPECT_EQ(counted, (std::vector<std::string>{"churn-1t /a.so", "churn-1t /b.so", "churn-1t /c.so x"}));
+  ASSERT_TRUE(comparison.cells[0][1].instructions);
+  EXPECT_EQ(comparison.cells[0][1].instructions->with, 1051u);
+
+  const auto json = comparison_json(comparison);
+  EXPECT_EQ(json["scenarios"][0]["results"][2]["instructions"]["with"], 1040);
+  EXPECT_EQ(json["scenarios"][0]["results"][2]["instructions"]["command"], "reduced");
+  const auto markdown = comparison_markdown(comparison);
+  // B is 0.1 point above A: within the 0.2-point minimum effect, the same;
+  // C is 1 point below: faster.
+  EXPECT_NE(markdown.find("| `churn-1t` | instructions | +5.00% | +5.10% = same | +4.00% ▼ faster |"), std::string::npos)
+      << markdown;
+  EXPECT_NE(markdown.find("at least 0.20 points"), std::string::npos) << markdown;
+  EXPECT_EQ(comparison_markdown_from_json(nlohmann::json::parse(json.dump())), markdown);
+
+  // A file written before compare counted instructions has no such row.
+  nlohmann::json older = json;
+  for (auto& result : older["scenarios"][0]["results"]) result.erase("instructions");
+  EXPECT_EQ(comparison_markdown_from_json(older).find("instructions"), std::string::npos);
+}
+
 // CPU time that differs from the wall clock, and whose user and sys shares
 // differ: each round's CPU overhead (user + sys) is cpu_cost_per_round, while
 // user alone, sys alone or wall time give other figures. Each side's sys time

@@ -266,6 +266,9 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
   add_runs_option(*compare_cmd, compare.runs, "Runs per side in each measurement");
   add_scale_option(*compare_cmd, compare.scale);
   add_only_option(*compare_cmd, compare.only);
+  compare_cmd->add_flag("!--no-instructions", compare.instructions,
+                        "Do not count instructions under callgrind (counted once per build after the rounds, by "
+                        "default when valgrind is installed)");
   auto* json_option =
       compare_cmd->add_option("--json", compare.json, "Raw data (default: OUT/release-comparison.json)")
           ->check(check::text);

@@ -96,6 +96,7 @@ struct CompareOptions {
   int runs = kDefaultRuns;
   double scale = 1.0;
   std::vector<std::string> only;
+  bool instructions = true;  // count instructions under callgrind, when valgrind is installed
   // Where the raw data and the table go. A comparison is written into the
   // docs (the tracked docs/release-comparison.json, and the table the docs
   // include) only with write_docs; otherwise into `out` (default

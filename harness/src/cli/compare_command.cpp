@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "heapline_bench/measurement/catalogue.h"
 #include "heapline_bench/measurement/compare.h"
+#include "heapline_bench/measurement/instructions.h"
 #include "heapline_bench/reports/atomic_file.h"
 #include "heapline_bench/reports/comparison_export.h"
 #include "progress.h"
@@ -96,10 +97,21 @@ int run_compare(const CompareOptions& options) {
                          scratch.path());
   };
   PosixProcessRunner runner;
+  const std::string valgrind = options.instructions ? find_valgrind() : std::string();
+  if (options.instructions && valgrind.empty()) std::cerr << "compare: " << kNoValgrindNote << "\n";
+  // The suite's own instruction figure (request_builder.h), of each build
+  // with its settings.
+  auto instructions_for = [&](const std::string& name, const MeasurementRequest& request) {
+    const auto counted = instruction_request(*catalogue.find(name), options.where, request, options.scale, {}, valgrind);
+    if (!counted) return std::optional<InstructionFigure>();
+    std::cerr << "compare: " << name << ": counting instructions with " << request.library << "\n";
+    return std::optional<InstructionFigure>(count_instructions(runner, *counted));
+  };
   ProgressLine progress;
-  Comparison comparison = compare_builds(runner, builds, scenarios, options.rounds, options.runs,
-                                               options.scale, request_for,
-                                               [&](const ProgressEvent& e) { progress.show(e); });
+  Comparison comparison =
+      compare_builds(runner, builds, scenarios, options.rounds, options.runs, options.scale, request_for,
+                     [&](const ProgressEvent& e) { progress.show(e); },
+                     valgrind.empty() ? InstructionsForRequest() : InstructionsForRequest(instructions_for));
   progress.clear();
   comparison.absent = absent;
 

@@ -30,7 +30,8 @@ std::optional<double> median_cpu_overhead(const std::vector<std::optional<RunFig
 
 Comparison compare_builds(ProcessRunner& runner, const std::vector<Build>& builds,
                           const std::vector<std::string>& scenarios, int rounds, int runs, double scale,
-                          const RequestForScenario& request_for, const ProgressCallback& progress) {
+                          const RequestForScenario& request_for, const ProgressCallback& progress,
+                          const InstructionsForRequest& instructions_for) {
   expects(builds.size() >= 2, "compare_builds: two builds or more");
   expects(rounds >= 1, "compare_builds: rounds >= 1");
   Comparison comparison;
@@ -45,14 +46,17 @@ Comparison compare_builds(ProcessRunner& runner, const std::vector<Build>& build
   std::vector<MeasurementRequest> requests;
   for (const auto& scenario : scenarios) requests.push_back(request_for(scenario));
 
+  auto with_build = [&](std::size_t s, std::size_t b) {
+    MeasurementRequest request = requests[s];
+    request.library = builds[b].path;
+    for (const auto& [name, value] : builds[b].env) request.env[name] = value;
+    request.runs = runs;
+    return request;
+  };
   for (int round = 0; round < rounds; ++round) {
     for (std::size_t s = 0; s < scenarios.size(); ++s) {
       for (std::size_t b : round_order(builds.size(), round)) {
-        MeasurementRequest request = requests[s];
-        request.library = builds[b].path;
-        for (const auto& [name, value] : builds[b].env) request.env[name] = value;
-        request.runs = runs;
-        Measurement measurement = measure(runner, request, progress);
+        Measurement measurement = measure(runner, with_build(s, b), progress);
         auto& cell = comparison.cells[s][b];
         cell.round_overheads.push_back(measurement.overhead);
         cell.round_cpu.push_back(cpu_figure(measurement));
@@ -65,6 +69,12 @@ Comparison compare_builds(ProcessRunner& runner, const std::vector<Build>& build
       cell.overhead = median(cell.round_overheads);
       cell.cpu_overhead = median_cpu_overhead(cell.round_cpu);
     }
+  // After the timed rounds: a count is exact whenever it is taken, and
+  // callgrind's slowness would only stretch the time between rounds.
+  if (instructions_for)
+    for (std::size_t s = 0; s < scenarios.size(); ++s)
+      for (std::size_t b = 0; b < builds.size(); ++b)
+        comparison.cells[s][b].instructions = instructions_for(scenarios[s], with_build(s, b));
   comparison.machine = this_machine();
   comparison.measured_at = utc_now_rfc3339();
   return comparison;

@@ -112,6 +112,29 @@ std::string cell_text(const json& result, const json& first, bool is_first, Figu
   return text;
 }
 
+// A result's instruction figure (with / without − 1 of one exact count per
+// side): absent where it was not counted, and in files written before
+// compare counted it.
+std::optional<double> instructions_overhead_of(const json& result) {
+  const auto found = result.find("instructions");
+  if (found == result.end() || found->is_null()) return std::nullopt;
+  return found->at("overhead").get<double>();
+}
+
+// An instruction cell: exact counts have no interval, so the mark is the
+// change in points against the first column's, slower or faster from the
+// verdicts' minimum effect for instructions on.
+std::string instructions_cell_text(const json& result, const json& first, bool is_first) {
+  const auto overhead = instructions_overhead_of(result);
+  if (!overhead) return "–";
+  std::string text = format_instructions(*overhead);
+  const auto first_overhead = instructions_overhead_of(first);
+  if (is_first || !first_overhead) return text;
+  const double change = *overhead - *first_overhead;
+  const double min_effect = VerdictRule{}.instructions_min_effect;
+  return text + (change >= min_effect ? " ▲ slower" : change <= -min_effect ? " ▼ faster" : " = same");
+}
+
 // What the cells hold, true of every cell of the table.
 std::string cells_note(const json& scenarios, const std::string& first_label) {
   std::size_t with_cpu = 0;
@@ -130,6 +153,14 @@ std::string cells_note(const json& scenarios, const std::string& first_label) {
       "median and interval; slower or faster when that interval lies wholly above or below no change and the "
       "change is at least " +
       format_percent(same_within(), false, 0) + "%, same otherwise.";
+  bool any_instructions = false;
+  for (const auto& row : scenarios)
+    for (const auto& result : row.at("results")) any_instructions |= instructions_overhead_of(result).has_value();
+  if (any_instructions)
+    note += " Instructions: with / without − 1 of the catalogue's reduced command under callgrind, counted once "
+            "per build after the rounds (a count is exact, so it has no interval); marked against the first "
+            "column when the overheads differ by at least " +
+            format_figure(Figure::instructions, VerdictRule{}.instructions_min_effect, false) + " points.";
   return note;
 }
 
@@ -184,8 +215,14 @@ ordered_json comparison_json(const Comparison& c) {
                           {"without", runs_json(m.without_runs)}});
       }
       const ordered_json cpu = cell.cpu_overhead ? ordered_json(*cell.cpu_overhead) : ordered_json(nullptr);
-      row["results"].push_back(
-          {{"build", c.builds[b].label}, {"overhead", cell.overhead}, {"cpu_overhead", cpu}, {"rounds", rounds}});
+      ordered_json result = {{"build", c.builds[b].label}, {"overhead", cell.overhead}, {"cpu_overhead", cpu}};
+      if (cell.instructions)
+        result["instructions"] = {{"without", cell.instructions->without},
+                                  {"with", cell.instructions->with},
+                                  {"overhead", cell.instructions->overhead},
+                                  {"command", cell.instructions->command}};
+      result["rounds"] = rounds;
+      row["results"].push_back(result);
     }
     out["scenarios"].push_back(row);
   }
@@ -196,9 +233,12 @@ std::string comparison_markdown_from_json(const json& j) {
   std::ostringstream out;
   const auto& builds = j.at("builds");
   const json absent = j.value("absent", json::array());
-  bool any_cpu = false;
+  bool any_cpu = false, any_instructions = false;
   for (const auto& row : j.at("scenarios"))
-    for (const auto& result : row.at("results")) any_cpu |= cpu_overhead_of(result).has_value();
+    for (const auto& result : row.at("results")) {
+      any_cpu |= cpu_overhead_of(result).has_value();
+      any_instructions |= instructions_overhead_of(result).has_value();
+    }
   out << "| Scenario | Figure |";
   for (const auto& b : builds) out << ' ' << b.at("label").get<std::string>() << " |";
   for (const auto& a : absent) out << ' ' << a.at("label").get<std::string>() << " |";
@@ -212,6 +252,13 @@ std::string comparison_markdown_from_json(const json& j) {
       out << "| `" << row.at("name").get<std::string>() << "` | " << figure_name(figure) << " |";
       for (std::size_t b = 0; b < results.size(); ++b)
         out << ' ' << cell_text(results[b], results[0], b == 0, figure) << " |";
+      for (std::size_t i = 0; i < absent.size(); ++i) out << " absent |";
+      out << "\n";
+    }
+    if (any_instructions) {
+      out << "| `" << row.at("name").get<std::string>() << "` | " << figure_name(Figure::instructions) << " |";
+      for (std::size_t b = 0; b < results.size(); ++b)
+        out << ' ' << instructions_cell_text(results[b], results[0], b == 0) << " |";
       for (std::size_t i = 0; i < absent.size(); ++i) out << " absent |";
       out << "\n";
     }

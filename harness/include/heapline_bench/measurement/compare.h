@@ -6,6 +6,8 @@
 // the same runs: wall time (the headline) and CPU time (user + sys, the `cpu`
 // figure of a point: on a machine with fewer cores than threads the wall
 // clock mostly measures the scheduler). Each is the median of its rounds.
+// A third, counted once per build after the rounds (callgrind counts the
+// same whatever the load): instructions, the suite's figure.
 #pragma once
 
 #include <map>
@@ -15,6 +17,7 @@
 
 #include <functional>
 
+#include "heapline_bench/measurement/instructions.h"
 #include "heapline_bench/measurement/machine.h"
 #include "heapline_bench/measurement/measurement.h"
 #include "heapline_bench/measurement/run_figures.h"
@@ -47,6 +50,10 @@ struct ComparisonCell {
   // The median of the rounds' cpu overheads; absent unless every round has one
   // (a median of some rounds would not be the figure the table names).
   std::optional<double> cpu_overhead;
+  // The suite's instruction figure of this build (exact: one count per
+  // side); absent when it was not counted (no valgrind, no reduced
+  // command, --no-instructions).
+  std::optional<InstructionFigure> instructions;
 };
 
 struct Comparison {
@@ -68,8 +75,14 @@ std::vector<std::size_t> round_order(std::size_t builds, int round);
 // in for each build.
 using RequestForScenario = std::function<MeasurementRequest(const std::string& scenario)>;
 
+// The instruction figure of a scenario's request with one build's library
+// and settings; nullopt when it has none.
+using InstructionsForRequest =
+    std::function<std::optional<InstructionFigure>(const std::string& scenario, const MeasurementRequest& request)>;
+
 Comparison compare_builds(ProcessRunner& runner, const std::vector<Build>& builds,
                           const std::vector<std::string>& scenarios, int rounds, int runs, double scale,
-                          const RequestForScenario& request_for, const ProgressCallback& progress = {});
+                          const RequestForScenario& request_for, const ProgressCallback& progress = {},
+                          const InstructionsForRequest& instructions_for = {});
 
 }  // namespace heapline::bench
