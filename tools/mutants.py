@@ -24,6 +24,7 @@ The kill rate is (killed + timeout) / (killed + timeout + survived).
 import argparse
 import concurrent.futures
 import dataclasses
+import hashlib
 import os
 import random
 import re
@@ -526,12 +527,21 @@ def git_snapshot():
                                    check=True).stdout.strip()
 
 
-def source_tree(commit):
-    """The git tree of a commit: the same for the same sources, whatever
-    the commit's message, parents or date (a snapshot of uncommitted edits
-    is a new commit every time)."""
-    return subprocess.run(["git", "-C", SOURCE_ROOT, "rev-parse", f"{commit}^{{tree}}"], capture_output=True,
-                          text=True, check=True).stdout.strip()
+# What a verdict does not depend on: prose and the workflows, which no
+# test of a mutant builds or runs (the docs tests read docs/ and README.md,
+# but only to check what they say, never a mutated line's effect).
+NOT_JUDGED = {"docs", "README.md", ".github", ".ci", "bench-data"}
+
+
+def source_tree(commit, root=SOURCE_ROOT):
+    """A name for the sources a verdict depends on: the git trees of the
+    commit's top-level entries but NOT_JUDGED, so that a commit of docs
+    alone (or a snapshot's new commit of the same sources) keeps an earlier
+    run's verdicts."""
+    listing = subprocess.run(["git", "-C", root, "ls-tree", commit], capture_output=True, text=True,
+                             check=True).stdout
+    judged = [line for line in listing.splitlines() if line.split("\t", 1)[-1] not in NOT_JUDGED]
+    return hashlib.sha1("\n".join(judged).encode()).hexdigest()
 
 
 # Verdicts that an earlier run of the same sources may hand on: everything

@@ -27,9 +27,10 @@
 #
 # It takes a rebuild and a test run per bug (hours for a sample of 60 on two
 # cores), so it is not part of tools/test.sh. Each verdict is appended to a
-# journal named by the run (list, seed-S) and the sources' git tree as soon
-# as it is reached: a run cut short and started again on the same sources
-# judges only what is left. The scratch trees, their builds, the logs, the
+# journal named by the run (list, seed-S) and the sources' git trees (all
+# but docs/, README.md and the workflows) as soon as it is reached: a run
+# cut short and started again on the same sources judges only what is left.
+# (A sample is drawn from the sources' lines: other sources, other mutants.) The scratch trees, their builds, the logs, the
 # journals and a results file per run live in $HEAPLINE_MUTANTS_DIR (default
 # build/mutants) and are reused by the next run.
 set -euo pipefail

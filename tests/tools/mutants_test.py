@@ -123,12 +123,32 @@ class Journal(unittest.TestCase):
             self.assertIsNone(again.verdict(self.mutant("  if (!(a < b)) x();")), "an error is judged again")
             self.assertEqual(len(again.known), 2, "the torn last line is not a verdict")
 
-    def test_the_journal_is_per_source_tree(self):
-        head = subprocess.run(["git", "-C", SOURCE_DIR, "rev-parse", "HEAD"], capture_output=True, text=True,
-                              check=True).stdout.strip()
-        tree = subprocess.run(["git", "-C", SOURCE_DIR, "rev-parse", "HEAD^{tree}"], capture_output=True,
-                              text=True, check=True).stdout.strip()
-        self.assertEqual(mutants.source_tree(head), tree)
+    def test_the_journal_is_per_source_tree_but_prose(self):
+        with tempfile.TemporaryDirectory() as scratch:
+            # A clone sharing the checkout's objects: new ones go to the clone.
+            repo = os.path.join(scratch, "repo")
+            subprocess.run(["git", "clone", "--quiet", "--shared", "--no-checkout", SOURCE_DIR, repo], check=True)
+
+            def git(*args, text_in=None):
+                env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+                           GIT_COMMITTER_EMAIL="t@t")
+                return subprocess.run(["git", "-C", repo, *args], input=text_in, capture_output=True, text=True,
+                                      check=True, env=env).stdout.strip()
+
+            tree = git("rev-parse", "HEAD^{tree}")
+
+            def commit_with(name, text):
+                """HEAD's tree with the top-level file `name` holding `text`, committed."""
+                blob = git("hash-object", "-w", "--stdin", text_in=text)
+                lines = [line for line in git("ls-tree", tree).splitlines() if line.split("\t", 1)[1] != name]
+                lines.append(f"100644 blob {blob}\t{name}")
+                return git("commit-tree", git("mktree", text_in="\n".join(lines) + "\n"), "-m", "test")
+
+            same = mutants.source_tree(git("rev-parse", "HEAD"), repo)
+            self.assertEqual(mutants.source_tree(git("commit-tree", tree, "-m", "again"), repo), same,
+                             "a new commit of the same sources")
+            self.assertEqual(mutants.source_tree(commit_with("README.md", "prose\n"), repo), same, "prose alone")
+            self.assertNotEqual(mutants.source_tree(commit_with("CMakeLists.txt", "# built\n"), repo), same)
 
 
 class Check(unittest.TestCase):
