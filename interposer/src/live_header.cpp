@@ -115,7 +115,7 @@ constexpr std::int64_t kUnfinishedAfterSeconds = 60;
 Found examine(const char* live) {
   Found found{Holder::kNotOurs, {}, 0};
   const int saved_errno = errno;
-  const int fd = os::open_to_read(live, false);
+  const int fd = os::open_to_read(live);
   if (fd < 0) {
     if (errno == ENOENT) found.holder = Holder::kNobody;
     errno = saved_errno;

@@ -242,8 +242,8 @@ std::uint64_t process_start_ticks(int pid) {
   return ticks;
 }
 
-int open_to_read(const char* path, bool follow_links) {
-  return ::open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (follow_links ? 0 : O_NOFOLLOW));
+int open_to_read(const char* path) {
+  return ::open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
 }
 
 bool read_at(int fd, void* out, std::size_t size, std::uint64_t offset) {

@@ -101,9 +101,9 @@ bool file_id(const char* path, FileId* id);
 bool file_id(int fd, FileId* id);  // what `fd` is open on (fstat)
 
 // A descriptor to read `path` through, or -1 with errno set: O_RDONLY |
-// O_CLOEXEC | O_NONBLOCK (a FIFO never blocks the host), and O_NOFOLLOW
-// unless `follow_links`.
-int open_to_read(const char* path, bool follow_links);
+// O_CLOEXEC | O_NONBLOCK (a FIFO never blocks the host) | O_NOFOLLOW (a
+// link planted where a file of the library's is expected is not followed).
+int open_to_read(const char* path);
 // pread, whole or nothing: true when `size` bytes were read at `offset`.
 bool read_at(int fd, void* out, std::size_t size, std::uint64_t offset);
 // Closes `fd`: 0 or the errno of the failure (a close that reports a
