@@ -43,6 +43,7 @@ dev_git -C "$repo" commit --quiet --allow-empty -m "pull request"
 base=$(git -C "$repo" rev-parse HEAD~1)
 head=$(git -C "$repo" rev-parse HEAD)
 
+support=$(cd "$(dirname "${BASH_SOURCE[0]}")/../support" && pwd)
 cat >"$scratch/bin/valgrind" <<STUB
 #!/usr/bin/env bash
 case "\${LD_PRELOAD:-}" in
@@ -52,6 +53,7 @@ case "\${LD_PRELOAD:-}" in
   *) echo "unexpected LD_PRELOAD=\$LD_PRELOAD" >&2; exit 1 ;;
 esac
 [[ "\$n" == fail ]] && exit 3
+"$support/callgrind_profile.sh" "\$@"
 echo "==1== Collected : \$n" >&2
 STUB
 chmod +x "$scratch/bin/valgrind"

@@ -168,6 +168,44 @@ TEST(CompareBuilds, CountsInstructionsOncePerBuildAfterTheRounds) {
   EXPECT_EQ(comparison_markdown_from_json(older).find("instructions"), std::string::npos);
 }
 
+// A count that is refused (a library that never reached the program under
+// callgrind) empties that cell with its reason: the timed rounds of every
+// build are kept, the other builds are counted, and the table says why.
+TEST(CompareBuilds, ARefusedCountKeepsTheRoundsAndSaysWhy) {
+  const auto scratch = std::filesystem::temp_directory_path() / ("heapline-compare-r-" + std::to_string(getpid()));
+  std::filesystem::create_directories(scratch);
+  LibraryCostRunner runner;
+  runner.scenarios_ = 2;
+  runner.cost_per_round["/a.so"] = {0.1, 0.1, 0.1};
+  runner.cost_per_round["/peer.so"] = {0.5, 0.5, 0.5};
+  const InstructionsForRequest count = [&](const std::string&, const MeasurementRequest& request) {
+    if (request.library == "/peer.so") throw Refusal("callgrind counted no instruction of /peer.so in the program.");
+    InstructionFigure figure;
+    figure.without = 1000;
+    figure.with = 1050;
+    figure.overhead = 0.05;
+    return std::optional<InstructionFigure>(figure);
+  };
+  auto comparison = compare_builds(runner, {{"A", "/a.so"}, {"peer", "/peer.so"}}, {"churn-1t", "churn-4t"}, 3, 2,
+                                   1.0, requests_in(scratch), {}, count);
+  std::filesystem::remove_all(scratch);
+  for (std::size_t s = 0; s < 2; ++s) {
+    EXPECT_EQ(comparison.cells[s][1].rounds.size(), 3u);
+    EXPECT_NEAR(comparison.cells[s][1].overhead, 0.5, 1e-9);
+    ASSERT_TRUE(comparison.cells[s][0].instructions);
+    EXPECT_FALSE(comparison.cells[s][1].instructions);
+    EXPECT_NE(comparison.cells[s][1].instructions_not_counted.find("no instruction of /peer.so"), std::string::npos);
+  }
+  const auto json = comparison_json(comparison);
+  const auto markdown = comparison_markdown(comparison);
+  EXPECT_NE(markdown.find("| `churn-1t` | instructions | +5.00% | not counted |"), std::string::npos) << markdown;
+  // The reason once, under the table.
+  const std::string reason = "peer: instructions not counted: callgrind counted no instruction of /peer.so";
+  ASSERT_NE(markdown.find(reason), std::string::npos) << markdown;
+  EXPECT_EQ(markdown.find(reason, markdown.find(reason) + 1), std::string::npos) << markdown;
+  EXPECT_EQ(comparison_markdown_from_json(nlohmann::json::parse(json.dump())), markdown);
+}
+
 // CPU time that differs from the wall clock, and whose user and sys shares
 // differ: each round's CPU overhead (user + sys) is cpu_cost_per_round, while
 // user alone, sys alone or wall time give other figures. Each side's sys time

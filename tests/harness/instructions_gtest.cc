@@ -4,17 +4,33 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "heapline_bench/measurement/measurement.h"
 
 namespace heapline::bench {
 namespace {
 
+// Plays callgrind: prints a count, and writes the profile it was asked for,
+// naming the preloaded library as an object that ran unless it is told the
+// library never reached the program.
 class CallgrindFake : public ProcessRunner {
  public:
   std::vector<RunSpec> seen;
   bool fail_with = false;
+  bool library_runs = true;
   RunResult run(const RunSpec& spec) override {
     seen.push_back(spec);
+    const std::string out_option = "--callgrind-out-file=";
+    for (const auto& arg : spec.argv)
+      if (arg.rfind(out_option, 0) == 0 && arg != out_option + "/dev/null") {
+        std::ofstream profile(arg.substr(out_option.size()));
+        profile << "version: 1\ncmd: churn\nob=(1) /usr/lib/x86_64-linux-gnu/libc.so.6\nfn=(1) malloc\n0 12\n";
+        const auto preload = spec.env.find("LD_PRELOAD");
+        if (library_runs && preload != spec.env.end())
+          profile << "ob=(2) " << preload->second << "\nfn=(2) malloc\n0 30\nob=(2)\nfn=(3) free\n0 4\n";
+      }
     RunResult r;
     r.started = true;
     const bool with = spec.env.count("LD_PRELOAD") > 0;
@@ -56,6 +72,36 @@ TEST(Instructions, AFailedCountIsARefusal) {
   runner.fail_with = true;
   InstructionRequest request{"/usr/bin/valgrind", {"/bin/churn"}, {}, "/lib/x.so"};
   EXPECT_THROW(count_instructions(runner, request), Refusal);
+}
+
+// A library that removes itself from LD_PRELOAD where it is first loaded
+// (valgrind's launcher) never runs in the program: the count would be the
+// program's alone, so it is refused, and callgrind's profile is not left
+// behind.
+TEST(Instructions, ALibraryThatNeverRanInTheProgramIsRefused) {
+  CallgrindFake runner;
+  runner.library_runs = false;
+  InstructionRequest request{"/usr/bin/valgrind", {"/bin/churn"}, {}, "/lib/x.so"};
+  try {
+    count_instructions(runner, request);
+    FAIL() << "a count without the library was accepted";
+  } catch (const Refusal& refusal) {
+    EXPECT_NE(std::string(refusal.what()).find("no instruction of /lib/x.so"), std::string::npos) << refusal.what();
+  }
+  ASSERT_EQ(runner.seen.size(), 2u);
+  const std::string out = runner.seen[1].argv[2];
+  ASSERT_EQ(out.rfind("--callgrind-out-file=", 0), 0u);
+  EXPECT_FALSE(std::ifstream(out.substr(std::string("--callgrind-out-file=").size())).good())
+      << "the profile is removed";
+}
+
+TEST(Instructions, AProfileNamesAnObjectInFullOnceThenByNumber) {
+  std::istringstream profile("ob=(1) /lib/libc.so.6\nfn=(1) f\ncob=(2) /lib/x.so\ncfn=(2) g\n");
+  EXPECT_TRUE(callgrind_profile_names_object(profile, "/lib/x.so"));
+  std::istringstream other("ob=(1) /lib/libc.so.6\nfn=(1) /lib/x.so\nob=(3) /lib/x.so.1\n");
+  EXPECT_FALSE(callgrind_profile_names_object(other, "/lib/x.so")) << "a function's name, a longer path";
+  std::istringstream uncompressed("ob=/lib/x.so\n");
+  EXPECT_TRUE(callgrind_profile_names_object(uncompressed, "/lib/x.so"));
 }
 
 }  // namespace

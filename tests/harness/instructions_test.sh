@@ -15,14 +15,18 @@ trap 'rm -rf "$work"' EXIT
 fail() { printf 'FAIL: %s\n' "$*" >&2; exit 1; }
 
 mkdir -p "$work/bin"
+support=$(cd "$(dirname "${BASH_SOURCE[0]}")/../support" && pwd)
 cat >"$work/bin/valgrind" <<STUB
 #!/usr/bin/env bash
-printf '%s|%s|%s|%s\n' "\${LD_PRELOAD:-}" "\${HEAPLINE_OUT:-}" "\${PYTHONHASHSEED:-}" "\$*" >>"\$VALGRIND_LOG"
+# The profile's name is a fresh temporary file each time: logged as PROFILE.
+args=\$(sed -E 's/--callgrind-out-file=[^ ]*heapline-callgrind-[^ ]*/--callgrind-out-file=PROFILE/' <<<"\$*")
+printf '%s|%s|%s|%s\n' "\${LD_PRELOAD:-}" "\${HEAPLINE_OUT:-}" "\${PYTHONHASHSEED:-}" "\$args" >>"\$VALGRIND_LOG"
 case "\${LD_PRELOAD:-}" in
   "") n=1000 ;;
   */libheapline_null.so) n=1010 ;;
   *) n=1100 ;;
 esac
+"$support/callgrind_profile.sh" "\$@"
 echo "==1== Collected : \$n" >&2
 STUB
 chmod +x "$work/bin/valgrind"

@@ -105,7 +105,12 @@ int run_compare(const CompareOptions& options) {
     const auto counted = instruction_request(*catalogue.find(name), options.where, request, options.scale, {}, valgrind);
     if (!counted) return std::optional<InstructionFigure>();
     std::cerr << "compare: " << name << ": counting instructions with " << request.library << "\n";
-    return std::optional<InstructionFigure>(count_instructions(runner, *counted));
+    try {
+      return std::optional<InstructionFigure>(count_instructions(runner, *counted));
+    } catch (const Refusal& refusal) {
+      std::cerr << "compare: " << name << ": not counted: " << refusal.what() << "\n";
+      throw;
+    }
   };
   ProgressLine progress;
   Comparison comparison =

@@ -70,11 +70,16 @@ Comparison compare_builds(ProcessRunner& runner, const std::vector<Build>& build
       cell.cpu_overhead = median_cpu_overhead(cell.round_cpu);
     }
   // After the timed rounds: a count is exact whenever it is taken, and
-  // callgrind's slowness would only stretch the time between rounds.
+  // callgrind's slowness would only stretch the time between rounds. A
+  // refused count empties its cell with the reason and keeps the rounds.
   if (instructions_for)
     for (std::size_t s = 0; s < scenarios.size(); ++s)
       for (std::size_t b = 0; b < builds.size(); ++b)
-        comparison.cells[s][b].instructions = instructions_for(scenarios[s], with_build(s, b));
+        try {
+          comparison.cells[s][b].instructions = instructions_for(scenarios[s], with_build(s, b));
+        } catch (const Refusal& refusal) {
+          comparison.cells[s][b].instructions_not_counted = refusal.what();
+        }
   comparison.machine = this_machine();
   comparison.measured_at = utc_now_rfc3339();
   return comparison;

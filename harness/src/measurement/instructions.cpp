@@ -1,6 +1,14 @@
 #include "heapline_bench/measurement/instructions.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string_view>
 
 #include "heapline_bench/measurement/measurement.h"
 
@@ -25,11 +33,58 @@ std::optional<std::uint64_t> collected_instructions(const std::string& callgrind
   return value;
 }
 
+bool callgrind_profile_names_object(std::istream& profile, const std::string& library) {
+  std::error_code ignored;
+  const std::string canonical = std::filesystem::weakly_canonical(library, ignored).string();
+  std::string line;
+  while (std::getline(profile, line)) {
+    std::string_view name = line;
+    if (name.rfind("ob=", 0) == 0)
+      name.remove_prefix(3);
+    else if (name.rfind("cob=", 0) == 0)
+      name.remove_prefix(4);
+    else
+      continue;
+    // Callgrind names an object once in full, "(N) /path", then as "(N)".
+    if (!name.empty() && name.front() == '(') {
+      const auto close = name.find(") ");
+      if (close == std::string_view::npos) continue;
+      name.remove_prefix(close + 2);
+    }
+    if (name == library || name == canonical) return true;
+  }
+  return false;
+}
+
 namespace {
 
+// Callgrind's profile of the with side, kept only to see which objects ran
+// code: a file of its own (mkstemp), removed whatever happens.
+class ProfileFile {
+ public:
+  ProfileFile() {
+    const char* tmp = std::getenv("TMPDIR");
+    path_ = std::string(tmp != nullptr && *tmp ? tmp : "/tmp") + "/heapline-callgrind-XXXXXX";
+    const int fd = mkostemp(path_.data(), O_CLOEXEC);
+    if (fd < 0) throw Refusal("cannot create callgrind's profile file " + path_ + ": " + std::strerror(errno));
+    close(fd);
+  }
+  ~ProfileFile() { unlink(path_.c_str()); }
+  ProfileFile(const ProfileFile&) = delete;
+  ProfileFile& operator=(const ProfileFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 std::uint64_t count_once(ProcessRunner& runner, const InstructionRequest& request, bool with) {
+  // Only the with side's profile is read; the other is not kept.
+  std::optional<ProfileFile> profile;
+  if (with) profile.emplace();
   RunSpec spec;
-  spec.argv = {request.valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null"};
+  spec.argv = {request.valgrind, "--tool=callgrind",
+               "--callgrind-out-file=" + (profile ? profile->path() : std::string("/dev/null"))};
   spec.argv.insert(spec.argv.end(), request.command.begin(), request.command.end());
   spec.env = request.env;
   // The report is not written: its cost depends on the timeline's length,
@@ -43,6 +98,20 @@ std::uint64_t count_once(ProcessRunner& runner, const InstructionRequest& reques
                   " the library failed under callgrind" +
                   (result.started ? " (status " + std::to_string(result.exit_status) + ")" : ": " + result.start_error) +
                   ":\n" + result.stderr_tail + "\nNothing was recorded.");
+  // A count is the library's only if the library ran in the program. A
+  // library can be gone before the program starts: valgrind is a script
+  // and a launcher, and a library that removes itself from LD_PRELOAD
+  // where it is first loaded (heaptrack's does, to spare child processes)
+  // leaves valgrind nothing to preload, so the count would be the program's
+  // alone, an overhead of 0.
+  if (profile) {
+    std::ifstream file(profile->path());
+    if (!callgrind_profile_names_object(file, request.library))
+      throw Refusal("callgrind counted no instruction of " + request.library +
+                    " in the program: the library did not reach the program under valgrind (a library that removes itself "
+                    "from LD_PRELOAD, as heaptrack's does, is gone before valgrind starts the program). "
+                    "Nothing was recorded.");
+  }
   return *count;
 }
 

@@ -126,7 +126,7 @@ std::optional<double> instructions_overhead_of(const json& result) {
 // verdicts' minimum effect for instructions on.
 std::string instructions_cell_text(const json& result, const json& first, bool is_first) {
   const auto overhead = instructions_overhead_of(result);
-  if (!overhead) return "–";
+  if (!overhead) return result.contains("instructions_not_counted") ? "not counted" : "–";
   std::string text = format_instructions(*overhead);
   const auto first_overhead = instructions_overhead_of(first);
   if (is_first || !first_overhead) return text;
@@ -221,6 +221,7 @@ ordered_json comparison_json(const Comparison& c) {
                                   {"with", cell.instructions->with},
                                   {"overhead", cell.instructions->overhead},
                                   {"command", cell.instructions->command}};
+      if (!cell.instructions_not_counted.empty()) result["instructions_not_counted"] = cell.instructions_not_counted;
       result["rounds"] = rounds;
       row["results"].push_back(result);
     }
@@ -237,7 +238,7 @@ std::string comparison_markdown_from_json(const json& j) {
   for (const auto& row : j.at("scenarios"))
     for (const auto& result : row.at("results")) {
       any_cpu |= cpu_overhead_of(result).has_value();
-      any_instructions |= instructions_overhead_of(result).has_value();
+      any_instructions |= instructions_overhead_of(result).has_value() || result.contains("instructions_not_counted");
     }
   out << "| Scenario | Figure |";
   for (const auto& b : builds) out << ' ' << b.at("label").get<std::string>() << " |";
@@ -273,6 +274,17 @@ std::string comparison_markdown_from_json(const json& j) {
   out << ". " << cells_note(j.at("scenarios"), builds.at(0).at("label").get<std::string>()) << "\n";
   for (const auto& b : builds) {
     if (b.contains("note")) out << "\n" << b.at("label").get<std::string>() << ": " << b.at("note").get<std::string>() << "\n";
+  }
+  for (std::size_t b = 0; b < builds.size(); ++b) {
+    // Why a build's instructions were not counted: said once, from its first
+    // such cell (the reason is the build's, not the scenario's).
+    for (const auto& row : j.at("scenarios")) {
+      const auto& result = row.at("results").at(b);
+      if (!result.contains("instructions_not_counted")) continue;
+      out << "\n" << builds[b].at("label").get<std::string>() << ": instructions not counted: "
+          << result.at("instructions_not_counted").get<std::string>() << "\n";
+      break;
+    }
   }
   for (const auto& a : absent) {
     out << "\n" << a.at("label").get<std::string>() << ": absent, " << a.at("reason").get<std::string>() << "\n";

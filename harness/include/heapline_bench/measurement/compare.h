@@ -54,6 +54,9 @@ struct ComparisonCell {
   // side); absent when it was not counted (no valgrind, no reduced
   // command, --no-instructions).
   std::optional<InstructionFigure> instructions;
+  // Why the count was refused (count_instructions' Refusal), when it was:
+  // the timed rounds are kept and the table says why this cell is empty.
+  std::string instructions_not_counted;
 };
 
 struct Comparison {

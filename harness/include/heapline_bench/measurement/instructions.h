@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <istream>
 #include <map>
 #include <optional>
 #include <string>
@@ -41,8 +42,13 @@ std::string find_valgrind();
 // The count callgrind prints last on stderr ("==pid== Collected : N").
 std::optional<std::uint64_t> collected_instructions(const std::string& callgrind_stderr);
 
+// Whether callgrind's profile (its --callgrind-out-file) names `library`
+// (as given or canonical) as an object that ran code or was called.
+bool callgrind_profile_names_object(std::istream& profile, const std::string& library);
+
 // Runs the command under callgrind without, then with, the library. Throws
-// Refusal (measurement.h) when a run fails or prints no count.
+// Refusal (measurement.h) when a run fails or prints no count, or when the
+// library ran no code in the program (the count would be the program's).
 InstructionFigure count_instructions(ProcessRunner& runner, const InstructionRequest& request);
 
 }  // namespace heapline::bench
