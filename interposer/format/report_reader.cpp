@@ -56,7 +56,7 @@ class Fields {
     const json* value = find(name, required);
     if (value == nullptr) return fallback;
     const std::uint64_t number = unsigned_value(*value, name);
-    if (number > static_cast<std::uint64_t>(kBytesLimit)) fail(name, out_of_range(std::to_string(number), "0 to 2^60 bytes"));
+    if (number > kByteSizeLimit) fail(name, out_of_range(std::to_string(number), "0 to 2^60 bytes"));
     return number;
   }
   std::uint64_t time_ns(const char* name, bool required = true) const {

@@ -68,7 +68,7 @@ namespace {
 // figures are far inside them).
 void append_bytes(TextSink& sink, std::int64_t bytes) { sink.append_signed(bounded_bytes(bytes)); }
 void append_byte_size(TextSink& sink, std::uint64_t bytes) {
-  sink.append_unsigned(bytes < static_cast<std::uint64_t>(kBytesLimit) ? bytes : static_cast<std::uint64_t>(kBytesLimit));
+  sink.append_unsigned(bounded_byte_size(bytes));
 }
 void append_ns(TextSink& sink, std::uint64_t ns) { sink.append_unsigned(bounded_ns(ns)); }
 

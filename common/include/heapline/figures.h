@@ -28,6 +28,13 @@ constexpr std::int64_t bounded_bytes(std::int64_t bytes) {
   return bytes > kBytesLimit ? kBytesLimit : bytes < -kBytesLimit ? -kBytesLimit : bytes;
 }
 
+// A size, never negative (a block's, a site's): within kBytesLimit too.
+inline constexpr std::uint64_t kByteSizeLimit = static_cast<std::uint64_t>(kBytesLimit);
+
+constexpr std::uint64_t bounded_byte_size(std::uint64_t bytes) {
+  return bytes > kByteSizeLimit ? kByteSizeLimit : bytes;
+}
+
 constexpr std::uint64_t bounded_ns(std::uint64_t ns) { return ns > kTimeLimitNs ? kTimeLimitNs : ns; }
 
 // A sum of any number of figures, exact in 128 bits (2^64 terms of 2^63
