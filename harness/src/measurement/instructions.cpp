@@ -97,7 +97,7 @@ std::uint64_t count_once(ProcessRunner& runner, const InstructionRequest& reques
     throw Refusal("the instruction count of " + request.command[0] + (with ? " with" : " without") +
                   " the library failed under callgrind" +
                   (result.started ? " (status " + std::to_string(result.exit_status) + ")" : ": " + result.start_error) +
-                  ":\n" + result.stderr_tail + "\nNothing was recorded.");
+                  ":\n" + result.stderr_tail);
   // A count is the library's only if the library ran in the program. A
   // library can be gone before the program starts: valgrind is a script
   // and a launcher, and a library that removes itself from LD_PRELOAD
@@ -109,8 +109,7 @@ std::uint64_t count_once(ProcessRunner& runner, const InstructionRequest& reques
     if (!callgrind_profile_names_object(file, request.library))
       throw Refusal("callgrind counted no instruction of " + request.library +
                     " in the program: the library did not reach the program under valgrind (a library that removes itself "
-                    "from LD_PRELOAD, as heaptrack's does, is gone before valgrind starts the program). "
-                    "Nothing was recorded.");
+                    "from LD_PRELOAD, as heaptrack's does, is gone before valgrind starts the program).");
   }
   return *count;
 }

@@ -49,6 +49,7 @@ bool callgrind_profile_names_object(std::istream& profile, const std::string& li
 // Runs the command under callgrind without, then with, the library. Throws
 // Refusal (measurement.h) when a run fails or prints no count, or when the
 // library ran no code in the program (the count would be the program's).
+// The refusal says why the count failed; the caller says what it keeps.
 InstructionFigure count_instructions(ProcessRunner& runner, const InstructionRequest& request);
 
 }  // namespace heapline::bench
