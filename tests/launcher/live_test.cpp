@@ -329,6 +329,25 @@ TEST_F(LiveFile, AKillAfterAQuietSpellKeepsEveryPublish) {
   EXPECT_GE(r["peak_bytes"].get<std::int64_t>(), kHeld - stated);
 }
 
+// A process killed before its second sample (an interval of ten minutes:
+// nothing but its start was ever sampled) is converted with the precision
+// it ran with, the one the same program states when it exits: the live
+// file states the precision from its creation on, not from a later sample.
+TEST_F(LiveFile, AProcessKilledBeforeItsSecondSampleStatesThePrecisionItRanWith) {
+  RunResult exited = run({kProbe, "steps", "1", "0", "0"}, batched("exited.json", "600000"));
+  ASSERT_EQ(exited.exit_code, 0) << exited.err;
+  const nlohmann::json expected = read_json(dir_ / "exited.json");
+  auto running = start({kProbe, "steps", "1", "0", "60"}, batched("killed", "600000"));
+  ASSERT_TRUE(wait_for_output(running, "ready"));
+  ASSERT_EQ(kill(running.pid, SIGKILL), 0);
+  finish(running);
+  auto r = convert("killed");
+  EXPECT_EQ(r["interval_ns"], 600'000'000'000);
+  EXPECT_EQ(r["precision"], expected["precision"]);
+  EXPECT_GT(r["precision"]["bound_bytes"].get<std::int64_t>(), 0);
+  EXPECT_EQ(r["precision"]["max_threads"], 1);
+}
+
 // 60 blocks of 2 MiB, 40 of them freed, 100 ms of sleep, 30 blocks of
 // 1 MiB: the frees published inside one interval, and the timeline showed
 // 120 MiB until the first allocation after the sleep. The interval ends
