@@ -440,8 +440,8 @@ class Worker:
     def compile(self, log_name):
         return run(["cmake", "--build", self.build, "--parallel", str(self.jobs)], self.log(log_name)) == 0
 
-    def ctest(self, log_name, include=None, exclude=None, stop_on_failure=True):
-        command = ["ctest", "--test-dir", self.build, "--parallel", str(self.jobs),
+    def ctest(self, log_name, include=None, exclude=None, stop_on_failure=True, jobs=None):
+        command = ["ctest", "--test-dir", self.build, "--parallel", str(jobs or self.jobs),
                    "--timeout", str(DEFAULT_TEST_TIMEOUT), "--no-tests=ignore"]
         if stop_on_failure:
             command.append("--stop-on-failure")
@@ -556,14 +556,21 @@ class Journal:
     tree. Lines are key fields and the verdict, tab-separated; a torn last
     line (a kill mid-write) is ignored."""
 
+    # The line that says the unmutated tree passed the run's tests.
+    BASELINE = "baseline\t\t\tpassed\t\n"
+
     def __init__(self, path):
         self.path = path
         self.known = {}
+        self.baseline_passed = False
         if os.path.exists(path):
             with open(path, encoding="utf-8", errors="replace") as f:
                 for line in f:
                     if not line.endswith("\n"):
                         break
+                    if line == self.BASELINE:
+                        self.baseline_passed = True
+                        continue
                     fields = line.rstrip("\n").split("\t")
                     if len(fields) == 5 and fields[3] in RESUMABLE:
                         file, original, mutated, verdict, failed = fields
@@ -571,6 +578,11 @@ class Journal:
 
     def verdict(self, mutant):
         return self.known.get(mutant.key())
+
+    def record_baseline(self):
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write(self.BASELINE)
+        self.baseline_passed = True
 
     def record(self, mutant, verdict, failed):
         if verdict not in RESUMABLE:
@@ -617,14 +629,20 @@ def run_mutants(mutants, sampled, args, scratch, journal_name):
         for future in [pool.submit(worker.prepare) for worker in workers]:
             future.result()
     # Every test the mutants may meet passes before any bug is applied, or
-    # a kill means nothing.
-    baseline = None if sampled else "|".join(f"(?:{m.tests})" for m in mutants)
-    status, failed, log = workers[0].ctest("baseline", baseline, stop_on_failure=False)
-    if status != 0:
-        names = ", ".join(name for name, _ in failed) or "ctest itself"
-        sys.exit(f"mutants: the tests fail without any mutant ({names}), see {log}")
-    print(f"mutants: the unmutated tree builds and passes its tests ({duration(time.monotonic() - started)})",
-          flush=True)
+    # a kill means nothing: once per source tree (the journal says so), on
+    # every core, since no mutant is judged meanwhile.
+    if journal.baseline_passed:
+        print("mutants: the unmutated tree passed its tests in an earlier run of these sources", flush=True)
+    else:
+        baseline = None if sampled else "|".join(f"(?:{m.tests})" for m in mutants)
+        status, failed, log = workers[0].ctest("baseline", baseline, stop_on_failure=False,
+                                               jobs=os.cpu_count() or 1)
+        if status != 0:
+            names = ", ".join(name for name, _ in failed) or "ctest itself"
+            sys.exit(f"mutants: the tests fail without any mutant ({names}), see {log}")
+        journal.record_baseline()
+        print(f"mutants: the unmutated tree builds and passes its tests ({duration(time.monotonic() - started)})",
+              flush=True)
 
     queue = [(i, mutants[i]) for i in pending]
     lock = threading.Lock()

@@ -29,9 +29,12 @@
 # cores), so it is not part of tools/test.sh. Each verdict is appended to a
 # journal named by the run (list, seed-S) and the sources' git trees (all
 # but docs/, README.md and the workflows) as soon as it is reached: a run
-# cut short and started again on the same sources judges only what is left.
-# (A sample is drawn from the sources' lines: other sources, other mutants.) The scratch trees, their builds, the logs, the
-# journals and a results file per run live in $HEAPLINE_MUTANTS_DIR (default
-# build/mutants) and are reused by the next run.
+# cut short and started again on the same sources judges only what is left,
+# and does not run the unmutated tree's tests again once they passed (that
+# baseline runs on every core before any mutant). (A sample is drawn from
+# the sources' lines: other sources, other mutants.) The scratch trees,
+# their builds, the logs, the journals and a results file per run live in
+# $HEAPLINE_MUTANTS_DIR (default build/mutants) and are reused by the next
+# run.
 set -euo pipefail
 exec python3 "$(dirname "${BASH_SOURCE[0]}")/mutants.py" "$@"

@@ -122,6 +122,24 @@ class Journal(unittest.TestCase):
             self.assertEqual(again.verdict(self.mutant("  if (a > b) x();")), ("survived", []))
             self.assertIsNone(again.verdict(self.mutant("  if (!(a < b)) x();")), "an error is judged again")
             self.assertEqual(len(again.known), 2, "the torn last line is not a verdict")
+            self.assertFalse(again.baseline_passed)
+
+    def test_a_passed_baseline_is_remembered_and_is_no_verdict(self):
+        with tempfile.TemporaryDirectory() as scratch:
+            path = os.path.join(scratch, "journal.tsv")
+            journal = mutants.Journal(path)
+            journal.record(self.mutant("  if (a <= b) x();"), "killed", ["interposer.unit.A"])
+            self.assertFalse(mutants.Journal(path).baseline_passed)
+            journal.record_baseline()
+            again = mutants.Journal(path)
+            self.assertTrue(again.baseline_passed)
+            self.assertEqual(len(again.known), 1, "the baseline is not a mutant's verdict")
+            with open(path, "a", encoding="utf-8") as f:
+                f.write("baseline\t\t\tpassed")  # torn: not a passed baseline
+            torn = os.path.join(scratch, "torn.tsv")
+            with open(torn, "w", encoding="utf-8") as f:
+                f.write("baseline\t\t\tpassed")
+            self.assertFalse(mutants.Journal(torn).baseline_passed)
 
     def test_the_journal_is_per_source_tree_but_prose(self):
         with tempfile.TemporaryDirectory() as scratch:
