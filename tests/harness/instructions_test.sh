@@ -18,8 +18,8 @@ mkdir -p "$work/bin"
 support=$(cd "$(dirname "${BASH_SOURCE[0]}")/../support" && pwd)
 cat >"$work/bin/valgrind" <<STUB
 #!/usr/bin/env bash
-# The profile's name is a fresh temporary file each time: logged as PROFILE.
-args=\$(sed -E 's/--callgrind-out-file=[^ ]*heapline-callgrind-[^ ]*/--callgrind-out-file=PROFILE/' <<<"\$*")
+# The profile is in a fresh temporary directory each time: logged as PROFILE.
+args=\$(sed -E 's/--callgrind-out-file=[^ ]*heapline-bench-[^ ]*/--callgrind-out-file=PROFILE/' <<<"\$*")
 printf '%s|%s|%s|%s\n' "\${LD_PRELOAD:-}" "\${HEAPLINE_OUT:-}" "\${PYTHONHASHSEED:-}" "\$args" >>"\$VALGRIND_LOG"
 case "\${LD_PRELOAD:-}" in
   "") n=1000 ;;

@@ -14,7 +14,7 @@
 #include "heapline_bench/measurement/accuracy.h"
 #include "heapline_bench/measurement/measurement.h"
 #include "heapline_bench/measurement/process_runner.h"
-#include "scratch_directory.h"
+#include "heapline_bench/measurement/scratch_directory.h"
 
 namespace heapline::bench {
 namespace {

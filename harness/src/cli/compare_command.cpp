@@ -12,7 +12,7 @@
 #include "heapline_bench/reports/comparison_export.h"
 #include "progress.h"
 #include "request_builder.h"
-#include "scratch_directory.h"
+#include "heapline_bench/measurement/scratch_directory.h"
 
 namespace heapline::bench {
 namespace {

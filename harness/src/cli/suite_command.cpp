@@ -10,7 +10,7 @@
 #include "heapline_bench/history/store.h"
 #include "progress.h"
 #include "request_builder.h"
-#include "scratch_directory.h"
+#include "heapline_bench/measurement/scratch_directory.h"
 
 namespace heapline::bench {
 namespace {

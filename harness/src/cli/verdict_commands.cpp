@@ -22,7 +22,7 @@
 #include "heapline_bench/measurement/instructions.h"
 #include "progress.h"
 #include "request_builder.h"
-#include "scratch_directory.h"
+#include "heapline_bench/measurement/scratch_directory.h"
 
 namespace heapline::bench {
 namespace {

@@ -1,16 +1,12 @@
 #include "heapline_bench/measurement/instructions.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string_view>
 
 #include "heapline_bench/measurement/measurement.h"
+#include "heapline_bench/measurement/scratch_directory.h"
 
 namespace heapline::bench {
 
@@ -58,33 +54,20 @@ bool callgrind_profile_names_object(std::istream& profile, const std::string& li
 
 namespace {
 
-// Callgrind's profile of the with side, kept only to see which objects ran
-// code: a file of its own (mkstemp), removed whatever happens.
-class ProfileFile {
- public:
-  ProfileFile() {
-    const char* tmp = std::getenv("TMPDIR");
-    path_ = std::string(tmp != nullptr && *tmp ? tmp : "/tmp") + "/heapline-callgrind-XXXXXX";
-    const int fd = mkostemp(path_.data(), O_CLOEXEC);
-    if (fd < 0) throw Refusal("cannot create callgrind's profile file " + path_ + ": " + std::strerror(errno));
-    close(fd);
-  }
-  ~ProfileFile() { unlink(path_.c_str()); }
-  ProfileFile(const ProfileFile&) = delete;
-  ProfileFile& operator=(const ProfileFile&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 std::uint64_t count_once(ProcessRunner& runner, const InstructionRequest& request, bool with) {
-  // Only the with side's profile is read; the other is not kept.
-  std::optional<ProfileFile> profile;
-  if (with) profile.emplace();
+  // Only the with side's profile is read (to see which objects ran code);
+  // the other is not kept.
+  std::optional<ScratchDirectory> scratch;
+  if (with) {
+    try {
+      scratch.emplace();
+    } catch (const std::runtime_error& error) {
+      throw Refusal(std::string("callgrind's profile has nowhere to go: ") + error.what());
+    }
+  }
+  const std::string profile = scratch ? scratch->path() + "/callgrind.out" : "/dev/null";
   RunSpec spec;
-  spec.argv = {request.valgrind, "--tool=callgrind",
-               "--callgrind-out-file=" + (profile ? profile->path() : std::string("/dev/null"))};
+  spec.argv = {request.valgrind, "--tool=callgrind", "--callgrind-out-file=" + profile};
   spec.argv.insert(spec.argv.end(), request.command.begin(), request.command.end());
   spec.env = request.env;
   // The report is not written: its cost depends on the timeline's length,
@@ -104,8 +87,8 @@ std::uint64_t count_once(ProcessRunner& runner, const InstructionRequest& reques
   // where it is first loaded (heaptrack's does, to spare child processes)
   // leaves valgrind nothing to preload, so the count would be the program's
   // alone, an overhead of 0.
-  if (profile) {
-    std::ifstream file(profile->path());
+  if (scratch) {
+    std::ifstream file(profile);
     if (!callgrind_profile_names_object(file, request.library))
       throw Refusal("callgrind counted no instruction of " + request.library +
                     " in the program: the library did not reach the program under valgrind (a library that removes itself "
