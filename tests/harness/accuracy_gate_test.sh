@@ -43,6 +43,17 @@ churn=("$(dirname "$bench")/malloc_churn" 4 20000 16 4096 64)
   { echo "accuracy refused the correct build:"; cat "$work/good/accuracy.out"; exit 1; }
 grep -q '^batched peak [0-9]* B, exact peak [0-9]* B: error .*, stated bound [0-9]* B' "$work/good/accuracy.out" ||
   { cat "$work/good/accuracy.out"; exit 1; }
+# A verdict line is said only when it is true: the correct build's bound is
+# within the error and the budget, so neither complaint appears.
+if grep -q '^accuracy:' "$work/good/accuracy.out"; then
+  echo "accuracy complained about the correct build:"; cat "$work/good/accuracy.out"; exit 1
+fi
+status=0
+"$bench" accuracy --lib "$work/drops/libheapline.so" -- "${churn[@]}" >"$work/drops/accuracy.txt" 2>&1 || status=$?
+[[ $status -eq 1 ]] || { echo "accuracy passed the build that drops publishes (status $status):"; cat "$work/drops/accuracy.txt"; exit 1; }
+# Dropping publishes widens the error, not the bound: one complaint, the true one.
+[[ "$(grep '^accuracy:' "$work/drops/accuracy.txt")" == "accuracy: the error is outside the stated bound" ]] ||
+  { echo "the build that drops publishes got the wrong verdict lines:"; cat "$work/drops/accuracy.txt"; exit 1; }
 status=0
 "$bench" accuracy --lib "$work/drops/libheapline.so" --json -- "${churn[@]}" >"$work/drops/accuracy.out" 2>&1 || status=$?
 [[ $status -eq 1 ]] || { echo "accuracy passed the build that drops publishes (status $status):"; cat "$work/drops/accuracy.out"; exit 1; }
