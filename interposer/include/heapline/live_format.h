@@ -234,6 +234,11 @@ constexpr std::size_t kLiveRegionWithoutProfileBytes = kLiveRegionV1Bytes + size
 // And of version 2 before the resident-set series.
 constexpr std::size_t kLiveRegionWithoutResidentBytes = kLiveRegionWithoutProfileBytes + sizeof(ProfileSnapshot);
 static_assert(sizeof(LiveRegion) == kLiveRegionWithoutResidentBytes + sizeof(TimelineStorage));
+// The sizes a reader tells the versions by, written out: a change of any
+// part's layout must come with a new version and its size here.
+static_assert(sizeof(TimelineStorage) == 64 + 24 * kTimelineCapacity);
+static_assert(kLiveRegionV1Bytes == 3 * 4096 + 64 * kLiveMarkerCapacity + 64 + 24 * kTimelineCapacity);
+static_assert(sizeof(LiveRegion) == 394104);
 
 // The figures under the seqlock, copied consistently (or, after
 // `attempts` tries on a writer that died mid-update, as they are).

@@ -90,6 +90,13 @@ struct ProfileSnapshot {
   ProfileModule modules[kProfileModules];
   ProfileSite sites[kProfileSites];
 };
+// The snapshot is part of the live file (LiveRegion::peak_profile), whose
+// reader tells versions apart by size: any change of this layout is a new
+// live-file version, never a silent one.
+static_assert(offsetof(ProfileSnapshot, other) == 80);
+static_assert(offsetof(ProfileSnapshot, modules) == 696);
+static_assert(offsetof(ProfileSnapshot, sites) == 696 + kProfileModules * sizeof(ProfileModule));
+static_assert(sizeof(ProfileSnapshot) == 70328);
 
 // The estimator (docs/design.md, "The estimator"): a block of `size` bytes
 // is sampled with probability p = 1 - exp(-size / mean); a sampled block
