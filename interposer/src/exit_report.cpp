@@ -13,6 +13,7 @@
 #include "exact_shadow.h"
 #include "heap_sampler.h"
 #include "live_header.h"
+#include "loaded_object.h"
 #include "mapped_memory.h"
 #include "os.h"
 #include "output.h"
@@ -72,12 +73,9 @@ int find_first_malloc(dl_phdr_info* info, std::size_t, void* data) {
   if (symbol->st_shndx == SHN_UNDEF) return 0;
   // Only a definition in this very object counts now (dlsym also searched
   // its dependencies): its mapping starts at its lowest loaded segment.
-  std::uintptr_t lowest = UINTPTR_MAX;
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    if (info->dlpi_phdr[i].p_type == PT_LOAD && info->dlpi_phdr[i].p_vaddr < lowest) lowest = info->dlpi_phdr[i].p_vaddr;
-  }
-  const std::uintptr_t base = (info->dlpi_addr + lowest) & ~std::uintptr_t{0xfff};
-  if (reinterpret_cast<std::uintptr_t>(where.dli_fbase) != base) return 0;
+  const loaded::Span span = loaded::span_of(*info);
+  if (span.empty() || reinterpret_cast<std::uintptr_t>(where.dli_fbase) != (span.begin & ~std::uintptr_t{0xfff}))
+    return 0;
   const char* name = where.dli_fname != nullptr ? where.dli_fname : "";
   first->object = name[0] != 0 ? name : "the program";
   first->address = found;

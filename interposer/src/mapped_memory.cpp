@@ -8,6 +8,7 @@
 
 #include <atomic>
 
+#include "loaded_object.h"
 #include "mapped_regions.h"
 #include "next_allocator.h"
 #include "os.h"
@@ -315,17 +316,10 @@ ObjectRange object_range_of(const void* code) {
   dl_iterate_phdr(
       [](dl_phdr_info* info, std::size_t, void* data) -> int {
         auto* s = static_cast<Search*>(data);
-        std::uintptr_t begin = ~std::uintptr_t{0}, end = 0;
-        for (int i = 0; i < info->dlpi_phnum; ++i) {
-          const ElfW(Phdr)& segment = info->dlpi_phdr[i];
-          if (segment.p_type != PT_LOAD) continue;
-          const std::uintptr_t from = info->dlpi_addr + segment.p_vaddr;
-          if (from < begin) begin = from;
-          if (from + segment.p_memsz > end) end = from + segment.p_memsz;
-        }
-        if (s->address < begin || s->address >= end) return 0;
-        s->begin = begin;
-        s->end = end;
+        const loaded::Span span = loaded::span_of(*info);
+        if (!span.contains(s->address)) return 0;
+        s->begin = span.begin;
+        s->end = span.end;
         return 1;
       },
       &search);

@@ -1,13 +1,13 @@
 #include "stack_capture.h"
 
 #include <dlfcn.h>
-#include <elf.h>
 #include <link.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <atomic>
 
+#include "loaded_object.h"
 #include "mapped_memory.h"
 #include "os.h"
 
@@ -88,41 +88,12 @@ std::size_t g_loaded_count = 0;
 const ProfileSnapshot* g_loaded_for = nullptr;
 char g_exe_path[kProfilePathBytes];
 
-void find_build_id(const dl_phdr_info* info, LoadedModule& module) {
-  module.build_id = nullptr;
-  module.build_id_bytes = 0;
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& segment = info->dlpi_phdr[i];
-    if (segment.p_type != PT_NOTE) continue;
-    const auto* note = reinterpret_cast<const std::uint8_t*>(info->dlpi_addr + segment.p_vaddr);
-    const std::uint8_t* end = note + segment.p_filesz;
-    while (note + sizeof(ElfW(Nhdr)) <= end) {
-      const auto* header = reinterpret_cast<const ElfW(Nhdr)*>(note);
-      const std::uint8_t* name = note + sizeof(ElfW(Nhdr));
-      const std::uint8_t* desc = name + ((header->n_namesz + 3) & ~3u);
-      const std::uint8_t* next = desc + ((header->n_descsz + 3) & ~3u);
-      if (next > end) break;
-      if (header->n_type == NT_GNU_BUILD_ID && header->n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
-        module.build_id = desc;
-        module.build_id_bytes = header->n_descsz;
-        return;
-      }
-      note = next;
-    }
-  }
-}
-
 int collect_module(dl_phdr_info* info, std::size_t, void*) {
   if (g_loaded_count == kLoadedCapacity) return 1;
-  LoadedModule module{UINTPTR_MAX, 0, info->dlpi_addr, info->dlpi_name, nullptr, 0};
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& segment = info->dlpi_phdr[i];
-    if (segment.p_type != PT_LOAD) continue;
-    const std::uintptr_t start = info->dlpi_addr + segment.p_vaddr;
-    if (start < module.start) module.start = start;
-    if (start + segment.p_memsz > module.end) module.end = start + segment.p_memsz;
-  }
-  if (module.start >= module.end) return 0;
+  const loaded::Span span = loaded::span_of(*info);
+  if (span.empty()) return 0;
+  const loaded::BuildId build_id = loaded::build_id_of(*info);
+  LoadedModule module{span.begin, span.end, info->dlpi_addr, info->dlpi_name, build_id.bytes, build_id.size};
   if (module.name == nullptr || module.name[0] == 0) {
     // The program itself (the first object) has no name of its own here.
     if (g_exe_path[0] == 0) {
@@ -130,7 +101,6 @@ int collect_module(dl_phdr_info* info, std::size_t, void*) {
     }
     module.name = g_exe_path;
   }
-  find_build_id(info, module);
   g_loaded[g_loaded_count++] = module;
   return 0;
 }
