@@ -129,13 +129,7 @@ std::int64_t untrack(std::uintptr_t begin, std::uintptr_t end) {
   if (removed < 0) {
     // No room to split a range around a hole: the range's tail goes with
     // the hole, counted as gone (and `untracked` says the figure is low).
-    for (std::size_t i = 0; i < g_regions.count(); ++i) {
-      const AddressRange range = g_regions.ranges()[i];
-      if (range.begin < end && range.end > begin) {
-        removed = g_regions.remove(begin, range.end);
-        break;
-      }
-    }
+    removed = g_regions.remove_through_range_end(begin, end);
     g_counters.untracked.fetch_add(1, std::memory_order_relaxed);
   }
   return removed;

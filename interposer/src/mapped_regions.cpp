@@ -89,6 +89,14 @@ std::int64_t RegionSet::remove(std::uintptr_t begin, std::uintptr_t end) {
   return static_cast<std::int64_t>(removed);
 }
 
+std::int64_t RegionSet::remove_through_range_end(std::uintptr_t begin, std::uintptr_t end) {
+  if (begin >= end) return 0;
+  const std::size_t first = first_ending_after(begin);
+  // Only a range that holds [begin, end) with bytes on both sides splits.
+  if (first < count_ && ranges_[first].begin < begin && ranges_[first].end > end) end = ranges_[first].end;
+  return remove(begin, end);
+}
+
 std::uint64_t RegionSet::overlap(std::uintptr_t begin, std::uintptr_t end) const {
   std::uint64_t bytes = 0;
   for (std::size_t i = first_ending_after(begin); i < count_ && ranges_[i].begin < end; ++i) {

@@ -36,6 +36,11 @@ class RegionSet {
   // Removes what the set holds of [begin, end); returns the bytes removed, or
   // -1 (set unchanged) when a range would split and there is no free entry.
   std::int64_t remove(std::uintptr_t begin, std::uintptr_t end);
+  // Removes what the set holds of [begin, end) and, where a range would
+  // split, that range's tail past `end` too: what a remove that returned -1
+  // falls back to when the storage cannot grow. Never fails; the bytes
+  // removed include the tail's.
+  std::int64_t remove_through_range_end(std::uintptr_t begin, std::uintptr_t end);
   // Bytes of [begin, end) that the set holds.
   std::uint64_t overlap(std::uintptr_t begin, std::uintptr_t end) const;
 

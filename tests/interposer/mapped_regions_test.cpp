@@ -71,6 +71,24 @@ TEST_F(Regions, AFullSetRefusesWithoutChangingAndTakesNewStorage) {
   EXPECT_EQ(set_.bytes(), 88u);
 }
 
+TEST_F(Regions, WithoutRoomToSplitARangesTailGoesWithTheHole) {
+  for (std::uintptr_t i = 0; i < 8; ++i) ASSERT_EQ(set_.add(i * 100, i * 100 + 10), 10);
+  // [300, 310) loses its middle and its tail: only the head stays counted.
+  EXPECT_EQ(set_.remove_through_range_end(302, 304), 8);
+  EXPECT_EQ(set_.count(), 8u);
+  EXPECT_EQ(ranges()[3], (AddressRange{300, 302}));
+  EXPECT_EQ(set_.bytes(), 72u);
+  // Whatever splits nothing is removed as remove would: across ranges and
+  // holes, a whole range, a range's head or tail, nothing at all.
+  EXPECT_EQ(set_.remove_through_range_end(405, 605), 5 + 10 + 5);
+  EXPECT_EQ(set_.remove_through_range_end(0, 10), 10);
+  EXPECT_EQ(set_.remove_through_range_end(700, 705), 5);
+  EXPECT_EQ(set_.remove_through_range_end(900, 1000), 0);
+  EXPECT_EQ(set_.remove_through_range_end(110, 100), 0);
+  EXPECT_EQ(ranges(), (std::vector<AddressRange>{{100, 110}, {200, 210}, {300, 302}, {400, 405}, {605, 610}, {705, 710}}));
+  EXPECT_EQ(set_.bytes(), 10u + 10 + 2 + 5 + 5 + 5);
+}
+
 // Against a page-by-page model: random adds and removes over a small space.
 TEST(RegionsModel, AgreesWithAPageSetAfterRandomOperations) {
   std::vector<AddressRange> storage(512);
@@ -91,6 +109,42 @@ TEST(RegionsModel, AgreesWithAPageSetAfterRandomOperations) {
   for (std::size_t i = 0; i + 1 < set.count(); ++i) {
     EXPECT_LT(set.ranges()[i].end, set.ranges()[i + 1].begin);  // disjoint, not touching
   }
+}
+
+// The same with room for four ranges only, as when the storage cannot grow:
+// an add that has no room changes nothing, a remove that would split falls
+// back to remove_through_range_end, which in the model takes the pages from
+// `begin` to the end of their run.
+TEST(RegionsModel, AFullSetLosesOnlyTheSplitRangesTail) {
+  AddressRange storage[4];
+  RegionSet set(storage, 4);
+  std::set<std::uintptr_t> pages;
+  std::mt19937 random(2024);
+  int fallbacks = 0;
+  for (int step = 0; step < 20000; ++step) {
+    const std::uintptr_t begin = random() % 200, end = begin + 1 + random() % 20;
+    if (random() % 2 == 0) {
+      const std::int64_t added = set.add(begin, end);
+      if (added < 0) continue;
+      std::int64_t expected = 0;
+      for (std::uintptr_t page = begin; page < end; ++page) expected += pages.insert(page).second ? 1 : 0;
+      ASSERT_EQ(added, expected) << "step " << step;
+    } else {
+      std::int64_t removed = set.remove(begin, end);
+      std::uintptr_t until = end;
+      if (removed < 0) {
+        ++fallbacks;
+        removed = set.remove_through_range_end(begin, end);
+        while (pages.count(until) != 0) ++until;
+      }
+      std::int64_t expected = 0;
+      for (std::uintptr_t page = begin; page < until; ++page) expected += pages.erase(page);
+      ASSERT_EQ(removed, expected) << "step " << step;
+    }
+    ASSERT_EQ(set.bytes(), pages.size()) << "step " << step;
+    ASSERT_LE(set.count(), 4u);
+  }
+  EXPECT_GT(fallbacks, 100);  // the fallback was exercised, not just possible
 }
 
 }  // namespace
