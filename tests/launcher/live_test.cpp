@@ -4,7 +4,12 @@
 // within one sampling interval of its last allocation; the launcher does it
 // on its own; `heapline top --once` reads a running process.
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 
 #include <unistd.h>
@@ -215,6 +220,98 @@ TEST_F(LiveFile, TopOnceShowsARunningProcess) {
   EXPECT_TRUE(std::regex_search(top.out, std::regex(R"(live 2\.\d MiB   peak 2\.\d MiB)"))) << top.out;
   EXPECT_NE(top.out.find("holding @"), std::string::npos) << top.out;
   EXPECT_NE(top.out.find("#"), std::string::npos) << top.out;
+}
+
+// `heapline top` on a terminal, as a person runs it: 'q' quits at once,
+// without Enter (the terminal is read key by key), and the terminal's mode
+// is given back however top ends, by 'q' or by a signal.
+class TopOnATerminal {
+ public:
+  TopOnATerminal(const std::string& launcher, pid_t watched) {
+    termios mode{};
+    EXPECT_EQ(openpty(&master_, &terminal_, nullptr, nullptr, nullptr), 0);
+    EXPECT_EQ(tcgetattr(terminal_, &mode), 0);
+    EXPECT_NE(mode.c_lflag & ICANON, 0u);
+    EXPECT_NE(mode.c_lflag & ECHO, 0u);
+    pid_ = fork();
+    if (pid_ == 0) {
+      setsid();
+      ioctl(terminal_, TIOCSCTTY, 0);
+      for (int fd : {0, 1, 2}) dup2(terminal_, fd);
+      unsetenv("LD_PRELOAD");
+      const std::string pid = std::to_string(watched);
+      execl(launcher.c_str(), launcher.c_str(), "top", pid.c_str(), "--interval", "0.2", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+  }
+  ~TopOnATerminal() {
+    if (pid_ > 0 && !ended_) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    close(master_);
+    close(terminal_);
+  }
+  // What top wrote so far, read until `text` shows (or 20 s).
+  bool wait_for(const std::string& text) {
+    for (int waited = 0; waited < 200 && screen_.find(text) == std::string::npos; ++waited) read_for_100_ms();
+    return screen_.find(text) != std::string::npos;
+  }
+  void press(char key) { EXPECT_EQ(write(master_, &key, 1), 1); }
+  // top's exit status, or -1 when it has not ended within `seconds`.
+  int ended_within(int seconds) {
+    for (int waited = 0; waited < seconds * 20; ++waited) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        ended_ = true;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      read_for_100_ms();  // a terminal nobody reads would block its writer
+    }
+    return -1;
+  }
+  tcflag_t local_modes() const {
+    termios mode{};
+    EXPECT_EQ(tcgetattr(terminal_, &mode), 0);
+    return mode.c_lflag;
+  }
+  pid_t pid() const { return pid_; }
+
+ private:
+  void read_for_100_ms() {
+    pollfd in{master_, POLLIN, 0};
+    if (poll(&in, 1, 100) <= 0) return;
+    char buffer[4096];
+    const ssize_t got = read(master_, buffer, sizeof buffer);
+    if (got > 0) screen_.append(buffer, static_cast<std::size_t>(got));
+  }
+  int master_ = -1, terminal_ = -1;
+  pid_t pid_ = -1;
+  bool ended_ = false;
+  std::string screen_;
+};
+
+TEST_F(LiveFile, TopOnATerminalQuitsOnQWithoutEnterAndGivesTheTerminalBack) {
+  auto running = start({kProbe, "hold", "30"}, traced("held"));
+  ASSERT_TRUE(wait_for_output(running, "ready"));
+  {
+    TopOnATerminal top(kLauncher, running.pid);
+    ASSERT_TRUE(top.wait_for("heapline top: pid " + std::to_string(running.pid)));
+    // While it runs, keys come one by one and are not echoed.
+    EXPECT_EQ(top.local_modes() & (ICANON | ECHO), 0u);
+    top.press('q');
+    EXPECT_EQ(top.ended_within(10), 0) << "top did not quit on 'q'";
+    EXPECT_EQ(top.local_modes() & (ICANON | ECHO), static_cast<tcflag_t>(ICANON | ECHO));
+  }
+  {
+    TopOnATerminal top(kLauncher, running.pid);
+    ASSERT_TRUE(top.wait_for("heapline top: pid " + std::to_string(running.pid)));
+    ASSERT_EQ(kill(top.pid(), SIGTERM), 0);
+    EXPECT_EQ(top.ended_within(10), 128 + SIGTERM);
+    EXPECT_EQ(top.local_modes() & (ICANON | ECHO), static_cast<tcflag_t>(ICANON | ECHO));
+  }
+  kill(running.pid, SIGKILL);
+  finish(running);
 }
 
 // The probe's 2 MiB block is the last change before it sleeps: no later
