@@ -350,13 +350,53 @@ def read_list(path, only):
 
 
 def read_equivalents(path):
-    """{(file, original, mutated): reason}, lines compared without their
-    leading and trailing blanks."""
+    """{(file, original, mutated): [(definition or None, reason)]}, lines
+    compared without their leading and trailing blanks. The optional fifth
+    field names the definition the line is in (its first line, as
+    enclosing_definition gives it): an entry for a line that is equivalent
+    in one function and not in another."""
     if not os.path.exists(path):
         return {}
-    return {(file, original.strip(), mutated.strip()): reason
-            for _, (file, original, mutated, reason) in read_tab_file(
-                path, 4, "FILE<TAB>ORIGINAL LINE<TAB>MUTATED LINE<TAB>WHY IT IS EQUIVALENT")}
+    entries = {}
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            values = line.split("\t")
+            if len(values) not in (4, 5) or not all(values):
+                sys.exit(f"mutants: {path}:{number}: expected FILE<TAB>ORIGINAL LINE<TAB>MUTATED LINE"
+                         "<TAB>WHY IT IS EQUIVALENT[<TAB>THE DEFINITION IT IS IN]")
+            file, original, mutated, reason = values[:4]
+            definition = values[4].strip() if len(values) == 5 else None
+            entries.setdefault((file, original.strip(), mutated.strip()), []).append((definition, reason))
+    return entries
+
+
+def enclosing_definition(lines, index):
+    """The first line (stripped) of the definition that lines[index] is in:
+    the nearest line above it that starts in the first column and is not a
+    brace, a comment, a preprocessor line or a namespace (the project's
+    functions start there; its namespaces are not indented)."""
+    for i in range(index - 1, -1, -1):
+        text = lines[i]
+        if not text or text[0].isspace() or text.startswith(("}", "{", "//", "/*", "#", "namespace")):
+            continue
+        return text.strip()
+    return ""
+
+
+def equivalence_of(mutant, equivalents, root):
+    """Why `mutant` is equivalent (an entry of `equivalents`), or None."""
+    entries = equivalents.get(mutant.key(), [])
+    if not entries:
+        return None
+    with open(os.path.join(root, mutant.file), encoding="utf-8") as f:
+        definition = enclosing_definition(f.read().split("\n"), mutant.line - 1)
+    for where, reason in entries:
+        if where is None or where == definition:
+            return reason
+    return None
 
 
 def stale_entries(root, list_path, equivalents_path):
@@ -371,13 +411,17 @@ def stale_entries(root, list_path, equivalents_path):
         count = text.count(mutant.original)
         if count != 1:
             problems.append(f"{list_path}: {mutant.name}: its original text is in {mutant.file} {count} times, not once")
-    for file, original, _ in read_equivalents(equivalents_path):
+    for (file, original, _), entries in read_equivalents(equivalents_path).items():
         try:
-            lines = {line.strip() for line in open(os.path.join(root, file), encoding="utf-8")}
+            lines = open(os.path.join(root, file), encoding="utf-8").read().split("\n")
         except FileNotFoundError:
-            lines = set()
-        if original not in lines:
-            problems.append(f"{equivalents_path}: no line `{original}` in {file} any more")
+            lines = []
+        found = [i for i, line in enumerate(lines) if line.strip() == original]
+        for definition, _ in entries:
+            if not found:
+                problems.append(f"{equivalents_path}: no line `{original}` in {file} any more")
+            elif definition is not None and all(enclosing_definition(lines, i) != definition for i in found):
+                problems.append(f"{equivalents_path}: no line `{original}` in `{definition}` of {file} any more")
     return problems
 
 
@@ -740,9 +784,14 @@ def main():
         if args.name_regex:
             parser.error("NAME_REGEX selects from the list; --sample draws its own mutants")
         drawn, candidates = sample_mutants(SOURCE_ROOT, args.sample, args.seed)
-        reasons = read_equivalents(equivalents_path)
-        equivalent = [(m, reasons[m.key()]) for m in drawn if m.key() in reasons]
-        mutants = [m for m in drawn if m.key() not in reasons]
+        equivalents = read_equivalents(equivalents_path)
+        equivalent, mutants = [], []
+        for mutant in drawn:
+            reason = equivalence_of(mutant, equivalents, SOURCE_ROOT)
+            if reason is None:
+                mutants.append(mutant)
+            else:
+                equivalent.append((mutant, reason))
         header = f"seed {args.seed}, {len(drawn)} of {candidates} candidate lines"
     else:
         mutants = read_list(list_path, args.name_regex)

@@ -193,6 +193,36 @@ class Check(unittest.TestCase):
         self.assertIn("gone: its original text is in interposer/src/config.cpp 0 times, not once", result.stdout)
         self.assertIn("no line `no such line;` in launcher/src/live_view.cpp", result.stdout)
 
+    def test_an_entry_for_one_definition_leaves_the_same_line_elsewhere_alone(self):
+        source = ("namespace x {\n\nvoid first(int a) {\n  // why\n  publish(a);\n}\n\n"
+                  "int second() {\n  if (a) {\n    publish(a);\n  }\n}\n")
+        lines = source.split("\n")
+        self.assertEqual(mutants.enclosing_definition(lines, 4), "void first(int a) {")
+        self.assertEqual(mutants.enclosing_definition(lines, 9), "int second() {")
+        with tempfile.TemporaryDirectory() as root:
+            os.makedirs(os.path.join(root, "src"))
+            with open(os.path.join(root, "src", "a.cpp"), "w", encoding="utf-8") as f:
+                f.write(source)
+            equivalents_path = os.path.join(root, "equivalent")
+            with open(equivalents_path, "w", encoding="utf-8") as f:
+                f.write("src/a.cpp\tpublish(a);\t;\tthe start publishes nothing new\tvoid first(int a) {\n")
+            entries = mutants.read_equivalents(equivalents_path)
+            in_first = mutants.Mutant("src/a.cpp", 5, "statement", "  publish(a);", "  ;")
+            in_second = mutants.Mutant("src/a.cpp", 10, "statement", "    publish(a);", "    ;")
+            self.assertEqual(mutants.equivalence_of(in_first, entries, root), "the start publishes nothing new")
+            self.assertIsNone(mutants.equivalence_of(in_second, entries, root))
+            self.assertEqual(self.stale_equivalents(root, equivalents_path), [])
+            # The line moves to another definition: the entry is stale.
+            with open(os.path.join(root, "src", "a.cpp"), "w", encoding="utf-8") as f:
+                f.write(source.replace("void first(int a) {\n  // why\n  publish(a);\n", "void first(int a) {\n"))
+            self.assertEqual(self.stale_equivalents(root, equivalents_path),
+                             [f"{equivalents_path}: no line `publish(a);` in `void first(int a) {{` of src/a.cpp any more"])
+
+    def stale_equivalents(self, root, equivalents_path):
+        empty_list = os.path.join(root, "list")
+        open(empty_list, "w").close()
+        return mutants.stale_entries(root, empty_list, equivalents_path)
+
     def test_a_malformed_line_is_named(self):
         result = self.check("only\ttwo fields\n", "")
         self.assertNotEqual(result.returncode, 0)
