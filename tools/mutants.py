@@ -324,9 +324,10 @@ def sample_mutants(root, count, seed):
 # ---------------------------------------------------------------------------
 # The hand-written files: the regression list and the equivalent mutants.
 
-def read_tab_file(path, fields, usage, optional=()):
+def read_tab_file(path, fields, usage, optional=(), trailing=0):
     """[(line number, fields)] of a tab-separated file ('#' starts a
-    comment line); exits naming the line that is not `usage`."""
+    comment line) with `fields` fields, the last `trailing` of which may be
+    left out; exits naming the line that is not `usage`."""
     rows = []
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
@@ -334,7 +335,8 @@ def read_tab_file(path, fields, usage, optional=()):
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             values = line.split("\t")
-            if len(values) != fields or not all(values[i] for i in range(fields) if i not in optional):
+            if (not fields - trailing <= len(values) <= fields or
+                    not all(values[i] for i in range(len(values)) if i not in optional)):
                 sys.exit(f"mutants: {path}:{number}: expected {usage}")
             rows.append((number, values))
     return rows
@@ -358,18 +360,11 @@ def read_equivalents(path):
     if not os.path.exists(path):
         return {}
     entries = {}
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            line = line.rstrip("\n")
-            if not line.strip() or line.lstrip().startswith("#"):
-                continue
-            values = line.split("\t")
-            if len(values) not in (4, 5) or not all(values):
-                sys.exit(f"mutants: {path}:{number}: expected FILE<TAB>ORIGINAL LINE<TAB>MUTATED LINE"
-                         "<TAB>WHY IT IS EQUIVALENT[<TAB>THE DEFINITION IT IS IN]")
-            file, original, mutated, reason = values[:4]
-            definition = values[4].strip() if len(values) == 5 else None
-            entries.setdefault((file, original.strip(), mutated.strip()), []).append((definition, reason))
+    for _, values in read_tab_file(path, 5, "FILE<TAB>ORIGINAL LINE<TAB>MUTATED LINE<TAB>WHY IT IS EQUIVALENT"
+                                   "[<TAB>THE DEFINITION IT IS IN]", trailing=1):
+        file, original, mutated, reason = values[:4]
+        definition = values[4].strip() if len(values) == 5 else None
+        entries.setdefault((file, original.strip(), mutated.strip()), []).append((definition, reason))
     return entries
 
 
