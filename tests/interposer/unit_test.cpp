@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <unordered_set>
 
 #include "config.h"
 #include "output.h"
@@ -311,6 +312,50 @@ TEST(Text, JsonStringsAreValidUtf8WhateverTheBytes) {
   EXPECT_EQ(json_string("\xf4\x90\x80\x80"), "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");  // above U+10FFFF
   for (const char* text : {"/tmp/\xff\xfe/x", "cut \xe2\x82", "\xed\xa0\x80"}) {
     EXPECT_TRUE(nlohmann::json::accept(json_string(text))) << text;
+  }
+}
+
+// utf8_sequence_length against RFC 3629 itself: the well-formed sequences
+// are exactly the encodings of U+0000..U+10FFFF without the surrogates, so
+// every 1- to 4-byte text is checked against that set (all first and second
+// bytes, the third and fourth from every class of byte).
+TEST(Text, Utf8SequencesAreExactlyTheEncodingsOfScalarValues) {
+  std::unordered_set<std::uint64_t> encodings;  // length << 32 | the bytes, first byte highest
+  for (std::uint32_t scalar = 1; scalar <= 0x10FFFF; ++scalar) {
+    if (scalar >= 0xD800 && scalar <= 0xDFFF) continue;
+    std::uint64_t bytes = 0, length = 0;
+    if (scalar < 0x80) {
+      bytes = scalar, length = 1;
+    } else if (scalar < 0x800) {
+      bytes = (0xC0 | scalar >> 6) << 8 | (0x80 | (scalar & 0x3F)), length = 2;
+    } else if (scalar < 0x10000) {
+      bytes = (0xE0 | scalar >> 12) << 16 | (0x80 | (scalar >> 6 & 0x3F)) << 8 | (0x80 | (scalar & 0x3F)), length = 3;
+    } else {
+      bytes = std::uint64_t{0xF0 | scalar >> 18} << 24 | (0x80 | (scalar >> 12 & 0x3F)) << 16 |
+              (0x80 | (scalar >> 6 & 0x3F)) << 8 | (0x80 | (scalar & 0x3F)),
+      length = 4;
+    }
+    encodings.insert(length << 32 | bytes);
+  }
+  const unsigned char tails[] = {0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xF4, 0xFF};
+  for (unsigned first = 1; first < 256; ++first) {
+    for (unsigned second = 0; second < 256; ++second) {
+      for (unsigned char third : tails) {
+        for (unsigned char fourth : tails) {
+          const unsigned char text[5] = {static_cast<unsigned char>(first), static_cast<unsigned char>(second), third,
+                                         fourth, 0};
+          std::size_t expected = 0;
+          std::uint64_t bytes = 0;
+          for (std::uint64_t length = 1; length <= 4 && expected == 0; ++length) {
+            if (text[length - 1] == 0) break;  // the text ends: no longer sequence
+            bytes = bytes << 8 | text[length - 1];
+            if (encodings.count(length << 32 | bytes) != 0) expected = length;
+          }
+          ASSERT_EQ(utf8_sequence_length(text), expected)
+              << std::hex << first << ' ' << second << ' ' << unsigned{third} << ' ' << unsigned{fourth};
+        }
+      }
+    }
   }
 }
 
