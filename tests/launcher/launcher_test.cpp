@@ -111,6 +111,42 @@ TEST(Summary, MappedLineOnlyWhenMappedMemoryWasCounted) {
   EXPECT_EQ(heapline::launcher::summarize(*reading.report, "r.json").find("mapped"), std::string::npos);
 }
 
+// The precision line in each of its forms: exact; batched under the budget;
+// and batched by the per-thread rule of reports written before the budget,
+// for one thread and for several.
+TEST(Summary, ThePrecisionLineSaysHowTheFiguresWereKept) {
+  heapline::ParsedReport report;
+  report.pid = 1;
+  report.exe = "/bin/x";
+  report.samples = {{0, 0, 0}, {1'000'000'000, 0, 0}};
+  report.duration_ns = 1'500'000'000;
+  auto precision_line = [&report] {
+    const std::string summary = heapline::launcher::summarize(report, "r.json");
+    const std::size_t at = summary.find("heapline: precision ");
+    return at == std::string::npos ? summary : summary.substr(at, summary.find('\n', at) - at);
+  };
+  report.precision.exact = true;
+  EXPECT_EQ(precision_line(), "heapline: precision exact, 2 samples over 1.500 s");
+  report.precision = {};
+  report.precision.bound_bytes = 300 << 10;
+  report.precision.budget_floor_bytes = 256 << 10;
+  report.precision.budget_divisor = 100;
+  report.precision.budget_bytes = 300 << 10;
+  EXPECT_EQ(precision_line(),
+            "heapline: precision +/-300.0 KiB (batched: at most max(256.0 KiB, peak/100) = 300.0 KiB), "
+            "2 samples over 1.500 s");
+  report.precision = {};
+  report.precision.bound_bytes = 64 << 10;
+  report.precision.min_threshold_bytes = 4096;
+  report.precision.max_threshold_bytes = 64 << 10;
+  report.precision.max_threads = 1;
+  EXPECT_EQ(precision_line(), "heapline: precision +/-64.0 KiB (batched: 1 thread x 64.0 KiB), 2 samples over 1.500 s");
+  report.precision.max_threads = 2;
+  report.precision.bound_bytes = 128 << 10;
+  EXPECT_EQ(precision_line(),
+            "heapline: precision +/-128.0 KiB (batched: 2 threads x 64.0 KiB), 2 samples over 1.500 s");
+}
+
 // A report whose live file could not be made says why, on one line of its
 // own (the program's text made printable).
 TEST(Summary, SaysWhyThereWasNoLiveFile) {
