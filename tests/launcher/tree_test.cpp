@@ -314,6 +314,9 @@ TEST(TreePlot, DrawsTheSumTheCommandAndTheLargest) {
   // The band of the interval to 2 s: from the sum held (45 KiB) to the most
   // it may have reached (process 2 at its 4 KiB: 47 KiB).
   EXPECT_NE(data.find("\n1 45 47\n2 45 47\n"), std::string::npos) << data;
+  EXPECT_NE(script.find("\nset title 'heap + mapped memory of alloc_patterns (pid 1) and the 8 processes it started'\n"),
+            std::string::npos)
+      << script;
   EXPECT_NE(script.find("title 'all 9 processes together'"), std::string::npos) << script;
   EXPECT_NE(script.find("index 1 using 1:2:3 with filledcurves"), std::string::npos) << script;
   EXPECT_NE(script.find("'alloc_patterns (pid 1, the command): peak 1.0 KiB'"), std::string::npos) << script;
@@ -323,6 +326,21 @@ TEST(TreePlot, DrawsTheSumTheCommandAndTheLargest) {
   EXPECT_EQ(script.find("index 8 "), std::string::npos) << script;
   EXPECT_EQ(script.find("(pid 4)"), std::string::npos) << script;
   EXPECT_NE(script.find("set label 'together at most 47.0 KiB at 2.000 s' at 2, 47 left boxed point"), std::string::npos)
+      << script;
+}
+
+// A command and one child: the title counts it in the singular.
+TEST(TreePlot, TheTitleCountsTheProcessesTheCommandStarted) {
+  std::vector<TreeReport> tree = {fake(1, 0, {{0, 1024, 1024}, {4'000'000'000, 1024, 1024}}),
+                                  fake(2, 1'000'000'000, {{0, 2048, 2048}, {1'000'000'000, 0, 2048}})};
+  tree[0].report.exe = "/usr/bin/make";
+  tree[1].report.exe = "/usr/bin/cc";
+  const fs::path out = fs::temp_directory_path() / "heapline-tree-title-test.svg";
+  const auto files = heapline::launcher::write_tree_plot_files(tree, out);
+  const std::string script = heapline::test::read_file(files.script);
+  fs::remove_all(files.directory);
+  EXPECT_NE(script.find("\nset title 'heap + mapped memory of make (pid 1) and the 1 process it started'\n"),
+            std::string::npos)
       << script;
 }
 
