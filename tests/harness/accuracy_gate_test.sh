@@ -58,6 +58,19 @@ status=0
 "$bench" accuracy --lib "$work/drops/libheapline.so" --json -- "${churn[@]}" >"$work/drops/accuracy.out" 2>&1 || status=$?
 [[ $status -eq 1 ]] || { echo "accuracy passed the build that drops publishes (status $status):"; cat "$work/drops/accuracy.out"; exit 1; }
 grep -q '"within_bound": false' "$work/drops/accuracy.out" || { cat "$work/drops/accuracy.out"; exit 1; }
+# The accuracy build's own report: the exact shadow ends where the exact
+# final figure does (both count every byte at exit), and its peak is the
+# batched peak's within the stated bound.
+LD_PRELOAD="$accuracy" HEAPLINE_OUT="$work/shadow.json" "${churn[@]}"
+python3 - "$work/shadow.json" <<'PY' || exit 1
+import json, sys
+r = json.load(open(sys.argv[1]))
+shadow, bound = r["exact_shadow"], r["precision"]["bound_bytes"]
+if shadow["final_bytes"] != r["final_bytes"]:
+    sys.exit(f"exact shadow final {shadow['final_bytes']} != final {r['final_bytes']}")
+if not shadow["peak_bytes"] > 0 or abs(shadow["peak_bytes"] - r["peak_bytes"]) > bound:
+    sys.exit(f"exact shadow peak {shadow['peak_bytes']} vs peak {r['peak_bytes']} +/- {bound}")
+PY
 # An accuracy run that fails (here a build without the exact shadow in its
 # place) costs the point its accuracy figure, never the point.
 mkdir -p "$work/plain"
