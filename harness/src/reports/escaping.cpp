@@ -33,10 +33,14 @@ std::string markdown_code(std::string_view text) {
     inside += c;
   }
   const std::string fence(longest_run + 1, '`');
-  // A span that starts or ends with a backquote (or is blank) needs a space
-  // inside its fence, which CommonMark strips.
-  const bool pad = !inside.empty() && (inside.front() == '`' || inside.back() == '`');
   if (inside.empty()) return "` `";
+  // CommonMark strips one space from each side of a span that has one on
+  // both and is not all spaces: a span that starts or ends with a backquote
+  // (which would join the fence), or has a space at both ends (which would
+  // be lost), gets one more space inside its fence for the reader to strip.
+  const bool blank = inside.find_first_not_of(' ') == std::string::npos;
+  const bool pad = inside.front() == '`' || inside.back() == '`' ||
+                   (!blank && inside.front() == ' ' && inside.back() == ' ');
   return fence + (pad ? " " : "") + inside + (pad ? " " : "") + fence;
 }
 

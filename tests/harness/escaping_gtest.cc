@@ -1,0 +1,112 @@
+// escaping.h: outside text into each format the harness writes for another
+// program. The fuzz target (tests/fuzz/outputs_fuzz.cc) checks that no
+// input escapes its field; these pin what each function writes, and that a
+// reader of the format gets the text back.
+#include "heapline_bench/reports/escaping.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace heapline::bench {
+namespace {
+
+const std::string kReplacement = "\xEF\xBF\xBD";
+
+TEST(Escaping, DisplayableReplacesControlsAndBrokenUtf8Only) {
+  EXPECT_EQ(displayable("caf\xC3\xA9 \xE2\x82\xAC ok"), "caf\xC3\xA9 \xE2\x82\xAC ok");
+  EXPECT_EQ(displayable(std::string("a\0b", 3)), "a" + kReplacement + "b");
+  EXPECT_EQ(displayable("a\nb\rc\td\x1F" "e\x7F"), "a" + kReplacement + "b" + kReplacement + "c" + kReplacement + "d" +
+                                                      kReplacement + "e" + kReplacement);
+  EXPECT_EQ(displayable("\xFF"), kReplacement);
+  EXPECT_EQ(displayable("\xC0\xAF"), kReplacement + kReplacement);  // overlong '/'
+  EXPECT_EQ(displayable(""), "");
+}
+
+TEST(Escaping, AGnuplotStringDoublesItsQuotesAndHoldsOneLine) {
+  EXPECT_EQ(gnuplot_string("plain"), "'plain'");
+  EXPECT_EQ(gnuplot_string("it's"), "'it''s'");
+  EXPECT_EQ(gnuplot_string("`rm -rf ~` @macro"), "'`rm -rf ~` @macro'");  // single quotes expand nothing
+  EXPECT_EQ(gnuplot_string("a\nset output"), "'a" + kReplacement + "set output'");
+  EXPECT_EQ(gnuplot_string(""), "''");
+}
+
+TEST(Escaping, AGnuplotDataWordIsOneWord) {
+  EXPECT_EQ(gnuplot_data_word("churn-4t"), "churn-4t");
+  EXPECT_EQ(gnuplot_data_word("a b#c\"d'e"), "a_b_c_d_e");
+  EXPECT_EQ(gnuplot_data_word("x\ny"), "x" + kReplacement + "y");
+  EXPECT_EQ(gnuplot_data_word(""), "_");
+}
+
+// CommonMark's reading of a code span (spec 6.1): the text between the
+// fences, one space stripped from each side when both have one; GFM tables
+// then take "\|" as "|".
+std::string read_code_span(const std::string& span) {
+  std::size_t fence = 0;
+  while (fence < span.size() && span[fence] == '`') ++fence;
+  EXPECT_GT(fence, 0u) << span;
+  EXPECT_EQ(span.substr(span.size() - fence), std::string(fence, '`')) << span;
+  std::string inside = span.substr(fence, span.size() - 2 * fence);
+  if (inside.size() >= 2 && inside.front() == ' ' && inside.back() == ' ' &&
+      inside.find_first_not_of(' ') != std::string::npos)
+    inside = inside.substr(1, inside.size() - 2);
+  std::string text;
+  for (std::size_t i = 0; i < inside.size(); ++i) {
+    if (inside[i] == '\\' && i + 1 < inside.size() && inside[i + 1] == '|') continue;
+    text += inside[i];
+  }
+  return text;
+}
+
+TEST(Escaping, AMarkdownCodeSpanReadsBackAsItsText) {
+  EXPECT_EQ(markdown_code("churn-4t"), "`churn-4t`");
+  EXPECT_EQ(markdown_code("a|b"), "`a\\|b`");
+  EXPECT_EQ(markdown_code("x `y` z"), "``x `y` z``");
+  EXPECT_EQ(markdown_code("``"), "``` `` ```");
+  EXPECT_EQ(markdown_code("`start"), "`` `start ``");
+  EXPECT_EQ(markdown_code(""), "` `");
+  EXPECT_EQ(markdown_code(" padded "), "`  padded  `");  // CommonMark strips one space of each side
+  EXPECT_EQ(markdown_code("  "), "`  `");                // all spaces: kept as they are
+  for (const std::string text : {"churn-4t", "a|b", "x `y` z", "``", "`start", "end`", "a ``` b", "||", " padded ", " left", "right ", "  "}) {
+    const std::string span = markdown_code(text);
+    EXPECT_EQ(span.find('\n'), std::string::npos);
+    EXPECT_EQ(read_code_span(span), text) << span;
+  }
+}
+
+TEST(Escaping, MarkdownTextEscapesEveryMarkupCharacter) {
+  EXPECT_EQ(markdown_text("plain words, 12.5%"), "plain words, 12.5%");
+  EXPECT_EQ(markdown_text("*a* _b_ `c` [d](e) <f> #g |h| ~i~ !j $k &l {m} \\n"),
+            "\\*a\\* \\_b\\_ \\`c\\` \\[d\\](e) \\<f\\> \\#g \\|h\\| \\~i\\~ \\!j \\$k \\&l \\{m\\} \\\\n");
+  EXPECT_EQ(markdown_text("-->\n"), "--\\>" + kReplacement);
+}
+
+// RFC 4180's reading of one field.
+std::string read_csv_field(const std::string& field) {
+  if (field.empty() || field.front() != '"') return field;
+  EXPECT_EQ(field.back(), '"') << field;
+  std::string text;
+  for (std::size_t i = 1; i + 1 < field.size(); ++i) {
+    text += field[i];
+    if (field[i] == '"') {
+      EXPECT_EQ(field[i + 1], '"') << field;  // a lone quote would end the field
+      ++i;
+    }
+  }
+  return text;
+}
+
+TEST(Escaping, ACsvFieldIsQuotedOnlyWhenItMustBeAndReadsBack) {
+  EXPECT_EQ(csv_field("churn-4t"), "churn-4t");
+  EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
+  EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(csv_field("two\nlines"), "\"two\nlines\"");
+  EXPECT_EQ(csv_field("cr\r"), "\"cr\r\"");
+  EXPECT_EQ(csv_field(""), "");
+  for (const std::string text : {"plain", "a,b", "\"", "\"\"", ",\",", "x\r\ny", "trailing,"})
+    EXPECT_EQ(read_csv_field(csv_field(text)), text) << csv_field(text);
+}
+
+}  // namespace
+}  // namespace heapline::bench
