@@ -491,5 +491,23 @@ TEST(PosixProcessRunner, TheCommandStartsWithTheCallersSignalMask) {
   EXPECT_EQ(result.stdout_head, "SigBlk:\t0000000000000200\n");
 }
 
+// Every failure report says how the run ended in the same words, from the
+// real outcome: a status, a signal (never "status -1") or no start at all.
+TEST(PosixProcessRunner, HowARunEndedIsSaidOneWay) {
+  PosixProcessRunner runner;
+  RunSpec spec;
+  spec.argv = {"sh", "-c", "exit 3"};
+  EXPECT_EQ(how_it_ended(runner.run(spec)), "exited with status 3");
+  spec.argv = {"sh", "-c", "kill -9 $$"};
+  EXPECT_EQ(how_it_ended(runner.run(spec)), "was killed by signal 9 (Killed)");
+  spec.argv = {"/nonexistent/heapline-test-program"};
+  const RunResult missing = runner.run(spec);
+  EXPECT_FALSE(missing.started);
+  EXPECT_EQ(how_it_ended(missing), "could not be started (" + missing.start_error + ")");
+  EXPECT_NE(missing.start_error.find("No such file or directory"), std::string::npos) << missing.start_error;
+  spec.argv = {"true"};
+  EXPECT_EQ(how_it_ended(runner.run(spec)), "exited with status 0");
+}
+
 }  // namespace
 }  // namespace heapline::bench

@@ -28,15 +28,13 @@ AccuracyRun measure_accuracy(ProcessRunner& runner, const AccuracyRequest& reque
   const RunResult result = runner.run(spec);
   const std::string what = "the accuracy run of " + request.command[0] + " under " + request.library;
   if (!result.succeeded())
-    throw Refusal(what + " failed" +
-                  (result.started ? " (status " + std::to_string(result.exit_status) + ")" : ": " + result.start_error) +
-                  ":\n" + result.stderr_tail + "\nNothing was recorded.");
+    throw Refusal(what + " failed: it " + how_it_ended(result) + ":\n" + result.stderr_tail);
   const heapline::ReportReading reading = heapline::read_report_file(request.report_path);
-  if (!reading) throw Refusal(what + ": " + reading.error + ". Nothing was recorded.");
+  if (!reading) throw Refusal(what + ": " + reading.error);
   const heapline::ParsedReport& report = *reading.report;
   if (!report.exact_shadow)
     throw Refusal(what + ": its report " + request.report_path +
-                  " has no exact_shadow (not an accuracy build?). Nothing was recorded.");
+                  " has no exact_shadow (not an accuracy build?)");
   AccuracyRun run;
   run.accuracy.batched_peak_bytes = report.peak_bytes;
   run.accuracy.exact_peak_bytes = report.exact_shadow->peak_bytes;

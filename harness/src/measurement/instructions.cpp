@@ -78,9 +78,9 @@ std::uint64_t count_once(ProcessRunner& runner, const InstructionRequest& reques
   const auto count = result.succeeded() ? collected_instructions(result.stderr_tail) : std::nullopt;
   if (!count)
     throw Refusal("the instruction count of " + request.command[0] + (with ? " with" : " without") +
-                  " the library failed under callgrind" +
-                  (result.started ? " (status " + std::to_string(result.exit_status) + ")" : ": " + result.start_error) +
-                  ":\n" + result.stderr_tail);
+                  " the library failed: callgrind " +
+                  (result.succeeded() ? std::string("printed no count") : how_it_ended(result)) + ":\n" +
+                  result.stderr_tail);
   // A count is the library's only if the library ran in the program. A
   // library can be gone before the program starts: valgrind is a script
   // and a launcher, and a library that removes itself from LD_PRELOAD

@@ -48,11 +48,7 @@ std::string describe_failure(const MeasurementRequest& request, const PlannedRun
   if (run.warmup()) out << "the warm-up run ";
   else out << "run " << run_number << " of " << request.runs << ' ';
   out << (run.side == Side::with_library ? "with" : "without") << " the library ";
-  if (result.signal != 0) {
-    out << "was killed by signal " << result.signal << " (" << strsignal(result.signal) << ")";
-  } else {
-    out << "exited with status " << result.exit_status;
-  }
+  out << how_it_ended(result);
   out << ".\n  command: " << quoted_command(request.command);
   if (!result.stderr_tail.empty()) out << "\n  its stderr ended with:\n" << indented(result.stderr_tail);
   out << "\n  Fix the command so that it exits 0 on its own; nothing was recorded.";

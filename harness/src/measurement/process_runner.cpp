@@ -22,6 +22,14 @@
 extern char** environ;
 
 namespace heapline::bench {
+
+std::string how_it_ended(const RunResult& result) {
+  if (!result.started) return "could not be started (" + result.start_error + ")";
+  if (result.signal != 0)
+    return "was killed by signal " + std::to_string(result.signal) + " (" + strsignal(result.signal) + ")";
+  return "exited with status " + std::to_string(result.exit_status);
+}
+
 namespace {
 
 constexpr std::size_t kStderrTail = 4096;

@@ -10,13 +10,9 @@ CommitLookup git_head(ProcessRunner& runner, const std::string& source_dir) {
   spec.capture_stdout = true;
   const RunResult result = runner.run(spec);
   const std::string asked = "cannot tell which commit " + printable(source_dir) + " holds: ";
-  if (!result.started) return {"", asked + "git could not be run (" + result.start_error + ")"};
   if (!result.succeeded()) {
-    std::string said = result.stderr_head.substr(0, result.stderr_head.find('\n'));
-    return {"", asked + "git rev-parse " +
-                    (result.signal != 0 ? "was killed by signal " + std::to_string(result.signal)
-                                        : "exited with status " + std::to_string(result.exit_status)) +
-                    (said.empty() ? "" : " (" + printable(said) + ")")};
+    std::string said = result.started ? result.stderr_head.substr(0, result.stderr_head.find('\n')) : "";
+    return {"", asked + "git rev-parse " + how_it_ended(result) + (said.empty() ? "" : " (" + printable(said) + ")")};
   }
   std::string commit = result.stdout_head;
   if (!commit.empty() && commit.back() == '\n') commit.pop_back();

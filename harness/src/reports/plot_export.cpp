@@ -274,9 +274,7 @@ PlotOutcome draw_history_plots(const History& history, const std::vector<std::st
   spec.working_directory = work;
   RunResult result = runner.run(spec);
   if (!result.succeeded()) {
-    outcome.note = "The plots were not drawn: gnuplot failed (" +
-                   (result.started ? "status " + std::to_string(result.exit_status) : result.start_error) +
-                   "): " + result.stderr_tail;
+    outcome.note = "The plots were not drawn: gnuplot " + how_it_ended(result) + ": " + result.stderr_tail;
     return outcome;
   }
   for (const auto& svg : files.svgs) outcome.plots.push_back(plot_dir + "/" + svg);

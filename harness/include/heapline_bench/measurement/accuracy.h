@@ -56,7 +56,8 @@ struct AccuracyRequest {
 // Runs the command once under the accuracy build and reads its report:
 // the batched peak, the exact peak of the same run and the stated bound.
 // Throws Refusal, naming the command, when it fails or its report lacks
-// the exact figures.
+// the exact figures; it says why, not what the caller keeps (the suite
+// keeps the point without its accuracy figure).
 AccuracyRun measure_accuracy(ProcessRunner& runner, const AccuracyRequest& request);
 
 }  // namespace heapline::bench

@@ -34,6 +34,12 @@ struct RunResult {
   bool succeeded() const { return started && signal == 0 && exit_status == 0; }
 };
 
+// How a run ended, to follow the command's name in a sentence: "exited with
+// status 3", "was killed by signal 9 (Killed)", "could not be started
+// (No such file or directory)". The one wording of every failure report, so
+// that a signal is never reported as a status.
+std::string how_it_ended(const RunResult& result);
+
 inline constexpr std::size_t kStdoutHead = 64 * 1024;
 
 class ProcessRunner {
