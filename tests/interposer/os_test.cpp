@@ -142,6 +142,43 @@ TEST_F(Os, WritesNeverRaiseASignal) {
   EXPECT_EQ(sigismember(&pending, SIGPIPE), 0);
 }
 
+// read_at reads all it was asked for, across reads that return less: a
+// /proc file made by seq_file gives at most a page per read, as a slow or
+// remote file system may. The bytes land in order, inside the buffer only.
+TEST(OsFile, ReadAtGathersShortReadsInOrder) {
+  const char* path = "/proc/kallsyms";  // megabytes, a page per read, the same on every read
+  std::ifstream whole(path, std::ios::binary);
+  std::string expected(64 * 1024, '\0');
+  if (!whole.read(expected.data(), static_cast<std::streamsize>(expected.size())))
+    GTEST_SKIP() << path << " is not readable here";
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  char probe[8192];
+  ASSERT_LT(::pread(fd, probe, sizeof probe, 0), static_cast<ssize_t>(sizeof probe)) << "no short read to gather";
+  std::string buffer(3 * expected.size(), '\0');  // guards on both sides
+  errno = EDOM;
+  EXPECT_TRUE(os::read_at(fd, buffer.data() + expected.size(), expected.size(), 0));
+  EXPECT_EQ(errno, EDOM);
+  EXPECT_TRUE(buffer.substr(expected.size(), expected.size()) == expected);
+  EXPECT_EQ(buffer.find_first_not_of('\0'), expected.size());
+  EXPECT_LT(buffer.find_last_not_of('\0'), 2 * expected.size());
+  ::close(fd);
+}
+
+// A file shorter than asked: what it has, and false (a live file cut short
+// is not taken for a whole one).
+TEST_F(Os, ReadAtPastTheEndIsNotWhole) {
+  std::ofstream(dir_ / "short") << "0123456789";
+  const int fd = ::open((dir_ / "short").c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  char out[20] = {};
+  EXPECT_FALSE(os::read_at(fd, out, sizeof out, 0));
+  EXPECT_EQ(std::string(out), "0123456789");
+  EXPECT_TRUE(os::read_at(fd, out, 4, 6));
+  EXPECT_EQ(std::string(out, 4), "6789");
+  ::close(fd);
+}
+
 TEST(OsProcess, StartTicksNameAProcess) {
   EXPECT_GT(os::process_start_ticks(getpid()), 0u);
   EXPECT_EQ(os::process_start_ticks(getpid()), os::process_start_ticks(getpid()));
