@@ -2,27 +2,31 @@
 # defaults_test.sh SOURCE_DIR BENCH
 #
 # The harness's defaults are written once in C++ (the verdict rule's in
-# verdicts/verdict.h, the confidence level in measurement/statistics.h) and
-# heapline-bench's --help shows them from there. The docs that state them
-# must say the same: docs/regressions.md's table of the rule, and every
-# "NN% interval" of the docs and the README. Changing a default fails here
-# until the docs say the new value.
+# verdicts/verdict.h, the confidence level in measurement/statistics.h, the
+# comparison's rounds and runs in cli/commands.h) and heapline-bench's --help
+# shows them from there. The docs that state them must say the same:
+# docs/regressions.md's table of the rule, every "NN% interval" of the docs
+# and the README, and docs/performance.md's release table, made by a command
+# that leaves its rounds and runs to the defaults. Changing a default fails
+# here until the docs say the new value.
 set -euo pipefail
 source_dir=$1
 bench=$2
 
-/usr/bin/python3 - "$source_dir" <(LC_ALL=C "$bench" check --help) <(LC_ALL=C "$bench" overhead --help) <<'PY'
-import glob, os, re, sys
+/usr/bin/python3 - "$source_dir" <(LC_ALL=C "$bench" check --help) <(LC_ALL=C "$bench" overhead --help) \
+  <(LC_ALL=C "$bench" compare --help) <<'PY'
+import glob, json, os, re, sys
 
-source_dir, check_help, overhead_help = sys.argv[1], open(sys.argv[2]).read(), open(sys.argv[3]).read()
+source_dir, check_help, overhead_help, compare_help = (sys.argv[1], open(sys.argv[2]).read(),
+                                                      open(sys.argv[3]).read(), open(sys.argv[4]).read())
 problems = []
 
 
-def default(option):
+def default(option, help_text=check_help):
     """The default --help shows for an option: '--window INT:... =20'."""
-    match = re.search(r"^\s*" + re.escape(option) + r" \S+.*=(\S+)\s*$", check_help, re.MULTILINE)
+    match = re.search(r"^\s*" + re.escape(option) + r" \S+.*=(\S+)\s*$", help_text, re.MULTILINE)
     if not match:
-        sys.exit(f"check --help shows no default for {option}:\n{check_help}")
+        sys.exit(f"--help shows no default for {option}:\n{help_text}")
     return match.group(1)
 
 
@@ -60,6 +64,22 @@ for path in docs:
             line = text.count("\n", 0, match.start()) + 1
             problems.append(f"{os.path.relpath(path, source_dir)}:{line}: '{match.group(0)}', "
                             f"but heapline-bench's intervals are {level}")
+# The release table: made with compare's default rounds and runs (its command
+# in docs/performance.md gives neither), said in words above the table.
+performance = open(os.path.join(source_dir, "docs/performance.md"), encoding="utf-8").read()
+comparison = json.load(open(os.path.join(source_dir, "docs/release-comparison.json"), encoding="utf-8"))
+rounds, runs = int(default("--rounds", compare_help)), int(default("--runs", compare_help))
+command = re.search(r"^tools/compare_releases\.sh .*--write-docs$", performance, re.MULTILINE)
+if not command or "--rounds" in command.group(0) or "--runs" in command.group(0):
+    problems.append("docs/performance.md: no release-table command that leaves --rounds and --runs to the defaults")
+if (comparison["rounds"], comparison["runs"]) != (rounds, runs):
+    problems.append(f"docs/release-comparison.json: {comparison['rounds']} rounds of {comparison['runs']} runs, "
+                    f"but compare's defaults are {rounds} of {runs}")
+words = "zero one two three four five six seven eight nine ten".split()
+said = re.search(r"measures in (\w+) rounds that alternate the builds", performance)
+if not said or said.group(1) != (words[rounds] if rounds < len(words) else str(rounds)):
+    problems.append(f"docs/performance.md: '{said.group(0) if said else 'no measures in N rounds'}', "
+                    f"but compare's default is {rounds} rounds")
 for problem in problems:
     print(problem, file=sys.stderr)
 sys.exit(1 if problems else 0)
