@@ -387,7 +387,14 @@ TEST_F(Safety, AnExecTheLibraryCannotFollowKeepsTheLiveFileAndSaysWhy) {
       {"static", "exec " + shell_quote(kStaticProgram), kStaticProgram + ": statically linked: no loader runs"},
       {"unpreloaded", "exec /usr/bin/env -u LD_PRELOAD /bin/true",
        "/bin/true: LD_PRELOAD no longer names the library"},
+      // The script itself is text: its interpreter decides, and says so.
+      {"script", "exec ./static-script", "./static-script: a script whose interpreter the library cannot follow"},
   };
+  {
+    std::ofstream script(dir_ / "static-script");
+    script << "#!" << kStaticProgram << "\n";
+  }
+  fs::permissions(dir_ / "static-script", fs::perms::owner_all);
   if (geteuid() == 0) {
     fs::copy_file("/bin/true", dir_ / "setuid-true");
     ASSERT_EQ(chown((dir_ / "setuid-true").c_str(), 65534, 65534), 0);
