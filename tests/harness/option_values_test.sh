@@ -67,6 +67,7 @@ done
 refused "--max-runs: must be at least the runs asked for (10), got '5'" suite --store "$work/fresh" --until-ci 1 --max-runs 5
 refused "--max-runs: must be at least the runs asked for (8), got '7'" overhead churn-1t none 8 --until-ci 1 --max-runs 7
 refused "--min-history (50) must be at most --window (20)" check --store "$work/store" --min-history 50
+refused "--min-history (9) must be at most --window (8)" calibrate --store "$work/fresh" --window 8 --min-history 9
 refused "--commit: must be one word" suite --store "$work/fresh" --commit 'a b'
 refused "--until-ci-of: x not in {wall,cpu}" suite --store "$work/fresh" --until-ci-of x
 refused "--gate: speed not in {wall,cpu,instructions}" check --store "$work/store" --gate speed
