@@ -101,7 +101,7 @@ std::int64_t api_total_bytes() {
   const std::int64_t total = live + mapped::live_bytes();
   const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
   raise_peaks(live, now);
-  raise_total_peak(total, now);
+  raise_total_peak_in_file(total, now);
   return total;
 }
 

@@ -247,7 +247,7 @@ std::uint64_t peak_clock(std::uint64_t publish_now) {
 // Heap plus mapped memory above its phase peak (which is at most the run's):
 // both raised. Out of line: only while something is mapped.
 [[gnu::noinline]] void raise_total_maxima(std::int64_t total, std::uint64_t now) {
-  if (total > g_published.phase_total_peak.load(std::memory_order_relaxed)) raise_total_peak(total, peak_clock(now));
+  if (total > g_published.phase_total_peak.load(std::memory_order_relaxed)) raise_total_peak_in_file(total, peak_clock(now));
 }
 
 // The peak grew enough to raise the fair share (rare: an eighth of the
@@ -379,6 +379,14 @@ bool lock_sampling() {
 
 void publish_value(std::int64_t delta) { publish_delta(delta); }
 
+void raise_total_peak_in_file(std::int64_t total, std::uint64_t now) {
+  raise_total_peak(total, now);
+  LiveHeader& h = g_region->header;
+  bool raised = false;
+  raise_to(h.total_peak_at_once, total, &raised);
+  if (raised) h.total_peak_at_once_ns.store(since_start(now), std::memory_order_relaxed);
+}
+
 void publish_exactly(std::int64_t bytes, CallKind kind) {
   g_threads.folded_calls[kind].fetch_add(1, std::memory_order_relaxed);
   if (bytes == 0) return;
@@ -399,7 +407,7 @@ void heapline::mapped::on_change(std::int64_t mapped_live, std::uint64_t now, st
   h.mapped_open_max.store(open_max, std::memory_order_relaxed);
   h.mapped_change_mono_ns.store(now, std::memory_order_release);
   const std::int64_t total = g_published.live.load(std::memory_order_relaxed) + mapped_live;
-  if (total > g_published.total_peak.load(std::memory_order_relaxed)) raise_total_peak(total, now);
+  if (total > g_published.total_peak.load(std::memory_order_relaxed)) raise_total_peak_in_file(total, now);
   // A program that maps without allocating still gets samples.
   if (now >= g_sampling.next_sample_ns.load(std::memory_order_relaxed) &&
       g_process.init_state.load(std::memory_order_acquire) == kDone) {

@@ -78,6 +78,10 @@ inline void reset_timelines(std::uint64_t interval_ns) {
 
 // take_sample needs g_sampling.busy held.
 void publish_value(std::int64_t delta);
+// Heap + mapped reached `total` at `now` (CLOCK_MONOTONIC): the run's total
+// peaks raised, and the live file's copy of the total peak at once
+// (LiveHeader::total_peak_at_once), as a heap publish writes its own.
+void raise_total_peak_in_file(std::int64_t total, std::uint64_t now);
 void publish_exactly(std::int64_t bytes, CallKind kind);
 // A new timeline's first sample (init, fork): [now, live, the largest
 // value published meanwhile].

@@ -550,6 +550,20 @@ TEST_F(LiveFile, AMappingWithNothingAfterItReachesTheLiveFile) {
   EXPECT_EQ(r["mapped_samples"].back()[1], 64 << 20) << r["mapped_samples"].dump();
 }
 
+// A mapping made and removed inside the first interval, then a kill: no
+// sample holds it, but the figures the library published do, and the
+// converted report keeps its peak (the figures, not only the samples).
+TEST_F(LiveFile, AMappedPeakThatNoSampleHoldsSurvivesAKill) {
+  auto running = start({kProbe, "map-drop-hold", "20"}, batched("map-drop", "10000"));
+  ASSERT_TRUE(wait_for_output(running, "ready"));
+  ASSERT_EQ(kill(running.pid, SIGKILL), 0);
+  finish(running);
+  auto r = convert("map-drop");
+  EXPECT_EQ(r["mapped"]["peak_bytes"], 64 << 20);
+  EXPECT_EQ(r["mapped"]["final_bytes"], 0);
+  EXPECT_GE(r["total"]["peak_bytes"].get<std::int64_t>(), 64 << 20);
+}
+
 // A file of the layout before mapped memory (shorter, zeros in the mapped
 // fields) still converts, with its mapped figures unknown rather than 0.
 TEST_F(LiveFile, ALiveFileOfTheOlderLayoutConvertsWithMappedUnknown) {

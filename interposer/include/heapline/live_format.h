@@ -213,7 +213,14 @@ struct LiveHeader {
   std::atomic<std::int64_t> resident_live{0};
   std::atomic<std::int64_t> resident_peak{0};
   std::atomic<std::uint64_t> resident_peak_time_ns{0};
-  char reserved2[4096 - 16 * 8 - 8 - 3 * 8 - 4 * 8 - 3 * 8] = {};
+  // The peak of heap + mapped as its latest raise left it, with its time
+  // since the start, written at once (outside the seqlock, like the latest
+  // publish) by every raise while something is mapped: a process killed
+  // after a total peak that no sample holds keeps it. 0 in older files;
+  // read_figures() folds it in.
+  std::atomic<std::int64_t> total_peak_at_once{0};
+  std::atomic<std::uint64_t> total_peak_at_once_ns{0};
+  char reserved2[4096 - 16 * 8 - 8 - 3 * 8 - 4 * 8 - 3 * 8 - 2 * 8] = {};
 };
 static_assert(sizeof(LiveHeader) == 3 * 4096);
 
@@ -307,6 +314,13 @@ inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
     const std::int64_t open_max = bounded_bytes(h.open_max.load(std::memory_order_relaxed));
     if (open_max > f.peak) f.peak = open_max, f.peak_time_ns = publish_ns;
     if (f.live > f.peak) f.peak = f.live, f.peak_time_ns = publish_ns;
+  }
+  // The total peak as its latest raise left it, which may be past the
+  // latest sample.
+  const std::int64_t total_at_once = bounded_bytes(h.total_peak_at_once.load(std::memory_order_relaxed));
+  if (total_at_once > f.total_peak) {
+    f.total_peak = total_at_once;
+    f.total_peak_time_ns = bounded_ns(h.total_peak_at_once_ns.load(std::memory_order_relaxed));
   }
   // So is the latest mapping change (every change writes it), and heap +
   // mapped as they stand now were held together.

@@ -73,6 +73,10 @@
  *   phase_probe map-hold SECONDS  64 MiB mapped anonymously before any
  *                                 allocation, prints "ready" and sleeps:
  *                                 no call after the mapping
+ *   phase_probe map-drop-hold SECONDS
+ *                                 the same mapping, unmapped at once, then
+ *                                 "ready" and sleep: a mapped peak that no
+ *                                 sample holds
  *   phase_probe resident MIB TOUCHED_MIB SECONDS
  *                                 one block of MIB MiB, of which the first
  *                                 TOUCHED_MIB are written; 30 ms of sleep,
@@ -352,6 +356,13 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "map-hold") == 0 && argc == 3) {
     void* mapping = mmap(NULL, 64L << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mapping == MAP_FAILED) return 4;
+    say("ready\n");
+    sleep_ms(atol(argv[2]) * 1000);
+    return 0;
+  }
+  if (strcmp(mode, "map-drop-hold") == 0 && argc == 3) {
+    void* mapping = mmap(NULL, 64L << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mapping == MAP_FAILED || munmap(mapping, 64L << 20) != 0) return 4;
     say("ready\n");
     sleep_ms(atol(argv[2]) * 1000);
     return 0;
