@@ -338,6 +338,10 @@ void write_identity(LiveRegion& region) {
   h.publish_mono_ns.store(0, std::memory_order_relaxed);
   h.publish_live.store(0, std::memory_order_relaxed);
   h.open_max.store(0, std::memory_order_relaxed);
+  // Nor a total peak of its own yet (a fork child's copy of the static
+  // region holds its parent's).
+  h.total_peak_at_once.store(0, std::memory_order_relaxed);
+  h.total_peak_at_once_ns.store(0, std::memory_order_relaxed);
   h.state.store(kLiveRunning, std::memory_order_relaxed);
   h.markers_claimed.store(0, std::memory_order_relaxed);
   g_process.markers_claimed.store(0, std::memory_order_relaxed);

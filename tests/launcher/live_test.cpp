@@ -564,6 +564,26 @@ TEST_F(LiveFile, AMappedPeakThatNoSampleHoldsSurvivesAKill) {
   EXPECT_GE(r["total"]["peak_bytes"].get<std::int64_t>(), 64 << 20);
 }
 
+// A fork child's live file holds its own total peak, not its parent's: a
+// parent that is not the command (its heap line in static memory until its
+// heap matters) raised its total peak to 64 MiB before the fork.
+TEST_F(LiveFile, AForkChildsTotalPeakIsItsOwn) {
+  RunOptions options = batched("fork-drop.json", "10");
+  options.env["HEAPLINE_ROOT_PID"] = "1";
+  auto running = start({kProbe, "map-drop-fork", "20"}, options);
+  ASSERT_TRUE(wait_for_output(running, "child="));
+  std::smatch child;
+  const std::string said = running.out_so_far();
+  ASSERT_TRUE(std::regex_search(said, child, std::regex(R"(child=(\d+))"))) << said;
+  const std::string name = "fork-drop." + child[1].str() + ".json";
+  for (int waited = 0; waited < 100 && !fs::exists(dir_ / (name + ".live")); ++waited) usleep(20'000);
+  ASSERT_EQ(kill(std::stoi(child[1].str()), SIGKILL), 0);
+  finish(running);
+  auto r = convert(name);
+  EXPECT_GE(r["total"]["peak_bytes"].get<std::int64_t>(), 2 << 20);
+  EXPECT_LT(r["total"]["peak_bytes"].get<std::int64_t>(), 64 << 20) << r["total"].dump();
+}
+
 // A file of the layout before mapped memory (shorter, zeros in the mapped
 // fields) still converts, with its mapped figures unknown rather than 0.
 TEST_F(LiveFile, ALiveFileOfTheOlderLayoutConvertsWithMappedUnknown) {

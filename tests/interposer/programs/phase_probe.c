@@ -77,6 +77,11 @@
  *                                 the same mapping, unmapped at once, then
  *                                 "ready" and sleep: a mapped peak that no
  *                                 sample holds
+ *   phase_probe map-drop-fork SECONDS
+ *                                 the same, then a fork: the child holds
+ *                                 2 MiB (written), allocates 1 MiB 50 ms
+ *                                 later, prints "child=PID" and sleeps; the
+ *                                 parent waits for it
  *   phase_probe resident MIB TOUCHED_MIB SECONDS
  *                                 one block of MIB MiB, of which the first
  *                                 TOUCHED_MIB are written; 30 ms of sleep,
@@ -94,6 +99,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "heapline.h"
@@ -365,6 +371,28 @@ int main(int argc, char** argv) {
     if (mapping == MAP_FAILED || munmap(mapping, 64L << 20) != 0) return 4;
     say("ready\n");
     sleep_ms(atol(argv[2]) * 1000);
+    return 0;
+  }
+  if (strcmp(mode, "map-drop-fork") == 0 && argc == 3) {
+    void* mapping = mmap(NULL, 64L << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mapping == MAP_FAILED || munmap(mapping, 64L << 20) != 0) return 4;
+    const pid_t child = fork();
+    if (child < 0) return 5;
+    if (child == 0) {
+      char* block = malloc(2 << 20);
+      memset(block, 1, 2 << 20);
+      g_sink = block;
+      sleep_ms(50);
+      g_sink = malloc(1 << 20);  /* a publish past the interval: a sample, and the live file it now merits */
+      free(g_sink);
+      g_sink = block;
+      snprintf(line, sizeof line, "child=%d\n", (int)getpid());
+      say(line);
+      sleep_ms(atol(argv[2]) * 1000);
+      return 0;
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
     return 0;
   }
   if (strcmp(mode, "resident") == 0 && argc == 5) {
