@@ -1,4 +1,6 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -355,6 +357,45 @@ TEST_F(Launcher, RunsTheCommandAndSummarisesItsReport) {
   auto report = read_json(dir_ / ("heapline.python3." + std::string(m[1]) + ".json"));
   EXPECT_EQ(heapline_format_problem(report), "");
   EXPECT_GE(report["peak_bytes"].get<std::int64_t>(), 20000 * 1000);
+}
+
+// Where the report cannot go is said before the command runs, and nothing
+// runs (status 2): a missing directory, a file where a directory should be,
+// a FIFO for the name, and a directory the user cannot write in.
+TEST_F(Launcher, AReportThatCannotBeWrittenIsRefusedBeforeTheCommandRuns) {
+  const fs::path ran = dir_ / "ran";
+  const std::vector<std::string> command = {"/bin/sh", "-c", "touch " + ran.string()};
+  auto refused = [&](const std::string& out, const std::string& why, RunResult r) {
+    EXPECT_EQ(r.exit_code, 2) << out << ": " << r.err;
+    EXPECT_EQ(r.err, "heapline: --out " + out + ": " + why + "; the command was not run\n");
+    EXPECT_FALSE(fs::exists(ran)) << out;
+  };
+  auto with_out = [&](const std::string& out) {
+    std::vector<std::string> args = {"--out", out};
+    args.insert(args.end(), command.begin(), command.end());
+    return launch(args);
+  };
+  const std::string missing = (dir_ / "missing" / "r.json").string();
+  refused(missing, (dir_ / "missing").string() + ": No such file or directory", with_out(missing));
+  std::ofstream(dir_ / "file") << "x";
+  const std::string under_file = (dir_ / "file" / "r.json").string();
+  refused(under_file, (dir_ / "file").string() + " is not a directory", with_out(under_file));
+  ASSERT_EQ(mkfifo((dir_ / "fifo").c_str(), 0600), 0);
+  refused((dir_ / "fifo").string(), (dir_ / "fifo").string() + " is a FIFO, not a regular file",
+          with_out((dir_ / "fifo").string()));
+  // A directory this user cannot write in: as nobody, in root's directory.
+  if (geteuid() != 0 || !fs::exists("/usr/bin/setpriv")) GTEST_SKIP() << "needs root and setpriv to be another user";
+  fs::permissions(dir_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                            fs::perms::others_read | fs::perms::others_exec);
+  fs::create_directory(dir_ / "theirs");
+  const std::string theirs = (dir_ / "theirs" / "r.json").string();
+  std::vector<std::string> as_nobody = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                        kLauncher, "--out", theirs};
+  as_nobody.insert(as_nobody.end(), command.begin(), command.end());
+  RunOptions options;
+  options.cwd = "/";
+  options.env = {{"LD_PRELOAD", std::nullopt}, {"HEAPLINE_LIB", std::nullopt}};
+  refused(theirs, "cannot write in " + (dir_ / "theirs").string() + " (Permission denied)", run(as_nobody, options));
 }
 
 TEST_F(Launcher, PassesTheExitStatusThrough) {
