@@ -398,6 +398,30 @@ TEST_F(Launcher, AReportThatCannotBeWrittenIsRefusedBeforeTheCommandRuns) {
   refused(theirs, "cannot write in " + (dir_ / "theirs").string() + " (Permission denied)", run(as_nobody, options));
 }
 
+// When heapline itself cannot start the command (no process left to fork
+// under the user's process limit), it says so and exits 125, as env and
+// timeout do: never a status the command could have given.
+TEST_F(Launcher, AForkThatFailsIs125AndSaysSo) {
+  if (geteuid() != 0 || !fs::exists("/usr/bin/setpriv") || !fs::exists("/usr/bin/prlimit"))
+    GTEST_SKIP() << "needs root, setpriv and prlimit to run as a user at its process limit";
+  const fs::path ran = dir_ / "ran";
+  fs::permissions(dir_, fs::perms::owner_all | fs::perms::others_read | fs::perms::others_exec);
+  RunOptions options;
+  options.cwd = "/";
+  options.env = {{"LD_PRELOAD", std::nullopt}, {"HEAPLINE_LIB", std::nullopt}};
+  RunResult r = run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/prlimit",
+                     "--nproc=1", kLauncher, "--out", "/dev/null/r.json", "/bin/true"},
+                    options);
+  // (--out is refused first: the check runs before the fork.)
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  r = run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/prlimit", "--nproc=1",
+           kLauncher, "--out", "/tmp/heapline-fork-test-%p.json", "/bin/sh", "-c", "touch " + ran.string()},
+          options);
+  EXPECT_EQ(r.exit_code, 125) << r.err;
+  EXPECT_NE(r.err.find("heapline: fork: Resource temporarily unavailable"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(ran));
+}
+
 TEST_F(Launcher, PassesTheExitStatusThrough) {
   EXPECT_EQ(launch({"-q", kPython, "-c", "import sys; sys.exit(3)"}).exit_code, 3);
   EXPECT_EQ(launch({"-q", "/bin/sh", "-c", "kill -9 $$"}).exit_code, 128 + 9);
