@@ -189,6 +189,20 @@ static void* hold_pending(void* argument) {
   return NULL;
 }
 
+/* 64 MiB mapped anonymously and privately (counted); with `drop`, unmapped
+   at once. 0 when a call failed. */
+static int map_64_mib(int drop) {
+  void* mapping = mmap(NULL, 64L << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return mapping != MAP_FAILED && (!drop || munmap(mapping, 64L << 20) == 0);
+}
+
+/* "ready", then SECONDS of sleep with no call of the library's. */
+static int ready_then_hold(const char* seconds) {
+  say("ready\n");
+  sleep_ms(atol(seconds) * 1000);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   char line[160];
@@ -359,23 +373,10 @@ int main(int argc, char** argv) {
     say(line);
     return 0;
   }
-  if (strcmp(mode, "map-hold") == 0 && argc == 3) {
-    void* mapping = mmap(NULL, 64L << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mapping == MAP_FAILED) return 4;
-    say("ready\n");
-    sleep_ms(atol(argv[2]) * 1000);
-    return 0;
-  }
-  if (strcmp(mode, "map-drop-hold") == 0 && argc == 3) {
-    void* mapping = mmap(NULL, 64L << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mapping == MAP_FAILED || munmap(mapping, 64L << 20) != 0) return 4;
-    say("ready\n");
-    sleep_ms(atol(argv[2]) * 1000);
-    return 0;
-  }
+  if (strcmp(mode, "map-hold") == 0 && argc == 3) return map_64_mib(0) ? ready_then_hold(argv[2]) : 4;
+  if (strcmp(mode, "map-drop-hold") == 0 && argc == 3) return map_64_mib(1) ? ready_then_hold(argv[2]) : 4;
   if (strcmp(mode, "map-drop-fork") == 0 && argc == 3) {
-    void* mapping = mmap(NULL, 64L << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mapping == MAP_FAILED || munmap(mapping, 64L << 20) != 0) return 4;
+    if (!map_64_mib(1)) return 4;
     const pid_t child = fork();
     if (child < 0) return 5;
     if (child == 0) {
