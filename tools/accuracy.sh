@@ -7,6 +7,8 @@
 # same run. The goal is |error| <= bound <= the library's budget (max(1% of
 # the peak, 256 KiB) by default) in every row; exits 1 when a row misses it.
 set -euo pipefail
+# A step that fails says which: set -e alone would end the run without a word.
+trap 'echo "${0##*/}: line $LINENO failed (status $?): $BASH_COMMAND" >&2' ERR
 source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=${HEAPLINE_BUILD_DIR:-$source_dir/build/release}/bin
 threads=("$@")

@@ -4,6 +4,8 @@
 # Options are passed to `heapline-bench suite` (--runs N, --scale F, --only
 # NAME[,NAME], --lib PATH ...).
 set -euo pipefail
+# A step that fails says which: set -e alone would end the run without a word.
+trap 'echo "${0##*/}: line $LINENO failed (status $?): $BASH_COMMAND" >&2' ERR
 source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${HEAPLINE_BUILD_DIR:-$source_dir/build/release}
 

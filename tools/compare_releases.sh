@@ -13,6 +13,8 @@
 # HEAPLINE_COMPARE_REPO names another repository whose refs are built
 # (default: this checkout's); HEAPLINE_COMPARE_DIR the worktree directory.
 set -euo pipefail
+# A step that fails says which: set -e alone would end the run without a word.
+trap 'echo "${0##*/}: line $LINENO failed (status $?): $BASH_COMMAND" >&2' ERR
 source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${HEAPLINE_BUILD_DIR:-$source_dir/build/release}
 repo=${HEAPLINE_COMPARE_REPO:-$source_dir}

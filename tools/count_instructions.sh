@@ -12,6 +12,8 @@
 # instructions (--only NAME[,NAME], --scale F, --json). Needs valgrind and a
 # build (tools/build.sh).
 set -euo pipefail
+# A step that fails says which: set -e alone would end the run without a word.
+trap 'echo "${0##*/}: line $LINENO failed (status $?): $BASH_COMMAND" >&2' ERR
 source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=${HEAPLINE_BUILD_DIR:-$source_dir/build/release}/bin
 memusage=/usr/lib/x86_64-linux-gnu/libmemusage.so

@@ -13,6 +13,8 @@
 # The corpus replay (ctest -L fuzz) is part of tools/test.sh; these runs are
 # a tool, not a test: they take as long as they are given.
 set -euo pipefail
+# A step that fails says which: set -e alone would end the run without a word.
+trap 'echo "${0##*/}: line $LINENO failed (status $?): $BASH_COMMAND" >&2' ERR
 source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${HEAPLINE_FUZZ_BUILD_DIR:-$source_dir/build/fuzz}
 corpus_root=$source_dir/tests/fuzz/corpus

@@ -37,4 +37,6 @@
 # $HEAPLINE_MUTANTS_DIR (default build/mutants) and are reused by the next
 # run.
 set -euo pipefail
+# A step that fails says which: set -e alone would end the run without a word.
+trap 'echo "${0##*/}: line $LINENO failed (status $?): $BASH_COMMAND" >&2' ERR
 exec python3 "$(dirname "${BASH_SOURCE[0]}")/mutants.py" "$@"

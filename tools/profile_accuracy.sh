@@ -4,6 +4,8 @@
 # estimate (sites A, B and C at the peak) within its stated error. Not part
 # of ctest: it takes a few minutes. Needs a build (tools/build.sh).
 set -euo pipefail
+# A step that fails says which: set -e alone would end the run without a word.
+trap 'echo "${0##*/}: line $LINENO failed (status $?): $BASH_COMMAND" >&2' ERR
 source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${HEAPLINE_BUILD_DIR:-$source_dir/build/release}
 test_binary=$build_dir/bin/profile_gtest

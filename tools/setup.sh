@@ -6,6 +6,8 @@
 #   tools/setup.sh --test   also what the tests and the docs build need
 #   tools/setup.sh --fuzz   also clang and libFuzzer, for tools/fuzz.sh
 set -euo pipefail
+# A step that fails says which: set -e alone would end the run without a word.
+trap 'echo "${0##*/}: line $LINENO failed (status $?): $BASH_COMMAND" >&2' ERR
 
 build_packages=(
   g++ cmake make git

@@ -17,6 +17,8 @@
 # Exit status: 0 when the normal points raised no gated alarm and the slow
 # point was flagged on all three figures; 1 otherwise; 2 on a usage error.
 set -euo pipefail
+# A step that fails says which: set -e alone would end the run without a word.
+trap 'echo "${0##*/}: line $LINENO failed (status $?): $BASH_COMMAND" >&2' ERR
 source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=${HEAPLINE_BUILD_DIR:-$source_dir/build/release}/bin
 bench=$bin/heapline-bench

@@ -12,6 +12,8 @@
 # seeds at a time (HEAPLINE_SOAK_JOBS), in build/release or
 # $HEAPLINE_BUILD_DIR, which it builds first.
 set -euo pipefail
+# A step that fails says which: set -e alone would end the run without a word.
+trap 'echo "${0##*/}: line $LINENO failed (status $?): $BASH_COMMAND" >&2' ERR
 source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${HEAPLINE_BUILD_DIR:-$source_dir/build/release}
 jobs=${HEAPLINE_SOAK_JOBS:-$(nproc)}
