@@ -1,8 +1,9 @@
 // HEAPLINE_* parsing (the interposer's config.cpp): any environment gives a
 // configuration within range and, for each bad value, exactly one line of
-// printable text naming the variable, never more, never a crash. The input
-// is lines NAME=VALUE (the last one of a name wins), so the fuzzer works on
-// the variables' values and, from the seed corpus, their names.
+// printable text naming the variable and quoting its value as written,
+// never more, never a crash. The input is lines NAME=VALUE (the last one of
+// a name wins), so the fuzzer works on the variables' values and, from the
+// seed corpus, their names.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -56,7 +57,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // is checked here without a change.
     if (heapline::read_setting_alone(name.c_str(), value.c_str()) != 0) continue;
     ++refused;
-    check(g_said.find("heapline: " + name + "='") != std::string::npos);
+    // The value quoted as written: printable bytes as they are, others as
+    // '?', the first 80 and "..." after them.
+    std::string shown;
+    for (std::size_t i = 0; i < value.size() && i < 80; ++i) {
+      const unsigned char byte = static_cast<unsigned char>(value[i]);
+      shown += byte >= 0x20 && byte < 0x7f ? value[i] : '?';
+    }
+    if (value.size() > 80) shown += "...";
+    check(g_said.find("heapline: " + name + "='" + shown + "' is not valid") != std::string::npos);
   }
   std::size_t lines = 0;
   for (char c : g_said) {

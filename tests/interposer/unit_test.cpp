@@ -188,6 +188,31 @@ TEST(Config, EachBadValueIsOneLineAndKeepsTheDefault) {
   EXPECT_EQ(said, "");
 }
 
+// The line quotes the value as the user wrote it, so that they can find it:
+// every printable byte (the space too) as it is, each other byte as '?',
+// the first 80 bytes and "..." after them.
+TEST(Config, ABadValueIsQuotedAsWrittenWithOnlyItsUnprintableBytesReplaced) {
+  static std::string value;
+  static std::string said;
+  const std::string long_value(100, 'x');
+  const std::pair<std::string, std::string> cases[] = {
+      {"1 s", "1 s"},
+      {" ~!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}", " ~!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}"},
+      {"12\nabc\t\x7f\x1f", "12?abc???"},
+      {"caf\xc3\xa9", "caf??"},
+      {long_value, std::string(80, 'x') + "..."},
+  };
+  for (const auto& [written, shown] : cases) {
+    value = written;
+    said.clear();
+    Config config;
+    load_config(
+        config, [](const char* name) -> const char* { return std::string(name) == "HEAPLINE_INTERVAL_MS" ? value.c_str() : nullptr; },
+        [](const char* line, std::size_t size) { said.append(line, size); });
+    EXPECT_EQ(said.substr(0, said.find(" is not valid")), "heapline: HEAPLINE_INTERVAL_MS='" + shown + "'") << said;
+  }
+}
+
 std::string path(const char* tmpl, bool insert_pid, const char* base = "/work") {
   char out[kMaxPath];
   EXPECT_TRUE(format_output_path(tmpl, base, 123, "prog", insert_pid, out, sizeof out));
