@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdlib>
 #include <filesystem>
@@ -341,6 +342,39 @@ TEST_F(LiveFile, PeakOfAKilledProcessHoldsItsLastAllocation) {
   EXPECT_GE(peak, 2 << 20);
   EXPECT_GE(peak, r["final_bytes"].get<std::int64_t>());
   for (const auto& sample : r["samples"]) EXPECT_GE(peak, sample[2].get<std::int64_t>()) << sample.dump();
+}
+
+// A converted report names its process as the process's own exit report
+// would: the program, the allocator, the size basis, the parent, the start,
+// the settings and the markers. The reference is the exit report of a run
+// of the same probe; the converted report is of a run killed while it held.
+TEST_F(LiveFile, AConvertedReportNamesItsProcessAsItsExitReportWould) {
+  RunResult exited = run({kProbe, "hold", "0"}, traced("exited.json"));
+  ASSERT_EQ(exited.exit_code, 0) << exited.err;
+  const nlohmann::json reference = read_json(dir_ / "exited.json");
+  EXPECT_EQ(reference["allocator"], "glibc");
+  const auto unix_now_ns = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  };
+  const std::int64_t before_ns = unix_now_ns();
+  auto running = start({kProbe, "hold", "20"}, traced("killed"));
+  ASSERT_TRUE(wait_for_output(running, "ready"));
+  const std::int64_t after_ns = unix_now_ns();
+  ASSERT_EQ(kill(running.pid, SIGKILL), 0);
+  finish(running);
+  auto r = convert("killed");
+  for (const char* key : {"format", "exe", "allocator", "size_basis", "ppid", "interval_ns"}) {
+    EXPECT_EQ(r[key], reference[key]) << key;
+  }
+  for (const char* key : {"mode", "budget_floor_bytes", "budget_divisor"}) {
+    EXPECT_EQ(r["precision"][key], reference["precision"][key]) << key;
+  }
+  EXPECT_EQ(r["mapped"]["mode"], reference["mapped"]["mode"]);
+  EXPECT_EQ(r["pid"], running.pid);
+  EXPECT_GE(r["start_unix_ns"].get<std::int64_t>(), before_ns);
+  EXPECT_LE(r["start_unix_ns"].get<std::int64_t>(), after_ns);
+  ASSERT_EQ(r["markers"].size(), 1u) << r["markers"].dump();
+  EXPECT_EQ(r["markers"][0][1], reference["markers"][0][1]);
 }
 
 // A publish right after a sample is newer than it, whatever clock the
