@@ -402,6 +402,40 @@ TEST(ComparisonMarkdown, RoundsAndRunsMustBeWholeCounts) {
   }
 }
 
+// A file whose cells do not line up (a build with a round more or less than
+// the file's count, or a scenario with a result more or less than there are
+// builds: a file edited by hand, or cut) is refused with one line that says
+// where, whichever build it is.
+TEST(ComparisonMarkdown, EveryScenarioHasAResultPerBuildAndEachTheFilesRounds) {
+  const auto good = comparison_file({{"old", 1.20}, {"new", 1.10}});
+  ASSERT_NO_THROW(comparison_markdown_from_json(good));
+  auto refused = [](const nlohmann::json& file, const std::string& expected) {
+    try {
+      comparison_markdown_from_json(file);
+      ADD_FAILURE() << "accepted; expected: " << expected;
+    } catch (const std::exception& error) {
+      EXPECT_EQ(std::string(error.what()), expected);
+    }
+  };
+  for (std::size_t b : {0u, 1u}) {
+    auto more = good;
+    auto& rounds = more["scenarios"][0]["results"][b]["rounds"];
+    rounds.push_back(rounds[0]);
+    refused(more, "scenario churn-1t, build " + good["builds"][b]["label"].get<std::string>() +
+                      " has 3 rounds, the file's \"rounds\" 2");
+    auto fewer = good;
+    fewer["scenarios"][0]["results"][b]["rounds"].erase(0);
+    refused(fewer, "scenario churn-1t, build " + good["builds"][b]["label"].get<std::string>() +
+                       " has 1 round, the file's \"rounds\" 2");
+  }
+  auto cut = good;
+  cut["scenarios"][0]["results"].erase(1);
+  refused(cut, "scenario churn-1t has 1 result for 2 builds");
+  auto extra = good;
+  extra["scenarios"][0]["results"].push_back(good["scenarios"][0]["results"][1]);
+  refused(extra, "scenario churn-1t has 3 results for 2 builds");
+}
+
 // A peer's own settings reach both sides of its measurements and no other
 // build's; its note, and a peer that is absent, are said under the table.
 class EnvRecordingRunner : public LibraryCostRunner {

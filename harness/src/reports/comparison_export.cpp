@@ -174,6 +174,32 @@ int whole_count(const json& j, const char* key) {
   return value.get<int>();
 }
 
+// A file as compare writes it has, in every scenario, one result per build
+// in the builds' order, and in each result one entry per round: the marks
+// pair a build's rounds with the first build's. A file that breaks this is
+// refused, never rendered with columns or rounds that do not line up.
+void check_shape(const json& j) {
+  const auto counted = [](std::size_t n, const char* thing) {
+    return std::to_string(n) + " " + thing + (n == 1 ? "" : "s");
+  };
+  const int rounds = whole_count(j, "rounds");
+  const auto& builds = j.at("builds");
+  for (const auto& row : j.at("scenarios")) {
+    const std::string name = row.at("name").get<std::string>();
+    const auto& results = row.at("results");
+    if (!results.is_array() || results.size() != builds.size())
+      throw std::runtime_error("scenario " + name + " has " + counted(results.size(), "result") + " for " +
+                               counted(builds.size(), "build"));
+    for (std::size_t b = 0; b < results.size(); ++b) {
+      const auto& its_rounds = results[b].at("rounds");
+      if (!its_rounds.is_array() || its_rounds.size() != static_cast<std::size_t>(rounds))
+        throw std::runtime_error("scenario " + name + ", build " + builds[b].at("label").get<std::string>() + " has " +
+                                 counted(its_rounds.size(), "round") + ", the file's \"rounds\" " +
+                                 std::to_string(rounds));
+    }
+  }
+}
+
 }  // namespace
 
 ordered_json comparison_json(const Comparison& c) {
@@ -231,6 +257,7 @@ ordered_json comparison_json(const Comparison& c) {
 }
 
 std::string comparison_markdown_from_json(const json& j) {
+  check_shape(j);
   std::ostringstream out;
   const auto& builds = j.at("builds");
   const json absent = j.value("absent", json::array());
