@@ -124,6 +124,7 @@ class LiveFile : public heapline::test::TempDirTest {
     EXPECT_EQ(heapline_format_problem(r), "");
     EXPECT_EQ(r["ended"], "without-exit");
     EXPECT_EQ(r["last_sample_ns"], r["samples"].back()[0]);
+    EXPECT_EQ(r["final_bytes"], r["samples"].back()[1]) << "the final figure is the last sample's";
     return r;
   }
   // The last sample is less than one interval before the probe's last
@@ -371,6 +372,7 @@ TEST_F(LiveFile, AConvertedReportNamesItsProcessAsItsExitReportWould) {
   }
   EXPECT_EQ(r["mapped"]["mode"], reference["mapped"]["mode"]);
   EXPECT_EQ(r["pid"], running.pid);
+  EXPECT_GE(r["final_bytes"].get<std::int64_t>(), std::int64_t{2} << 20) << "the block it held";
   EXPECT_GE(r["start_unix_ns"].get<std::int64_t>(), before_ns);
   EXPECT_LE(r["start_unix_ns"].get<std::int64_t>(), after_ns);
   ASSERT_EQ(r["markers"].size(), 1u) << r["markers"].dump();
