@@ -386,8 +386,9 @@ const char* live_name_for_message(const char* report) {
 // The live file left before an exec, at which the image that execs another
 // gives its live file up (exec_override.cpp) and gets it back if the exec
 // fails.
+// (The sampling lock is held from a retire that returned true to its
+// restore: the caller pairs them, exec_giving_up_live_file.)
 struct ExecState {
-  bool locked = false;       // g_sampling.busy, held across the exec
   bool retired = false;      // the live file was removed
   std::int64_t live_file_floor = INT64_MAX;
 };
@@ -498,7 +499,6 @@ bool retire_live_file_for_exec() {
   // in progress may be making the live file; it is left as it is.
   if (t_holds_sampling || !lock_sampling()) return false;
   // Held until the exec is done with: no sample may make a live file meanwhile.
-  g_exec.locked = true;
   g_exec.live_file_floor = g_process.live_file_floor;
   g_process.live_file_floor = INT64_MAX;
   g_exec.retired = remove_live_file();
@@ -506,8 +506,6 @@ bool retire_live_file_for_exec() {
 }
 
 void restore_live_file_after_failed_exec() {
-  if (!g_exec.locked) return;
-  g_exec.locked = false;
   g_process.live_file_floor = g_exec.live_file_floor;
   if (g_exec.retired) {
     g_exec.retired = false;

@@ -48,6 +48,8 @@ bool retire_live_file_for_exec();
 // The program an exec is about to start without the library, and why, into
 // the live file's header (nullptr: cleared, the exec failed).
 void note_exec_not_followed(const char* path, const char* why);
+// Only after a retire_live_file_for_exec that returned true, whose lock it
+// releases.
 void restore_live_file_after_failed_exec();
 
 }  // namespace heapline::accounting
