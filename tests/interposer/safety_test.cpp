@@ -187,6 +187,27 @@ TEST_F(Safety, NothingPlantedAtANameTheLibraryCreatesIsEverWrittenThrough) {
   }
 }
 
+// Both names the command's live file may take are held by what is not a
+// heapline file (directories here: never touched). It is said once, the
+// heap line kept in memory and the report written; the file made for the
+// heap line under a temporary name is removed, never left beside them.
+TEST_F(Safety, ALiveFileThatNoNameCanHoldLeavesNoTemporaryFile) {
+  fs::create_directory(dir_ / "r.json.live");
+  RunResult result = shell("mkdir r.$$.json.live && " + under_library("r.json", small_program()));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(std::regex_match(result.err, std::regex(R"(heapline: cannot create .*/r\.json\.live: File exists; )"
+                                                       R"(the heap line is kept in memory only \(lost if the process )"
+                                                       R"(is killed\)\n)")))
+      << result.err;
+  json report = read_json(dir_ / "r.json");
+  EXPECT_EQ(heapline_format_problem(report), "");
+  EXPECT_EQ(report.value("live_file_problem", ""), "not made: File exists; the heap line was kept in memory only");
+  EXPECT_EQ(files_matching(dir_, R"(.*\.tmp)").size(), 0u);
+  const auto held = live_files();
+  ASSERT_EQ(held.size(), 2u);
+  for (const auto& path : held) EXPECT_TRUE(fs::is_empty(path)) << path;
+}
+
 // --- class B: the file size limit and a full disk ----------------------------
 
 // `ulimit -f 200` (blocks of 1 KiB): the live file's 220 KiB do not fit.
