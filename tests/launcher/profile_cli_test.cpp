@@ -126,6 +126,12 @@ TEST_F(ProfileCli, PprofFileIsGzippedAndGoToolPprofListsTheSites) {
   ASSERT_EQ(top.exit_code, 0) << top.err;
   EXPECT_NE(top.out.find("Type: inuse_space"), std::string::npos) << top.out;
   expect_sites_in_order(top.out);
+  // Each value's type and unit as pprof reads them: bytes in use, a count
+  // of samples, and the sampling period in bytes.
+  const RunResult raw = run({go, "tool", "pprof", "-raw", (dir_ / "sites.pb.gz").string()}, go_options);
+  ASSERT_EQ(raw.exit_code, 0) << raw.err;
+  EXPECT_NE(raw.out.find("PeriodType: space bytes\n"), std::string::npos) << raw.out;
+  EXPECT_NE(raw.out.find("\ninuse_space/bytes[dflt] samples/count\n"), std::string::npos) << raw.out;
 }
 
 TEST_F(ProfileCli, PprofNeedsAFile) {
