@@ -265,6 +265,27 @@ TEST(Segments, ALastingStepRaisesOneAlarmNotOnePerPush) {
   EXPECT_EQ(newest_verdict(h), Verdict::regression);
 }
 
+// The point right after a step has one point of its new segment behind it:
+// it is judged against that point, with the noise the old segment measured
+// (the machine's noise did not change with the step), so a second step at
+// once is flagged too, and a point that stays at the step is not.
+TEST(Segments, ThePointRightAfterAStepIsJudgedWithTheOldSegmentsNoise) {
+  History h = noisy_history(20, 0.03, 0.004, 40);
+  h.entries.push_back(point("churn-4t", 0.12, 0.01));
+  EXPECT_EQ(newest_verdict(h), Verdict::regression);
+  History stays = h;
+  stays.entries.push_back(point("churn-4t", 0.121, 0.01));
+  const auto same = judge_point(stays, stays.entries.size() - 1, VerdictRule{});
+  EXPECT_EQ(same.verdict, Verdict::unchanged);
+  EXPECT_EQ(same.baseline_points, 1);
+  EXPECT_EQ(same.history, 20) << "the old segment's count of points";
+  EXPECT_NEAR(same.baseline, 0.12, 1e-12);
+  h.entries.push_back(point("churn-4t", 0.25, 0.01));
+  const auto again = judge_point(h, h.entries.size() - 1, VerdictRule{});
+  EXPECT_EQ(again.verdict, Verdict::regression);
+  EXPECT_NEAR(again.baseline, 0.12, 1e-12);
+}
+
 // A flagged point that the next point does not follow was a one-off: the
 // next point is judged against the old segment.
 TEST(Segments, AOneOffOpensNoSegment) {
