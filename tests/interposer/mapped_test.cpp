@@ -115,6 +115,17 @@ TEST_F(Mapped, ForkChildStartsFromTheInheritedMappings) {
   EXPECT_EQ(mapped_peak(parent), 4 << 20);
 }
 
+// A fork child's peaks start from what it inherited: the mappings it got
+// from its parent count in its total peak, as the API gives it, after it
+// has unmapped them.
+TEST_F(Mapped, AForkChildsTotalPeakStartsFromWhatItInherited) {
+  RunResult result = run_with(kLib, {kMappedPatterns, "fork-drop"}, "drop.%p.json");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(result.out, m, std::regex(R"(child_total_peak=(\d+))"))) << result.out;
+  EXPECT_GE(std::stoll(m[1]), std::int64_t{4} << 20);
+}
+
 TEST_F(Mapped, OffCountsNothingAndSaysSo) {
   std::string out;
   json r = report({kMappedPatterns, "kinds"}, "off.json", {{"HEAPLINE_MAPPED", "off"}}, &out);

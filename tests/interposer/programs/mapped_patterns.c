@@ -4,12 +4,15 @@
  *   mapped_patterns kinds     every kind of mapping, partial unmaps, remaps
  *   mapped_patterns threads N each of N threads maps and unmaps, keeps one
  *   mapped_patterns fork      maps, forks; the child maps more
+ *   mapped_patterns fork-drop maps 4 MiB, forks; the child unmaps them and
+ *                             prints "child_total_peak=N", the library's
+ *                             heapline_total_peak_bytes() (0 without it)
  *   mapped_patterns errno     the calls' results and errno, to compare with
  *                             and without the library
  *   mapped_patterns churn N   N times mmap and munmap 64 KiB: the cost per
  *                             call pair, counted with callgrind
  *
- * Each mode but errno prints "mapped_peak=P mapped_final=F" (bytes): what the
+ * Each mode but errno and fork-drop prints "mapped_peak=P mapped_final=F" (bytes): what the
  * process holds in anonymous private mappings it made itself, at the peak and
  * at exit. Nothing else in the process maps anonymous private memory through
  * the exported mmap (glibc's malloc uses its internal one), so with heapline
@@ -25,6 +28,8 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "heapline.h"
 
 #define MiB (1024L * 1024L)
 
@@ -175,6 +180,20 @@ static int fork_child(void) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }
 
+static int fork_drop(void) {
+  void* held = must_map(NULL, 4 * MiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1);
+  pid_t child = fork();
+  if (child == 0) {
+    must(munmap(held, 4 * MiB) == 0, "munmap");
+    printf("child_total_peak=%lld\n", (long long)heapline_total_peak_bytes());
+    fflush(stdout);
+    exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
 static const char* name_of(int error) {
   switch (error) {
     case 0: return "0";
@@ -224,8 +243,9 @@ int main(int argc, char** argv) {
   if (argc >= 2 && strcmp(argv[1], "kinds") == 0) return kinds();
   if (argc == 3 && strcmp(argv[1], "threads") == 0) return threads(atoi(argv[2]));
   if (argc >= 2 && strcmp(argv[1], "fork") == 0) return fork_child();
+  if (argc >= 2 && strcmp(argv[1], "fork-drop") == 0) return fork_drop();
   if (argc >= 2 && strcmp(argv[1], "errno") == 0) return errno_corners();
   if (argc == 3 && strcmp(argv[1], "churn") == 0) return churn(atol(argv[2]));
-  fprintf(stderr, "usage: mapped_patterns kinds|threads N|fork|errno|churn N\n");
+  fprintf(stderr, "usage: mapped_patterns kinds|threads N|fork|fork-drop|errno|churn N\n");
   return 2;
 }
