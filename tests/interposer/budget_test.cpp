@@ -129,6 +129,32 @@ TEST(Budget, SharesStayWithinTheBudgetAndThePendingBytesWithinTheShares) {
   EXPECT_EQ(g_budget.reserved.load(), 0);
 }
 
+// Reservations race: threads that take a threshold and hand it back at the
+// same moment, over and over, leave the budget as they found it, and never
+// hold more than it, whoever wins each race for the reserved count.
+TEST(Budget, ThresholdsTakenAndGivenBackAtOnceLeaveTheReservationAsItWas) {
+  ASSERT_TRUE(ensure_process_init());
+  constexpr int kThreads = 4;
+  const std::int64_t reserved_before = g_budget.reserved.load();
+  std::atomic<std::int64_t> granted_above_one{0};
+  std::barrier start(kThreads);
+  std::vector<std::thread> threads;
+  for (int index = 0; index < kThreads; ++index) {
+    threads.emplace_back([&] {
+      start.arrive_and_wait();
+      for (int call = 0; call < 200000; ++call) {
+        const std::int64_t threshold = grant_threshold();
+        if (threshold > 1) granted_above_one.fetch_add(1);
+        EXPECT_LE(g_budget.reserved.load(), g_budget.bytes.load());
+        release_threshold(threshold);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_GT(granted_above_one.load(), 0) << "no threshold above 1 was granted: nothing raced";
+  EXPECT_EQ(g_budget.reserved.load(), reserved_before);
+}
+
 // Down and back up: 8 threads hold 48 MiB (the peak), free 40 of it and
 // churn far below the peak, then all of them climb back past it at once
 // with blocks of 64 KiB to 1 MiB. At every pause: the true heap (published
