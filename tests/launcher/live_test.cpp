@@ -720,6 +720,13 @@ TEST_F(LiveFile, TopWithoutAHeaplineFileSaysSo) {
   RunResult gone = heapline({"top", "999999999", "--once"});
   EXPECT_EQ(gone.exit_code, 1);
   EXPECT_NE(gone.err.find("no process 999999999"), std::string::npos) << gone.err;
+  // No process has pid 0 or below (kill(0, ...) would mean this process group).
+  for (const char* pid : {"0", "-1"}) {
+    RunResult refused = heapline({"top", "--once", "--", pid});
+    EXPECT_EQ(refused.exit_code, 2) << pid;
+    EXPECT_EQ(refused.err.substr(0, refused.err.find('\n')),
+              std::string("heapline top: PID: Value ") + pid + " not in range 1 to 2147483647");
+  }
 }
 
 TEST_F(LiveFile, ConvertRejectsWhatIsNotALiveFile) {

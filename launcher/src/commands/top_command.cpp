@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <climits>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
@@ -130,7 +131,7 @@ Subcommand add_top_command(CLI::App& heapline) {
   CLI::App* app =
       heapline.add_subcommand("top", "live bytes, peak, markers and a chart of a process run under heapline");
   auto options = std::make_shared<TopOptions>();
-  app->add_option("PID", options->pid, "the process")->required();
+  app->add_option("PID", options->pid, "the process")->required()->check(CLI::Range(1, INT_MAX));
   app->add_flag("--once", options->once, "print one snapshot and exit");
   app->add_option("--interval", options->interval, "seconds between refreshes, 0.05 to 3600 (default 1)")
       ->check(seconds_between(0.05, 3600));
