@@ -29,7 +29,6 @@
 // per call (compare, jump) where the entry costs none beyond the jump that
 // any forwarder pays, and the inline malloc()/free() fold the choice into
 // the NULL test they make anyway.
-#include <dlfcn.h>
 
 #include <cerrno>
 #include <cstddef>
@@ -569,8 +568,15 @@ HEAPLINE_EXPORT(malloc_usable_size) std::size_t malloc_usable_size(void* p) noex
 #endif
   auto usable = __atomic_load_n(&g_glibc_usable_size, __ATOMIC_ACQUIRE);
   if (usable == nullptr) {
-    usable = reinterpret_cast<std::size_t (*)(void*)>(dlsym(RTLD_NEXT, "malloc_usable_size"));
-    if (usable == nullptr) return 0;
+    usable = reinterpret_cast<std::size_t (*)(void*)>(next_symbol("malloc_usable_size"));
+    // Asked from inside the lookup (a program's dlsym), or not found:
+    // glibc's own answer for a block in use, from its chunk header (a
+    // mapped chunk has two header words, the others one).
+    if (usable == nullptr) {
+      constexpr std::size_t kMmappedBit = 2;
+      const std::size_t header = static_cast<const std::size_t*>(p)[-1];
+      return glibc_chunk_size(p) - ((header & kMmappedBit) != 0 ? 2 : 1) * sizeof(std::size_t);
+    }
     __atomic_store_n(&g_glibc_usable_size, usable, __ATOMIC_RELEASE);
   }
   return usable(p);

@@ -32,6 +32,7 @@ constexpr NextAllocator kForeign = {"foreign", "usable-size"};
 std::atomic<const NextAllocator*> g_chosen{nullptr};
 
 thread_local bool t_resolving __attribute__((tls_model("initial-exec"))) = false;
+thread_local bool t_looking_up __attribute__((tls_model("initial-exec"))) = false;
 
 // --- early blocks -----------------------------------------------------------
 // dlsym allocates only on its error path (the dlerror message), so a handful
@@ -117,7 +118,7 @@ bool libc_aliases_are_glibcs() {
 template <typename Fn>
 Fn lookup_next(const char* name, void* next_malloc = nullptr) {
   if (next_malloc != nullptr && detail::same_name(name, "malloc")) return reinterpret_cast<Fn>(next_malloc);
-  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+  return reinterpret_cast<Fn>(next_symbol(name));
 }
 
 // Fills g_foreign when the malloc after heapline is not glibc's and comes
@@ -156,8 +157,10 @@ bool find_foreign(void* next_malloc) {
 
 // glibc's own posix_memalign and aligned_alloc (RTLD_NEXT could find another
 // library's, whose blocks glibc's free cannot take); built on __libc_memalign
-// if they cannot be found.
-void find_glibc_aligned_entries() {
+// if they cannot be found. False, with nothing stored, when this thread is
+// inside a lookup already (the program's dlsym asked for an aligned block).
+bool find_glibc_aligned_entries() {
+  if (inside_symbol_lookup()) return false;
   const void* libc = object_of(reinterpret_cast<void*>(&__libc_malloc));
   auto from_libc = [&](auto function) {
     return function != nullptr && libc != nullptr && object_of(reinterpret_cast<void*>(function)) == libc;
@@ -166,15 +169,23 @@ void find_glibc_aligned_entries() {
   auto aa = lookup_next<decltype(g_glibc_aligned_alloc)>("aligned_alloc");
   __atomic_store_n(&g_glibc_posix_memalign, from_libc(pm) ? pm : posix_memalign_on_libc, __ATOMIC_RELEASE);
   __atomic_store_n(&g_glibc_aligned_alloc, from_libc(aa) ? aa : __libc_memalign, __ATOMIC_RELEASE);
+  return true;
 }
 
+// Each looks up both functions unless that was done already (a foreign
+// allocator's table may hold these and keep calling them), then forwards;
+// inside a lookup, glibc's behaviour on __libc_memalign.
 int posix_memalign_first(void** out, std::size_t alignment, std::size_t size) noexcept {
-  find_glibc_aligned_entries();
+  auto found = __atomic_load_n(&g_glibc_posix_memalign, __ATOMIC_ACQUIRE);
+  if (found != posix_memalign_first) return found(out, alignment, size);
+  if (!find_glibc_aligned_entries()) return posix_memalign_on_libc(out, alignment, size);
   return g_glibc_posix_memalign(out, alignment, size);
 }
 
 void* aligned_alloc_first(std::size_t alignment, std::size_t size) noexcept {
-  find_glibc_aligned_entries();
+  auto found = __atomic_load_n(&g_glibc_aligned_alloc, __ATOMIC_ACQUIRE);
+  if (found != aligned_alloc_first) return found(alignment, size);
+  if (!find_glibc_aligned_entries()) return __libc_memalign(alignment, size);
   return g_glibc_aligned_alloc(alignment, size);
 }
 
@@ -199,7 +210,7 @@ Resolution resolve_allocator() {
   }
   t_resolving = true;
   const int saved_errno = errno;
-  void* next_malloc = dlsym(RTLD_NEXT, "malloc");
+  void* next_malloc = next_symbol("malloc");
   // The allocator after heapline is glibc's only when its malloc is glibc's
   // __libc_malloc; a foreign allocator that exports that name too (tcmalloc,
   // mimalloc) is foreign all the same, or the glibc path would call it and
@@ -221,6 +232,16 @@ const NextAllocator& next_allocator() {
   }
   return *chosen;
 }
+
+void* next_symbol(const char* name) {
+  if (t_looking_up) return nullptr;
+  t_looking_up = true;
+  void* found = dlsym(RTLD_NEXT, name);
+  t_looking_up = false;
+  return found;
+}
+
+bool inside_symbol_lookup() { return t_looking_up; }
 
 // --- early blocks -----------------------------------------------------------
 

@@ -18,7 +18,10 @@
 //  - dlsym may allocate while resolve_allocator() runs: those nested calls are
 //    served by glibc and their blocks remembered as "early blocks", so that a
 //    foreign free() or realloc() never receives a glibc block (the glibc path
-//    never needs to look: its blocks are all glibc's).
+//    never needs to look: its blocks are all glibc's);
+//  - every dlsym of the allocation paths goes through next_symbol(), which
+//    never re-enters itself on a thread: a program may wrap dlsym and
+//    allocate in it, and that allocation must not start another lookup.
 #pragma once
 
 #include <malloc.h>
@@ -77,6 +80,15 @@ struct ForeignAllocator : AllocatorEntries {
 };
 // Valid once resolve_allocator() has returned kForeign.
 extern ForeignAllocator g_foreign;
+
+// dlsym(RTLD_NEXT, name) for heapline's own lookups, or nullptr when this
+// thread is already inside one: a program's dlsym that allocates (tracing
+// shims and GL dispatch wrappers wrap it) reaches heapline's entry points
+// while the lookup runs, and a second lookup from there would recurse until
+// the stack ran out. Callers serve such a call from glibc.
+void* next_symbol(const char* name);
+// Whether this thread is inside next_symbol() now.
+bool inside_symbol_lookup();
 
 // glibc exports no __libc_ name for these two; their addresses are taken
 // with dlsym once, by resolve_allocator().

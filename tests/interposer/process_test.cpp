@@ -427,6 +427,47 @@ TEST_F(Interposer, ProgramLinkedWithJemallocIsWatchedWithItsUsableSize) {
   EXPECT_EQ(peak(r) - final_bytes(r), f.first - f.second);
 }
 
+// --- choosing the allocator -----------------------------------------------
+
+// The library finds the allocator it forwards to with dlsym. A program that
+// wraps dlsym and allocates in it (tracing shims and GL dispatch wrappers do)
+// has those calls served while the choice is being made: every kind of
+// allocation works, its blocks can be freed after the choice, and the final
+// figure is what the program holds, with glibc and with a preloaded
+// allocator.
+TEST_F(Interposer, AProgramWhoseDlsymAllocatesRunsAsWithoutTheLibrary) {
+  const std::string program = DLSYM_ALLOCATES;
+  if (program.empty()) GTEST_SKIP() << "dlsym_allocates is x86-64 only";
+  RunOptions plain;
+  plain.env["LD_PRELOAD"] = std::nullopt;
+  RunResult without = run({program}, plain);
+  ASSERT_EQ(without.exit_code, 0) << without.out << without.err;
+  EXPECT_EQ(without.out.rfind("ok calls=0 ", 0), 0u) << without.out;
+
+  std::vector<std::string> preloads = {kLib};
+  if (std::string(JEMALLOC_SO) != "") preloads.push_back(kLib + ":" + JEMALLOC_SO);
+  for (std::size_t i = 0; i < preloads.size(); ++i) {
+    SCOPED_TRACE(preloads[i]);
+    const std::string name = "dlsym" + std::to_string(i) + ".json";
+    RunResult with = run_traced({program}, name, {{"HEAPLINE_PRECISION", "exact"}}, preloads[i]);
+    ASSERT_EQ(with.exit_code, 0) << with.out << with.err;
+    EXPECT_EQ(with.err, "");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(with.out, m, std::regex(R"(^ok calls=(\d+) held=(\d+))"))) << with.out;
+    EXPECT_GT(std::stoll(m[1]), 0) << "the library's dlsym calls did not reach the program's";
+    json report = read_json(dir_ / name);
+    EXPECT_EQ(heapline_format_problem(report), "");
+    EXPECT_GE(final_bytes(report), std::stoll(m[2]));
+    // The blocks made inside dlsym were all freed: the same figure as when
+    // dlsym allocates nothing.
+    const std::string quiet_name = "quiet" + std::to_string(i) + ".json";
+    RunResult quiet = run_traced({program}, quiet_name,
+                                 {{"HEAPLINE_PRECISION", "exact"}, {"DLSYM_ALLOCATES_QUIET", "1"}}, preloads[i]);
+    ASSERT_EQ(quiet.exit_code, 0) << quiet.out << quiet.err;
+    EXPECT_EQ(final_bytes(report), final_bytes(read_json(dir_ / quiet_name)));
+  }
+}
+
 // --- the output file ------------------------------------------------------
 
 TEST_F(Interposer, WriterKilledMidWriteLeavesNoFileUnderTheFinalName) {
