@@ -15,12 +15,14 @@
 //  - whether an exec'd program will run the library is judged as the kernel
 //    and ld.so decide it (heapline/preload_check.h, shared with the
 //    launcher and heapline-bench).
+//  - what the library calls from inside an allocation never leaves for
+//    another library that defines the same name: the clocks are the vDSO's
+//    (bind_clocks), the waits and the rest are system calls.
 // No other file of the library makes a system call or calls libc for one
 // (tests/interposer/os_boundary.py checks it). The dynamic loader (dlsym,
 // dlopen, dladdr) is not the OS: the files that resolve symbols call it.
 #pragma once
 
-#include <sched.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <time.h>
@@ -33,9 +35,19 @@ namespace heapline::os {
 
 // --- clocks -----------------------------------------------------------------
 
+// The vDSO's clock_gettime, the one glibc's calls, found when the library
+// loads (os.cpp), never the first definition of the name in the search
+// order: another preloaded library's (libfaketime's looks itself up with
+// dlsym, which allocates) would be called from inside a publish and come
+// back into the allocator until the stack ran out. Until then
+// (constructors that ran before this library's), and without a vDSO, the
+// system call.
+using ClockFunction = int (*)(clockid_t, timespec*);
+extern ClockFunction g_clock_gettime;
+
 inline std::uint64_t clock_ns(clockid_t clock) {
   timespec now;
-  clock_gettime(clock, &now);
+  __atomic_load_n(&g_clock_gettime, __ATOMIC_RELAXED)(clock, &now);
   return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(now.tv_nsec);
 }
 
@@ -168,8 +180,8 @@ const char* environment(const char* name);
 void set_environment(const char* name, const char* value);
 
 // Gives the processor up for a moment, inside a short wait for another
-// thread (sched_yield).
-inline void yield() { ::sched_yield(); }
+// thread (sched_yield, the system call).
+inline void yield() { syscall(SYS_sched_yield); }
 
 // Ends the process at once with `status`, as glibc's _exit does.
 [[noreturn]] void exit_process(int status);

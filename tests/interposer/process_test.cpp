@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -465,6 +466,33 @@ TEST_F(Interposer, AProgramWhoseDlsymAllocatesRunsAsWithoutTheLibrary) {
                                  {{"HEAPLINE_PRECISION", "exact"}, {"DLSYM_ALLOCATES_QUIET", "1"}}, preloads[i]);
     ASSERT_EQ(quiet.exit_code, 0) << quiet.out << quiet.err;
     EXPECT_EQ(final_bytes(report), final_bytes(read_json(dir_ / quiet_name)));
+  }
+}
+
+// The library reads clocks inside allocation calls. A program (or a
+// preloaded library, as libfaketime is) that defines clock_gettime and
+// allocates in it is never called by the library: it runs, its report is
+// exact, and the report's start is the system's time, not the hour ahead
+// that the program's clock answers.
+TEST_F(Interposer, AProgramsOwnClockGettimeIsNeverCalledByTheLibrary) {
+  for (const char* interval : {"0", "10"}) {
+    SCOPED_TRACE(std::string("HEAPLINE_INTERVAL_MS=") + interval);
+    const std::string name = std::string("clock") + interval + ".json";
+    RunResult result =
+        run_traced({CLOCK_ALLOCATES}, name, {{"HEAPLINE_PRECISION", "exact"}, {"HEAPLINE_INTERVAL_MS", interval}});
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_EQ(result.err, "");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(result.out, m, std::regex(R"(^ok calls=(\d+) held=(\d+))"))) << result.out;
+    EXPECT_EQ(m[1], "1") << "the library called the program's clock_gettime";
+    json report = read_json(dir_ / name);
+    EXPECT_EQ(heapline_format_problem(report), "");
+    EXPECT_GE(final_bytes(report), std::stoll(m[2]));
+    // The start, a CLOCK_REALTIME reading: the system's, not an hour ahead.
+    const std::int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count();
+    EXPECT_LT(std::abs(now_ns - report["start_unix_ns"].get<std::int64_t>()), std::int64_t{600} * 1'000'000'000);
   }
 }
 
