@@ -437,7 +437,7 @@ void open_live_file(std::uint64_t now, std::int64_t live) {
   g_process.live_file_problem[0] = 0;
   g_process.live_file_floor = INT64_MAX;
   g_process.start_ticks = os::process_start_ticks(os::pid());
-  g_sampling.last_marker_ns = 0;
+  g_sampling.last_marker_ns.store(0, std::memory_order_relaxed);
   write_identity(g_static_region);
   attach_timelines(g_static_region);
   reset_timelines(g_process.config.interval_ns);

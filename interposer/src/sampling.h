@@ -42,7 +42,9 @@ struct alignas(128) Sampling {
   std::int64_t resident_live = -1;
   std::int64_t resident_peak = 0;
   std::uint64_t resident_peak_ns = 0;
-  std::uint64_t last_marker_ns = 0;         // the latest marker's time, since start (written under busy)
+  // The latest marker's time, since start: raised by every marker, also by
+  // one placed without busy (a signal handler's, or after a wait too long).
+  std::atomic<std::uint64_t> last_marker_ns{0};
   std::uint64_t coarse_tick_ns = 0;  // clock_getres(CLOCK_MONOTONIC_COARSE), set at init; 0: unknown
 };
 extern Sampling g_sampling;
