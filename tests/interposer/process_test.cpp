@@ -116,10 +116,8 @@ TEST_F(Interposer, ThePeakResidentSetStandsBesideTheHeap) {
 
 // The resident set is read at the samples: a block of 128 MiB of which
 // 32 MiB are written shows a resident series far below the heap; written
-// whole, the series reaches the heap. The largest reading is taken after
-// the writes, by the marker's sample (or the publish just before it) and
-// not after (the block is freed after the marker); the series ends with a
-// reading at exit.
+// whole, the series reaches the heap. The marker's sample, after the
+// writes, reads them; the series ends with a reading at exit.
 TEST_F(Interposer, TheResidentSeriesShowsHowMuchOfTheHeapIsResident) {
   struct Case {
     const char* touched_mib;
@@ -140,11 +138,17 @@ TEST_F(Interposer, TheResidentSeriesShowsHowMuchOfTheHeapIsResident) {
       if (marker[1] == "resident") marker_t = marker[0].get<std::int64_t>();
     }
     ASSERT_GE(marker_t, 0) << r["markers"].dump();
-    EXPECT_LE(r["resident"]["peak_time_ns"].get<std::int64_t>(), marker_t);
     const json& series = r["resident_samples"];
     ASSERT_GE(series.size(), 2u) << series.dump();
-    std::int64_t most = 0;
-    for (const auto& reading : series) most = std::max(most, reading[2].get<std::int64_t>());
+    // The marker's sample read the touched memory. (The peak itself may
+    // come a page later: the "ready" line's buffer, read by a sample that
+    // a loaded machine places between the marker and the free.)
+    std::int64_t most = 0, most_by_marker = 0;
+    for (const auto& reading : series) {
+      most = std::max(most, reading[2].get<std::int64_t>());
+      if (reading[0].get<std::int64_t>() <= marker_t) most_by_marker = std::max(most_by_marker, reading[2].get<std::int64_t>());
+    }
+    EXPECT_GE(most_by_marker, c.at_least) << series.dump();
     EXPECT_EQ(most, resident_peak) << series.dump();
     EXPECT_EQ(series.back()[0], r["duration_ns"]) << series.dump();
     // At exit the block is freed (unmapped): the last reading is small.

@@ -195,6 +195,8 @@ TEST_F(LiveFile, LauncherConvertsTheReportOfAKilledCommand) {
             std::string::npos)
       << result.err;
   EXPECT_NE(result.err.find("heapline: ended without exit (signal 6); last sample at"), std::string::npos) << result.err;
+  // One process, one thread: no sample went back in time, and no line says so.
+  EXPECT_EQ(result.err.find("dropped"), std::string::npos) << result.err;
   auto r = read_json(dir_ / "run.json");
   EXPECT_EQ(heapline_format_problem(r), "");
   EXPECT_EQ(r["ended"], "without-exit");
