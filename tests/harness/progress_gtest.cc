@@ -85,5 +85,30 @@ TEST(Progress, ATerminalLineIsRedrawnInPlaceAndErasedAtTheEnd) {
   EXPECT_EQ(recorded.raw.substr(recorded.raw.size() - 4), "\r\033[K");
 }
 
+// A command clears the line before it prints its results (suite, compare,
+// overhead): the line is erased once, and what the command prints next is
+// left alone when the progress line ends.
+TEST(Progress, AClearedLineIsErasedOnceAndWhatFollowsIsLeftAlone) {
+  char* buffer = nullptr;
+  std::size_t size = 0;
+  std::FILE* out = open_memstream(&buffer, &size);
+  double now = 0;
+  MeasurementRequest request;
+  request.scenario = "churn-1t";
+  request.runs = 10;
+  {
+    ProgressLine progress("", out, true, 10, [&] { return now; });
+    progress.show({&request, 0, 22, {0, Side::with_library}, 50});
+    progress.clear();
+    std::fputs("results\n", out);
+  }
+  std::fclose(out);
+  const std::string raw(buffer, size);
+  std::free(buffer);
+  const std::string erase = "\r\033[K";
+  ASSERT_GE(raw.size(), erase.size() + 8) << raw;
+  EXPECT_EQ(raw.substr(raw.size() - erase.size() - 8), erase + "results\n") << raw;
+}
+
 }  // namespace
 }  // namespace heapline::bench
