@@ -11,8 +11,9 @@ worktree of the current checkout, rebuilt incrementally and tested:
   and one mutation of each (see OPERATORS), the same N for the same tree and
   seed. Its mutants run the tests of the mutated file's module first, in
   rounds (MODULE_TESTS), and, when all pass, the rest of the suite but the
-  tests that run no program of the build (RUNS_NO_BUILT_PROGRAM): a
-  survivor has passed every test that could catch it. The mutants that
+  tests that run no program of the build (RUNS_NO_BUILT_PROGRAM), then the
+  workflows' tests that do (sample_rounds): a survivor has passed every test
+  that could catch it. The mutants that
   tools/mutants.equivalent lists (they cannot change what the program
   does) are not run.
 
@@ -44,18 +45,48 @@ MUTATED_SUFFIXES = (".c", ".cc", ".cpp", ".h")
 # programs under the library; the fuzz replays and the docs read with the
 # launcher's and the harness's readers). Each round stops at the first
 # failure; a mutant that passes them all runs the rest of the suite.
+# The two tests of the workflows that run the build's own programs; the
+# other ci.* tests and tools.* run no program of the build (the workflows'
+# scripts with a fake heapline-bench, the linters, this tool's own test,
+# which reads the sources' text): no mutant of the C++ can change their
+# outcome, so no round runs them.
+CI_TESTS_OF_THE_BUILD = r"^ci\.real_suite$|^ci\.publish\.real_validate$"
+RUNS_NO_BUILT_PROGRAM = r"^ci\.|^tools\."
 MODULE_TESTS = {
     "interposer": (r"^interposer\.(unit|regions)\.", r"^interposer\.", r"^(launcher|scenarios)\."),
     "launcher": (r"^launcher\.", r"^fuzz\."),
-    "harness": (r"^harness\.[A-Z]", r"^harness\.|^fuzz\.",
-                r"^docs\.|^ci\.real_suite$|^ci\.publish\.real_validate$"),
+    "harness": (r"^harness\.[A-Z]", r"^harness\.|^fuzz\.", r"^docs\.|" + CI_TESTS_OF_THE_BUILD),
 }
-# Tests that run no program of the build (the workflows' scripts with a fake
-# heapline-bench, the linters, this tool's own test): no mutant of the C++
-# can change their outcome, so the last round leaves them out.
-RUNS_NO_BUILT_PROGRAM = r"^ci\.(?!real_suite$|publish\.real_validate$)|^tools\."
 # Per test, for tests without a TIMEOUT of their own (ctest --timeout).
 DEFAULT_TEST_TIMEOUT = 300
+
+
+# ---------------------------------------------------------------------------
+# What each mutant runs: ctest -R/-E patterns.
+
+def ctest_regex(*alternatives):
+    """One ctest -R or -E pattern of the alternatives. ctest reads CMake's
+    regular expressions, which have no (?...) groups and no \\d, \\w, \\s or
+    \\b: given one, -R matches no test and -E leaves every test in, without a
+    word (a last round once ran the whole suite again, and this tool's own
+    test of the sources' text "killed" mutants). Such a pattern is refused."""
+    for pattern in alternatives:
+        if re.search(r"\(\?|\\[dDwWsSb]", pattern):
+            raise ValueError(f"not a CMake regular expression (ctest would ignore it): {pattern}")
+    return "|".join(alternatives)
+
+
+def sample_rounds(module):
+    """(include, exclude) per ctest run of a sampled mutant of `module`: its
+    stages, each without the ones before; then the rest of the suite but the
+    tests that run no program of the build; then the workflows' tests that
+    do, when no stage ran them."""
+    stages = MODULE_TESTS[module]
+    rounds = [(ctest_regex(stage), ctest_regex(*stages[:i]) or None) for i, stage in enumerate(stages)]
+    rounds.append((None, ctest_regex(*stages, RUNS_NO_BUILT_PROGRAM)))
+    if not any(CI_TESTS_OF_THE_BUILD in stage for stage in stages):
+        rounds.append((CI_TESTS_OF_THE_BUILD, None))
+    return rounds
 
 
 # ---------------------------------------------------------------------------
@@ -395,9 +426,14 @@ def equivalence_of(mutant, equivalents, root):
 
 
 def stale_entries(root, list_path, equivalents_path):
-    """One line per entry of the two files that no longer matches the code."""
+    """One line per entry of the two files that no longer matches the code
+    (or, for the list, whose tests ctest could not select)."""
     problems = []
     for mutant in read_list(list_path, None):
+        try:
+            ctest_regex(mutant.tests)
+        except ValueError as error:
+            problems.append(f"{list_path}: {mutant.name}: {error}")
         try:
             text = open(os.path.join(root, mutant.file), encoding="utf-8").read()
         except FileNotFoundError:
@@ -539,11 +575,9 @@ class Worker:
                     return ("timeout" if "timeout" in listing.group(2) else "killed"), [f"{program} --gtest_list_tests"]
                 return "not-compiling", []
             if sampled:
-                stages = MODULE_TESTS[mutant.file.split("/", 1)[0]]
-                rounds = [(stage, "|".join(stages[:i]) or None) for i, stage in enumerate(stages)]
-                rounds.append((None, "|".join(stages + (RUNS_NO_BUILT_PROGRAM,))))  # the rest of the suite
+                rounds = sample_rounds(mutant.file.split("/", 1)[0])
             else:
-                rounds = [(mutant.tests, None)]
+                rounds = [(ctest_regex(mutant.tests), None)]
             for include, exclude in rounds:
                 status, failed, log = self.ctest("mutant-test", include, exclude)
                 if not sampled and "No tests were found" in open(log, encoding="utf-8", errors="replace").read():
@@ -673,7 +707,7 @@ def run_mutants(mutants, sampled, args, scratch, journal_name):
     if journal.baseline_passed:
         print("mutants: the unmutated tree passed its tests in an earlier run of these sources", flush=True)
     else:
-        baseline = None if sampled else "|".join(f"(?:{m.tests})" for m in mutants)
+        baseline = None if sampled else ctest_regex(*(f"({m.tests})" for m in mutants))
         status, failed, log = workers[0].ctest("baseline", baseline, stop_on_failure=False,
                                                jobs=os.cpu_count() or 1)
         if status != 0:

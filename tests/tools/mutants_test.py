@@ -5,6 +5,7 @@ comment or a string, a template's brackets, a declaration dropped); a seed
 draws the same mutants every time; stale entries of the list and of the
 equivalents are reported."""
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -169,6 +170,35 @@ class Journal(unittest.TestCase):
             self.assertNotEqual(mutants.source_tree(commit_with("CMakeLists.txt", "# built\n"), repo), same)
 
 
+class Rounds(unittest.TestCase):
+    NAMES = ["interposer.unit.Os.A", "interposer.regions.B", "interposer.Interposer.C", "launcher.D",
+             "scenarios.E", "fuzz.F", "harness.G.H", "harness.check_end_to_end.i", "docs.j", "tree.k",
+             "ci.real_suite", "ci.publish.real_validate", "ci.workflow_lint", "tools.mutants", "tools.test_script"]
+
+    @staticmethod
+    def selected(include, exclude, names):
+        # CMake's regular expressions and Python's agree on what ctest_regex lets through.
+        return [n for n in names if (include is None or re.search(include, n))
+                and (exclude is None or not re.search(exclude, n))]
+
+    def test_a_sampled_mutant_meets_every_test_that_runs_the_build_once_and_no_other(self):
+        for module in mutants.MODULE_TESTS:
+            with self.subTest(module=module):
+                ran = []
+                for include, exclude in mutants.sample_rounds(module):
+                    ran += self.selected(include, exclude, self.NAMES)
+                self.assertEqual(sorted(ran), sorted(n for n in self.NAMES
+                                                     if n not in ("ci.workflow_lint", "tools.mutants",
+                                                                  "tools.test_script")))
+
+    def test_a_pattern_ctest_cannot_read_is_refused(self):
+        for pattern in [r"^ci\.(?!real_suite$)", r"(?:^a)", r"^a\d+", r"\bword"]:
+            with self.subTest(pattern=pattern):
+                with self.assertRaises(ValueError):
+                    mutants.ctest_regex(pattern)
+        self.assertEqual(mutants.ctest_regex(r"^a\.", r"^b[0-9]+$"), r"^a\.|^b[0-9]+$")
+
+
 class Check(unittest.TestCase):
     def check(self, list_text, equivalents_text):
         with tempfile.TemporaryDirectory() as scratch:
@@ -192,6 +222,11 @@ class Check(unittest.TestCase):
         self.assertEqual(result.returncode, 1)
         self.assertIn("gone: its original text is in interposer/src/config.cpp 0 times, not once", result.stdout)
         self.assertIn("no line `no such line;` in launcher/src/live_view.cpp", result.stdout)
+
+    def test_a_list_entry_whose_tests_ctest_cannot_select_is_named(self):
+        result = self.check("lookahead\tinterposer/src/config.cpp\tno such text\tx\t^interposer\\.(?!unit)\n", "")
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("lookahead: not a CMake regular expression", result.stdout)
 
     def test_an_entry_for_one_definition_leaves_the_same_line_elsewhere_alone(self):
         source = ("namespace x {\n\nvoid first(int a) {\n  // why\n  publish(a);\n}\n\n"
