@@ -104,9 +104,11 @@ TEST_P(PreloadedAllocator, KnownPatternExactPeakAndExactFinal) {
   json batched = report(argv, "batched.json");
   EXPECT_EQ(final_bytes(batched), final_bytes(exact));
   EXPECT_LE(std::llabs(peak(batched) - final_bytes(batched) - (spike - leak)), bound(batched));
-  // Every block freed but the leak: the final figure moves by the leak only.
-  json no_leak = report({kPatterns, "single", "usable", "4000", "0"}, "no-leak.json");
-  EXPECT_EQ(final_bytes(batched) - final_bytes(no_leak), leak);
+  // Every block freed but the leak: the final figure is that of a run that
+  // allocates nothing, plus the leak (a call counted a byte off, in or out,
+  // leaves a trace here that peak minus final cannot show).
+  json nothing = report({kPatterns, "single", "usable", "0", "0"}, "nothing.json");
+  EXPECT_EQ(final_bytes(batched) - final_bytes(nothing), leak);
 }
 
 TEST_P(PreloadedAllocator, ThreadsThatFreeEachOthersBlocks) {

@@ -68,7 +68,7 @@ int single(std::size_t spike_blocks, std::size_t leak_blocks) {
   std::size_t spike = 0, leak = 0;
   for (std::size_t i = 0; i < spike_blocks; ++i) {
     // Every API that allocates takes part in the pattern.
-    switch (i % 5) {
+    switch (i % 6) {
       case 0: blocks[i] = must(std::malloc(size_for(i))); break;
       case 1: blocks[i] = must(std::calloc(1, size_for(i))); break;
       case 2: blocks[i] = must(std::realloc(must(std::malloc(16)), size_for(i))); break;
@@ -79,6 +79,7 @@ int single(std::size_t spike_blocks, std::size_t leak_blocks) {
         blocks[i] = p;
         break;
       }
+      case 5: blocks[i] = must(std::realloc(nullptr, size_for(i))); break;  // realloc(NULL, n) is malloc(n)
     }
     spike += counted(blocks[i]);
   }
