@@ -243,6 +243,23 @@ TEST(Plot, TheIntervalMaximumIsABandAndThePeakIsMarked) {
   EXPECT_NE(above.find("title 'peak resident set 1.0 MiB (above the scale)'"), std::string::npos) << above;
 }
 
+// A day-long run: the peak mark is placed at the peak's time to the
+// microsecond and its value to the byte, as the data file's points are
+// (six significant digits would put it 23 ms off, on another sample).
+TEST(Plot, InADayLongRunThePeakMarkSitsOnItsSample) {
+  heapline::ParsedReport report;
+  report.pid = 1;
+  report.exe = "/bin/x";
+  report.peak_bytes = 1'234'567'891;
+  report.peak_time_ns = 86'400'123'456'789;
+  report.samples = {{0, 1024, 1024}, {86'400'123'456'789, 1'234'567'891, 1'234'567'891}, {86'400'200'000'000, 0, 0}};
+  const std::string script = plot_text(report, "heapline-plot-day.svg").script;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(script, m, std::regex(R"(set label 'peak [^']*' at ([0-9.e+]+), ([0-9.e+]+) )"))) << script;
+  EXPECT_NEAR(std::stod(m[1]), 86'400.123456789, 1e-6) << script;
+  EXPECT_NEAR(std::stod(m[2]) * 1024 * 1024 * 1024, 1'234'567'891.0, 1.0) << script;  // in GiB
+}
+
 // The resident series is drawn as steps beside the heap (the data file's
 // block 2, in the plot's unit), with the peak resident set as a level; above
 // the scale, neither is drawn and the level is named in the key alone.
