@@ -132,6 +132,16 @@ TEST_F(ProfileCli, PprofFileIsGzippedAndGoToolPprofListsTheSites) {
   ASSERT_EQ(raw.exit_code, 0) << raw.err;
   EXPECT_NE(raw.out.find("PeriodType: space bytes\n"), std::string::npos) << raw.out;
   EXPECT_NE(raw.out.find("\ninuse_space/bytes[dflt] samples/count\n"), std::string::npos) << raw.out;
+  // Each module as a mapping with its path, its build id (what a
+  // symbolizer looks the binary up by) and what it holds.
+  const nlohmann::json modules = read_json(path)["peak_profile"]["modules"];
+  ASSERT_FALSE(modules.empty());
+  for (const auto& module : modules) {
+    EXPECT_NE(raw.out.find(" " + module["path"].get<std::string>() + " " + module["build_id"].get<std::string>() +
+                           " [FN][FL][LN]\n"),
+              std::string::npos)
+        << module.dump() << "\n" << raw.out;
+  }
 }
 
 TEST_F(ProfileCli, PprofNeedsAFile) {
