@@ -29,5 +29,23 @@ TEST(BuildVerdict, ALargerSpreadGoalOfTheScenarioWidensTheThreshold) {
   EXPECT_DOUBLE_EQ(judge_builds(0.1, 0.1, Figure::instructions, rule, {{"instructions", 0.1}}).threshold, 0.002);
 }
 
+// The threshold is a least effect to exceed, the same way up and down: a
+// change of exactly the threshold is neither a regression nor an
+// improvement. (A 25-point goal, 0.25, and the changes below are exact in
+// binary, so the boundary is met exactly.)
+TEST(BuildVerdict, AChangeOfExactlyTheThresholdIsNoVerdictEitherWay) {
+  const VerdictRule rule;
+  const std::map<std::string, double> goals = {{"cpu", 25}};
+  const auto up = judge_builds(0.5, 0.75, Figure::cpu, rule, goals);
+  ASSERT_EQ(up.threshold, 0.25);
+  ASSERT_EQ(up.change, 0.25);
+  EXPECT_EQ(up.verdict, Verdict::unchanged);
+  const auto down = judge_builds(0.5, 0.25, Figure::cpu, rule, goals);
+  ASSERT_EQ(down.change, -0.25);
+  EXPECT_EQ(down.verdict, Verdict::unchanged);
+  EXPECT_EQ(judge_builds(0.5, 0.7500001, Figure::cpu, rule, goals).verdict, Verdict::regression);
+  EXPECT_EQ(judge_builds(0.5, 0.2499999, Figure::cpu, rule, goals).verdict, Verdict::improvement);
+}
+
 }  // namespace
 }  // namespace heapline::bench

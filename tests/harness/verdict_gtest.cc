@@ -575,6 +575,23 @@ TEST(ChangePoints, HistoryChangesNameTheCommitsAroundTheStep) {
   EXPECT_EQ(changes[0].first_after->commit, "commit20");
 }
 
+// A series shorter than the searched window is searched from its first
+// point: a step after the shortest segment there is (five points) is found,
+// between the fifth and the sixth commits.
+TEST(ChangePoints, AStepAfterTheFirstFivePointsOfAShortSeriesIsFound) {
+  History h;
+  Noise noise{{26}};
+  for (int i = 0; i < 20; ++i) {
+    auto e = point("churn-4t", (i < 5 ? 0.03 : 0.09) + 0.002 * noise.normal(), 0.01);
+    e.commit = "commit" + std::to_string(i);
+    h.entries.push_back(e);
+  }
+  const auto changes = history_change_points(h, {"churn-4t"}, Figure::wall);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].last_before->commit, "commit4");
+  EXPECT_EQ(changes[0].first_after->commit, "commit5");
+}
+
 }  // namespace
 }  // namespace heapline::bench
 
