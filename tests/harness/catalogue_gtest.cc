@@ -211,11 +211,11 @@ TEST(Catalogue, AFifoIsRefusedNotWaitedFor) {
     load_catalogue(fifo);
     ADD_FAILURE() << "a FIFO was read as a catalogue";
   } catch (const std::runtime_error& e) {
-    EXPECT_EQ(std::string(e.what()), "scenario catalogue: cannot read " + fifo + ": not a regular file");
+    EXPECT_EQ(std::string(e.what()), "scenario catalogue: " + fifo + " is a FIFO, not a regular file");
   }
   std::vector<std::string> problems;
   EXPECT_TRUE(read_calibrations(fifo, problems).empty());
-  EXPECT_EQ(problems, std::vector<std::string>{"cannot read " + fifo + ": not a regular file"});
+  EXPECT_EQ(problems, std::vector<std::string>{fifo + " is a FIFO, not a regular file"});
   alarm(0);
   unlink(fifo.c_str());
 }

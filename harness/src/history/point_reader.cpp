@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "heapline/regular_file.h"
 #include "heapline_bench/measurement/utc_time.h"
 #include "heapline_bench/text/text.h"
 
@@ -253,30 +254,21 @@ Point point_from(element document, RawTimes raw) {
 constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
 
 // The file mapped read-only for the life of one read. Only a regular file
-// is read: a FIFO or a device in the store's place would block the reader
-// or never end.
+// is read (heapline::RegularFile): a FIFO or a device in the store's place
+// would block the reader or never end.
 class MappedFile {
  public:
   explicit MappedFile(const std::string& path) {
-    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
-    struct stat st {};
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-      close(fd);
-      throw std::runtime_error("cannot read " + path + ": not a regular file");
-    }
-    if (st.st_size > 0) {
-      size_ = static_cast<std::size_t>(st.st_size);
-      void* map = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-      if (map == MAP_FAILED) {
-        close(fd);
-        throw std::runtime_error("cannot map " + path + ": " + std::strerror(errno));
-      }
+    const heapline::RegularFile file = heapline::RegularFile::open(path);
+    if (!file.ok()) throw std::runtime_error(printable(file.error()));
+    if (file.size() > 0) {
+      size_ = file.size();
+      void* map = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, file.fd(), 0);
+      if (map == MAP_FAILED) throw std::runtime_error("cannot map " + printable(path) + ": " + std::strerror(errno));
       data_ = static_cast<const char*>(map);
       madvise(map, size_, MADV_SEQUENTIAL);
       madvise(map, size_, MADV_WILLNEED);
     }
-    close(fd);
   }
   ~MappedFile() {
     if (data_ != nullptr) munmap(const_cast<char*>(data_), size_);

@@ -13,6 +13,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "heapline/regular_file.h"
 #include "heapline_bench/measurement/utc_time.h"
 #include "heapline_bench/text/text.h"
 
@@ -20,7 +21,17 @@ namespace heapline::bench {
 namespace {
 
 std::runtime_error store_error(const std::string& what, const std::string& path, int error = errno) {
-  return std::runtime_error("cannot " + what + " " + path + ": " + std::strerror(error));
+  return std::runtime_error("cannot " + what + " " + printable(path) + ": " + std::strerror(error));
+}
+
+// Why the store file open as `fd` cannot be appended to: "" when it is a
+// regular file; else what it is, in the words a reader of it uses
+// (heapline::RegularFile).
+std::string not_regular(int fd, const std::string& path) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return store_error("examine", path).what();
+  if (S_ISREG(st.st_mode)) return "";
+  return "cannot append to " + printable(path) + ": " + heapline::file_kind_text(st.st_mode) + ", not a regular file";
 }
 
 // "20260301T120000Z-4242": a name part no two writers share.
@@ -61,10 +72,9 @@ class LockedAppendFile {
     // O_NONBLOCK: a FIFO in the store's place must not block the open.
     fd_ = open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
     if (fd_ < 0) throw store_error("open", path);
-    struct stat st {};
-    if (fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (const std::string problem = not_regular(fd_, path); !problem.empty()) {
       close(fd_);
-      throw std::runtime_error("cannot append to " + path + ": not a regular file");
+      throw std::runtime_error(problem);
     }
     while (flock(fd_, LOCK_EX) != 0) {
       if (errno != EINTR) {
@@ -205,10 +215,9 @@ void Store::check_appendable() const {
   // directory in the file's place. Nothing is written.
   const int fd = open(points_path().c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
   if (fd < 0) throw store_error("append to", points_path());
-  struct stat st {};
-  const bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  const std::string problem = not_regular(fd, points_path());
   close(fd);
-  if (!regular) throw std::runtime_error("cannot append to " + points_path() + ": not a regular file");
+  if (!problem.empty()) throw std::runtime_error(problem);
   if (access(directory_.c_str(), W_OK) != 0) throw store_error("write into", directory_);
 }
 

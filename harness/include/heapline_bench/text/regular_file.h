@@ -8,8 +8,10 @@
 
 namespace heapline::bench {
 
-// The file's bytes. Throws std::runtime_error "cannot read PATH: REASON"
-// (it does not exist, it is not a regular file, a read error).
+// The file's bytes, through heapline::RegularFile (the one reader of files
+// from outside, shared with the launcher). Throws std::runtime_error with
+// its line, control bytes shown escaped: "PATH: No such file or directory",
+// "PATH is a FIFO, not a regular file", "PATH is too large (...)".
 std::string read_regular_file(const std::string& path);
 
 }  // namespace heapline::bench
