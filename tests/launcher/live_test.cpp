@@ -7,7 +7,9 @@
 #include <poll.h>
 #include <pty.h>
 #include <signal.h>
+#include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
@@ -729,6 +731,35 @@ TEST_F(LiveFile, TopWithoutAHeaplineFileSaysSo) {
     EXPECT_EQ(refused.err.substr(0, refused.err.find('\n')),
               std::string("heapline top: PID: Value ") + pid + " not in range 1 to 2147483647");
   }
+}
+
+// What top says of a process with no live file depends on the files it
+// maps that are deleted: another deleted file (a program's own scratch
+// mapping) is not a heapline report that finished; a removed live file is.
+TEST_F(LiveFile, TopTellsAFinishedReportFromAProcessThatNeverHadOne) {
+  const fs::path scratch = dir_ / "scratch.bin";
+  { std::ofstream(scratch) << std::string(4096, 's'); }
+  const int fd = open(scratch.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  void* mapped = mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd, 0);
+  close(fd);
+  ASSERT_NE(mapped, MAP_FAILED);
+  fs::remove(scratch);
+  RunResult never = heapline({"top", std::to_string(getpid()), "--once"});
+  munmap(mapped, 4096);
+  EXPECT_EQ(never.exit_code, 1);
+  EXPECT_EQ(never.err, "heapline top: process " + std::to_string(getpid()) +
+                           " has no heapline live file (not run under libheapline.so, or HEAPLINE_OUT=off)\n");
+
+  auto running = start({kProbe, "hold", "20"}, traced("finished.json"));
+  ASSERT_TRUE(wait_for_output(running, "ready"));
+  ASSERT_TRUE(fs::remove(dir_ / "finished.json.live"));
+  RunResult finished = heapline({"top", std::to_string(running.pid), "--once"});
+  kill(running.pid, SIGKILL);
+  finish(running);
+  EXPECT_EQ(finished.exit_code, 1);
+  EXPECT_EQ(finished.err, "heapline top: process " + std::to_string(running.pid) +
+                              " has finished its heapline report (its live file is removed)\n");
 }
 
 TEST_F(LiveFile, ConvertRejectsWhatIsNotALiveFile) {

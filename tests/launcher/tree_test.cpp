@@ -110,6 +110,22 @@ TEST_F(Tree, AKilledChildsLiveFileBecomesItsReport) {
   EXPECT_TRUE(files_matching(dir_, R"(.*\.live)").empty());
 }
 
+// A process whose parent ended before it started is the launcher's (it
+// adopts the run's orphans): when it is killed, its live file (which names
+// no run) is the run's by that parent alone, and becomes its report. (The
+// inner shell ends at once; the probe starts 0.2 s later, an orphan, and
+// aborts while the command still runs.)
+TEST_F(Tree, AnOrphanAdoptedByTheLauncherIsOfTheRunEvenWhenKilled) {
+  const std::string orphan = "(sleep 0.2; exec " + kProbe + " hold-abort) & exit 0";
+  RunResult r = launch({"--out", "run.json", "--", "/bin/sh", "-c", "/bin/sh -c \"" + orphan + "\"; sleep 3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(pid \d+\s+parent \d+\s+phase_probe \(ended without exit\)\n)")))
+      << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(1 process the command started ended without exit \(a signal\?\): \d+ \(phase_probe\))")))
+      << r.err;
+  EXPECT_TRUE(files_matching(dir_, R"(.*\.live)").empty());
+}
+
 TEST_F(Tree, AnEarlierRunsChildReportsAreNotThisRuns) {
   ASSERT_EQ(launch({"--out", "run.json", "--", "/bin/sh", "-c", two_children()}).exit_code, 0);
   // Renamed so that this run's root cannot take the old pids' names.
