@@ -312,6 +312,26 @@ TEST_F(Interposer, ApiCornersBehaveExactlyAsWithoutTheLibrary) {
   EXPECT_EQ(with_null.out, without.out);
 }
 
+// heapline's own memory refused (an address-space limit with room for the
+// program's blocks, not for the sampler's arena): the program's calls give
+// what they give without heapline, errno included, and the report says the
+// blocks it could not sample.
+TEST_F(Interposer, WhenItsOwnMemoryIsRefusedTheProgramsCallsBehaveAsWithoutTheLibrary) {
+  RunOptions plain;
+  plain.env["LD_PRELOAD"] = std::nullopt;
+  RunResult without = run({TIGHT_MEMORY}, plain);
+  ASSERT_EQ(without.exit_code, 0) << without.err;
+  EXPECT_NE(without.out.find("malloc(100)                ok   errno=kept\n"), std::string::npos) << without.out;
+  EXPECT_NE(without.out.find("malloc(64 MiB)             fail errno=ENOMEM\n"), std::string::npos) << without.out;
+
+  RunResult with = run_traced({TIGHT_MEMORY}, "tight.json", {{"HEAPLINE_SAMPLE", "1"}});
+  EXPECT_EQ(with.exit_code, 0) << with.err;
+  EXPECT_EQ(with.out, without.out);
+  const json report = read_json(dir_ / "tight.json");
+  EXPECT_EQ(report["sampling"]["samples"].get<std::int64_t>(), 0) << report["sampling"].dump();
+  EXPECT_GT(report["sampling"]["dropped"].get<std::int64_t>(), 0) << report["sampling"].dump();
+}
+
 // glibc's realloc(p, 0) frees p and returns NULL: the block leaves the
 // figures like any freed block, so 1000 of them change nothing.
 TEST_F(Interposer, ReallocToZeroTakesTheBlockOutOfTheFigures) {
@@ -714,15 +734,22 @@ TEST_F(Interposer, ForkChildHasItsOwnLiveFile) {
   EXPECT_TRUE(files_matching(dir_, R"(.*\.live)").empty());
 }
 
+// The line names why the file could not be made: a missing directory, a
+// file where a directory should be.
 TEST_F(Interposer, UncreatableLiveFileFallsBackToMemoryWithOneLine) {
-  RunResult result = run_traced({kPhaseProbe, "phases"}, "unused",
-                                {{"HEAPLINE_OUT", (dir_ / "missing" / "x.json").string()}});
-  EXPECT_EQ(result.exit_code, 0);
-  EXPECT_TRUE(std::regex_match(
-      result.err, std::regex(R"(heapline: cannot create .*/missing/x\.json\.live: No such file or directory; the heap line is kept in memory only \(lost if the process is killed\)\n)"
-                             R"(heapline: cannot write .*/missing/x\.json: No such file or directory)"
-                 R"(; the heap line is lost \(\d+ samples\), its figures: peak [^\n]*\n)")))
-      << result.err;
+  { std::ofstream(dir_ / "file") << "a file, not a directory\n"; }
+  for (const auto& [directory, reason] : {std::pair<std::string, std::string>{"missing", "No such file or directory"},
+                                         {"file", "Not a directory"}}) {
+    RunResult result = run_traced({kPhaseProbe, "phases"}, "unused",
+                                  {{"HEAPLINE_OUT", (dir_ / directory / "x.json").string()}});
+    EXPECT_EQ(result.exit_code, 0);
+    EXPECT_TRUE(std::regex_match(
+        result.err, std::regex("heapline: cannot create .*/" + directory + "/x\\.json\\.live: " + reason +
+                               R"(; the heap line is kept in memory only \(lost if the process is killed\)\n)"
+                               "heapline: cannot write .*/" + directory + "/x\\.json: " + reason +
+                               R"(; the heap line is lost \(\d+ samples\), its figures: peak [^\n]*\n)")))
+        << result.err;
+  }
 }
 
 // --- what a user's files and processes can throw at it ---------------------
