@@ -1,11 +1,13 @@
 #include "stack_capture.h"
 
 #include <dlfcn.h>
+#include <sys/mman.h>
 #include <link.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 
 #include "loaded_object.h"
 #include "mapped_memory.h"
@@ -81,15 +83,22 @@ struct LoadedModule {
   const std::uint8_t* build_id;
   std::uint32_t build_id_bytes;
 };
-constexpr std::size_t kLoadedCapacity = 512;
-// Filled once per snapshot, under the sampler's lock (one namer at a time).
-LoadedModule g_loaded[kLoadedCapacity];
+// The loaded objects, collected once per snapshot under the sampler's lock
+// (one namer at a time). Most programs fit the static table; one with more
+// (a large Python environment loads hundreds of extension modules) gets a
+// mapping sized to its count, kept for the next snapshots, so that no
+// object's frames go unnamed for want of room. Only if that mapping is
+// refused do the objects past the table keep their raw addresses.
+constexpr std::size_t kStaticLoaded = 512;
+LoadedModule g_static_loaded[kStaticLoaded];
+LoadedModule* g_loaded = g_static_loaded;
+std::size_t g_loaded_capacity = kStaticLoaded;
 std::size_t g_loaded_count = 0;
 const ProfileSnapshot* g_loaded_for = nullptr;
 char g_exe_path[kProfilePathBytes];
 
 int collect_module(dl_phdr_info* info, std::size_t, void*) {
-  if (g_loaded_count == kLoadedCapacity) return 1;
+  if (g_loaded_count == g_loaded_capacity) return 1;
   const loaded::Span span = loaded::span_of(*info);
   if (span.empty()) return 0;
   const loaded::BuildId build_id = loaded::build_id_of(*info);
@@ -105,6 +114,28 @@ int collect_module(dl_phdr_info* info, std::size_t, void*) {
   return 0;
 }
 
+int count_module(dl_phdr_info*, std::size_t, void* count) {
+  ++*static_cast<std::size_t*>(count);
+  return 0;
+}
+
+// Room for every object loaded now (and some loaded meanwhile): a larger
+// mapping when the table is too small; the table as it is if refused.
+void make_room_for_loaded() {
+  std::size_t count = 0;
+  dl_iterate_phdr(count_module, &count);
+  if (count <= g_loaded_capacity) return;
+  const std::size_t capacity = count + 64;
+  const std::size_t bytes = capacity * sizeof(LoadedModule);
+  const int saved_errno = errno;
+  void* memory = os::map(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  errno = saved_errno;
+  if (memory == MAP_FAILED) return;
+  if (g_loaded != g_static_loaded) os::unmap(g_loaded, g_loaded_capacity * sizeof(LoadedModule));
+  g_loaded = static_cast<LoadedModule*>(memory);
+  g_loaded_capacity = capacity;
+}
+
 void copy_path(char* out, const char* text) {
   std::size_t i = 0;
   for (; text[i] != 0 && i + 1 < kProfilePathBytes; ++i) out[i] = text[i];
@@ -115,6 +146,7 @@ void copy_path(char* out, const char* text) {
 
 ProfileFrame FrameNamer::name(std::uintptr_t address) {
   if (g_loaded_for != &snapshot_ || snapshot_.module_count == 0) {
+    make_room_for_loaded();
     g_loaded_count = 0;
     dl_iterate_phdr(collect_module, nullptr);
     g_loaded_for = &snapshot_;

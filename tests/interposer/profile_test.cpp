@@ -267,6 +267,29 @@ TEST_F(ProfileTest, ReallocIntoASampledBlockReadsNothingPastTheOldOne) {
 
 // tools/profile_accuracy.sh: 20 seeds (not run by ctest, about 4 minutes):
 // how many runs had every estimate within its stated error.
+// A program with more loaded objects than the namer's static table holds
+// (600 copies of one object, each dlopened as its own): the block
+// allocated in the last one has that object, by its path, on its stack.
+TEST_F(ProfileTest, FramesInTheLastOfSixHundredLoadedObjectsAreNamed) {
+  constexpr int kObjects = 600;
+  for (int i = 0; i < kObjects; ++i) fs::copy_file(MANY_OBJECTS_LIB, dir_ / ("object" + std::to_string(i) + ".so"));
+  const auto options = preload_options(kLib, dir_, "report.json", {{"HEAPLINE_SAMPLE", "1"}});
+  const RunResult result = run({MANY_OBJECTS, dir_.string(), std::to_string(kObjects)}, options);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const json profile = read_json(dir_ / "report.json").at("exit_profile");
+  ASSERT_TRUE(profile.is_object());
+  const std::string last = (dir_ / ("object" + std::to_string(kObjects - 1) + ".so")).string();
+  bool named = false;
+  for (const json& site : profile.at("sites")) {
+    if (site.at("bytes").get<std::int64_t>() < 4 * kMiB) continue;
+    for (const json& frame : site.at("frames")) {
+      const std::int64_t module = frame[0].get<std::int64_t>();
+      if (module >= 0 && profile.at("modules")[module].at("path") == last) named = true;
+    }
+  }
+  EXPECT_TRUE(named) << "no site of 4 MiB with a frame in " << last << ": " << profile.dump();
+}
+
 TEST_F(ProfileTest, DISABLED_AccuracyOverTwentySeeds) {
   int right = 0;
   for (int seed = 1; seed <= 20; ++seed) {
