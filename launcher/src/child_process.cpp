@@ -34,6 +34,38 @@ std::vector<char*> to_argv(std::vector<std::string>& storage) {
   return argv;
 }
 
+// Reaps what has ended among the launcher's other children (the processes
+// of the run it adopted). True while some of them still run.
+bool adopted_running() {
+  for (;;) {
+    int status = 0;
+    const pid_t done = waitpid(-1, &status, WNOHANG);
+    if (done > 0) continue;
+    if (done == 0) return true;
+    if (errno == EINTR) continue;
+    return false;  // ECHILD: none left
+  }
+}
+
+// Waits until the processes the command left running (adopted by the
+// launcher, PR_SET_CHILD_SUBREAPER) have all ended, serving the watch
+// meanwhile: the run is the whole tree, and their reports land when they
+// end. A stop signal ends the wait at once: those still running are left to
+// run, and the summary says so.
+void wait_for_adopted(int signals, const WaitWatch& watch) {
+  if (!watch.on_waiting_for_adopted || signals < 0 || !adopted_running()) return;
+  watch.on_waiting_for_adopted();
+  while (adopted_running()) {
+    pollfd fds[2] = {{signals, POLLIN, 0}, {watch.fd, POLLIN, 0}};
+    if (poll(fds, watch.fd >= 0 ? 2 : 1, -1) < 0) continue;
+    if (watch.fd >= 0 && (fds[1].revents & POLLIN) != 0) watch.on_ready();
+    signalfd_siginfo info;
+    while (read(signals, &info, sizeof info) == sizeof info) {
+      if (info.ssi_signo != SIGCHLD) return;
+    }
+  }
+}
+
 int status_of(int wait_status) {
   if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
   if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
@@ -180,6 +212,7 @@ ChildResult run_command(const std::vector<std::string>& command, const std::func
   close(report[0]);
 
   int wait_status = 0;
+  bool stopping = false;  // a stop signal came: the run is not waited for beyond the command
   for (;;) {
     const pid_t done = waitpid(pid, &wait_status, WNOHANG);
     if (done == pid || (done < 0 && errno != EINTR)) break;
@@ -193,10 +226,12 @@ ChildResult run_command(const std::vector<std::string>& command, const std::func
     signalfd_siginfo info;
     while (read(signals, &info, sizeof info) == sizeof info) {
       if (info.ssi_signo == SIGCHLD) continue;
+      stopping = true;
       // From the terminal (SI_KERNEL) the command's group had it already.
       if (info.ssi_code != SI_KERNEL) kill(pid, static_cast<int>(info.ssi_signo));
     }
   }
+  if (got != sizeof exec_error && !stopping) wait_for_adopted(signals, watch);
   if (watch.fd >= 0) watch.on_ready();
   if (signals >= 0) close(signals);
   // Signals still pending (sent to the launcher while it waited) were meant

@@ -8,6 +8,11 @@
 // not sent twice. The launcher itself is not stopped by them: it still
 // prints the summary after the command ends. Should the launcher die all the
 // same (SIGKILL), the command gets SIGTERM rather than running on orphaned.
+//
+// Processes of the run whose parent ended are adopted by the launcher
+// (PR_SET_CHILD_SUBREAPER). When asked (WaitWatch::on_waiting_for_adopted),
+// the launcher waits for them too after the command ends, unless a stop
+// signal came; one during that wait ends it.
 #pragma once
 
 #include <functional>
@@ -29,6 +34,10 @@ struct WaitWatch {
   int fd = -1;
   std::function<void()> on_ready;
   std::function<void(pid_t)> on_started;  // in the launcher, as soon as the command's pid is known
+  // Set: after the command, the launcher also waits for the processes it
+  // left running (which it adopted), and calls this once when there are
+  // some. Unset: the run ends with the command.
+  std::function<void()> on_waiting_for_adopted;
 };
 
 // prepare_child runs in the child after fork and before exec, with the pid

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -112,18 +113,60 @@ TEST_F(Tree, AKilledChildsLiveFileBecomesItsReport) {
 
 // A process whose parent ended before it started is the launcher's (it
 // adopts the run's orphans): when it is killed, its live file (which names
-// no run) is the run's by that parent alone, and becomes its report. (The
-// inner shell ends at once; the probe starts 0.2 s later, an orphan, and
-// aborts while the command still runs.)
+// no run) is the run's by that parent alone, and becomes its report. The
+// command ends first: the launcher waits for the process it left running.
 TEST_F(Tree, AnOrphanAdoptedByTheLauncherIsOfTheRunEvenWhenKilled) {
-  const std::string orphan = "(sleep 0.2; exec " + kProbe + " hold-abort) & exit 0";
-  RunResult r = launch({"--out", "run.json", "--", "/bin/sh", "-c", "/bin/sh -c \"" + orphan + "\"; sleep 3"});
+  RunResult r = launch({"--out", "run.json", "--", "/bin/sh", "-c", "(sleep 0.2; exec " + kProbe + " hold-abort) & exit 0"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("heapline: the command ended; waiting for the processes it left running (Ctrl-C: the summary "
+                       "without them)\n"),
+            std::string::npos)
+      << r.err;
   EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(pid \d+\s+parent \d+\s+phase_probe \(ended without exit\)\n)")))
       << r.err;
   EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(1 process the command started ended without exit \(a signal\?\): \d+ \(phase_probe\))")))
       << r.err;
   EXPECT_TRUE(files_matching(dir_, R"(.*\.live)").empty());
+}
+
+// A process the command left running that ends normally later is in the
+// summary with the command (three processes: the shell, its subshell that
+// becomes alloc_patterns, and the sleep before); --follow command does not
+// wait for it.
+TEST_F(Tree, WhatTheCommandLeftRunningIsWaitedForAndSummarised) {
+  const std::string command = "(sleep 0.2; exec " + kPatterns + " single chunk 2000 0) & exit 0";
+  RunResult r = launch({"--out", "run.json", "--", "/bin/sh", "-c", command});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("heapline: 3 processes (peak of heap + mapped and when"), std::string::npos) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(heapline:\s+2\.\d MiB at .* pid \d+\s+parent \d+\s+alloc_patterns\n)")))
+      << r.err;
+
+  const auto before = std::chrono::steady_clock::now();
+  RunResult only = launch({"--follow", "command", "--out", "only.json", "--", "/bin/sh", "-c", "sleep 6 & exit 0"});
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - before;
+  ASSERT_EQ(only.exit_code, 0) << only.err;
+  EXPECT_EQ(only.err.find("waiting for"), std::string::npos) << only.err;
+  EXPECT_LT(took.count(), 5) << "waited for what --follow command does not follow";
+}
+
+// A stop signal while the launcher waits for what the command left running
+// ends the wait: the summary comes at once, with the command's status.
+TEST_F(Tree, AStopSignalEndsTheWaitForWhatTheCommandLeftRunning) {
+  auto running = start({kLauncher, "--out", "run.json", "--", "/bin/sh", "-c", "sleep 30 & echo $!; exit 3"}, options());
+  ASSERT_TRUE(wait_for_output(running, "\n"));
+  const pid_t left = std::stoi(running.out_so_far());
+  bool waiting = false;
+  for (int waited_ms = 0; !waiting && waited_ms < 20000; waited_ms += 10) {
+    waiting = heapline::test::read_file(running.capture / "stderr").find("waiting for the processes") != std::string::npos;
+    if (!waiting) usleep(10000);
+  }
+  ASSERT_TRUE(waiting);
+  ASSERT_EQ(kill(running.pid, SIGTERM), 0);
+  RunResult r = finish(running);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("heapline: report run.json\n"), std::string::npos) << r.err;
+  EXPECT_EQ(kill(left, 0), 0) << "the process left running is left to run";
+  kill(left, SIGKILL);
 }
 
 TEST_F(Tree, AnEarlierRunsChildReportsAreNotThisRuns) {

@@ -175,7 +175,16 @@ int run(Options& options) {
         if (options.profile) setenv("HEAPLINE_SAMPLE", "on", 0);
       },
       {watch.fd(), [&] { watch.read_events(); },
-       [&](pid_t pid) { watch.start(root_output_path(options.out, options.command.front(), pid)); }});
+       [&](pid_t pid) { watch.start(root_output_path(options.out, options.command.front(), pid)); },
+       // The tree is followed: processes the command left running are of
+       // the run, and their reports are in its summary.
+       options.follow == "tree" ? std::function<void()>([&] {
+         if (!options.quiet) {
+           std::cerr << "heapline: the command ended; waiting for the processes it left running "
+                        "(Ctrl-C: the summary without them)\n";
+         }
+       })
+                                : std::function<void()>()});
   if (!child.started) return child.exit_status;
   run.command_pid = child.pid;
 
