@@ -9,8 +9,10 @@
 # other preload libraries and the programs the tests run under them get
 # UBSan alone, in trap mode: no runtime to load (libheapline.so still needs
 # only libc), undefined behaviour stops the program at the faulting
-# instruction. heapline_preloaded_targets names them: a new program that a
-# test runs with a preload library goes there too.
+# instruction. heapline_preloaded_targets names them, and every target built
+# from tests/interposer/programs/ is one of them whether named or not (a
+# program added there and forgotten here would otherwise get ASan, which
+# refuses to start after libheapline.so).
 set(heapline_preloaded_targets
   # interposer/: the preload libraries and the accounting linked into them
   heapline_null heapline_preload heapline_preload_test_hooks
@@ -52,7 +54,20 @@ function(heapline_apply_sanitizers)
     if(NOT type MATCHES "^(EXECUTABLE|SHARED_LIBRARY|STATIC_LIBRARY|MODULE_LIBRARY|OBJECT_LIBRARY)$")
       continue()
     endif()
-    if(target IN_LIST heapline_preloaded_targets OR target IN_LIST heapline_optional_preloaded_targets)
+    # A program of tests/interposer/programs/ is run under a preload library
+    # by its nature: so marked whether the list above names it or not.
+    get_target_property(sources ${target} SOURCES)
+    set(test_program FALSE)
+    foreach(source IN LISTS sources)
+      if(source MATCHES "^programs/")
+        set(test_program TRUE)
+      endif()
+    endforeach()
+    get_target_property(source_dir ${target} SOURCE_DIR)
+    if(NOT source_dir STREQUAL "${PROJECT_SOURCE_DIR}/tests/interposer")
+      set(test_program FALSE)
+    endif()
+    if(test_program OR target IN_LIST heapline_preloaded_targets OR target IN_LIST heapline_optional_preloaded_targets)
       # Compile options only: linking -fsanitize=undefined would pull in
       # libubsan, which trap mode does not call.
       target_compile_options(${target} PRIVATE ${heapline_trap_flags})
