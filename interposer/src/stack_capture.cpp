@@ -1,9 +1,9 @@
 #include "stack_capture.h"
 
 #include <dlfcn.h>
-#include <sys/mman.h>
 #include <link.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>

@@ -557,16 +557,20 @@ TEST(ChangePoints, DeterministicForTheSameInput) {
   }
 }
 
+// `e` as measured at `commit`.
+HistoryEntry at_commit(HistoryEntry e, const std::string& commit) {
+  e.commit = commit;
+  return e;
+}
+
 TEST(ChangePoints, HistoryChangesNameTheCommitsAroundTheStep) {
   History h;
   Noise noise{{25}};
   for (int i = 0; i < 40; ++i) {
-    auto e = point("churn-4t", (i < 20 ? 0.03 : 0.09) + 0.005 * noise.normal(), 0.01);
-    e.commit = "commit" + std::to_string(i);
-    h.entries.push_back(e);
-    auto other = point("churn-4t", 0.5, 0.01, "machine-b");  // another machine: its own series
-    other.commit = "other" + std::to_string(i);
-    h.entries.push_back(other);
+    h.entries.push_back(at_commit(point("churn-4t", (i < 20 ? 0.03 : 0.09) + 0.005 * noise.normal(), 0.01),
+                                  "commit" + std::to_string(i)));
+    // Another machine: its own series.
+    h.entries.push_back(at_commit(point("churn-4t", 0.5, 0.01, "machine-b"), "other" + std::to_string(i)));
   }
   auto changes = history_change_points(h, {"churn-4t"});
   ASSERT_EQ(changes.size(), 1u);
@@ -582,9 +586,8 @@ TEST(ChangePoints, AStepAfterTheFirstFivePointsOfAShortSeriesIsFound) {
   History h;
   Noise noise{{26}};
   for (int i = 0; i < 20; ++i) {
-    auto e = point("churn-4t", (i < 5 ? 0.03 : 0.09) + 0.002 * noise.normal(), 0.01);
-    e.commit = "commit" + std::to_string(i);
-    h.entries.push_back(e);
+    h.entries.push_back(at_commit(point("churn-4t", (i < 5 ? 0.03 : 0.09) + 0.002 * noise.normal(), 0.01),
+                                  "commit" + std::to_string(i)));
   }
   const auto changes = history_change_points(h, {"churn-4t"}, Figure::wall);
   ASSERT_EQ(changes.size(), 1u);
