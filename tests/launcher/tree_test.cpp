@@ -161,8 +161,11 @@ TEST_F(Tree, AStopSignalEndsTheWaitForWhatTheCommandLeftRunning) {
     if (!waiting) usleep(10000);
   }
   ASSERT_TRUE(waiting);
+  const auto signalled = std::chrono::steady_clock::now();
   ASSERT_EQ(kill(running.pid, SIGTERM), 0);
   RunResult r = finish(running);
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - signalled;
+  EXPECT_LT(took.count(), 20) << "the wait went on after the stop signal (the process left sleeps 30 s)";
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("heapline: report run.json\n"), std::string::npos) << r.err;
   EXPECT_EQ(kill(left, 0), 0) << "the process left running is left to run";
