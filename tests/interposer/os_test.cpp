@@ -14,8 +14,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <string>
+#include <utility>
 
 #include "os.h"
 #include "process_runner.h"
@@ -234,6 +236,61 @@ TEST(OsProcess, AResidentReadingThatCannotOpenSaysSoAndKeepsErrno) {
   ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old_limit), 0);
   EXPECT_EQ(resident, -1);
   EXPECT_EQ(error, 4321);
+}
+
+// os.h's contract is that every call keeps the caller's errno unless it
+// says otherwise (create_file, create_temp_file, open_to_read and the execs
+// set it): the library runs inside the host's calls, and a host that reads
+// errno after its own malloc or mmap must find its own. Each call is made
+// to fail here (and, where it can, to succeed), with errno set to a value
+// no call of its own would leave.
+TEST_F(Os, EveryCallKeepsTheCallersErrnoUnlessItSaysOtherwise) {
+  const std::string missing = (dir_ / "missing").string();
+  const std::string victim = (dir_ / "victim").string();
+  std::ofstream(dir_ / "other") << "other\n";
+  const std::string other = (dir_ / "other").string();
+  const int no_fd = 1 << 20;  // never open
+  char text[64];
+  os::FileId id;
+  os::FileStatus status;
+  int error = 0;
+  const std::pair<const char*, std::function<void()>> calls[] = {
+      {"file_size_limit", [] { os::file_size_limit(); }},
+      {"rename_new onto a name taken", [&] { EXPECT_EQ(os::rename_new(other.c_str(), victim.c_str()), EEXIST); }},
+      {"rename_new from nothing", [&] { EXPECT_EQ(os::rename_new(missing.c_str(), (dir_ / "x").c_str()), ENOENT); }},
+      {"exchange_names with nothing",
+       [&] { EXPECT_NE(os::exchange_names(missing.c_str(), victim.c_str()), 0); }},
+      {"exchange_names", [&] { os::exchange_names(other.c_str(), victim.c_str()); }},
+      {"file_id of nothing", [&] { EXPECT_FALSE(os::file_id(missing.c_str(), &id)); }},
+      {"file_id of a closed descriptor", [&] { EXPECT_FALSE(os::file_id(no_fd, &id)); }},
+      {"read_at a closed descriptor", [&] { EXPECT_FALSE(os::read_at(no_fd, text, sizeof text, 0)); }},
+      {"close_file a closed descriptor", [&] { EXPECT_EQ(os::close_file(no_fd), EBADF); }},
+      {"remove_name of nothing", [&] { EXPECT_EQ(os::remove_name(missing.c_str()), ENOENT); }},
+      {"replace_name from nothing",
+       [&] { EXPECT_EQ(os::replace_name(missing.c_str(), victim.c_str()), ENOENT); }},
+      {"file_status of a closed descriptor", [&] { EXPECT_FALSE(os::file_status(no_fd, &status)); }},
+      {"path_kind of nothing", [&] { EXPECT_EQ(os::path_kind(missing.c_str(), &error), os::PathKind::kNothing); }},
+      {"path_kind under a file",
+       [&] { EXPECT_EQ(os::path_kind((victim + "/x").c_str(), &error), os::PathKind::kUnknown); }},
+      {"executable_file of nothing", [&] { EXPECT_FALSE(os::executable_file(missing.c_str())); }},
+      {"executable_file of a file without x", [&] { EXPECT_FALSE(os::executable_file(victim.c_str())); }},
+      {"why_loader_skips of nothing", [&] { os::why_loader_skips(missing.c_str()); }},
+      {"program_path into too little", [&] { os::program_path(text, 2); }},
+      {"working_directory into too little", [&] { os::working_directory(text, 2); }},
+      {"process_start_ticks of no process", [] { EXPECT_EQ(os::process_start_ticks(-5), 0u); }},
+      {"process_exists of no process", [] { EXPECT_FALSE(os::process_exists(-2147483647)); }},
+      {"peak_resident_bytes", [] { os::peak_resident_bytes(); }},
+      {"read_small_file of nothing", [&] { EXPECT_EQ(os::read_small_file(missing.c_str(), text, sizeof text), -1); }},
+      {"clock_resolution_ns of no clock", [] { os::clock_resolution_ns(static_cast<clockid_t>(-1000)); }},
+      {"secure_mode", [] { os::secure_mode(); }},
+      {"random_bits", [] { os::random_bits(); }},
+  };
+  for (const auto& [what, call] : calls) {
+    SCOPED_TRACE(what);
+    errno = 4321;
+    call();
+    EXPECT_EQ(errno, 4321);
+  }
 }
 
 }  // namespace
