@@ -26,6 +26,7 @@ namespace {
 const std::string kLib = HEAPLINE_LIB;
 const std::string kPatterns = ALLOC_PATTERNS;
 const std::string kMappedPatterns = MAPPED_PATTERNS;
+const std::string kCorners = API_CORNERS;
 
 struct Allocator {
   const char* name;
@@ -148,6 +149,25 @@ TEST_P(PreloadedAllocator, TheSamplersOwnBlocksAreNeverTheProgramsHeap) {
       EXPECT_EQ(final_bytes(with), final_bytes(without));
       EXPECT_EQ(peak(with), peak(without));
     }
+  }
+}
+
+// Every function of the allocation API that every allocator here defines,
+// at its corners (zero sizes, overflows, bad alignments, realloc to zero,
+// NULL), forwarded to the allocator: what each returns, and errno, is what
+// the allocator alone gives, with the sampler off and with it taking every
+// block.
+TEST_P(PreloadedAllocator, ApiCornersBehaveAsUnderTheAllocatorAlone) {
+  for (const char* sample : {"off", "1"}) {
+    SCOPED_TRACE(std::string("HEAPLINE_SAMPLE=") + sample);
+    RunResult alone = run_under(false, {kCorners, "common"}, "unused.json");
+    RunResult watched = run_under(true, {kCorners, "common"}, "corners.json", {{"HEAPLINE_SAMPLE", sample}});
+    ASSERT_EQ(alone.exit_code, 0) << alone.err;
+    EXPECT_EQ(watched.exit_code, 0) << watched.err;
+    EXPECT_EQ(watched.err, "");
+    EXPECT_EQ(watched.out, alone.out);
+    EXPECT_NE(alone.out.find("aligned_alloc"), std::string::npos) << alone.out;
+    EXPECT_EQ(heapline_format_problem(read_json(dir_ / "corners.json")), "");
   }
 }
 
