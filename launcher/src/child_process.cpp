@@ -19,6 +19,8 @@
 #include <heapline/regular_file.h>
 #include <heapline/shared_object.h>
 
+#include "say.h"
+
 namespace heapline::launcher {
 
 namespace {
@@ -143,7 +145,7 @@ std::string shared_object_problem(const std::string& path) {
 }
 
 ExecFailure describe_exec_failure(const std::string& program, int error) {
-  const std::string who = "heapline: cannot run " + program + ": ";
+  const std::string who = "cannot run " + program + ": ";
   if (error != ENOENT) return {who + std::strerror(error), 126};
   const std::string found = resolve_on_path(program);
   struct stat info {};
@@ -249,7 +251,7 @@ ChildResult run_command(const std::vector<std::string>& command, const std::func
   }
   if (got == sizeof exec_error) {
     const ExecFailure failure = describe_exec_failure(command[0], exec_error);
-    std::fprintf(stderr, "%s\n", failure.message.c_str());
+    say("heapline", failure.message);
     return {failure.status, false, pid};
   }
   return {status_of(wait_status), true, pid};

@@ -45,8 +45,8 @@ struct WaitWatch {
 ChildResult run_command(const std::vector<std::string>& argv, const std::function<void(pid_t)>& prepare_child,
                         const WaitWatch& watch = {});
 
-// Why exec of `program` failed with `error`, as a shell would say it, and the
-// shell's status (127: not found, including a missing #! interpreter or ELF
+// Why exec of `program` failed with `error`, as a shell would say it
+// ("cannot run PROGRAM: WHY", for say), and the shell's status (127: not found, including a missing #! interpreter or ELF
 // loader; 126: found but not executable).
 struct ExecFailure {
   std::string message;

@@ -96,8 +96,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& error) {
     const std::vector<CLI::App*> chosen = heapline.get_subcommands();
     const bool named = !chosen.empty() && chosen.front() != &run;
-    std::cerr << "heapline" << (named ? " " + chosen.front()->get_name() : "") << ": " << error.what() << "\n"
-              << heapline.help();
+    say(named ? "heapline " + chosen.front()->get_name() : "heapline", error.what());
+    std::cerr << heapline.help();
     return kUsageError;
   }
   for (const Subcommand& subcommand : subcommands) {

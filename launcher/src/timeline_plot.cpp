@@ -383,10 +383,10 @@ std::string render_plot(const PlotFiles& files, const fs::path& output) {
   int status = run_helper({"gnuplot", files.script.string()});
   if (status == 127) {
     fs::remove_all(files.directory);
-    return "heapline: gnuplot not found on PATH; no plot written (install gnuplot or gnuplot-nox)";
+    return "gnuplot not found on PATH; no plot written (install gnuplot or gnuplot-nox)";
   }
   if (status != 0 || !fs::exists(output) || fs::file_size(output) == 0) {
-    return "heapline: gnuplot failed (exit status " + std::to_string(status) + "); script kept in " +
+    return "gnuplot failed (exit status " + std::to_string(status) + "); script kept in " +
            files.script.string();
   }
   fs::remove_all(files.directory);

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <random>
 #include <regex>
+#include <sstream>
 #include <string>
 
 #include <heapline/live_format.h>
@@ -294,6 +295,47 @@ TEST_F(Trust, MessagesSayWhatIsWrong) {
   RunResult denied = launch({(dir_ / "not-executable").string()});
   EXPECT_EQ(denied.exit_code, 126);
   EXPECT_NE(denied.err.find("Permission denied"), std::string::npos) << denied.err;
+}
+
+// Every line the launcher says goes through one door (say.h): a path, a
+// program's name or a value holding a newline and an escape sequence is
+// shown as \x0a\x1b, on the line that names it, whichever subcommand says
+// it and whether it reports a success or a refusal. Nothing reaches the
+// terminal raw, and no line can be forged.
+TEST_F(Trust, EveryLineTheLauncherSaysIsOneLineWhateverItNames) {
+  const std::string hostile = "evil\n\x1b[31mheapline: forged";
+  const std::string shown = R"(evil\x0a\x1b[31mheapline: forged)";
+  const fs::path dir = dir_ / hostile;
+  fs::create_directory(dir);
+  // A live file of a process that is gone, for clean to remove and name.
+  const fs::path live = aborted_live_file("stale.json");
+  fs::rename(live, dir / (hostile + ".json.live"));
+  const std::vector<std::vector<std::string>> invocations = {
+      {"convert", (dir / "missing.live").string()},
+      {"convert", (dir / (hostile + ".json.live")).string(), "-o", (dir / "missing-dir" / "x.json").string()},
+      {"profile", (dir / "missing.json").string()},
+      {"clean", (dir / "missing-dir").string()},
+      {"clean", dir.string()},
+      {"top", hostile},
+      {"--plot", hostile + ".txt", "/bin/true"},
+      {"--out", (dir / "missing-dir" / "x.json").string(), "/bin/true"},
+      {(dir / "no-such-program").string()},
+  };
+  for (const std::vector<std::string>& args : invocations) {
+    SCOPED_TRACE(args.front() + " " + args.back());
+    const RunResult r = launch(args);
+    EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+    std::size_t named = 0;
+    std::istringstream lines(r.err);
+    for (std::string line; std::getline(lines, line);) {
+      EXPECT_EQ(line.rfind("heapline: forged", 0), std::string::npos) << r.err;
+      if (line.find(shown) != std::string::npos) {
+        ++named;
+        EXPECT_EQ(line.rfind("heapline", 0), 0u) << line;
+      }
+    }
+    EXPECT_GE(named, 1u) << r.err;
+  }
 }
 
 TEST_F(Trust, AReportOfAnEarlierRunIsNeverSummarised) {

@@ -1,6 +1,4 @@
 // heapline clean: live files (and reports) whose process is gone.
-#include <iostream>
-
 #include "commands/subcommand.h"
 #include "stale_files.h"
 
@@ -18,14 +16,14 @@ int clean(const CleanCommandOptions& command) {
   const CleanOptions& options = command.clean;
   try {
     const CleanOutcome outcome = clean_directory(dir, options);
-    for (const std::string& kept : outcome.kept) std::cerr << "heapline clean: kept " << kept << "\n";
+    for (const std::string& kept : outcome.kept) say("heapline clean", "kept " + kept);
     for (const std::string& removed : outcome.removed) {
-      std::cerr << "heapline clean: " << (options.dry_run ? "would remove " : "removed ") << removed << "\n";
+      say("heapline clean", (options.dry_run ? "would remove " : "removed ") + removed);
     }
-    if (outcome.removed.empty()) std::cerr << "heapline clean: nothing to remove in " << dir << "\n";
+    if (outcome.removed.empty()) say("heapline clean", "nothing to remove in " + dir);
     return 0;
   } catch (const std::exception& error) {
-    std::cerr << "heapline clean: " << error.what() << "\n";
+    say("heapline clean", error.what());
     return 1;
   }
 }

@@ -27,7 +27,7 @@ int convert(const ConvertOptions& options) {
     fs::path out = output.empty() ? default_converted_path(input) : fs::path(output);
     std::error_code same_error;
     if (fs::equivalent(out, input, same_error)) {
-      std::cerr << "heapline convert: " << out.string() << " is the live file itself: give another name with -o\n";
+      say("heapline convert", out.string() + " is the live file itself: give another name with -o");
       return kUsageError;
     }
     LiveFile file(input);
@@ -38,13 +38,13 @@ int convert(const ConvertOptions& options) {
     LiveSnapshot snapshot = take_snapshot(file, running);
     std::string ended = running ? "running" : snapshot.exited ? "exit" : "without-exit";
     write_converted_report(file, snapshot, out, ended, signal_number);
-    if (snapshot.dropped_samples > 0) std::cerr << "heapline convert: " << dropped_samples_note(snapshot) << "\n";
-    std::cerr << "heapline: wrote " << out.string() << " (" << snapshot.samples.size() << " samples, last at "
-              << human_seconds(static_cast<std::int64_t>(snapshot.samples.empty() ? 0 : snapshot.samples.back().t_ns))
-              << (running ? "; the process is still running: a snapshot" : "") << ")\n";
+    if (snapshot.dropped_samples > 0) say("heapline convert", dropped_samples_note(snapshot));
+    say("heapline", "wrote " + out.string() + " (" + std::to_string(snapshot.samples.size()) + " samples, last at " +
+                        human_seconds(static_cast<std::int64_t>(snapshot.samples.empty() ? 0 : snapshot.samples.back().t_ns)) +
+                        (running ? "; the process is still running: a snapshot" : "") + ")");
     return 0;
   } catch (const std::exception& error) {
-    std::cerr << "heapline convert: " << error.what() << "\n";
+    say("heapline convert", error.what());
     return 1;
   }
 }

@@ -60,7 +60,7 @@ int write_profile(const ProfileOptions& options) {
     } else {
       output = profile_pprof(profile, sites);
     }
-    for (const std::string& problem : symbolizer.problems()) std::cerr << "heapline profile: " << problem << "\n";
+    for (const std::string& problem : symbolizer.problems()) say("heapline profile", problem);
     if (options.out.empty() || options.out == "-") {
       std::cout << output << std::flush;
     } else {
@@ -68,7 +68,7 @@ int write_profile(const ProfileOptions& options) {
     }
     return 0;
   } catch (const std::exception& error) {
-    std::cerr << "heapline profile: " << error.what() << "\n";
+    say("heapline profile", error.what());
     return 1;
   }
 }

@@ -126,7 +126,7 @@ std::string new_run_id() {
 int run(Options& options) {
   if (!options.plot.empty()) {
     if (const std::string problem = plot_output_problem(options.plot); !problem.empty()) {
-      std::cerr << "heapline: --plot " << heapline::printable_text(options.plot) << ": " << problem << "\n";
+      say("heapline", "--plot " + options.plot + ": " + problem);
       return kUsageError;
     }
   }
@@ -134,17 +134,16 @@ int run(Options& options) {
   LibraryChoice choice;
   auto library = locate_library(options.lib, choice);
   if (!library) {
-    std::cerr << "heapline: cannot find libheapline.so (looked at " << choice.tried
-              << "); give its path with --lib or HEAPLINE_LIB\n";
+    say("heapline", "cannot find libheapline.so (looked at " + choice.tried + "); give its path with --lib or HEAPLINE_LIB");
     return kUsageError;
   }
   if (const std::string problem = shared_object_problem(library->string()); !problem.empty()) {
-    std::cerr << "heapline: " << library->string() << " is " << problem << ", not libheapline.so\n";
+    say("heapline", library->string() + " is " + problem + ", not libheapline.so");
     return kUsageError;
   }
 
   if (const std::string problem = output_problem(options.out, options.command.front()); !problem.empty()) {
-    std::cerr << "heapline: " << problem << "; the command was not run\n";
+    say("heapline", problem + "; the command was not run");
     return kUsageError;
   }
 
@@ -180,8 +179,8 @@ int run(Options& options) {
        // the run, and their reports are in its summary.
        options.follow == "tree" ? std::function<void()>([&] {
          if (!options.quiet) {
-           std::cerr << "heapline: the command ended; waiting for the processes it left running "
-                        "(Ctrl-C: the summary without them)\n";
+           say("heapline", "the command ended; waiting for the processes it left running "
+                           "(Ctrl-C: the summary without them)");
          }
        })
                                 : std::function<void()>()});
@@ -205,25 +204,25 @@ int run(Options& options) {
       const int signal_number = child.exit_status > 128 ? child.exit_status - 128 : 0;
       write_converted_report(file, snapshot, name, snapshot.exited ? "exit" : "without-exit", signal_number);
       fs::remove(live_path);
-      if (snapshot.dropped_samples > 0) std::cerr << "heapline: " << dropped_samples_note(snapshot) << "\n";
+      if (snapshot.dropped_samples > 0) say("heapline", dropped_samples_note(snapshot));
       if (!options.quiet && signal_number > 0) {
-        std::cerr << "heapline: the command ended without exit (signal " << signal_number
-                  << "); report converted from its live file\n";
+        say("heapline", "the command ended without exit (signal " + std::to_string(signal_number) +
+                            "); report converted from its live file");
       } else if (!options.quiet && snapshot.exited) {
-        std::cerr << "heapline: the command's report could not be written at its exit (the library said why "
-                     "above); report converted from its live file\n";
+        say("heapline", "the command's report could not be written at its exit (the library said why above); "
+                        "report converted from its live file");
       } else if (!options.quiet) {
         // Exited with a status, yet the library's exit handlers never ran:
         // the last image the library saw was replaced by one it cannot
         // follow, or the process left through the raw system call.
-        std::cerr << "heapline: the command (" << heapline::printable_text(fs::path(snapshot.exe).filename().string())
-                  << " as the library last saw it) exited without the library's exit handlers: it exec'd a "
-                     "program that runs without the library (a static or setuid program, or one whose LD_PRELOAD "
-                     "was changed or cleared, as by env LD_PRELOAD=...) or made the exit system call itself; "
-                     "report converted from its live file\n";
+        say("heapline", "the command (" + fs::path(snapshot.exe).filename().string() +
+                            " as the library last saw it) exited without the library's exit handlers: it exec'd a "
+                            "program that runs without the library (a static or setuid program, or one whose "
+                            "LD_PRELOAD was changed or cleared, as by env LD_PRELOAD=...) or made the exit system "
+                            "call itself; report converted from its live file");
       }
     } catch (const std::exception& error) {
-      std::cerr << "heapline: cannot convert " << live_path << ": " << error.what() << "\n";
+      say("heapline", "cannot convert " + live_path + ": " + error.what());
     }
   }
   std::string report_path;
@@ -241,16 +240,16 @@ int run(Options& options) {
   if (!report_path.empty()) tree.push_back({report_path, report});
   for (TreeReport& other : find_child_reports(plain_path, run, watch.seen(), notes)) tree.push_back(std::move(other));
   if (report_path.empty()) {
-    std::cerr << "heapline: no report from the command: " << why_no_report(plain_path, child.pid, options.command.front()) << "\n";
+    say("heapline", "no report from the command: " + why_no_report(plain_path, child.pid, options.command.front()));
     if (!options.quiet && !tree.empty()) {
-      std::cerr << "heapline: " << tree.size() << (tree.size() == 1 ? " process" : " processes")
-                << " it started wrote a report, for example " << tree.front().path << "\n";
+      say("heapline", std::to_string(tree.size()) + (tree.size() == 1 ? " process" : " processes") +
+                          " it started wrote a report, for example " + tree.front().path);
     }
     return child.exit_status;
   }
   if (!options.quiet) {
     std::cerr << summarize(report, report_path);
-    for (const std::string& note : notes) std::cerr << "heapline: " << note << "\n";
+    for (const std::string& note : notes) say("heapline", note);
     std::cerr << summarize_tree(tree);
     Symbolizer symbolizer;
     std::cerr << summarize_peak_profile(report, 10, symbolizer);
@@ -267,12 +266,12 @@ int run(Options& options) {
                                         : write_plot_files(report, options.plot, top_peak_site(report, symbolizer).value_or(""));
       std::string problem = render_plot(files, options.plot);
       if (!problem.empty()) {
-        std::cerr << problem << "\n";
+        say("heapline", problem);
       } else if (!options.quiet) {
-        std::cerr << "heapline: plot " << options.plot << "\n";
+        say("heapline", "plot " + options.plot);
       }
     } catch (const std::exception& error) {
-      std::cerr << "heapline: cannot plot: " << error.what() << "\n";
+      say("heapline", std::string("cannot plot: ") + error.what());
     }
   }
   return child.exit_status;

@@ -12,6 +12,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "say.h"
+
 namespace heapline::launcher {
 
 constexpr int kUsageError = 2;

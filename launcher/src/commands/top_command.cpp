@@ -97,7 +97,7 @@ int top(const TopOptions& options) {
   std::string why;
   auto path = find_live_file(pid, why);
   if (!path) {
-    std::cerr << "heapline top: " << why << "\n";
+    say("heapline top", why);
     return 1;
   }
   try {
@@ -120,7 +120,7 @@ int top(const TopOptions& options) {
       if (keys.wait_for_quit(interval)) return 0;
     }
   } catch (const std::exception& error) {
-    std::cerr << "heapline top: " << error.what() << "\n";
+    say("heapline top", error.what());
     return 1;
   }
 }
