@@ -630,6 +630,32 @@ TEST_F(LiveFile, AForkChildsTotalPeakIsItsOwn) {
   EXPECT_LT(r["total"]["peak_bytes"].get<std::int64_t>(), 64 << 20) << r["total"].dump();
 }
 
+// A fork child holds the mappings it inherited: 64 MiB of its parent's,
+// none made by itself. `top` on the running child shows them, and its live
+// file, converted after a kill, has them as its mapped figure and in heap +
+// mapped (the child has no mapping change of its own: the figure is the one
+// its samples publish).
+TEST_F(LiveFile, AForkChildsInheritedMappingsAreInItsFigures) {
+  RunOptions options = batched("keep-fork.json", "10");
+  options.env["HEAPLINE_ROOT_PID"] = "1";
+  auto running = start({kProbe, "map-keep-fork", "20"}, options);
+  ASSERT_TRUE(wait_for_output(running, "child="));
+  std::smatch child;
+  const std::string said = running.out_so_far();
+  ASSERT_TRUE(std::regex_search(said, child, std::regex(R"(child=(\d+))"))) << said;
+  const std::string name = "keep-fork." + child[1].str() + ".json";
+  for (int waited = 0; waited < 100 && !fs::exists(dir_ / (name + ".live")); ++waited) usleep(20'000);
+  RunResult top = heapline({"top", child[1].str(), "--once"});
+  ASSERT_EQ(kill(std::stoi(child[1].str()), SIGKILL), 0);
+  finish(running);
+  EXPECT_EQ(top.exit_code, 0) << top.err;
+  EXPECT_TRUE(std::regex_search(top.out, std::regex(R"(\nmapped 64\.0 MiB   peak 64\.0 MiB)"))) << top.out;
+  auto r = convert(name);
+  EXPECT_EQ(r["mapped"]["final_bytes"], 64 << 20) << r["mapped"].dump();
+  EXPECT_EQ(r["mapped"]["peak_bytes"], 64 << 20) << r["mapped"].dump();
+  EXPECT_GE(r["total"]["peak_bytes"].get<std::int64_t>(), (64 << 20) + (2 << 20)) << r["total"].dump();
+}
+
 // A file of the layout before mapped memory (shorter, zeros in the mapped
 // fields) still converts, with its mapped figures unknown rather than 0.
 TEST_F(LiveFile, ALiveFileOfTheOlderLayoutConvertsWithMappedUnknown) {

@@ -82,6 +82,9 @@
  *                                 2 MiB (written), allocates 1 MiB 50 ms
  *                                 later, prints "child=PID" and sleeps; the
  *                                 parent waits for it
+ *   phase_probe map-keep-fork SECONDS
+ *                                 the same with the 64 MiB kept: the child
+ *                                 inherits them and maps nothing itself
  *   phase_probe resident MIB TOUCHED_MIB SECONDS
  *                                 one block of MIB MiB, of which the first
  *                                 TOUCHED_MIB are written; 30 ms of sleep,
@@ -375,8 +378,8 @@ int main(int argc, char** argv) {
   }
   if (strcmp(mode, "map-hold") == 0 && argc == 3) return map_64_mib(0) ? ready_then_hold(argv[2]) : 4;
   if (strcmp(mode, "map-drop-hold") == 0 && argc == 3) return map_64_mib(1) ? ready_then_hold(argv[2]) : 4;
-  if (strcmp(mode, "map-drop-fork") == 0 && argc == 3) {
-    if (!map_64_mib(1)) return 4;
+  if ((strcmp(mode, "map-drop-fork") == 0 || strcmp(mode, "map-keep-fork") == 0) && argc == 3) {
+    if (!map_64_mib(strcmp(mode, "map-drop-fork") == 0)) return 4;
     const pid_t child = fork();
     if (child < 0) return 5;
     if (child == 0) {
