@@ -16,7 +16,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-enum { kCanary = 4321, kRoomBytes = 4 << 20 };
+enum { kCanary = 4321, kRoomBytes = 4 << 20, kUnsampledBlocks = 1000 };
 
 struct Call {
   const char* what;
@@ -81,6 +81,12 @@ int main(void) {
   free(posix);
   free(too_big);
   note("free of each", 1);
+  /* Blocks the sampler is asked for and cannot take: each is counted once
+   * in the report's sampling.dropped. */
+  for (int i = 0; i < kUnsampledBlocks; ++i) {
+    void* volatile block = malloc(64); /* volatile: not a pair the compiler may take away */
+    free(block);
+  }
 
   for (int i = 0; i < g_count; ++i) {
     printf("%-26s %s errno=%s\n", g_calls[i].what, g_calls[i].ok ? "ok  " : "fail",
