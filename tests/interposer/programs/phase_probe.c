@@ -85,6 +85,12 @@
  *   phase_probe map-keep-fork SECONDS
  *                                 the same with the 64 MiB kept: the child
  *                                 inherits them and maps nothing itself
+ *   phase_probe descriptors       8 MiB held, 30 ms of sleep, a marker (a
+ *                                 sample: the live file is made), then
+ *                                 prints "descriptors:" and each descriptor
+ *                                 the process has open, as NUMBER:KIND
+ *                                 (file, pipe, socket or other) with
+ *                                 ",cloexec" when it is close-on-exec
  *   phase_probe resident MIB TOUCHED_MIB SECONDS
  *                                 one block of MIB MiB, of which the first
  *                                 TOUCHED_MIB are written; 30 ms of sleep,
@@ -98,6 +104,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -397,6 +404,34 @@ int main(int argc, char** argv) {
     }
     int status = 0;
     waitpid(child, &status, 0);
+    return 0;
+  }
+  if (strcmp(mode, "descriptors") == 0) {
+    g_sink = malloc(8 << 20);
+    sleep_ms(30);
+    heapline_mark("descriptors");
+    DIR* fds = opendir("/proc/self/fd");
+    if (fds == NULL) return 4;
+    const int own = dirfd(fds);
+    char list[1024] = "descriptors:";
+    for (struct dirent* entry; (entry = readdir(fds)) != NULL;) {
+      if (entry->d_name[0] == '.' || atoi(entry->d_name) == own) continue;
+      const int fd = atoi(entry->d_name);
+      char link[64], target[256] = "";
+      snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+      if (readlink(link, target, sizeof target - 1) < 0) return 5;
+      const char* kind = target[0] == '/'                        ? "file"
+                         : strncmp(target, "pipe:", 5) == 0   ? "pipe"
+                         : strncmp(target, "socket:", 7) == 0 ? "socket"
+                                                              : "other";
+      char item[96];
+      snprintf(item, sizeof item, " %d:%s%s", fd, kind, (fcntl(fd, F_GETFD) & FD_CLOEXEC) ? ",cloexec" : "");
+      if (strlen(list) + strlen(item) + 2 > sizeof list) return 5;
+      strcat(list, item);
+    }
+    closedir(fds);
+    strcat(list, "\n");
+    say(list);
     return 0;
   }
   if (strcmp(mode, "resident") == 0 && argc == 5) {
