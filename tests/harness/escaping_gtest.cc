@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,45 @@ TEST(Escaping, DisplayableReplacesControlsAndBrokenUtf8Only) {
   EXPECT_EQ(displayable("\xFF"), kReplacement);
   EXPECT_EQ(displayable("\xC0\xAF"), kReplacement + kReplacement);  // overlong '/'
   EXPECT_EQ(displayable(""), "");
+}
+
+// UTF-8 encoded in `length` bytes (2 to 4), whether or not that is the
+// shortest form: the overlong and out-of-range forms a check must refuse.
+std::string utf8_in(std::uint32_t code, int length) {
+  static const unsigned char kLead[] = {0, 0, 0xC0, 0xE0, 0xF0};
+  std::string out(static_cast<std::size_t>(length), '\0');
+  for (int i = length - 1; i > 0; --i, code >>= 6) out[static_cast<std::size_t>(i)] = static_cast<char>(0x80 | (code & 0x3F));
+  out[0] = static_cast<char>(kLead[length] | code);
+  return out;
+}
+
+// RFC 3629, whole: every code point's shortest form is kept as it is, and
+// every overlong form, every surrogate and every form above U+10FFFF is
+// refused, byte by byte (each byte one replacement).
+TEST(Escaping, DisplayableKeepsExactlyTheWellFormedUtf8) {
+  auto shortest = [](std::uint32_t code) { return code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4; };
+  auto refused = [](const std::string& bytes) {
+    std::string all;
+    for (std::size_t i = 0; i < bytes.size(); ++i) all += kReplacement;
+    return all;
+  };
+  int wrong = 0;
+  for (std::uint32_t code = 0x20; code <= 0x10FFFF && wrong < 5; ++code) {
+    if (code == 0x7F) continue;
+    const bool surrogate = code >= 0xD800 && code <= 0xDFFF;
+    const int length = shortest(code);
+    const std::string form = length == 1 ? std::string(1, static_cast<char>(code)) : utf8_in(code, length);
+    const std::string expected = surrogate ? refused(form) : form;
+    if (displayable(form) != expected) ++wrong, ADD_FAILURE() << "U+" << std::hex << code;
+    for (int longer = std::max(length + 1, 2); longer <= 4; ++longer) {
+      const std::string overlong = utf8_in(code, longer);
+      if (displayable(overlong) != refused(overlong)) ++wrong, ADD_FAILURE() << "overlong U+" << std::hex << code;
+    }
+  }
+  for (std::uint32_t code = 0x110000; code <= 0x1FFFFF; code += 0x101) {
+    const std::string beyond = utf8_in(code, 4);
+    EXPECT_EQ(displayable(beyond), refused(beyond)) << std::hex << code;
+  }
 }
 
 TEST(Escaping, AGnuplotStringDoublesItsQuotesAndHoldsOneLine) {
