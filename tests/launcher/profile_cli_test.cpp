@@ -84,6 +84,9 @@ TEST_F(ProfileCli, SummaryNamesTheLargestSitesAtThePeakWithFileAndLine) {
   expect_sites_in_order(summary_.substr(at_peak));
   EXPECT_TRUE(std::regex_search(summary_, std::regex(R"(site_a\(.*\) \(profile_sites\.cpp:\d+\))"))) << summary_;
   EXPECT_TRUE(std::regex_search(summary_, std::regex("MiB \u00b1 [0-9.]+ (MiB|KiB)"))) << summary_;
+  // Under each site, the function that called it: site_a's is the worker.
+  EXPECT_TRUE(std::regex_search(summary_, std::regex(R"(site_a\([^\n]*\nheapline: +< \(anonymous namespace\)::worker\(void\*\))")))
+      << summary_;
 }
 
 TEST_F(ProfileCli, TextFoldedAndStdout) {
