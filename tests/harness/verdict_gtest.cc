@@ -622,6 +622,7 @@ TEST(Calibration, SpreadGoalNeedsEveryAAFigureAndTheNoiseWithinIt) {
   auto quiet = summarise_calibration("churn-4t", Figure::cpu, {0.01, -0.02, 0.015}, {0.05, 0.06, 0.055}, rule);
   EXPECT_TRUE(spread_goal_met(quiet, 0.03));
   EXPECT_FALSE(spread_goal_met(quiet, 0.015)) << "an A/A figure of -2 points is outside +-1.5";
+  EXPECT_TRUE(spread_goal_met(quiet, 0.02)) << "an A/A figure of -2 points is within +-2: the goal includes its ends";
   auto outlier = summarise_calibration("churn-4t", Figure::cpu, {0.0, 0.0, 0.0, 0.0, 0.13}, {0.05, 0.05, 0.05}, rule);
   EXPECT_LT(outlier.sigma, 0.03) << "the robust spread ignores the outlier";
   EXPECT_FALSE(spread_goal_met(outlier, 0.03)) << "but the goal does not";
