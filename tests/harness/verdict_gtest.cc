@@ -286,6 +286,22 @@ TEST(Segments, ThePointRightAfterAStepIsJudgedWithTheOldSegmentsNoise) {
   EXPECT_NEAR(again.baseline, 0.12, 1e-12);
 }
 
+// The noise a young segment borrows is the old segment's estimate, not the
+// floor: on a noisy machine, a point right after a step has the threshold
+// that noise gives (a floor-sized one would flag the machine's own noise).
+TEST(Segments, AYoungSegmentBorrowsTheOldSegmentsNoiseNotTheFloor) {
+  const VerdictRule rule;
+  History h = noisy_history(20, 0.03, 0.03, 43);
+  h.entries.push_back(point("churn-4t", 0.60, 0.01));
+  const auto flagged = judge_point(h, h.entries.size() - 1, rule);
+  ASSERT_EQ(flagged.verdict, Verdict::regression);
+  ASSERT_GT(flagged.noise, 3 * rule.noise_floor_of(Figure::wall)) << "a history noisier than the floor";
+  h.entries.push_back(point("churn-4t", 0.601, 0.01));
+  const auto young = judge_point(h, h.entries.size() - 1, rule);
+  ASSERT_EQ(young.baseline_points, 1);
+  EXPECT_NEAR(young.noise, flagged.noise, 0.3 * flagged.noise);
+}
+
 // A flagged point that the next point does not follow was a one-off: the
 // next point is judged against the old segment.
 TEST(Segments, AOneOffOpensNoSegment) {
