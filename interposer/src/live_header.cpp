@@ -511,11 +511,17 @@ void restore_live_file_after_failed_exec() {
     g_exec.retired = false;
     // The same names again: the file is made from the region as it is, and
     // mapped in its place.
-    int error = ENAMETOOLONG;
     const int count = report_names();
-    if (count == 0 || claim(*g_region, g_region, count, &error) == nullptr) {
+    int error = 0;
+    if (count == 0) {
+      // No name can receive a report now (a FIFO or a device appeared at
+      // it): no live file beside it, and the exit says why, once, as after
+      // the init. The removed file's name is no longer the heap line's.
+      g_process.report_path[0] = 0;
+      g_process.live_path[0] = 0;
+    } else if (claim(*g_region, g_region, count, &error) == nullptr) {
       g_process.report_path[0] = 0;  // the exit finds the name to write to
-      say_no_live_file(live_name_for_message(count > 0 ? g_names[0] : g_process.live_path), error);
+      say_no_live_file(live_name_for_message(g_names[0]), error);
     }
   }
   unlock_sampling();

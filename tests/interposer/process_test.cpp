@@ -338,6 +338,44 @@ TEST_F(Interposer, WhenItsOwnMemoryIsRefusedTheProgramsCallsBehaveAsWithoutTheLi
   EXPECT_LE(report["sampling"]["dropped"].get<std::int64_t>(), 1010) << report["sampling"].dump();
 }
 
+// A FIFO appears at a report name while the program runs, and the live
+// file, given up for an exec that then fails, is made again from the names
+// as they are then. At the name with the pid (the command's fallback when
+// its name is taken): the live file and the report are at the name, the
+// FIFO left alone. At the name itself: no live file can sit beside it, and
+// the one line that says why is the exit's, and true: the restore said
+// "File name too long" of a name it had made up, and the exit that the
+// heap line stayed in the live file it had removed.
+TEST_F(Interposer, AFifoAtAReportNameAfterAFailedExecIsToldTruly) {
+  const auto fifos = [this] {
+    std::size_t count = 0;
+    for (const auto& entry : fs::directory_iterator(dir_)) count += fs::is_fifo(entry.status()) ? 1 : 0;
+    return count;
+  };
+  const RunResult fallback =
+      run_traced({kPhaseProbe, "fifo-then-failed-exec", dir_.string(), "fallback", "json", "pid"}, "fallback.json");
+  EXPECT_EQ(fallback.exit_code, 0) << fallback.err;
+  EXPECT_EQ(fallback.err, "");
+  EXPECT_EQ(fallback.out, "live file\n");
+  const json report = read_json(dir_ / "fallback.json");
+  EXPECT_EQ(heapline_format_problem(report), "");
+  EXPECT_FALSE(report.contains("live_file_problem")) << report.dump();
+  EXPECT_EQ(fifos(), 1u);
+
+  const RunResult taken =
+      run_traced({kPhaseProbe, "fifo-then-failed-exec", dir_.string(), "taken", "json", "plain"}, "taken.json");
+  EXPECT_EQ(taken.exit_code, 0) << taken.err;
+  EXPECT_TRUE(fs::is_fifo(dir_ / "taken.json"));
+  EXPECT_EQ(taken.out, "no live file\n");
+  EXPECT_EQ(taken.err.find("File name too long"), std::string::npos) << taken.err;
+  EXPECT_EQ(std::count(taken.err.begin(), taken.err.end(), '\n'), 1) << taken.err;
+  EXPECT_NE(taken.err.find("heapline: cannot write " + (dir_ / "taken.json").string() +
+                           ": not a regular file (heapline replaces only regular files); the heap line is lost ("),
+            std::string::npos)
+      << taken.err;
+  EXPECT_FALSE(fs::exists(dir_ / "taken.json.live"));
+}
+
 // The library keeps no descriptor open in its host: with its live file
 // made and mapped and its /proc readings taken, the program has the
 // descriptors it has without the library (one left open would be the

@@ -85,6 +85,18 @@
  *   phase_probe map-keep-fork SECONDS
  *                                 the same with the 64 MiB kept: the child
  *                                 inherits them and maps nothing itself
+ *   phase_probe fifo-then-failed-exec DIR NAME EXT plain|pid
+ *                                 a FIFO at DIR/NAME.EXT (plain) or at
+ *                                 DIR/NAME.PID.EXT (pid: the name with this
+ *                                 process's pid, the one a process takes
+ *                                 when DIR/NAME.EXT is taken), then an exec
+ *                                 of itself that fails (E2BIG: the library
+ *                                 gives its live file up for the exec and
+ *                                 makes it again, from the names as they
+ *                                 are now), 8 MiB held, 30 ms of sleep and
+ *                                 a marker; prints "live file" when
+ *                                 DIR/NAME.EXT.live is there, else "no live
+ *                                 file"
  *   phase_probe descriptors       8 MiB held, 30 ms of sleep, a marker (a
  *                                 sample: the live file is made), then
  *                                 prints "descriptors:" and each descriptor
@@ -99,6 +111,7 @@
  *                                 reads the resident set); prints "ready",
  *                                 sleeps SECONDS, frees the block
  */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -108,6 +121,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -404,6 +418,32 @@ int main(int argc, char** argv) {
     }
     int status = 0;
     waitpid(child, &status, 0);
+    return 0;
+  }
+  if (strcmp(mode, "fifo-then-failed-exec") == 0 && argc == 6) {
+    char fifo[4096];
+    if (strcmp(argv[5], "plain") == 0) {
+      snprintf(fifo, sizeof fifo, "%s/%s.%s", argv[2], argv[3], argv[4]);
+    } else {
+      snprintf(fifo, sizeof fifo, "%s/%s.%d.%s", argv[2], argv[3], (int)getpid(), argv[4]);
+    }
+    if (mkfifo(fifo, 0600) != 0) return 4;
+    /* This very program, with one argument longer than the kernel takes
+     * (MAX_ARG_STRLEN, 128 KiB): the library judges that the new image
+     * runs it, gives the live file up, and the exec fails (E2BIG). */
+    char* too_long = malloc(200000);
+    if (too_long == NULL) return 4;
+    memset(too_long, 'x', 199999);
+    too_long[199999] = 0;
+    char* const refused_args[] = {argv[0], too_long, NULL};
+    if (execv("/proc/self/exe", refused_args) == 0 || errno != E2BIG) return 6;
+    free(too_long);
+    g_sink = malloc(8 << 20);
+    sleep_ms(30);
+    heapline_mark("held");
+    char live[4096];
+    snprintf(live, sizeof live, "%s/%s.%s.live", argv[2], argv[3], argv[4]);
+    say(access(live, F_OK) == 0 ? "live file\n" : "no live file\n");
     return 0;
   }
   if (strcmp(mode, "descriptors") == 0) {
