@@ -116,6 +116,28 @@ class LiveFile : public heapline::test::TempDirTest {
     EXPECT_EQ(top.exit_code, 0) << top.err;
     return top;
   }
+  // The probe's fork MODE (map-drop-fork, map-keep-fork) run as a process
+  // that is not the command, with report names from BASE: its running
+  // parent, its child's pid, and the child's report name (BASE.PID.json),
+  // once the child has said its pid and its live file is there (or 2 s).
+  struct ForkedProbe {
+    heapline::test::Started parent;
+    std::string child;
+    std::string name;
+  };
+  ForkedProbe start_fork_probe(const std::string& mode, const std::string& base) {
+    RunOptions options = batched(base + ".json", "10");
+    options.env["HEAPLINE_ROOT_PID"] = "1";
+    ForkedProbe probe{start({kProbe, mode, "20"}, options), "", ""};
+    EXPECT_TRUE(wait_for_output(probe.parent, "child="));
+    std::smatch child;
+    const std::string said = probe.parent.out_so_far();
+    EXPECT_TRUE(std::regex_search(said, child, std::regex(R"(child=(\d+))"))) << said;
+    probe.child = child[1].str();
+    probe.name = base + "." + probe.child + ".json";
+    for (int waited = 0; waited < 100 && !fs::exists(dir_ / (probe.name + ".live")); ++waited) usleep(20'000);
+    return probe;
+  }
   // Converts NAME.live into NAME.json and checks what every converted report
   // must say; returns it.
   nlohmann::json convert(const std::string& name) {
@@ -614,18 +636,11 @@ TEST_F(LiveFile, AMappedPeakThatNoSampleHoldsSurvivesAKill) {
 // parent that is not the command (its heap line in static memory until its
 // heap matters) raised its total peak to 64 MiB before the fork.
 TEST_F(LiveFile, AForkChildsTotalPeakIsItsOwn) {
-  RunOptions options = batched("fork-drop.json", "10");
-  options.env["HEAPLINE_ROOT_PID"] = "1";
-  auto running = start({kProbe, "map-drop-fork", "20"}, options);
-  ASSERT_TRUE(wait_for_output(running, "child="));
-  std::smatch child;
-  const std::string said = running.out_so_far();
-  ASSERT_TRUE(std::regex_search(said, child, std::regex(R"(child=(\d+))"))) << said;
-  const std::string name = "fork-drop." + child[1].str() + ".json";
-  for (int waited = 0; waited < 100 && !fs::exists(dir_ / (name + ".live")); ++waited) usleep(20'000);
-  ASSERT_EQ(kill(std::stoi(child[1].str()), SIGKILL), 0);
-  finish(running);
-  auto r = convert(name);
+  const ForkedProbe probe = start_fork_probe("map-drop-fork", "fork-drop");
+  ASSERT_FALSE(probe.child.empty());
+  ASSERT_EQ(kill(std::stoi(probe.child), SIGKILL), 0);
+  finish(probe.parent);
+  auto r = convert(probe.name);
   EXPECT_GE(r["total"]["peak_bytes"].get<std::int64_t>(), 2 << 20);
   EXPECT_LT(r["total"]["peak_bytes"].get<std::int64_t>(), 64 << 20) << r["total"].dump();
 }
@@ -636,21 +651,14 @@ TEST_F(LiveFile, AForkChildsTotalPeakIsItsOwn) {
 // mapped (the child has no mapping change of its own: the figure is the one
 // its samples publish).
 TEST_F(LiveFile, AForkChildsInheritedMappingsAreInItsFigures) {
-  RunOptions options = batched("keep-fork.json", "10");
-  options.env["HEAPLINE_ROOT_PID"] = "1";
-  auto running = start({kProbe, "map-keep-fork", "20"}, options);
-  ASSERT_TRUE(wait_for_output(running, "child="));
-  std::smatch child;
-  const std::string said = running.out_so_far();
-  ASSERT_TRUE(std::regex_search(said, child, std::regex(R"(child=(\d+))"))) << said;
-  const std::string name = "keep-fork." + child[1].str() + ".json";
-  for (int waited = 0; waited < 100 && !fs::exists(dir_ / (name + ".live")); ++waited) usleep(20'000);
-  RunResult top = heapline({"top", child[1].str(), "--once"});
-  ASSERT_EQ(kill(std::stoi(child[1].str()), SIGKILL), 0);
-  finish(running);
+  const ForkedProbe probe = start_fork_probe("map-keep-fork", "keep-fork");
+  ASSERT_FALSE(probe.child.empty());
+  RunResult top = heapline({"top", probe.child, "--once"});
+  ASSERT_EQ(kill(std::stoi(probe.child), SIGKILL), 0);
+  finish(probe.parent);
   EXPECT_EQ(top.exit_code, 0) << top.err;
   EXPECT_TRUE(std::regex_search(top.out, std::regex(R"(\nmapped 64\.0 MiB   peak 64\.0 MiB)"))) << top.out;
-  auto r = convert(name);
+  auto r = convert(probe.name);
   EXPECT_EQ(r["mapped"]["final_bytes"], 64 << 20) << r["mapped"].dump();
   EXPECT_EQ(r["mapped"]["peak_bytes"], 64 << 20) << r["mapped"].dump();
   EXPECT_GE(r["total"]["peak_bytes"].get<std::int64_t>(), (64 << 20) + (2 << 20)) << r["total"].dump();
