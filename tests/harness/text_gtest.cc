@@ -1,0 +1,62 @@
+// text.h: outside text as the harness's messages quote it. printable is the
+// one door of a quoted value into a message line: what it keeps, what it
+// shows as \xNN, and that the result is always one line of well-formed
+// UTF-8 that says which bytes were there.
+#include "heapline_bench/text/text.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+namespace heapline::bench {
+namespace {
+
+TEST(Text, PrintableShowsControlsDelAndBrokenUtf8AsTheirBytes) {
+  EXPECT_EQ(printable("plain path/with spaces"), "plain path/with spaces");
+  EXPECT_EQ(printable("caf\xC3\xA9 \xE2\x82\xAC"), "caf\xC3\xA9 \xE2\x82\xAC");  // well-formed UTF-8 kept
+  EXPECT_EQ(printable(std::string("a\0b", 3)), "a\\x00b");
+  EXPECT_EQ(printable("line\nforged"), "line\\x0Aforged");
+  EXPECT_EQ(printable("\x1B[31mred"), "\\x1B[31mred");
+  EXPECT_EQ(printable("del\x7F"), "del\\x7F");
+  EXPECT_EQ(printable("\xFF\xC0\xAF"), "\\xFF\\xC0\\xAF");  // not UTF-8, an overlong '/'
+  EXPECT_EQ(printable("\xE2\x82"), "\\xE2\\x82");           // a sequence cut short
+  EXPECT_EQ(printable(""), "");
+}
+
+// Whatever the bytes, the result holds no control character, and each byte
+// that was replaced can be read back from its \xNN.
+TEST(Text, PrintableOfEveryByteIsOneLine) {
+  for (int c = 0; c < 256; ++c) {
+    const std::string shown = printable(std::string(1, static_cast<char>(c)));
+    EXPECT_EQ(find_control_character(shown), std::string::npos) << c;
+    if (c < 0x20 || c >= 0x7F) {
+      char expected[8];
+      std::snprintf(expected, sizeof expected, "\\x%02X", c);
+      EXPECT_EQ(shown, expected) << c;
+    } else {
+      EXPECT_EQ(shown, std::string(1, static_cast<char>(c)));
+    }
+  }
+}
+
+TEST(Text, FindControlCharacterFindsTheFirst) {
+  EXPECT_EQ(find_control_character("clean"), std::string::npos);
+  EXPECT_EQ(find_control_character("ab\tc\n"), 2u);
+  EXPECT_EQ(find_control_character("x\x7F"), 1u);
+  EXPECT_EQ(find_control_character("caf\xC3\xA9"), std::string::npos);
+}
+
+TEST(Text, ACommitNameIsFourToSixtyFourLowerCaseHexDigits) {
+  EXPECT_TRUE(is_commit_name("9cbcf99"));
+  EXPECT_TRUE(is_commit_name("abcd"));
+  EXPECT_TRUE(is_commit_name(std::string(64, 'f')));
+  EXPECT_FALSE(is_commit_name("abc"));
+  EXPECT_FALSE(is_commit_name(std::string(65, 'f')));
+  EXPECT_FALSE(is_commit_name("9CBCF99"));
+  EXPECT_FALSE(is_commit_name("9cbcf9g"));
+  EXPECT_FALSE(is_commit_name(""));
+}
+
+}  // namespace
+}  // namespace heapline::bench
