@@ -618,6 +618,27 @@ TEST_F(LiveFile, AMappingWithNothingAfterItReachesTheLiveFile) {
   EXPECT_EQ(r["mapped_samples"].back()[1], 64 << 20) << r["mapped_samples"].dump();
 }
 
+// A heap peak and a mapping made 300 ms in, a sample after them, then a
+// kill: top and the converted report put each peak at its time, not at the
+// start (once a sample has taken a peak, its time is the one the sample
+// published).
+TEST_F(LiveFile, PeaksAreAtTheTimesTheyWereReached) {
+  RunResult top = top_of_running_probe({kProbe, "map-late-hold", "20"}, batched("map-late"));
+  for (const char* line : {R"(\nlive [0-9.]+ MiB   peak 8\.[0-9] MiB at ([0-9.]+) s)",
+                           R"(\nmapped 64\.0 MiB   peak 64\.0 MiB at ([0-9.]+) s)",
+                           R"(heap \+ mapped [0-9.]+ MiB   peak 72\.[0-9] MiB at ([0-9.]+) s)"}) {
+    std::smatch at;
+    ASSERT_TRUE(std::regex_search(top.out, at, std::regex(line))) << line << "\n" << top.out;
+    EXPECT_GE(std::stod(at[1]), 0.3) << top.out;
+  }
+  auto r = convert("map-late");
+  EXPECT_GE(r["peak_time_ns"].get<std::int64_t>(), 300'000'000) << r.dump();
+  EXPECT_GE(r["total"]["peak_time_ns"].get<std::int64_t>(), 300'000'000) << r["total"].dump();
+  EXPECT_GE(r["mapped"]["peak_time_ns"].get<std::int64_t>(), 300'000'000) << r["mapped"].dump();
+  EXPECT_LE(r["mapped"]["peak_time_ns"].get<std::int64_t>(), r["last_sample_ns"].get<std::int64_t>())
+      << r["mapped"].dump();
+}
+
 // A mapping made and removed inside the first interval, then a kill: no
 // sample holds it, but the figures the library published do, and the
 // converted report keeps its peak (the figures, not only the samples).

@@ -73,6 +73,11 @@
  *   phase_probe map-hold SECONDS  64 MiB mapped anonymously before any
  *                                 allocation, prints "ready" and sleeps:
  *                                 no call after the mapping
+ *   phase_probe map-late-hold SECONDS
+ *                                 300 ms of sleep, 8 MiB allocated and held
+ *                                 and 64 MiB mapped, 30 ms of sleep, a
+ *                                 marker (a sample after both), "ready"
+ *                                 and sleep
  *   phase_probe map-drop-hold SECONDS
  *                                 the same mapping, unmapped at once, then
  *                                 "ready" and sleep: a mapped peak that no
@@ -398,6 +403,14 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (strcmp(mode, "map-hold") == 0 && argc == 3) return map_64_mib(0) ? ready_then_hold(argv[2]) : 4;
+  if (strcmp(mode, "map-late-hold") == 0 && argc == 3) {
+    sleep_ms(300);
+    g_sink = malloc(8 << 20);
+    if (!map_64_mib(0)) return 4;
+    sleep_ms(30);
+    heapline_mark("mapped");
+    return ready_then_hold(argv[2]);
+  }
   if (strcmp(mode, "map-drop-hold") == 0 && argc == 3) return map_64_mib(1) ? ready_then_hold(argv[2]) : 4;
   if ((strcmp(mode, "map-drop-fork") == 0 || strcmp(mode, "map-keep-fork") == 0) && argc == 3) {
     if (!map_64_mib(strcmp(mode, "map-drop-fork") == 0)) return 4;
