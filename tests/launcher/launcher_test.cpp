@@ -542,4 +542,21 @@ TEST_F(Launcher, TheCommandsOwnFlagsAreNotParsed) {
   EXPECT_EQ(help.out, "--help -x\n");
 }
 
+// `heapline --help` (or -h) is heapline's own help, naming every
+// subcommand; `heapline run --help` is the run's, with its options.
+TEST_F(Launcher, HelpIsHeaplinesOwnAndRunHasItsOwn) {
+  for (const char* flag : {"--help", "-h"}) {
+    RunResult help = launch({flag});
+    EXPECT_EQ(help.exit_code, 0) << help.err;
+    for (const char* subcommand : {"run", "convert", "top", "clean", "profile"}) {
+      EXPECT_TRUE(std::regex_search(help.out, std::regex(std::string("\n  ") + subcommand + " ")))
+          << flag << ": " << subcommand << "\n" << help.out;
+    }
+  }
+  RunResult run_help = launch({"run", "--help"});
+  EXPECT_EQ(run_help.exit_code, 0) << run_help.err;
+  EXPECT_NE(run_help.out.find("--plot"), std::string::npos) << run_help.out;
+  EXPECT_EQ(run_help.out.find("\n  convert "), std::string::npos) << run_help.out;
+}
+
 }  // namespace
