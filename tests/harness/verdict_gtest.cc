@@ -68,6 +68,9 @@ TEST(StudentT, CloseToTablesAndToTheNormalForManyDegrees) {
   EXPECT_NEAR(student_t_quantile(0.975, 5), 2.5706, 0.03);
   EXPECT_NEAR(student_t_quantile(0.995, 10), 3.1693, 0.03);
   EXPECT_NEAR(student_t_quantile(0.995, 1e6), 2.575829, 1e-4);
+  // No degrees of freedom, or a negative or NaN count, is refused (the
+  // series divides by them: infinities, not a quantile).
+  for (double dof : {0.0, -1.0, std::nan("")}) EXPECT_THROW(student_t_quantile(0.975, dof), std::invalid_argument) << dof;
 }
 
 TEST(VerdictRule, BonferroniOverTheScenariosAndWiderForShortHistories) {
