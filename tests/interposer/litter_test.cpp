@@ -157,6 +157,20 @@ TEST_F(Litter, FollowingTheCommandSilencesItsForkAndExecChildren) {
   EXPECT_EQ(report["exe"], fs::canonical(kForkProbe).string());
 }
 
+// A HEAPLINE_ROOT_PID that is not valid is said once and replaced: the
+// command names itself the root over it, so its exec child does not take
+// it for its own, repeat the line, and write over the command's report.
+TEST_F(Litter, FollowingTheCommandReplacesAnInvalidRootPidItInherited) {
+  RunResult result = traced({kForkProbe, "exec", kForkProbe, "fork", "65536"}, "c.json",
+                            {{"HEAPLINE_FOLLOW", "command"}, {"HEAPLINE_SUMMARY", "1"}, {"HEAPLINE_ROOT_PID", "12abc"}});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(std::regex_match(result.err, std::regex(R"(heapline: HEAPLINE_ROOT_PID='12abc' is not valid [^\n]*\n)"
+                                                      R"(heapline: peak [^\n]*output .*/c\.json\n)")))
+      << result.err;
+  EXPECT_EQ(files_matching(dir_, R"(.*)").size(), 1u);
+  EXPECT_EQ(read_json(dir_ / "c.json")["exe"], fs::canonical(kForkProbe).string());
+}
+
 // A program with its own malloc: the library sees none of its allocations
 // and says so once, on stderr and in the report, instead of a silent zero.
 TEST_F(Litter, AProgramWithItsOwnMallocIsSaidNotToBeSeen) {
