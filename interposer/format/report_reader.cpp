@@ -351,10 +351,11 @@ ParsedReport read_fields(const json& root) {
 
 }  // namespace
 
-std::string printable_text(std::string_view text, std::size_t max_bytes) {
+std::string control_bytes_escaped(std::string_view text, Backslash backslash) {
   std::string out;
-  for (unsigned char c : text.substr(0, std::min(text.size(), max_bytes))) {
-    if (c < 0x20 || c == 0x7f || c == '\\') {
+  out.reserve(text.size());
+  for (const unsigned char c : text) {
+    if (is_control_byte(c) || (c == '\\' && backslash == Backslash::kEscaped)) {
       char code[8];
       std::snprintf(code, sizeof code, "\\x%02x", c);
       out += code;
@@ -362,6 +363,11 @@ std::string printable_text(std::string_view text, std::size_t max_bytes) {
       out += static_cast<char>(c);
     }
   }
+  return out;
+}
+
+std::string printable_text(std::string_view text, std::size_t max_bytes) {
+  const std::string out = control_bytes_escaped(text.substr(0, std::min(text.size(), max_bytes)), Backslash::kEscaped);
   return text.size() > max_bytes ? out + "..." : out;
 }
 

@@ -1,10 +1,10 @@
 // The one door of the launcher's own lines on stderr: "WHO: TEXT", one line.
 // The paths, program names, markers and error texts in TEXT hold what files,
 // programs and users wrote: a control byte or DEL in them is shown as \xNN
-// (one_line), never sent to the terminal, where a newline would forge a
-// second line and an escape sequence would drive the terminal. Text made
-// printable before (printable_text, which also escapes the backslash)
-// passes unchanged. WHO is "heapline" or "heapline SUBCOMMAND". The
+// (one_line: heapline::control_bytes_escaped, the backslash kept), never
+// sent to the terminal, where a newline would forge a second line and an
+// escape sequence would drive the terminal. Text made printable before
+// (printable_text, which also escapes the backslash) passes unchanged. WHO is "heapline" or "heapline SUBCOMMAND". The
 // summaries (report_summary.h) are several lines, each made printable where
 // it is built.
 #pragma once

@@ -20,14 +20,8 @@ namespace fs = std::filesystem;
 
 std::string gnuplot_string(std::string_view text) {
   std::string out = "'";
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7f) {
-      char code[8];
-      std::snprintf(code, sizeof code, "\\x%02x", byte);
-      out += code;
-      continue;
-    }
+  // The escaping makes no quote, so doubling after it doubles the text's own.
+  for (const char c : control_bytes_escaped(text, Backslash::kKept)) {
     if (c == '\'') out += '\'';
     out += c;
   }
@@ -38,7 +32,7 @@ namespace {
 
 bool has_control_byte(std::string_view text) {
   for (const char c : text) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return true;
+    if (is_control_byte(static_cast<unsigned char>(c))) return true;
   }
   return false;
 }

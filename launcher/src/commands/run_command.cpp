@@ -215,7 +215,7 @@ int run(Options& options) {
         // Exited with a status, yet the library's exit handlers never ran:
         // the last image the library saw was replaced by one it cannot
         // follow, or the process left through the raw system call.
-        say("heapline", "the command (" + fs::path(snapshot.exe).filename().string() +
+        say("heapline", "the command (" + printable_text(fs::path(snapshot.exe).filename().string(), 64) +
                             " as the library last saw it) exited without the library's exit handlers: it exec'd a "
                             "program that runs without the library (a static or setuid program, or one whose "
                             "LD_PRELOAD was changed or cleared, as by env LD_PRELOAD=...) or made the exit system "
