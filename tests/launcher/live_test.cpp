@@ -405,6 +405,23 @@ TEST_F(LiveFile, AConvertedReportNamesItsProcessAsItsExitReportWould) {
   EXPECT_EQ(r["markers"][0][1], reference["markers"][0][1]);
 }
 
+// The counts of a killed process are those of its latest sample, taken
+// together: under exact precision every counted call publishes once, so
+// the converted report's publishes are its calls, neither lost nor from
+// another moment.
+TEST_F(LiveFile, AConvertedReportCountsThePublishesOfItsCalls) {
+  auto running = start({kProbe, "hold", "20"}, traced("killed"));
+  ASSERT_TRUE(wait_for_output(running, "ready"));
+  ASSERT_EQ(kill(running.pid, SIGKILL), 0);
+  finish(running);
+  auto r = convert("killed");
+  const auto& calls = r["calls"];
+  const std::int64_t counted =
+      calls["alloc"].get<std::int64_t>() + calls["free"].get<std::int64_t>() + calls["realloc"].get<std::int64_t>();
+  EXPECT_GT(calls["alloc"].get<std::int64_t>(), 0) << r.dump();
+  EXPECT_EQ(r["publishes"].get<std::int64_t>(), counted) << calls.dump();
+}
+
 // A publish right after a sample is newer than it, whatever clock the
 // publish read: the coarse clock (the default 10 ms interval, where its tick
 // is at most 5 ms) lags up to a tick behind the marker's sample, and a
