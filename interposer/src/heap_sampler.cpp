@@ -36,6 +36,7 @@
 
 #include "config.h"
 #include "heapline/splitmix64.h"
+#include "heapline/seqlock.h"
 #include "mapped_memory.h"
 #include "os.h"
 #include "sampler_math.h"
@@ -593,8 +594,7 @@ namespace {
 // Under the lock: the live set, summed by stack, into `out` (the top sites
 // with their frames named, the rest as `other`).
 void aggregate(ProfileSnapshot& out, std::int64_t heap_bytes, std::uint64_t t_ns) {
-  out.seq.store(out.seq.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
+  const SeqlockWrite change(out.seq);
   const double mean = static_cast<double>(g_mean.load(std::memory_order_relaxed));
   std::uint32_t touched = 0;
   std::uint64_t live_samples = 0;
@@ -668,7 +668,6 @@ void aggregate(ProfileSnapshot& out, std::int64_t heap_bytes, std::uint64_t t_ns
     }
     sum = SiteSum{};
   }
-  out.seq.store(out.seq.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <atomic>
 
+#include "heapline/seqlock.h"
 #include "loaded_object.h"
 #include "mapped_regions.h"
 #include "next_allocator.h"
@@ -67,17 +68,14 @@ struct Latest {
 };
 
 Latest read_latest() {
-  for (int attempt = 0;; ++attempt) {
-    const std::uint64_t before = g_counters.latest_seq.load(std::memory_order_acquire);
-    const Latest latest{g_counters.latest_mono_ns.load(std::memory_order_relaxed),
-                        g_counters.latest_live.load(std::memory_order_relaxed)};
-    std::atomic_thread_fence(std::memory_order_acquire);
-    // Bounded: a writer stopped in the middle (a signal handler's sample,
-    // a fork's copy) must not hold a sample up.
-    if ((before % 2 == 0 && g_counters.latest_seq.load(std::memory_order_relaxed) == before) || attempt >= 1000) {
-      return latest;
-    }
-  }
+  Latest latest{};
+  // Bounded: a writer stopped in the middle (a signal handler's sample, a
+  // fork's copy) must not hold a sample up.
+  read_consistent(g_counters.latest_seq, 1000, [&] {
+    latest = {g_counters.latest_mono_ns.load(std::memory_order_relaxed),
+              g_counters.latest_live.load(std::memory_order_relaxed)};
+  });
+  return latest;
 }
 
 std::uintptr_t page_size() {
@@ -158,11 +156,11 @@ void publish(std::int64_t delta) {
          !g_counters.interval_max.compare_exchange_weak(interval_max, live, std::memory_order_relaxed)) {
   }
   const std::int64_t open_max = interval_max > live ? interval_max : live;
-  g_counters.latest_seq.fetch_add(1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
-  g_counters.latest_mono_ns.store(now, std::memory_order_relaxed);
-  g_counters.latest_live.store(live, std::memory_order_relaxed);
-  g_counters.latest_seq.fetch_add(1, std::memory_order_release);
+  {
+    const SeqlockWrite change(g_counters.latest_seq);
+    g_counters.latest_mono_ns.store(now, std::memory_order_relaxed);
+    g_counters.latest_live.store(live, std::memory_order_relaxed);
+  }
   on_change(live, now, open_max);
 }
 

@@ -21,6 +21,7 @@
 
 #include "exact_shadow.h"
 #include "heap_sampler.h"
+#include "heapline/seqlock.h"
 #include "live_header.h"
 #include "mapped_memory.h"
 #include "os.h"
@@ -71,9 +72,7 @@ void publish_resident_figures(LiveHeader& h) {
 void publish_figures(std::uint64_t t_ns, std::int64_t live, std::int64_t mapped_live) {
   LiveHeader& h = g_region->header;
   const RegistryTotals totals = registry_totals();
-  const std::uint64_t seq = h.seq.load(std::memory_order_relaxed);
-  h.seq.store(seq + 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
+  const SeqlockWrite change(h.seq);
   h.live.store(live, std::memory_order_relaxed);
   h.peak.store(g_published.peak.load(std::memory_order_relaxed), std::memory_order_relaxed);
   h.peak_time_ns.store(g_published.peak_time_ns.load(std::memory_order_relaxed), std::memory_order_relaxed);
@@ -87,7 +86,6 @@ void publish_figures(std::uint64_t t_ns, std::int64_t live, std::int64_t mapped_
   h.publishes.store(totals.publishes, std::memory_order_relaxed);
   publish_mapped_figures(h, mapped_live);
   publish_resident_figures(h);
-  h.seq.store(seq + 2, std::memory_order_release);
 }
 
 // The least time between two resident readings: the resident series' own
@@ -130,11 +128,8 @@ void record_resident(std::uint64_t t_ns, std::int64_t resident) {
     g_sampling.resident_peak_ns = t_ns;
   }
   LiveHeader& h = g_region->header;
-  const std::uint64_t seq = h.seq.load(std::memory_order_relaxed);
-  h.seq.store(seq + 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
+  const SeqlockWrite change(h.seq);
   publish_resident_figures(h);
-  h.seq.store(seq + 2, std::memory_order_release);
 }
 
 // The reading at once, the lock held throughout: a timeline's first sample

@@ -1,5 +1,6 @@
 #include "timeline.h"
 
+#include "heapline/seqlock.h"
 #include "os.h"
 
 namespace heapline {
@@ -25,11 +26,11 @@ void Timeline::append(const Sample& sample) {
 void Timeline::merge_pairs() {
   TimelineStorage& s = *storage_;
   const std::size_t size = count_;
-  const std::uint64_t seq = s.merge_seq.load(std::memory_order_relaxed);
   s.merge_from.store(size, std::memory_order_relaxed);
   s.merge_done.store(0, std::memory_order_relaxed);
-  s.merge_seq.store(seq + 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
+  // Odd until the merge is done: a reader that finds it odd for good (the
+  // writer died mid-merge) rebuilds the line from merge_from and merge_done.
+  const SeqlockWrite change(s.merge_seq);
   std::size_t merged = 0;
   for (std::size_t i = 0; i + 1 < size; i += 2) {
     const Sample earlier = s.samples[i];
@@ -55,7 +56,6 @@ void Timeline::merge_pairs() {
   count_ = merged;
   s.interval_ns.store(interval, std::memory_order_relaxed);
   s.count.store(merged, std::memory_order_relaxed);
-  s.merge_seq.store(seq + 2, std::memory_order_release);
 }
 
 namespace {

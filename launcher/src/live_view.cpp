@@ -18,6 +18,7 @@
 #include <heapline/regular_file.h>
 #include <heapline/report_format.h>
 #include <heapline/report_reader.h>
+#include <heapline/seqlock.h>
 
 #include "report_summary.h"
 
@@ -314,12 +315,8 @@ bool copy_peak_profile(const LiveFile& file, ProfileSnapshot& out) {
   const ProfileSnapshot& shared = file.region().peak_profile;
   // A writer killed mid-update leaves `seq` odd for good: after a while
   // the copy is taken as it is (the JSON writer clamps every count).
-  for (int attempt = 0; attempt < 100000; ++attempt) {
-    const std::uint64_t before = shared.seq.load(std::memory_order_acquire);
-    std::memcpy(static_cast<void*>(&out), static_cast<const void*>(&shared), sizeof out);
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if (before % 2 == 0 && shared.seq.load(std::memory_order_relaxed) == before) break;
-  }
+  read_consistent(shared.seq, 100000,
+                  [&] { std::memcpy(static_cast<void*>(&out), static_cast<const void*>(&shared), sizeof out); });
   return out.state == kProfileTaken;
 }
 

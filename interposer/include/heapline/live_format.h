@@ -54,6 +54,7 @@
 
 #include "heapline/figures.h"
 #include "heapline/profile_format.h"
+#include "heapline/seqlock.h"
 
 namespace heapline {
 
@@ -277,8 +278,7 @@ inline std::uint64_t latest_mapping_change_ns(const LiveHeader& h) {
 
 inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
   LiveFigures f{};
-  for (int attempt = 0;; ++attempt) {
-    std::uint64_t seq = h.seq.load(std::memory_order_acquire);
+  read_consistent(h.seq, attempts, [&] {
     f.live = h.live.load(std::memory_order_relaxed);
     f.peak = h.peak.load(std::memory_order_relaxed);
     f.peak_time_ns = h.peak_time_ns.load(std::memory_order_relaxed);
@@ -296,9 +296,7 @@ inline LiveFigures read_figures(const LiveHeader& h, int attempts = 100000) {
     f.resident_live = h.resident_live.load(std::memory_order_relaxed);
     f.resident_peak = h.resident_peak.load(std::memory_order_relaxed);
     f.resident_peak_time_ns = h.resident_peak_time_ns.load(std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if ((seq % 2 == 0 && h.seq.load(std::memory_order_relaxed) == seq) || attempt >= attempts) break;
-  }
+  });
   for (std::int64_t* bytes : {&f.live, &f.peak, &f.mapped_live, &f.mapped_peak, &f.total_peak, &f.resident_live,
                               &f.resident_peak}) {
     *bytes = bounded_bytes(*bytes);
