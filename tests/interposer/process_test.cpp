@@ -117,6 +117,28 @@ TEST_F(Interposer, ThePeakResidentSetStandsBesideTheHeap) {
   EXPECT_LT(touched["peak_rss_bytes"].get<std::int64_t>(), peak(touched));
 }
 
+// The resident set is read at the timed samples too, not only at a
+// marker's or at the exit: a program that allocates a block every 20 ms,
+// with no marker, has a reading at its samples (every 10 ms at most), each
+// at the time of a heap sample.
+TEST_F(Interposer, TheResidentSetIsReadAtTheTimedSamples) {
+  json r = traced_report({kPhaseProbe, "steps", "12", "20", "0"}, "resident-steps.json",
+                         {{"HEAPLINE_INTERVAL_MS", "10"}});
+  ASSERT_TRUE(r.contains("resident_samples")) << r.dump();
+  const json& series = r["resident_samples"];
+  EXPECT_GE(series.size(), 10u) << series.dump();
+  std::set<std::int64_t> sample_times;
+  for (const auto& sample : r["samples"]) sample_times.insert(sample[0].get<std::int64_t>());
+  std::set<std::int64_t> reading_times;
+  for (const auto& reading : series) {
+    const std::int64_t t = reading[0].get<std::int64_t>();
+    reading_times.insert(t);
+    EXPECT_TRUE(sample_times.count(t) == 1 || t == r["duration_ns"].get<std::int64_t>())
+        << "a reading at " << t << " ns, at no heap sample: " << r["samples"].dump();
+  }
+  EXPECT_GE(reading_times.size(), 10u) << "readings at the times of the samples, not all at one: " << series.dump();
+}
+
 // The resident set is read at the samples: a block of 128 MiB of which
 // 32 MiB are written shows a resident series far below the heap; written
 // whole, the series reaches the heap. The marker's sample, after the

@@ -100,7 +100,9 @@ double normal_quantile(double p) {
 }
 
 double student_t_quantile(double p, double dof) {
-  if (!(dof > 0)) throw std::invalid_argument("student_t_quantile needs positive degrees of freedom");
+  if (!(dof >= 3)) {
+    throw std::invalid_argument("student_t_quantile needs at least 3 degrees of freedom (its expansion is far off below)");
+  }
   const double z = normal_quantile(p);
   const double z2 = z * z, z3 = z2 * z, z5 = z3 * z2, z7 = z5 * z2, z9 = z7 * z2;
   return z + (z3 + z) / (4 * dof) + (5 * z5 + 16 * z3 + 3 * z) / (96 * dof * dof) +
