@@ -797,6 +797,30 @@ TEST_F(Interposer, MarkersAreRecordedInOrderAtTheirTimes) {
   }
 }
 
+// The heap at a marker holds what its thread had not yet published: the
+// marker publishes the thread's pending bytes before its sample. A block of
+// 1000 bytes between two markers stays under the batched threshold until
+// the second marker, whose sample is 1000 bytes (and the block's overhead)
+// above the first's.
+TEST_F(Interposer, AMarkersSampleHoldsItsThreadsPendingBytes) {
+  RunResult result = run_traced({kPhaseProbe, "mark-pending"}, "mark-pending.json");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  json r = read_json(dir_ / "mark-pending.json");
+  ASSERT_EQ(r["precision"]["mode"], "batched");
+  ASSERT_EQ(r["markers"].size(), 2u) << r["markers"].dump();
+  auto heap_at = [&](const json& marker) {
+    for (const auto& sample : r["samples"]) {
+      if (sample[0] == marker[0]) return sample[1].get<std::int64_t>();
+    }
+    return std::int64_t{-1};
+  };
+  const std::int64_t before = heap_at(r["markers"][0]);
+  const std::int64_t after = heap_at(r["markers"][1]);
+  ASSERT_GE(before, 0) << r["samples"].dump();
+  EXPECT_GE(after - before, 1000) << r["samples"].dump();
+  EXPECT_LE(after - before, 1024) << r["samples"].dump();
+}
+
 TEST_F(Interposer, PeakIsNeverBelowTheFinalHeapWhenThreadsHoldPendingBytes) {
   RunResult result = run_traced({kPhaseProbe, "pending", "4"}, "pending.json");
   ASSERT_EQ(result.exit_code, 0) << result.err;

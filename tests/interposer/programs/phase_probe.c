@@ -258,6 +258,16 @@ int main(int argc, char** argv) {
     say(line);
     return 0;
   }
+  if (strcmp(mode, "mark-pending") == 0) {
+    /* A small block between two markers: under the thread's threshold, so
+     * still its pending bytes when the second marker comes. */
+    static void* volatile kept;
+    heapline_mark("before");
+    kept = malloc(1000);
+    heapline_mark("after");
+    say("marked\n");
+    return 0;
+  }
   if (strcmp(mode, "phases") == 0) {
     static const char* const names[] = {"start", "load", "sort", "done"};
     for (int i = 0; i < 4; ++i) {
