@@ -381,6 +381,18 @@ TEST(ComparisonMarkdown, IntervalsFromTheRoundsAndMarksAgainstTheFirstBuild) {
   EXPECT_NE(close.find("] = same |\n"), std::string::npos) << close;
 }
 
+// The operation counts' scale is named only when it is not 1, and a file
+// without it (written before compare had --scale) ran at 1.
+TEST(ComparisonMarkdown, TheScaleIsNamedOnlyWhenItIsNotOne) {
+  auto file = comparison_file({{"old", 1.20}});
+  const std::string named = "operation counts scaled by";
+  EXPECT_EQ(comparison_markdown_from_json(file).find(named), std::string::npos);
+  file["scale"] = 0.5;
+  EXPECT_NE(comparison_markdown_from_json(file).find(named + " 0.5"), std::string::npos);
+  file.erase("scale");
+  EXPECT_EQ(comparison_markdown_from_json(file).find(named), std::string::npos) << comparison_markdown_from_json(file);
+}
+
 // The file's counts are whole numbers: a fraction, a string or zero is an
 // error naming the field, never a count truncated into the text.
 TEST(ComparisonMarkdown, RoundsAndRunsMustBeWholeCounts) {

@@ -90,6 +90,19 @@ TEST(VerdictRule, BonferroniOverTheScenariosAndWiderForShortHistories) {
   EXPECT_GT(rule.quantile(8), rule.quantile(20));
   rule.scenarios = 1;
   EXPECT_NEAR(rule.quantile(1000000), 1.959964, 1e-4);
+  // No scenario or no figure counts as one test, never as none (a division
+  // by zero tests: an infinite threshold that nothing crosses).
+  VerdictRule one;
+  one.scenarios = 1;
+  one.figures = 1;
+  for (int n : {8, 20, 1000}) {
+    VerdictRule none = one;
+    none.scenarios = 0;
+    EXPECT_DOUBLE_EQ(none.quantile(n), one.quantile(n)) << n;
+    none = one;
+    none.figures = 0;
+    EXPECT_DOUBLE_EQ(none.quantile(n), one.quantile(n)) << n;
+  }
 }
 
 TEST(Verdicts, FlatNoiseIsUnchanged) {
