@@ -134,6 +134,8 @@ TEST_F(Mapped, OffCountsNothingAndSaysSo) {
   EXPECT_EQ(mapped_final(r), 0);
   EXPECT_EQ(r["mapped"]["changes"], 0);
   EXPECT_EQ(r["total"]["peak_bytes"], r["peak_bytes"]);
+  // No mapped series either: nothing was sampled, not a series of zeros.
+  EXPECT_EQ(r["mapped_samples"], json::array()) << r["mapped_samples"].dump();
 
   RunResult bad = run_with(kLib, {kMappedPatterns, "kinds"}, "bad.json", {{"HEAPLINE_MAPPED", "sometimes"}});
   EXPECT_EQ(bad.exit_code, 0);
