@@ -396,6 +396,20 @@ TEST_F(Interposer, AFifoAtAReportNameAfterAFailedExecIsToldTruly) {
             std::string::npos)
       << taken.err;
   EXPECT_FALSE(fs::exists(dir_ / "taken.json.live"));
+
+  // The name is free but the live file cannot be made again (a file size
+  // limit set before the exec): said once, as at the init, and in the report.
+  const RunResult limited =
+      run_traced({kPhaseProbe, "fifo-then-failed-exec", dir_.string(), "limited", "json", "fsize"}, "limited.json");
+  EXPECT_EQ(limited.exit_code, 0) << limited.err;
+  EXPECT_EQ(limited.out, "no live file\n");
+  EXPECT_EQ(limited.err, "heapline: the file size limit (ulimit -f) is 65536 bytes, below the 394104 bytes " +
+                             (dir_ / "limited.json.live").string() +
+                             " needs; the heap line is kept in memory only (lost if the process is killed)\n");
+  const json limited_report = read_json(dir_ / "limited.json");
+  EXPECT_EQ(heapline_format_problem(limited_report), "");
+  EXPECT_NE(limited_report.value("live_file_problem", "").find("RLIMIT_FSIZE"), std::string::npos)
+      << limited_report.dump();
 }
 
 // The library keeps no descriptor open in its host: with its live file

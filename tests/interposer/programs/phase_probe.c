@@ -90,11 +90,12 @@
  *   phase_probe map-keep-fork SECONDS
  *                                 the same with the 64 MiB kept: the child
  *                                 inherits them and maps nothing itself
- *   phase_probe fifo-then-failed-exec DIR NAME EXT plain|pid
+ *   phase_probe fifo-then-failed-exec DIR NAME EXT plain|pid|fsize
  *                                 a FIFO at DIR/NAME.EXT (plain) or at
  *                                 DIR/NAME.PID.EXT (pid: the name with this
  *                                 process's pid, the one a process takes
- *                                 when DIR/NAME.EXT is taken), then an exec
+ *                                 when DIR/NAME.EXT is taken), or (fsize)
+ *                                 a file size limit of 64 KiB, then an exec
  *                                 of itself that fails (E2BIG: the library
  *                                 gives its live file up for the exec and
  *                                 makes it again, from the names as they
@@ -445,12 +446,19 @@ int main(int argc, char** argv) {
   }
   if (strcmp(mode, "fifo-then-failed-exec") == 0 && argc == 6) {
     char fifo[4096];
-    if (strcmp(argv[5], "plain") == 0) {
-      snprintf(fifo, sizeof fifo, "%s/%s.%s", argv[2], argv[3], argv[4]);
+    if (strcmp(argv[5], "fsize") == 0) {
+      /* No FIFO: a file size limit under a live file's size instead, so
+       * that the live file cannot be made again after the exec. */
+      struct rlimit limit = {64 << 10, 64 << 10};
+      if (setrlimit(RLIMIT_FSIZE, &limit) != 0) return 4;
     } else {
-      snprintf(fifo, sizeof fifo, "%s/%s.%d.%s", argv[2], argv[3], (int)getpid(), argv[4]);
+      if (strcmp(argv[5], "plain") == 0) {
+        snprintf(fifo, sizeof fifo, "%s/%s.%s", argv[2], argv[3], argv[4]);
+      } else {
+        snprintf(fifo, sizeof fifo, "%s/%s.%d.%s", argv[2], argv[3], (int)getpid(), argv[4]);
+      }
+      if (mkfifo(fifo, 0600) != 0) return 4;
     }
-    if (mkfifo(fifo, 0600) != 0) return 4;
     /* This very program, with one argument longer than the kernel takes
      * (MAX_ARG_STRLEN, 128 KiB): the library judges that the new image
      * runs it, gives the live file up, and the exec fails (E2BIG). */
