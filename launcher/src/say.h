@@ -4,9 +4,10 @@
 // (one_line: heapline::control_bytes_escaped, the backslash kept), never
 // sent to the terminal, where a newline would forge a second line and an
 // escape sequence would drive the terminal. Text made printable before
-// (printable_text, which also escapes the backslash) passes unchanged. WHO is "heapline" or "heapline SUBCOMMAND". The
-// summaries (report_summary.h) are several lines, each made printable where
-// it is built.
+// (printable_text, which also escapes the backslash) passes unchanged.
+// WHO is "heapline" or "heapline SUBCOMMAND". The summaries
+// (report_summary.h) are several lines, each made printable where they are
+// built.
 #pragma once
 
 #include <string>
