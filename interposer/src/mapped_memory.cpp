@@ -8,6 +8,7 @@
 
 #include <atomic>
 
+#include "atomic_max.h"
 #include "heapline/seqlock.h"
 #include "loaded_object.h"
 #include "mapped_regions.h"
@@ -142,19 +143,10 @@ void publish(std::int64_t delta) {
   g_counters.changes.fetch_add(1, std::memory_order_relaxed);
   const std::int64_t live = detail::g_live.bytes.fetch_add(delta, std::memory_order_relaxed) + delta;
   const std::uint64_t now = os::clock_ns(CLOCK_MONOTONIC);
-  std::int64_t peak = g_counters.peak.load(std::memory_order_relaxed);
-  while (live > peak) {
-    if (g_counters.peak.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
-      g_counters.peak_time_ns.store(now, std::memory_order_relaxed);
-      break;
-    }
-  }
+  if (raise_to(g_counters.peak, live) < live) g_counters.peak_time_ns.store(now, std::memory_order_relaxed);
   // The interval's maximum before the latest change: a sample that takes
   // the maximum without this change also takes the change before it.
-  std::int64_t interval_max = g_counters.interval_max.load(std::memory_order_relaxed);
-  while (live > interval_max &&
-         !g_counters.interval_max.compare_exchange_weak(interval_max, live, std::memory_order_relaxed)) {
-  }
+  const std::int64_t interval_max = raise_to(g_counters.interval_max, live);
   const std::int64_t open_max = interval_max > live ? interval_max : live;
   {
     const SeqlockWrite change(g_counters.latest_seq);

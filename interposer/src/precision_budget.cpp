@@ -9,6 +9,7 @@
 // a threshold has fallen. The divider, the fair share and the budget's
 // growth only steer where thresholds go; a stale or racing value of any of
 // them can cost publishes, never the bound.
+#include "atomic_max.h"
 #include "live_header.h"
 #include "precision_budget.h"
 #include "process.h"
@@ -28,8 +29,8 @@ std::int64_t fair_share_now() { return static_cast<std::int64_t>((g_policy.span.
 // process's file has it too.
 void state_precision() {
   LiveHeader& h = g_region->header;
-  raise_unsigned(h.bound_bytes, static_cast<std::uint64_t>(g_budget.max_reserved.load(std::memory_order_relaxed)));
-  raise_unsigned(h.max_threshold_bytes,
+  raise_to(h.bound_bytes, static_cast<std::uint64_t>(g_budget.max_reserved.load(std::memory_order_relaxed)));
+  raise_to(h.max_threshold_bytes,
                  static_cast<std::uint64_t>(g_budget.max_threshold.load(std::memory_order_relaxed)));
 }
 

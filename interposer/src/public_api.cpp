@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "atomic_max.h"
 #include "heap_sampler.h"
 #include "intercepted.h"
 #include "live_header.h"
@@ -49,9 +50,7 @@ void api_mark(const char* name) {
   const bool locked = !t_holds_sampling && lock_sampling();
   const std::uint64_t now = sample_clock();
   std::uint64_t t_ns = since_start(now);
-  std::uint64_t latest = g_sampling.last_marker_ns.load(std::memory_order_relaxed);
-  while (latest < t_ns && !g_sampling.last_marker_ns.compare_exchange_weak(latest, t_ns, std::memory_order_relaxed)) {
-  }
+  const std::uint64_t latest = raise_to(g_sampling.last_marker_ns, t_ns);
   if (t_ns < latest) t_ns = latest;
   LiveRegion& region = *g_region;
   const std::uint32_t index = g_process.markers_claimed.fetch_add(1, std::memory_order_relaxed);

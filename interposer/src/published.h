@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstdint>
 
+#include "atomic_max.h"
 #include "process.h"
 
 #pragma GCC visibility push(hidden)
@@ -41,34 +42,18 @@ struct alignas(128) Published {
 };
 extern Published g_published;
 
-inline void raise_to(std::atomic<std::int64_t>& target, std::int64_t value, bool* raised = nullptr) {
-  std::int64_t current = target.load(std::memory_order_relaxed);
-  while (value > current) {
-    if (target.compare_exchange_weak(current, value, std::memory_order_relaxed)) {
-      if (raised) *raised = true;
-      return;
-    }
-  }
-}
-
-inline void raise_unsigned(std::atomic<std::uint64_t>& target, std::uint64_t value) {
-  std::uint64_t current = target.load(std::memory_order_relaxed);
-  while (value > current && !target.compare_exchange_weak(current, value, std::memory_order_relaxed)) {
-  }
-}
-
 // A live value that was seen: neither peak may stay below it.
 inline void raise_peaks(std::int64_t live, std::uint64_t now) {
-  bool new_peak = false;
-  raise_to(g_published.peak, live, &new_peak);
-  if (new_peak) g_published.peak_time_ns.store(since_start(now), std::memory_order_relaxed);
+  if (raise_to(g_published.peak, live) < live) {
+    g_published.peak_time_ns.store(since_start(now), std::memory_order_relaxed);
+  }
   raise_to(g_published.phase_peak, live);
 }
 
 inline void raise_total_peak(std::int64_t total, std::uint64_t now) {
-  bool new_peak = false;
-  raise_to(g_published.total_peak, total, &new_peak);
-  if (new_peak) g_published.total_peak_time_ns.store(since_start(now), std::memory_order_relaxed);
+  if (raise_to(g_published.total_peak, total) < total) {
+    g_published.total_peak_time_ns.store(since_start(now), std::memory_order_relaxed);
+  }
   raise_to(g_published.phase_total_peak, total);
 }
 

@@ -19,6 +19,7 @@
 // latest sample, so every series goes forward in time whichever threads (or
 // signal handlers) sample.
 
+#include "atomic_max.h"
 #include "exact_shadow.h"
 #include "heap_sampler.h"
 #include "heapline/seqlock.h"
@@ -77,9 +78,9 @@ void publish_figures(std::uint64_t t_ns, std::int64_t live, std::int64_t mapped_
   h.peak.store(g_published.peak.load(std::memory_order_relaxed), std::memory_order_relaxed);
   h.peak_time_ns.store(g_published.peak_time_ns.load(std::memory_order_relaxed), std::memory_order_relaxed);
   h.last_sample_ns.store(t_ns, std::memory_order_relaxed);
-  raise_unsigned(h.max_threads, g_threads.max_registered.load(std::memory_order_relaxed));
-  raise_unsigned(h.max_threshold_bytes, static_cast<std::uint64_t>(g_budget.max_threshold.load(std::memory_order_relaxed)));
-  raise_unsigned(h.bound_bytes, static_cast<std::uint64_t>(g_budget.max_reserved.load(std::memory_order_relaxed)));
+  raise_to(h.max_threads, g_threads.max_registered.load(std::memory_order_relaxed));
+  raise_to(h.max_threshold_bytes, static_cast<std::uint64_t>(g_budget.max_threshold.load(std::memory_order_relaxed)));
+  raise_to(h.bound_bytes, static_cast<std::uint64_t>(g_budget.max_reserved.load(std::memory_order_relaxed)));
   for (unsigned kind = 0; kind < kCallKinds; ++kind) {
     h.calls[kind].store(totals.calls[kind], std::memory_order_relaxed);
   }
@@ -214,9 +215,7 @@ std::uint64_t peak_clock(std::uint64_t publish_now) {
 // reader of the open interval) and the peaks. Out of line: most publishes
 // raise nothing.
 [[gnu::noinline]] void raise_maxima(std::int64_t live, std::uint64_t now, LiveHeader& h) {
-  bool raised = false;
-  raise_to(g_published.interval_max, live, &raised);
-  if (raised) h.open_max.store(live, std::memory_order_relaxed);
+  if (raise_to(g_published.interval_max, live) < live) h.open_max.store(live, std::memory_order_relaxed);
   if (live > g_published.phase_peak.load(std::memory_order_relaxed)) {
     const std::uint64_t at = peak_clock(now);
     raise_peaks(live, at);
@@ -251,7 +250,7 @@ std::uint64_t peak_clock(std::uint64_t publish_now) {
 
 }  // namespace
 
-void note_max_threads(std::uint32_t threads) { raise_unsigned(g_region->header.max_threads, threads); }
+void note_max_threads(std::uint32_t threads) { raise_to(g_region->header.max_threads, threads); }
 
 void start_timeline(std::uint64_t now, std::int64_t live) {
   std::int64_t max_live = g_published.interval_max.exchange(kNoPublish, std::memory_order_relaxed);
@@ -377,9 +376,7 @@ void publish_value(std::int64_t delta) { publish_delta(delta); }
 void raise_total_peak_in_file(std::int64_t total, std::uint64_t now) {
   raise_total_peak(total, now);
   LiveHeader& h = g_region->header;
-  bool raised = false;
-  raise_to(h.total_peak_at_once, total, &raised);
-  if (raised) h.total_peak_at_once_ns.store(since_start(now), std::memory_order_relaxed);
+  if (raise_to(h.total_peak_at_once, total) < total) h.total_peak_at_once_ns.store(since_start(now), std::memory_order_relaxed);
 }
 
 void publish_exactly(std::int64_t bytes, CallKind kind) {

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <pthread.h>
 
+#include "atomic_max.h"
 #include "exact_shadow.h"
 #include "os.h"
 #include "precision_budget.h"
@@ -41,15 +42,9 @@ RegistryEntry* claim_entry() {
     if (entry.slot.load(std::memory_order_relaxed) == nullptr &&
         entry.slot.compare_exchange_strong(free_mark, &t_own, std::memory_order_acq_rel)) {
       hint.store(index + 1, std::memory_order_relaxed);
-      std::uint32_t used = g_threads.slots_used.load(std::memory_order_relaxed);
-      while (index + 1 > used && !g_threads.slots_used.compare_exchange_weak(used, static_cast<std::uint32_t>(index + 1),
-                                                                           std::memory_order_release)) {
-      }
-      std::uint32_t now_registered = g_threads.registered.fetch_add(1, std::memory_order_relaxed) + 1;
-      std::uint32_t most = g_threads.max_registered.load(std::memory_order_relaxed);
-      while (now_registered > most &&
-             !g_threads.max_registered.compare_exchange_weak(most, now_registered, std::memory_order_relaxed)) {
-      }
+      raise_to(g_threads.slots_used, static_cast<std::uint32_t>(index + 1), std::memory_order_release);
+      const std::uint32_t now_registered = g_threads.registered.fetch_add(1, std::memory_order_relaxed) + 1;
+      raise_to(g_threads.max_registered, now_registered);
       note_max_threads(now_registered);  // the precision a reader of the live file sees
       follow_thread_count(now_registered);  // the fair share for this many threads
       return &entry;
