@@ -236,6 +236,26 @@ TEST_F(ProfileTest, EveryBlockSampledByManyThreadsLeavesAnExitProfileOfEveryByte
   }
 }
 
+// Every block sampled, in forty waves of 4000 blocks live together and
+// then freed: 160 000 sampled blocks in all, more than twice the sampler's
+// table of live records (65 536), though never more than 4000 at once. A
+// record freed must serve again, or a long-running program's profile goes
+// blind once the table is spent: the profile at exit holds the 500 blocks
+// the program keeps, every byte.
+TEST_F(ProfileTest, ARecordFreedServesAgainSoALongRunsProfileStaysWhole) {
+  const RunResult result = run({ALLOC_PATTERNS, "waves", "chunk", "40", "4000", "500"},
+                               preload_options(kLib, dir_, "waves.json", {{"HEAPLINE_SAMPLE", "1"}, {"HEAPLINE_PRECISION", "exact"}}));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const json report = read_json(dir_ / "waves.json");
+  EXPECT_GT(report["sampling"]["samples"].get<std::int64_t>(), 160000) << report["sampling"].dump();
+  const auto keys = parse_keys(result.out);
+  ASSERT_EQ(keys.count("leak"), 1u) << result.out;
+  EXPECT_EQ(report["final_bytes"].get<std::int64_t>(), keys.at("leak"));
+  ASSERT_TRUE(report["exit_profile"].is_object()) << report.dump();
+  EXPECT_EQ(report["exit_profile"]["bytes"], report["final_bytes"]);
+  EXPECT_EQ(report["exit_profile"]["error_bytes"], 0);
+}
+
 // What loading the unwinder and a thread's first stack capture allocate
 // (the loader's, libunwind's) is the library's own: the calls are those of
 // a run without sampling. (Final figures are not compared: glibc places

@@ -8,6 +8,7 @@
 //   alloc_patterns crowd   BASIS THREADS
 //   alloc_patterns realloc_zero BASIS ROUNDS
 //   alloc_patterns untouched BASIS MIB TOUCHED_MIB
+//   alloc_patterns waves BASIS ROUNDS BLOCKS KEEP
 //
 // BASIS is how heapline counts a block: "chunk" (glibc's chunk header) or
 // "usable" (malloc_usable_size, for a foreign allocator). Each mode prints one
@@ -241,6 +242,32 @@ int realloc_zero(std::size_t rounds) {
   return 0;
 }
 
+// ROUNDS waves of BLOCKS blocks, all live together and then all freed (so
+// a sampler's freed records pile up on its free list, BLOCKS at a time),
+// then KEEP blocks held at exit. Many waves see many more blocks in all
+// than are ever live at once.
+int waves(std::size_t rounds, std::size_t blocks, std::size_t keep) {
+  static void* wave[4096];
+  if (blocks > 4096 || keep > 4096) return 2;
+  std::size_t spike = 0;
+  for (std::size_t round = 0; round < rounds; ++round) {
+    std::size_t bytes = 0;
+    for (std::size_t i = 0; i < blocks; ++i) {
+      wave[i] = must(std::malloc(size_for(i + round)));
+      bytes += counted(wave[i]);
+    }
+    if (bytes > spike) spike = bytes;
+    for (std::size_t i = 0; i < blocks; ++i) std::free(wave[i]);
+  }
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < keep; ++i) {
+    wave[i] = must(std::malloc(size_for(i)));
+    kept += counted(wave[i]);
+  }
+  report("spike", spike, "leak", kept);
+  return 0;
+}
+
 std::size_t arg(char** argv, int i) { return static_cast<std::size_t>(std::strtoull(argv[i], nullptr, 10)); }
 
 }  // namespace
@@ -272,6 +299,7 @@ int main(int argc, char** argv) {
   if (std::strcmp(mode, "crowd") == 0 && argc == 4) return crowd(arg(argv, 3));
   if (std::strcmp(mode, "realloc_zero") == 0 && argc == 4) return realloc_zero(arg(argv, 3));
   if (std::strcmp(mode, "untouched") == 0 && argc == 5) return untouched(arg(argv, 3), arg(argv, 4));
+  if (std::strcmp(mode, "waves") == 0 && argc == 6) return waves(arg(argv, 3), arg(argv, 4), arg(argv, 5));
   std::fprintf(stderr, "alloc_patterns: bad arguments\n");
   return 2;
 }
