@@ -314,6 +314,20 @@ TEST(TreeSummary, RanksAndSumsHeapPlusMapped) {
   EXPECT_EQ(sum.peak_unix_ns, 2000u);
 }
 
+// Each row's mapped column tells a process that counted no mappings
+// (HEAPLINE_MAPPED=off: "off") from one whose report has no mapped figure
+// (a file older than the series: "-"), and both from one that held none.
+TEST(TreeSummary, TheMappedColumnTellsOffFromUnknownFromNothingMapped) {
+  std::vector<TreeReport> tree = {fake_mapped(1, 0, {{0, 3000, 3000}}, {{0, 0, 0}}, 3000, 0),
+                                  fake(2, 0, {{0, 2000, 2000}}), fake(3, 0, {{0, 1000, 1000}})};
+  tree[1].report.mapped.mode = heapline::ParsedReport::MappedMode::kOff;
+  tree[2].report.mapped.mode = heapline::ParsedReport::MappedMode::kUnknown;
+  const std::string text = heapline::launcher::summarize_tree(tree);
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(mapped\s+0 B\s+resident\s+-\s+pid 1 )"))) << text;
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(mapped\s+off\s+resident\s+-\s+pid 2 )"))) << text;
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(mapped\s+-\s+resident\s+-\s+pid 3 )"))) << text;
+}
+
 // An interval's bound adds the heap's maximum and the mapped maximum, which
 // may not have been held at once: never above the process's own peak of the
 // sum. The interval that holds that peak reaches it.
