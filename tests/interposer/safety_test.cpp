@@ -187,6 +187,43 @@ TEST_F(Safety, NothingPlantedAtANameTheLibraryCreatesIsEverWrittenThrough) {
   }
 }
 
+// At the live file's own name, something that is not this user's regular
+// file, and old (ten minutes: a file without heapline's identity that old
+// is taken for one a killed library left unfinished, and taken over). What
+// is not ours is never taken over, however old: it stays as it was, and the
+// heap line goes to the next name.
+TEST_F(Safety, WhatIsNotOursAtTheLiveNameIsNeverTakenOverHoweverOld) {
+  const bool root = geteuid() == 0;
+  std::vector<Plant> plants = {{"a FIFO", "mkfifo \"$1\""}, {"a directory", "mkdir \"$1\""}};
+  if (root) plants.push_back({"another user's file", "echo planted > \"$1\"; chown 65534:65534 \"$1\""});
+  for (const Plant& plant : plants) {
+    SCOPED_TRACE(plant.what);
+    for (const auto& file : files_matching(dir_, ".*")) fs::remove_all(file);
+    const std::string plant_at = std::string("plant() { ") + plant.script + "; }; ";
+    RunResult result = shell(plant_at + "plant r.json.live && touch -d '10 minutes ago' r.json.live && " +
+                             under_library("r.json", small_program()));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.err, "");
+    const fs::path planted = dir_ / "r.json.live";
+    const fs::file_status status = fs::symlink_status(planted);
+    if (std::string(plant.what) == "a FIFO") EXPECT_TRUE(fs::is_fifo(status));
+    if (std::string(plant.what) == "a directory") EXPECT_TRUE(fs::is_directory(status) && fs::is_empty(planted));
+    if (std::string(plant.what) == "another user's file") {
+      EXPECT_TRUE(fs::is_regular_file(status));
+      EXPECT_EQ(read_file(planted), "planted\n");
+    }
+    // The heap line had a file at the next name, the report is whole, and
+    // nothing of the library's is left beside the plant.
+    const auto reports = files_matching(dir_, R"(r(\.\d+)?\.json)");
+    ASSERT_EQ(reports.size(), 1u);
+    json report = read_json(reports[0]);
+    EXPECT_EQ(heapline_format_problem(report), "");
+    EXPECT_FALSE(report.contains("live_file_problem")) << report.dump();
+    EXPECT_EQ(files_matching(dir_, R"(.*\.tmp)").size(), 0u);
+    EXPECT_EQ(live_files().size(), 1u) << "only the plant";
+  }
+}
+
 // Both names the command's live file may take are held by what is not a
 // heapline file (directories here: never touched). It is said once, the
 // heap line kept in memory and the report written; the file made for the
