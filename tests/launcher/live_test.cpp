@@ -670,6 +670,47 @@ TEST_F(LiveFile, AMappedPeakThatNoSampleHoldsSurvivesAKill) {
   EXPECT_GE(r["total"]["peak_bytes"].get<std::int64_t>(), 64 << 20);
 }
 
+// A writer killed between a sample and the header's figures leaves a file
+// whose series are ahead of its peaks. The converted peak of heap + mapped
+// is never below what a pair of samples held together (8 MiB of heap beside
+// 64 MiB mapped, gone before the kill), whatever the header says: here its
+// two total peaks are zeroed, as if never written.
+TEST_F(LiveFile, TheTotalPeakIsNeverBelowWhatTheSamplesHeldTogether) {
+  auto running = start({kProbe, "map-then-drop-hold", "20"}, batched("map-then-drop"));
+  ASSERT_TRUE(wait_for_output(running, "ready"));
+  ASSERT_EQ(kill(running.pid, SIGKILL), 0);
+  finish(running);
+  constexpr std::int64_t kHeldTogether = (std::int64_t{8} << 20) + (std::int64_t{64} << 20);
+  const auto whole = convert("map-then-drop");
+  EXPECT_GE(whole["total"]["peak_bytes"].get<std::int64_t>(), kHeldTogether) << whole["total"].dump();
+  EXPECT_LT(whole["total"]["final_bytes"].get<std::int64_t>(), std::int64_t{64} << 20) << whole["total"].dump();
+  {
+    std::fstream file(dir_ / "map-then-drop.live", std::ios::in | std::ios::out | std::ios::binary);
+    const std::int64_t zero = 0;
+    for (const std::size_t offset :
+         {offsetof(heapline::LiveHeader, total_peak), offsetof(heapline::LiveHeader, total_peak_at_once)}) {
+      file.seekp(static_cast<std::streamoff>(offset));
+      file.write(reinterpret_cast<const char*>(&zero), sizeof zero);
+    }
+  }
+  const auto lagging = convert("map-then-drop");
+  const std::int64_t total_peak = lagging["total"]["peak_bytes"].get<std::int64_t>();
+  EXPECT_GE(total_peak, kHeldTogether) << lagging["total"].dump();
+  EXPECT_LE(total_peak, whole["total"]["peak_bytes"].get<std::int64_t>()) << lagging["total"].dump();
+  // At the time of a sample that held both.
+  const std::int64_t at = lagging["total"]["peak_time_ns"].get<std::int64_t>();
+  bool held_then = false;
+  for (std::size_t i = 0; i < lagging["samples"].size() && i < lagging["mapped_samples"].size(); ++i) {
+    const auto& heap = lagging["samples"][i];
+    const auto& mapped = lagging["mapped_samples"][i];
+    if (std::max(heap[0].get<std::int64_t>(), mapped[0].get<std::int64_t>()) == at &&
+        heap[1].get<std::int64_t>() + mapped[1].get<std::int64_t>() == total_peak) {
+      held_then = true;
+    }
+  }
+  EXPECT_TRUE(held_then) << lagging.dump();
+}
+
 // A fork child's live file holds its own total peak, not its parent's: a
 // parent that is not the command (its heap line in static memory until its
 // heap matters) raised its total peak to 64 MiB before the fork.

@@ -82,6 +82,13 @@
  *                                 the same mapping, unmapped at once, then
  *                                 "ready" and sleep: a mapped peak that no
  *                                 sample holds
+ *   phase_probe map-then-drop-hold SECONDS
+ *                                 8 MiB allocated and held and 64 MiB
+ *                                 mapped, a marker (a sample of both), 30 ms
+ *                                 of sleep, the mapping gone, a marker,
+ *                                 "ready" and sleep: a peak of heap +
+ *                                 mapped that the samples hold, above what
+ *                                 is held at the end
  *   phase_probe map-drop-fork SECONDS
  *                                 the same, then a fork: the child holds
  *                                 2 MiB (written), allocates 1 MiB 50 ms
@@ -262,9 +269,8 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "mark-pending") == 0) {
     /* A small block between two markers: under the thread's threshold, so
      * still its pending bytes when the second marker comes. */
-    static void* volatile kept;
     heapline_mark("before");
-    kept = malloc(1000);
+    g_sink = malloc(1000);
     heapline_mark("after");
     say("marked\n");
     return 0;
@@ -420,6 +426,16 @@ int main(int argc, char** argv) {
     if (!map_64_mib(0)) return 4;
     sleep_ms(30);
     heapline_mark("mapped");
+    return ready_then_hold(argv[2]);
+  }
+  if (strcmp(mode, "map-then-drop-hold") == 0 && argc == 3) {
+    g_sink = malloc(8 << 20);
+    void* mapping = mmap(NULL, 64L << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mapping == MAP_FAILED) return 4;
+    heapline_mark("mapped");
+    sleep_ms(30);
+    if (munmap(mapping, 64L << 20) != 0) return 4;
+    heapline_mark("unmapped");
     return ready_then_hold(argv[2]);
   }
   if (strcmp(mode, "map-drop-hold") == 0 && argc == 3) return map_64_mib(1) ? ready_then_hold(argv[2]) : 4;
