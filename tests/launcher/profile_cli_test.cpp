@@ -166,6 +166,44 @@ TEST_F(ProfileCli, MalformedProfileIsOneLineNamingFileAndField) {
   EXPECT_EQ(refused.out, "") << "nothing half written";
 }
 
+// A module that cannot name its frames (its file changed since the run, or
+// is gone) is said once each, on stderr, with why; the profile is still
+// written, its frames there as module and address.
+TEST_F(ProfileCli, AModuleThatCannotNameItsFramesIsSaidOnceWithWhy) {
+  const fs::path path = report();
+  nlohmann::json changed = read_json(path);
+  nlohmann::json& modules = changed["peak_profile"]["modules"];
+  std::string program, real_id;
+  for (auto& module : modules) {
+    if (fs::path(module["path"].get<std::string>()).filename() == "profile_sites") {
+      program = module["path"].get<std::string>();
+      real_id = module["build_id"].get<std::string>();
+      module["build_id"] = std::string(real_id.size(), '0');
+    }
+  }
+  ASSERT_FALSE(program.empty()) << modules.dump();
+  ASSERT_FALSE(real_id.empty()) << "profile_sites is built with a build id";
+  std::ofstream(dir_ / "changed.json") << changed.dump();
+  const RunResult text = run({kLauncher, "profile", "changed.json"}, options());
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(text.err, "heapline profile: " + program + ": build id " + real_id + ", the process had " +
+                          std::string(real_id.size(), '0') + " (the file changed since)\n");
+  EXPECT_EQ(text.out.find("site_a"), std::string::npos) << "no name from another build: " << text.out;
+  EXPECT_NE(text.out.find("peak profile of profile_sites"), std::string::npos) << text.out;
+
+  nlohmann::json gone = read_json(path);
+  for (auto& module : gone["peak_profile"]["modules"]) {
+    if (module["path"] == program) module["path"] = (dir_ / "gone" / "profile_sites").string();
+  }
+  std::ofstream(dir_ / "gone.json") << gone.dump();
+  const RunResult missing = run({kLauncher, "profile", "gone.json"}, options());
+  ASSERT_EQ(missing.exit_code, 0) << missing.err;
+  const std::string said = "heapline profile: " + (dir_ / "gone" / "profile_sites").string() + ": cannot be read (";
+  EXPECT_EQ(missing.err.substr(0, said.size()), said) << missing.err;
+  EXPECT_TRUE(std::regex_match(missing.err.substr(std::min(said.size(), missing.err.size())), std::regex(R"([^\n]+\)\n)")))
+      << missing.err;
+}
+
 TEST_F(ProfileCli, ReportWithoutSamplingSaysSo) {
   RunOptions off = options();
   off.env["HEAPLINE_SAMPLE"] = "off";
