@@ -42,6 +42,7 @@ const std::string kPatterns = ALLOC_PATTERNS;
 const std::string kPhaseProbe = PHASE_PROBE;
 const std::string kMarkerRace = MARKER_RACE;
 const std::string kStaticProgram = STATIC_PROGRAM;
+const std::string kWithoutRenameFlags = WITHOUT_RENAME_FLAGS;
 
 // A short program whose heap peaks at about 10 MiB.
 std::vector<std::string> small_program() { return {kPatterns, "single", "chunk", "10000", "0"}; }
@@ -412,6 +413,58 @@ TEST_F(Safety, AHalfMadeLiveFileIsNeverLeftUnderItsName) {
   ASSERT_EQ(fresh.exit_code, 0) << fresh.err;
   EXPECT_TRUE(fs::exists(dir_ / "new.json.live"));
   EXPECT_EQ(files_matching(dir_, R"(new\.\d+\.json)").size(), 1u);
+}
+
+// A filesystem without renameat2's flags (some network and FUSE ones: the
+// flags fail with EINVAL; here a seccomp filter, without_rename_flags):
+// every name is still claimed exclusively, through a hard link. A run
+// writes its report and leaves nothing; a killed run leaves its live file
+// under its name; an old file without identity is still taken over.
+TEST_F(Safety, WithoutRenameFlagsEveryNameIsStillClaimedExclusively) {
+  const auto without_flags = [&](const std::string& report, const std::vector<std::string>& argv) {
+    std::string command = under_library(report, argv);
+    return shell(command.replace(0, std::string("exec ").size(), "exec " + shell_quote(kWithoutRenameFlags) + " "));
+  };
+  RunResult plain = without_flags("r.json", small_program());
+  if (plain.exit_code == 3 && plain.err.starts_with("without_rename_flags: seccomp")) {
+    GTEST_SKIP() << "this machine lets no process install a seccomp filter: " << plain.err;
+  }
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.err, "");
+  EXPECT_EQ(heapline_format_problem(read_json(dir_ / "r.json")), "");
+  EXPECT_FALSE(read_json(dir_ / "r.json").contains("live_file_problem"));
+  EXPECT_TRUE(live_files().empty());
+  EXPECT_EQ(files_matching(dir_, R"(.*\.tmp)").size(), 0u);
+
+  RunResult killed = without_flags("k.json", {kPhaseProbe, "abort", "30"});
+  ASSERT_EQ(killed.signal, SIGABRT) << killed.err;
+  const int killed_pid = live_pid(dir_ / "k.json.live");
+  EXPECT_GT(killed_pid, 0) << "the live file was named, whole";
+  EXPECT_EQ(files_matching(dir_, R"(.*\.tmp)").size(), 0u);
+
+  const fs::path empty = dir_ / "old.json.live";
+  std::ofstream(empty).close();
+  fs::last_write_time(empty, fs::file_time_type::clock::now() - std::chrono::minutes(5));
+  RunResult old = without_flags("old.json", small_program());
+  ASSERT_EQ(old.exit_code, 0) << old.err;
+  EXPECT_EQ(old.err, "");
+  EXPECT_TRUE(fs::exists(dir_ / "old.json"));
+  EXPECT_FALSE(fs::exists(empty));
+
+  // The killed run's file cannot be moved aside without an exchange of
+  // names (a move that could take another process's file is never tried):
+  // it stays, one line says why, and the next run takes the next name.
+  RunResult after_kill = without_flags("k.json", small_program());
+  ASSERT_EQ(after_kill.exit_code, 0) << after_kill.err;
+  EXPECT_EQ(after_kill.err, "heapline: " + (dir_ / "k.json.live").string() + " was left by process " +
+                                std::to_string(killed_pid) + " (phase_probe), which has ended, and cannot be moved to " +
+                                (dir_ / ("k." + std::to_string(killed_pid) + ".json.live")).string() +
+                                ": Invalid argument\n");
+  EXPECT_EQ(live_pid(dir_ / "k.json.live"), killed_pid);
+  const auto reports = files_matching(dir_, R"(k\.\d+\.json)");
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].filename(), "k." + std::to_string(read_json(reports[0])["pid"].get<int>()) + ".json");
+  EXPECT_EQ(files_matching(dir_, R"(.*\.tmp)").size(), 0u);
 }
 
 // env, nice and timeout exec the program they wrap (timeout from a fork
