@@ -30,8 +30,7 @@ std::int64_t fair_share_now() { return static_cast<std::int64_t>((g_policy.span.
 void state_precision() {
   LiveHeader& h = g_region->header;
   raise_to(h.bound_bytes, static_cast<std::uint64_t>(g_budget.max_reserved.load(std::memory_order_relaxed)));
-  raise_to(h.max_threshold_bytes,
-                 static_cast<std::uint64_t>(g_budget.max_threshold.load(std::memory_order_relaxed)));
+  raise_to(h.max_threshold_bytes, static_cast<std::uint64_t>(g_budget.max_threshold.load(std::memory_order_relaxed)));
 }
 
 // `reserved` += the step from `from` to a higher threshold, as far toward

@@ -376,7 +376,9 @@ void publish_value(std::int64_t delta) { publish_delta(delta); }
 void raise_total_peak_in_file(std::int64_t total, std::uint64_t now) {
   raise_total_peak(total, now);
   LiveHeader& h = g_region->header;
-  if (raise_to(h.total_peak_at_once, total) < total) h.total_peak_at_once_ns.store(since_start(now), std::memory_order_relaxed);
+  if (raise_to(h.total_peak_at_once, total) < total) {
+    h.total_peak_at_once_ns.store(since_start(now), std::memory_order_relaxed);
+  }
 }
 
 void publish_exactly(std::int64_t bytes, CallKind kind) {
