@@ -43,6 +43,7 @@ const std::string kPhaseProbe = PHASE_PROBE;
 const std::string kMarkerRace = MARKER_RACE;
 const std::string kStaticProgram = STATIC_PROGRAM;
 const std::string kWithoutRenameFlags = WITHOUT_RENAME_FLAGS;
+const std::string kExecProbe = EXEC_PROBE;
 
 // A short program whose heap peaks at about 10 MiB.
 std::vector<std::string> small_program() { return {kPatterns, "single", "chunk", "10000", "0"}; }
@@ -465,6 +466,27 @@ TEST_F(Safety, WithoutRenameFlagsEveryNameIsStillClaimedExclusively) {
   ASSERT_EQ(reports.size(), 1u);
   EXPECT_EQ(reports[0].filename(), "k." + std::to_string(read_json(reports[0])["pid"].get<int>()) + ".json");
   EXPECT_EQ(files_matching(dir_, R"(.*\.tmp)").size(), 0u);
+}
+
+// Every function of the exec family the library defines runs the new
+// program, with its arguments and the environment it was given, and gives
+// the live file up first: the shell it runs (which runs the library too)
+// writes the report, and nothing is left beside it.
+TEST_F(Safety, EveryExecFunctionRunsTheProgramWithItsArgumentsAndEnvironment) {
+  for (const char* variant :
+       {"execve", "execv", "execvp", "execvpe", "execl", "execle", "execlp", "fexecve", "execveat"}) {
+    SCOPED_TRACE(variant);
+    for (const auto& file : files_matching(dir_, ".*")) fs::remove_all(file);
+    const RunResult result = traced({kExecProbe, variant}, "e.json");
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_EQ(result.out, std::string("ran:via-") + variant + ":" + variant + "\n");
+    EXPECT_EQ(result.err, "");
+    const json report = read_json(dir_ / "e.json");
+    EXPECT_EQ(heapline_format_problem(report), "");
+    EXPECT_NE(report["exe"].get<std::string>(), kExecProbe) << "the report is the new program's";
+    EXPECT_TRUE(live_files().empty());
+    EXPECT_EQ(files_matching(dir_, ".*").size(), 1u) << "only the report";
+  }
 }
 
 // env, nice and timeout exec the program they wrap (timeout from a fork
