@@ -248,6 +248,12 @@ TEST_F(ProfileTest, ARecordFreedServesAgainSoALongRunsProfileStaysWhole) {
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const json report = read_json(dir_ / "waves.json");
   EXPECT_GT(report["sampling"]["samples"].get<std::int64_t>(), 160000) << report["sampling"].dump();
+  // The report states what the tables can hold, which a count of dropped
+  // samples is read against: 65 535 live records (index 0 means none) and
+  // 12 288 stacks (the table of 16 384 is kept three quarters full).
+  EXPECT_EQ(report["sampling"]["live_capacity"], 65535) << report["sampling"].dump();
+  EXPECT_EQ(report["sampling"]["stack_capacity"], 12288) << report["sampling"].dump();
+  EXPECT_EQ(report["sampling"]["dropped"], 0) << report["sampling"].dump();
   const auto keys = parse_keys(result.out);
   ASSERT_EQ(keys.count("leak"), 1u) << result.out;
   EXPECT_EQ(report["final_bytes"].get<std::int64_t>(), keys.at("leak"));

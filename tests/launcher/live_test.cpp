@@ -228,6 +228,24 @@ TEST_F(LiveFile, LauncherConvertsTheReportOfAKilledCommand) {
   EXPECT_FALSE(fs::exists(dir_ / "run.json.live"));
 }
 
+// Whatever the signal, the lowest (SIGHUP, 1) included: the line names it.
+TEST_F(LiveFile, LauncherNamesTheSignalThatEndedTheCommand) {
+  for (const int signal_number : {SIGHUP, SIGTERM}) {
+    SCOPED_TRACE(signal_number);
+    const std::string report = "signal" + std::to_string(signal_number) + ".json";
+    RunResult result =
+        heapline({"--out", report, "/bin/sh", "-c", "kill -s " + std::to_string(signal_number) + " $$"});
+    EXPECT_EQ(result.exit_code, 128 + signal_number) << result.err;
+    EXPECT_NE(result.err.find("heapline: the command ended without exit (signal " + std::to_string(signal_number) +
+                              "); report converted from its live file"),
+              std::string::npos)
+        << result.err;
+    auto r = read_json(dir_ / report);
+    EXPECT_EQ(r["ended"], "without-exit");
+    EXPECT_EQ(r["signal"], signal_number);
+  }
+}
+
 TEST_F(LiveFile, LauncherPlotsMarkers) {
   RunResult result = heapline({"--out", "phases.json", "--plot", "phases.svg", kProbe, "phases"});
   EXPECT_EQ(result.exit_code, 0) << result.err;
