@@ -107,6 +107,15 @@ inline bool has_markers_in_flight(std::int64_t pending) {
   return static_cast<std::uint64_t>(pending + kMarkerInFlight / 2) >= static_cast<std::uint64_t>(kMarkerInFlight);
 }
 
+// The bytes a slot holds back, from its threshold (`held`) and headroom:
+// the threshold's bias less the headroom, while it has a threshold and
+// counts; none with no threshold, or with an idle headroom (a thread
+// without a slot, which publishes every call; a signal handler's bytes
+// move an idle headroom, never to within half of kIdleHeadroom of zero).
+inline std::int64_t pending_of(std::int64_t threshold, std::int64_t headroom) {
+  return threshold > 0 && headroom > kIdleHeadroom / 2 ? threshold - 1 - headroom : 0;
+}
+
 struct alignas(64) Slot {
   std::atomic<std::int64_t> headroom{kIdleHeadroom};
   std::uint64_t span = 0;  // owner's plain reads: a memory operand; 0 also when asked to step down
@@ -140,7 +149,7 @@ struct alignas(64) Slot {
       const bool steady = (before & 1) == 0 && changes.load(std::memory_order_relaxed) == before;
       // No threshold, or an idle headroom: not holding anything back.
       if (steady || attempt >= attempts) {
-        const std::int64_t pending = threshold > 0 && value > kIdleHeadroom / 2 ? threshold - 1 - value : 0;
+        const std::int64_t pending = pending_of(threshold, value);
         return pending - markers_in_flight(pending);
       }
     }
@@ -289,7 +298,7 @@ inline std::int64_t Slot::start_over(std::int64_t threshold, std::int64_t* repla
   __atomic_store_n(&span, threshold > 0 ? static_cast<std::uint64_t>(2 * threshold - 1) : 0, __ATOMIC_RELAXED);
   end_change();
   if (replaced != nullptr) *replaced = old_threshold;
-  return old_threshold > 0 && old_headroom > kIdleHeadroom / 2 ? old_threshold - 1 - old_headroom : 0;
+  return pending_of(old_threshold, old_headroom);
 }
 
 inline bool Slot::ask_to_step_down(std::uint64_t fair_span) {

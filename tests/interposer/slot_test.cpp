@@ -10,6 +10,22 @@
 namespace heapline::accounting {
 namespace {
 
+// What a slot holds back, as a reader and a handover compute it: the
+// threshold's bias less the headroom while it has a threshold and counts,
+// a negative headroom included (a signal handler's bytes past the
+// threshold); nothing without a threshold or with an idle headroom, however
+// far a handler's bytes moved it.
+TEST(Slot, PendingIsHeldBackOnlyByAThresholdThatCounts) {
+  EXPECT_EQ(pending_of(100, 99), 0);
+  EXPECT_EQ(pending_of(100, 49), 50);
+  EXPECT_EQ(pending_of(100, 149), -50);
+  EXPECT_EQ(pending_of(100, -51), 150);
+  EXPECT_EQ(pending_of(0, 49), 0) << "no threshold";
+  EXPECT_EQ(pending_of(100, kIdleHeadroom), 0) << "idle";
+  EXPECT_EQ(pending_of(100, kIdleHeadroom + 1'000'000), 0) << "idle, moved by a handler's bytes";
+  EXPECT_EQ(pending_of(100, kIdleHeadroom - 1'000'000), 0) << "idle, moved the other way";
+}
+
 // On a fresh thread's own slot (t_own), which the test never registers:
 // handed over with start_over, as the registry does.
 TEST(Slot, ThresholdChangeKeepsThePendingBytes) {
