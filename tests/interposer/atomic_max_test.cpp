@@ -70,9 +70,8 @@ TEST(AtomicMax, ThreadsRaisingTogetherLoseNoRaiseAndEachSeesTheTruth) {
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(maximum.load(), kSteps * kThreads - 1);
   EXPECT_EQ(untrue.load(), 0) << "the maximum fell below a value offered";
-  // Each raise moved the maximum to a larger value, one of those offered.
+  // The thread that offered the largest value raised to it, at least.
   EXPECT_GE(raises.load(), 1);
-  EXPECT_LE(raises.load(), kSteps * kThreads);
 }
 
 }  // namespace
