@@ -307,7 +307,13 @@ class Mutant:
     name: str = ""    # the list's name, or file:line
 
     def key(self):
+        """The bug's text: what an equivalent entry names."""
         return (self.file, self.original.strip(), self.mutated.strip())
+
+    def verdict_key(self):
+        """What a verdict depends on: the bug's text and the tests it meets
+        (the same bug in two lists with other tests is two verdicts)."""
+        return self.key() + (self.tests,)
 
 
 def source_files(root):
@@ -428,23 +434,38 @@ def equivalence_of(mutant, equivalents, root):
 def stale_entries(root, list_path, equivalents_path):
     """One line per entry of the two files that no longer matches the code
     (or, for the list, whose tests ctest could not select)."""
+    return stale_list_entries(root, list_path, read_list(list_path, None)) + stale_equivalents(root, equivalents_path)
+
+
+def stale_list_entries(root, list_path, entries):
+    """One line per bug of `entries` (read from list_path) that no longer
+    matches the code, or whose tests ctest could not select."""
     problems = []
-    for mutant in read_list(list_path, None):
+    for mutant in entries:
         try:
             ctest_regex(mutant.tests)
         except ValueError as error:
             problems.append(f"{list_path}: {mutant.name}: {error}")
         try:
-            text = open(os.path.join(root, mutant.file), encoding="utf-8").read()
+            with open(os.path.join(root, mutant.file), encoding="utf-8") as f:
+                text = f.read()
         except FileNotFoundError:
             problems.append(f"{list_path}: {mutant.name}: no file {mutant.file}")
             continue
         count = text.count(mutant.original)
         if count != 1:
             problems.append(f"{list_path}: {mutant.name}: its original text is in {mutant.file} {count} times, not once")
+    return problems
+
+
+def stale_equivalents(root, equivalents_path):
+    """One line per entry of the equivalents whose line is no longer in its
+    file (or in the definition it names)."""
+    problems = []
     for (file, original, _), entries in read_equivalents(equivalents_path).items():
         try:
-            lines = open(os.path.join(root, file), encoding="utf-8").read().split("\n")
+            with open(os.path.join(root, file), encoding="utf-8") as f:
+                lines = f.read().split("\n")
         except FileNotFoundError:
             lines = []
         found = [i for i, line in enumerate(lines) if line.strip() == original]
@@ -459,11 +480,26 @@ def stale_entries(root, list_path, equivalents_path):
 # ---------------------------------------------------------------------------
 # Running mutants in scratch worktrees.
 
-def run(command, log, cwd=None, env=None):
+# The tool's own settings. They say what the tool reads (which list, which
+# equivalents, where its scratch trees are), never what a test should: a
+# test that inherited HEAPLINE_MUTANTS_LIST ran `--check` on the list being
+# run, against the mutated tree, and "killed" a list bug that every other
+# test let through.
+TOOL_VARIABLE_PREFIX = "HEAPLINE_MUTANTS_"
+
+
+def tests_environment():
+    """The environment of everything the tool runs in a scratch tree (its
+    build, its tests): the caller's, without the tool's own settings."""
+    return {name: value for name, value in os.environ.items() if not name.startswith(TOOL_VARIABLE_PREFIX)}
+
+
+def run(command, log, cwd=None):
     with open(log, "w", encoding="utf-8") as out:
         out.write("$ " + shlex.join(command) + "\n")
         out.flush()
-        return subprocess.run(command, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT).returncode
+        return subprocess.run(command, cwd=cwd, env=tests_environment(), stdout=out,
+                              stderr=subprocess.STDOUT).returncode
 
 
 def failed_tests(log):
@@ -626,45 +662,61 @@ class Journal:
     """The verdicts of one set of mutants on one source tree, one line per
     mutant as soon as it is judged, so that a run cut short (a session's
     end, a reboot) resumes where it stopped: a mutant is judged once per
-    tree. Lines are key fields and the verdict, tab-separated; a torn last
-    line (a kill mid-write) is ignored."""
+    tree and per tests. Lines are the verdict key's fields (the bug's text
+    and its tests), the verdict and the failed tests, tab-separated; a torn
+    last line (a kill mid-write) is ignored."""
 
-    # The line that says the unmutated tree passed the run's tests.
-    BASELINE = "baseline\t\t\tpassed\t\n"
+    # The line that says the unmutated tree passed the tests of one pattern
+    # ("" for the whole suite): another selection of tests (a NAME_REGEX, a
+    # list with other tests) has not passed by it.
+    BASELINE = "baseline\t{}\tpassed\n"
 
     def __init__(self, path):
         self.path = path
         self.known = {}
-        self.baseline_passed = False
+        self.baselines = set()
         if os.path.exists(path):
             with open(path, encoding="utf-8", errors="replace") as f:
                 for line in f:
                     if not line.endswith("\n"):
                         break
-                    if line == self.BASELINE:
-                        self.baseline_passed = True
-                        continue
                     fields = line.rstrip("\n").split("\t")
-                    if len(fields) == 5 and fields[3] in RESUMABLE:
-                        file, original, mutated, verdict, failed = fields
-                        self.known[(file, original, mutated)] = (verdict, [t for t in failed.split(",") if t])
+                    if len(fields) == 3 and fields[0] == "baseline" and fields[2] == "passed":
+                        self.baselines.add(fields[1])
+                    elif len(fields) == 6 and fields[4] in RESUMABLE:
+                        *key, verdict, failed = fields
+                        self.known[tuple(key)] = (verdict, [t for t in failed.split(",") if t])
 
     def verdict(self, mutant):
-        return self.known.get(mutant.key())
+        return self.known.get(mutant.verdict_key())
 
-    def record_baseline(self):
+    def baseline_passed(self, pattern):
+        return (pattern or "") in self.baselines
+
+    def record_baseline(self, pattern):
         with open(self.path, "a", encoding="utf-8") as f:
-            f.write(self.BASELINE)
-        self.baseline_passed = True
+            f.write(self.BASELINE.format(pattern or ""))
+        self.baselines.add(pattern or "")
 
     def record(self, mutant, verdict, failed):
         if verdict not in RESUMABLE:
             return
         # One write of one whole line, appended: never a partial record
         # between two whole ones.
-        line = "\t".join(list(mutant.key()) + [verdict, ",".join(failed)]).replace("\n", " ") + "\n"
+        line = "\t".join(list(mutant.verdict_key()) + [verdict, ",".join(failed)]).replace("\n", " ") + "\n"
         with open(self.path, "a", encoding="utf-8") as f:
             f.write(line)
+
+
+def run_name(sample_seed, list_path):
+    """The name of a run's journal and results: a sample's seed, or the
+    list's file name and a hash of its absolute path, so that two lists
+    (HEAPLINE_MUTANTS_LIST) never share them."""
+    if sample_seed is not None:
+        return f"seed-{sample_seed}"
+    path = os.path.abspath(list_path)
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.splitext(os.path.basename(path))[0])
+    return f"list-{stem}-{hashlib.sha1(path.encode()).hexdigest()[:8]}"
 
 
 def duration(seconds):
@@ -702,18 +754,18 @@ def run_mutants(mutants, sampled, args, scratch, journal_name):
         for future in [pool.submit(worker.prepare) for worker in workers]:
             future.result()
     # Every test the mutants may meet passes before any bug is applied, or
-    # a kill means nothing: once per source tree (the journal says so), on
-    # every core, since no mutant is judged meanwhile.
-    if journal.baseline_passed:
-        print("mutants: the unmutated tree passed its tests in an earlier run of these sources", flush=True)
+    # a kill means nothing: once per source tree and selection of tests (the
+    # journal says so), on every core, since no mutant is judged meanwhile.
+    baseline = None if sampled else ctest_regex(*(f"({m.tests})" for m in mutants))
+    if journal.baseline_passed(baseline):
+        print("mutants: the unmutated tree passed these tests in an earlier run of these sources", flush=True)
     else:
-        baseline = None if sampled else ctest_regex(*(f"({m.tests})" for m in mutants))
         status, failed, log = workers[0].ctest("baseline", baseline, stop_on_failure=False,
                                                jobs=os.cpu_count() or 1)
         if status != 0:
             names = ", ".join(name for name, _ in failed) or "ctest itself"
             sys.exit(f"mutants: the tests fail without any mutant ({names}), see {log}")
-        journal.record_baseline()
+        journal.record_baseline(baseline)
         print(f"mutants: the unmutated tree builds and passes its tests ({duration(time.monotonic() - started)})",
               flush=True)
 
@@ -834,12 +886,19 @@ def main():
             print(f"{mutant.name}  {mutant.operator}\n{show_lines(mutant)}")
         for mutant, reason in equivalent or []:
             print(f"{mutant.name}  equivalent: {reason}\n{show_lines(mutant)}")
-        return 0
+        # What the run would meet and --check reports: a list's bug that
+        # would be judged stale, or an equivalent that no longer names a
+        # line (a mutant it should leave out would be run and counted).
+        problems = (stale_equivalents(SOURCE_ROOT, equivalents_path) if args.sample is not None
+                    else stale_list_entries(SOURCE_ROOT, list_path, mutants))
+        for problem in problems:
+            print(problem)
+        return 1 if problems else 0
 
-    run_name = f"seed-{args.seed}" if args.sample is not None else "list"
-    results, elapsed = run_mutants(mutants, args.sample is not None, args, scratch, run_name)
+    name = run_name(args.seed if args.sample is not None else None, list_path)
+    results, elapsed = run_mutants(mutants, args.sample is not None, args, scratch, name)
     counts = summarise(mutants, results, equivalent, elapsed, header)
-    with open(os.path.join(scratch, f"results-{run_name}.tsv"), "w",
+    with open(os.path.join(scratch, f"results-{name}.tsv"), "w",
               encoding="utf-8") as out:
         for mutant, (verdict, failed) in zip(mutants, results):
             out.write("\t".join([verdict, mutant.name, mutant.operator, mutant.original, mutant.mutated,

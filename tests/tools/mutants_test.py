@@ -4,12 +4,15 @@ makes the bug it names and nothing that cannot be a one-line bug (text in a
 comment or a string, a template's brackets, a declaration dropped); a seed
 draws the same mutants every time; stale entries of the list and of the
 equivalents are reported."""
+import contextlib
+import io
 import os
 import re
 import subprocess
 import sys
 import tempfile
 import unittest
+import unittest.mock
 
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(SOURCE_DIR, "tools"))
@@ -103,10 +106,11 @@ class Sample(unittest.TestCase):
 
 
 class Journal(unittest.TestCase):
-    """A run cut short resumes: what was judged is read back, once per tree."""
+    """A run cut short resumes: what was judged is read back, once per tree
+    and per selection of tests."""
 
-    def mutant(self, mutated):
-        return mutants.Mutant("interposer/src/config.cpp", 3, "relational", "  if (a < b) x();", mutated)
+    def mutant(self, mutated, tests=""):
+        return mutants.Mutant("interposer/src/config.cpp", 3, "relational", "  if (a < b) x();", mutated, tests=tests)
 
     def test_verdicts_are_read_back_and_errors_and_torn_lines_are_not(self):
         with tempfile.TemporaryDirectory() as scratch:
@@ -116,31 +120,56 @@ class Journal(unittest.TestCase):
             journal.record(self.mutant("  if (a > b) x();"), "survived", [])
             journal.record(self.mutant("  if (!(a < b)) x();"), "error", ["ctest failed"])
             with open(path, "a", encoding="utf-8") as f:
-                f.write("interposer/src/config.cpp\tif (a < b) x();\t;\tkilled\tinterposer.unit")  # killed mid-write
+                f.write("interposer/src/config.cpp\tif (a < b) x();\t;\t\tkilled\tinterposer.unit")  # killed mid-write
             again = mutants.Journal(path)
             self.assertEqual(again.verdict(self.mutant("  if (a <= b) x();")),
                              ("killed", ["interposer.unit.A", "launcher.B"]))
             self.assertEqual(again.verdict(self.mutant("  if (a > b) x();")), ("survived", []))
             self.assertIsNone(again.verdict(self.mutant("  if (!(a < b)) x();")), "an error is judged again")
             self.assertEqual(len(again.known), 2, "the torn last line is not a verdict")
-            self.assertFalse(again.baseline_passed)
+            self.assertFalse(again.baseline_passed(None))
 
-    def test_a_passed_baseline_is_remembered_and_is_no_verdict(self):
+    def test_a_verdict_holds_for_the_bug_and_the_tests_it_met_only(self):
+        with tempfile.TemporaryDirectory() as scratch:
+            path = os.path.join(scratch, "journal.tsv")
+            mutants.Journal(path).record(self.mutant("  if (a <= b) x();", tests=r"^launcher\."), "survived", [])
+            again = mutants.Journal(path)
+            self.assertEqual(again.verdict(self.mutant("  if (a <= b) x();", tests=r"^launcher\.")), ("survived", []))
+            self.assertIsNone(again.verdict(self.mutant("  if (a <= b) x();", tests=r"^interposer\.")),
+                              "the same bug under other tests is judged again")
+            self.assertIsNone(again.verdict(self.mutant("  if (a > b) x();", tests=r"^launcher\.")))
+            # A journal of the tool before verdicts had their tests: not read as verdicts.
+            with open(path, "a", encoding="utf-8") as f:
+                f.write("interposer/src/config.cpp\tif (a < b) x();\tif (a > b) x();\tkilled\tlauncher.A\n")
+            self.assertEqual(len(mutants.Journal(path).known), 1)
+
+    def test_a_passed_baseline_is_remembered_per_selection_of_tests_and_is_no_verdict(self):
         with tempfile.TemporaryDirectory() as scratch:
             path = os.path.join(scratch, "journal.tsv")
             journal = mutants.Journal(path)
             journal.record(self.mutant("  if (a <= b) x();"), "killed", ["interposer.unit.A"])
-            self.assertFalse(mutants.Journal(path).baseline_passed)
-            journal.record_baseline()
+            self.assertFalse(mutants.Journal(path).baseline_passed(r"(^interposer\.)"))
+            journal.record_baseline(r"(^interposer\.)")
             again = mutants.Journal(path)
-            self.assertTrue(again.baseline_passed)
+            self.assertTrue(again.baseline_passed(r"(^interposer\.)"))
+            self.assertFalse(again.baseline_passed(r"(^interposer\.)|(^launcher\.)"),
+                             "more tests than the baseline ran")
+            self.assertFalse(again.baseline_passed(None), "the whole suite")
             self.assertEqual(len(again.known), 1, "the baseline is not a mutant's verdict")
-            with open(path, "a", encoding="utf-8") as f:
-                f.write("baseline\t\t\tpassed")  # torn: not a passed baseline
+            journal.record_baseline(None)
+            self.assertTrue(mutants.Journal(path).baseline_passed(None))
             torn = os.path.join(scratch, "torn.tsv")
             with open(torn, "w", encoding="utf-8") as f:
-                f.write("baseline\t\t\tpassed")
-            self.assertFalse(mutants.Journal(torn).baseline_passed)
+                f.write("baseline\t\tpassed")  # killed mid-write: not a passed baseline
+            self.assertFalse(mutants.Journal(torn).baseline_passed(None))
+
+    def test_each_list_and_each_seed_has_a_run_name_of_its_own(self):
+        with tempfile.TemporaryDirectory() as scratch:
+            first, second = os.path.join(scratch, "a", "bugs.list"), os.path.join(scratch, "b", "bugs.list")
+            self.assertEqual(mutants.run_name(None, first), mutants.run_name(None, first))
+            self.assertNotEqual(mutants.run_name(None, first), mutants.run_name(None, second))
+            self.assertTrue(mutants.run_name(None, first).startswith("list-bugs-"))
+            self.assertEqual(mutants.run_name(7, first), "seed-7")
 
     def test_the_journal_is_per_source_tree_but_prose(self):
         with tempfile.TemporaryDirectory() as scratch:
@@ -168,6 +197,88 @@ class Journal(unittest.TestCase):
                              "a new commit of the same sources")
             self.assertEqual(mutants.source_tree(commit_with("README.md", "prose\n"), repo), same, "prose alone")
             self.assertNotEqual(mutants.source_tree(commit_with("CMakeLists.txt", "# built\n"), repo), same)
+
+
+class Runs(unittest.TestCase):
+    """What a run hands to its scratch trees, and what it keeps of each list."""
+
+    def test_the_tools_settings_never_reach_the_builds_and_tests_it_runs(self):
+        with tempfile.TemporaryDirectory() as scratch:
+            bin_dir = os.path.join(scratch, "bin")
+            os.makedirs(bin_dir)
+            # Stand-ins for cmake and ctest that write down their environment.
+            for program in ("cmake", "ctest"):
+                with open(os.path.join(bin_dir, program), "w", encoding="utf-8") as f:
+                    f.write(f"#!/bin/sh\nenv > {scratch}/{program}.env\n")
+                os.chmod(os.path.join(bin_dir, program), 0o755)
+            settings = {"HEAPLINE_MUTANTS_LIST": "/elsewhere/bugs.list", "HEAPLINE_MUTANTS_EQUIVALENT": "/x",
+                        "HEAPLINE_MUTANTS_DIR": scratch, "PATH": bin_dir + os.pathsep + os.environ["PATH"],
+                        "HEAPLINE_MUTANTS_TEST_OTHER": "1", "SOME_TEST_SETTING": "kept"}
+            with unittest.mock.patch.dict(os.environ, settings):
+                worker = mutants.Worker(scratch, 1, "0" * 40, 1)
+                os.makedirs(worker.log_dir)
+                worker.compile("build")
+                status, failed, _ = worker.ctest("mutant-test", r"^launcher\.")
+            self.assertEqual((status, failed), (0, []))
+            for program in ("cmake", "ctest"):
+                with open(os.path.join(scratch, f"{program}.env"), encoding="utf-8") as f:
+                    names = [line.split("=", 1)[0] for line in f]
+                self.assertEqual([n for n in names if n.startswith("HEAPLINE_MUTANTS_")], [], program)
+                self.assertIn("SOME_TEST_SETTING", names, "any other variable is the caller's to give")
+
+    def test_a_second_list_runs_its_own_baseline_and_keeps_the_first_lists_results(self):
+        ran = []
+
+        class FakeWorker:
+            """A scratch tree that builds nothing: its tests pass, its mutants are killed."""
+
+            def __init__(self, scratch, index, snapshot, jobs):
+                pass
+
+            def prepare(self):
+                pass
+
+            def compile(self, log_name):
+                return True
+
+            def ctest(self, log_name, include=None, exclude=None, stop_on_failure=True, jobs=None):
+                ran.append((log_name, include))
+                return 0, [], "log"
+
+            def judge(self, mutant, sampled):
+                ran.append(("judge", mutant.name))
+                return "killed", [f"test.of.{mutant.name}"]
+
+        def run_list(scratch, name, tests):
+            list_path = os.path.join(scratch, name, "mutants.list")
+            os.makedirs(os.path.dirname(list_path), exist_ok=True)
+            with open(list_path, "w", encoding="utf-8") as f:
+                f.write(f"{name}_bug\tinterposer/src/config.cpp\tsame text\tother text\t{tests}\n")
+            env = {"HEAPLINE_MUTANTS_LIST": list_path, "HEAPLINE_MUTANTS_DIR": os.path.join(scratch, "runs")}
+            del ran[:]
+            with unittest.mock.patch.dict(os.environ, env), \
+                    unittest.mock.patch.object(mutants, "Worker", FakeWorker), \
+                    unittest.mock.patch.object(mutants, "git_snapshot", lambda: "0" * 40), \
+                    unittest.mock.patch.object(mutants, "source_tree", lambda commit: "f" * 40), \
+                    unittest.mock.patch.object(sys, "argv", ["mutants.py"]), \
+                    contextlib.redirect_stdout(io.StringIO()):
+                self.assertEqual(mutants.main(), 0)
+            return list(ran), list_path
+
+        with tempfile.TemporaryDirectory() as scratch:
+            first_ran, first_list = run_list(scratch, "first", r"^interposer\.")
+            self.assertEqual(first_ran, [("baseline", r"(^interposer\.)"), ("judge", "first_bug")])
+            second_ran, second_list = run_list(scratch, "second", r"^launcher\.")
+            self.assertEqual(second_ran, [("baseline", r"(^launcher\.)"), ("judge", "second_bug")],
+                             "the second list's tests pass before its bugs, and its bug meets its own tests")
+            again, _ = run_list(scratch, "first", r"^interposer\.")
+            self.assertEqual(again, [], "the first list's run resumes: its baseline and its verdict are kept")
+            results = {}
+            for list_path in (first_list, second_list):
+                name = mutants.run_name(None, list_path)
+                with open(os.path.join(scratch, "runs", f"results-{name}.tsv"), encoding="utf-8") as f:
+                    results[list_path] = f.read().split("\t")[:2]
+            self.assertEqual(results, {first_list: ["killed", "first_bug"], second_list: ["killed", "second_bug"]})
 
 
 class Rounds(unittest.TestCase):
@@ -200,7 +311,7 @@ class Rounds(unittest.TestCase):
 
 
 class Check(unittest.TestCase):
-    def check(self, list_text, equivalents_text):
+    def check(self, list_text, equivalents_text, *arguments):
         with tempfile.TemporaryDirectory() as scratch:
             list_path, equivalents_path = os.path.join(scratch, "list"), os.path.join(scratch, "equivalent")
             with open(list_path, "w", encoding="utf-8") as f:
@@ -208,23 +319,53 @@ class Check(unittest.TestCase):
             with open(equivalents_path, "w", encoding="utf-8") as f:
                 f.write(equivalents_text)
             env = dict(os.environ, HEAPLINE_MUTANTS_LIST=list_path, HEAPLINE_MUTANTS_EQUIVALENT=equivalents_path)
-            return subprocess.run([os.path.join(SOURCE_DIR, "tools", "mutants.sh"), "--check"], env=env,
+            return subprocess.run([os.path.join(SOURCE_DIR, "tools", "mutants.sh"), *arguments], env=env,
                                   capture_output=True, text=True)
 
     def test_the_repository_list_and_equivalents_are_current(self):
+        # The repository's files whatever the caller's settings (a run of
+        # another list must not have this test check that list).
+        env = {name: value for name, value in os.environ.items() if not name.startswith("HEAPLINE_MUTANTS_")}
         result = subprocess.run([os.path.join(SOURCE_DIR, "tools", "mutants.sh"), "--check"],
-                                capture_output=True, text=True)
+                                capture_output=True, text=True, env=env)
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+
+    def current_entry(self):
+        """A line of the repository's list whose text is in its file once."""
+        for mutant in mutants.read_list(os.path.join(SOURCE_DIR, "tools", "mutants.list"), None):
+            with open(os.path.join(SOURCE_DIR, mutant.file), encoding="utf-8") as f:
+                once = f.read().count(mutant.original) == 1
+            if once:
+                return "\t".join([mutant.name, mutant.file, mutant.original, mutant.mutated, mutant.tests]) + "\n"
+        self.fail("no current entry in tools/mutants.list")
+
+    def test_a_dry_run_names_a_stale_entry_and_fails_as_check_does(self):
+        stale = "gone\tinterposer/src/config.cpp\tno such text\tx\t^interposer\\.\n"
+        result = self.check(self.current_entry() + stale, "", "--dry-run")
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        self.assertIn("gone: its original text is in interposer/src/config.cpp 0 times, not once", result.stdout)
+        current = self.check(self.current_entry(), "", "--dry-run")
+        self.assertEqual(current.returncode, 0, current.stdout + current.stderr)
+        # Only the bugs the run would meet: NAME_REGEX leaves the stale one out.
+        chosen = self.check(self.current_entry() + stale, "", "--dry-run", self.current_entry().split("\t")[0])
+        self.assertEqual(chosen.returncode, 0, chosen.stdout + chosen.stderr)
+
+    def test_a_sample_dry_run_names_a_stale_equivalent_and_fails(self):
+        result = self.check("", "launcher/src/live_view.cpp\tno such line;\t;\tsome reason\n",
+                            "--sample", "2", "--seed", "1", "--dry-run")
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        self.assertIn("no line `no such line;` in launcher/src/live_view.cpp", result.stdout)
 
     def test_a_moved_line_is_reported_stale(self):
         result = self.check("gone\tinterposer/src/config.cpp\tno such text\tx\t^interposer\\.\n",
-                            "launcher/src/live_view.cpp\tno such line;\t;\tsome reason\n")
+                            "launcher/src/live_view.cpp\tno such line;\t;\tsome reason\n", "--check")
         self.assertEqual(result.returncode, 1)
         self.assertIn("gone: its original text is in interposer/src/config.cpp 0 times, not once", result.stdout)
         self.assertIn("no line `no such line;` in launcher/src/live_view.cpp", result.stdout)
 
     def test_a_list_entry_whose_tests_ctest_cannot_select_is_named(self):
-        result = self.check("lookahead\tinterposer/src/config.cpp\tno such text\tx\t^interposer\\.(?!unit)\n", "")
+        result = self.check("lookahead\tinterposer/src/config.cpp\tno such text\tx\t^interposer\\.(?!unit)\n", "",
+                            "--check")
         self.assertEqual(result.returncode, 1)
         self.assertIn("lookahead: not a CMake regular expression", result.stdout)
 
@@ -259,7 +400,7 @@ class Check(unittest.TestCase):
         return mutants.stale_entries(root, empty_list, equivalents_path)
 
     def test_a_malformed_line_is_named(self):
-        result = self.check("only\ttwo fields\n", "")
+        result = self.check("only\ttwo fields\n", "", "--check")
         self.assertNotEqual(result.returncode, 0)
         self.assertIn(":1: expected NAME<TAB>FILE<TAB>ORIGINAL<TAB>REPLACEMENT<TAB>TEST_REGEX", result.stderr)
 
