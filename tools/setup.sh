@@ -20,6 +20,9 @@ build_packages=(
   # the suite's allocator entries (scenarios/allocators.json) and the release
   # comparison's peer beside glibc's memusage
   libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 heaptrack
+  # the man pages, made from the programs' --help at build time; the Debian
+  # package (cpack -G DEB: dpkg-shlibdeps and file compute its dependencies)
+  help2man dpkg-dev file
 )
 # tools/fuzz.sh: libFuzzer and clang's sanitizer runtimes
 fuzz_packages=(
@@ -31,6 +34,8 @@ test_packages=(
   python3-yaml nodejs
   # go tool pprof reads the exported heap profiles (tests/launcher)
   golang-go
+  # Debian's checks of the package (tests/install)
+  lintian
 )
 
 wanted=("${build_packages[@]}")

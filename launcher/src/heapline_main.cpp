@@ -8,6 +8,7 @@
 //   heapline clean [DIR] [--reports] [--dry-run]       commands/clean_command.cpp
 //   heapline profile REPORT [--format text|folded|pprof] [-o FILE] [--at peak|exit]
 //                                                      commands/profile_command.cpp
+//   heapline --version | --help | --help-all
 //
 // A first word naming a subcommand is the subcommand; any other first word
 // is the command to run (`heapline -- top` runs a program named top).
@@ -18,7 +19,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <heapline/install_dirs.h>
+
 #include "commands/subcommand.h"
+#include "library_locator.h"
 
 using namespace heapline::launcher;
 
@@ -60,16 +64,28 @@ std::vector<std::string> heaplines_words(int argc, char** argv, const std::vecto
     if (option != nullptr && option->get_expected_min() > 0 && i + 1 < argc) options.push_back(argv[++i]);
   }
   command.assign(argv + command_start, argv + argc);
-  // `heapline --help` is heapline's own help, which lists the subcommands;
-  // `heapline` alone says no command was given; anything else is the run
-  // subcommand's.
-  const bool asks_help_only = first == 1 && command.empty() && !options.empty() &&
-                              std::all_of(options.begin(), options.end(),
-                                          [](const std::string& o) { return o == "-h" || o == "--help"; });
-  if (words.empty() && !asks_help_only && !(command.empty() && options.empty())) words.push_back(run.get_name());
+  // `heapline --help` is heapline's own help, which lists the subcommands
+  // (--help-all: with every subcommand's options; --version: the version
+  // and the library it preloads); `heapline` alone says no command was
+  // given; anything else is the run subcommand's.
+  const bool asks_heapline_only =
+      first == 1 && command.empty() && !options.empty() &&
+      std::all_of(options.begin(), options.end(), [](const std::string& o) {
+        return o == "-h" || o == "--help" || o == "--help-all" || o == "--version";
+      });
+  if (words.empty() && !asks_heapline_only && !(command.empty() && options.empty())) words.push_back(run.get_name());
   words.insert(words.end(), options.begin(), options.end());
   std::reverse(words.begin(), words.end());  // CLI11 takes them last-first
   return words;
+}
+
+// `heapline --version`: the version, then the library a run would preload
+// (the same lookup as a run's, $HEAPLINE_LIB included) or why none.
+std::string version_text() {
+  std::string text = std::string("heapline ") + heapline::install_dirs::kVersion + "\n";
+  LibraryChoice choice;
+  if (const auto library = locate_library("", choice)) return text + "preloads " + library->string();
+  return text + "preloads nothing: no libheapline.so at " + choice.tried + " (give its path with --lib or HEAPLINE_LIB)";
 }
 
 }  // namespace
@@ -80,6 +96,8 @@ int main(int argc, char** argv) {
                     "usage: heapline [run] [OPTIONS] [--] CMD [ARGS...]   (heapline run --help: the options)",
                     "heapline"};
   heapline.require_subcommand(0, 1);
+  heapline.set_help_all_flag("--help-all", "Print the help of heapline and of every subcommand and exit");
+  heapline.set_version_flag("--version", version_text, "Print the version and the libheapline.so a run preloads");
   std::vector<std::string> command;
   const Subcommand subcommands[] = {add_run_command(heapline, command), add_convert_command(heapline),
                                     add_top_command(heapline), add_clean_command(heapline),
@@ -92,6 +110,12 @@ int main(int argc, char** argv) {
     heapline.parse(words);
   } catch (const CLI::CallForHelp&) {
     std::cout << heapline.help();
+    return 0;
+  } catch (const CLI::CallForAllHelp&) {
+    std::cout << heapline.help("", CLI::AppFormatMode::All);
+    return 0;
+  } catch (const CLI::CallForVersion& version) {
+    std::cout << version.what() << "\n";
     return 0;
   } catch (const CLI::ParseError& error) {
     const std::vector<CLI::App*> chosen = heapline.get_subcommands();

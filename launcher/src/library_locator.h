@@ -1,5 +1,6 @@
-// Where libheapline.so is: --lib, else $HEAPLINE_LIB, else next to the
-// heapline executable (the build tree), else ../lib beside it (an install).
+// Where libheapline.so is: --lib, else $HEAPLINE_LIB, else where heapline's
+// own layout puts it (heapline/install_layout.h): beside the heapline
+// executable in a build tree, in <libdir>/heapline when installed.
 #pragma once
 
 #include <filesystem>

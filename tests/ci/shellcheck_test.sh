@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs shellcheck (Debian's) on every shell script under
-# tools/, on bench/*.sh, on these tests and on the docs tests, following what they source.
+# tools/, on bench/*.sh, on these tests, the docs tests and the install tests, following what they source.
 set -euo pipefail
 source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$source_dir"
@@ -10,7 +10,7 @@ while IFS= read -r -d '' file; do
   if [[ "$file" == *.sh ]] || head -n 1 "$file" | grep -qE '^#!.*\b(ba)?sh\b'; then
     scripts+=("$file")
   fi
-done < <(find tools bench tests/ci tests/docs -type f -not -path '*/node_modules/*' -print0 | sort -z)
+done < <(find tools bench tests/ci tests/docs tests/install -type f -not -path '*/node_modules/*' -print0 | sort -z)
 
 ((${#scripts[@]} > 0)) || { echo "no scripts found"; exit 1; }
 shellcheck --external-sources "${scripts[@]}"

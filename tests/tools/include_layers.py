@@ -36,6 +36,9 @@ INCLUDE_ROOTS = {
     "launcher": ["launcher/src"],
     "harness": ["harness/include", "harness/src"],
 }
+# Headers CMake writes into the build tree from a template of the source
+# tree (configure_file): they belong to the template's component.
+GENERATED_HEADERS = {"heapline/install_dirs.h": "common/install_dirs.h.in"}
 HARNESS_LAYERS = ["text", "measurement", "history", "verdicts", "reports", "cli"]
 PROGRAM_ONLY_READERS = {"interposer/include/heapline/report_reader.h", "interposer/include/heapline/regular_file.h"}
 
@@ -68,6 +71,8 @@ def sources(source_dir):
 
 def resolve(source_dir, including, bracket, name):
     """The project file an include names (relative to source_dir), or None."""
+    if name in GENERATED_HEADERS:
+        return GENERATED_HEADERS[name]
     own = component_of(including)
     candidates = [] if bracket == "<" else [os.path.dirname(including)]
     candidates += INCLUDE_ROOTS[own] + [root for c in COMPONENTS if c != own for root in INCLUDE_ROOTS[c]]

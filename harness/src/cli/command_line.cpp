@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "heapline/install_layout.h"
 #include "heapline_bench/reports/exporter.h"
 #include "heapline_bench/text/text.h"
 
@@ -96,26 +97,27 @@ void relations(const VerdictOptions& rule) {
 
 }  // namespace check
 
-std::string own_directory() {
-  std::error_code ec;
-  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string(".") : exe.parent_path().string();
-}
-
+// The defaults come from heapline-bench's own place (install_layout.h); the
+// help describes them rather than printing them, so that it (and the man
+// page made from it) holds no path of the machine that built it.
 void add_location_options(CLI::App& app, Locations& where) {
-  app.add_option("--catalogue", where.catalogue, "Scenario catalogue (scenarios.json)")
-      ->capture_default_str()
+  app.add_option("--catalogue", where.catalogue,
+                 "Scenario catalogue (default: scenarios/scenarios.json in the source tree, or in <datadir>/heapline "
+                 "when installed)")
       ->check(check::text);
-  app.add_option("--bin-dir", where.bin_dir, "Directory of malloc_churn and the preload libraries")
-      ->capture_default_str()
+  app.add_option("--bin-dir", where.bin_dir,
+                 "Directory of malloc_churn and the preload libraries (default: heapline-bench's own in a build "
+                 "tree, <libdir>/heapline when installed)")
       ->check(check::text);
-  app.add_option("--source-dir", where.source_dir, "Source tree, for {source} in scenario commands")
-      ->capture_default_str()
+  app.add_option("--source-dir", where.source_dir,
+                 "For {source} in scenario commands: the source tree heapline-bench was built from, or "
+                 "<datadir>/heapline when installed. <work> below is the source tree, or the current directory when "
+                 "installed")
       ->check(check::text & CLI::ExistingDirectory);
 }
 
 void add_store_option(CLI::App& command, std::string& store) {
-  command.add_option("--store", store, "Store directory (default: <source>/bench-data)")->check(check::text);
+  command.add_option("--store", store, "Store directory (default: <work>/bench-data)")->check(check::text);
 }
 
 void add_runs_option(CLI::App& command, int& runs, const char* what = "Runs per side") {
@@ -132,7 +134,7 @@ void add_only_option(CLI::App& command, std::vector<std::string>& only) {
 
 void add_render_options(CLI::App& command, RenderCommandOptions& render) {
   add_store_option(command, render.store);
-  command.add_option("--out", render.out, "Where the page goes (default: <source>/docs/_generated)")->check(check::text);
+  command.add_option("--out", render.out, "Where the page goes (default: <work>/docs/_generated)")->check(check::text);
   command.add_option("--rows", render.rows, "Measured commits in the table")
       ->capture_default_str()
       ->check(check::whole_number(1, 100000));
@@ -200,12 +202,14 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
   auto all = std::make_shared<AllOptions>();
   auto& [where, overhead, suite, compare, check, instructions, accuracy, calibrate, render, validate, import, export_] =
       *all;
-  CLI::App app{"heapline-bench: the overhead-regression service of heapline"};
+  CLI::App app{"heapline-bench: the overhead-regression service of heapline", "heapline-bench"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", HEAPLINE_VERSION);
+  app.set_version_flag("--version", std::string("heapline-bench ") + install_dirs::kVersion);
+  app.set_help_all_flag("--help-all", "Print the help of heapline-bench and of every subcommand and exit");
 
-  where.bin_dir = own_directory();
-  where.source_dir = HEAPLINE_SOURCE_DIR;
+  const InstallLayout layout = own_layout();
+  where.bin_dir = layout.libraries.string();
+  where.source_dir = layout.data.string();
   where.catalogue = where.source_dir + "/scenarios/scenarios.json";
   add_location_options(app, where);
 
@@ -226,7 +230,7 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
   add_precision_options(*overhead_cmd, overhead.precision);
 
   auto* suite_cmd = app.add_subcommand("suite", "Measure every catalogue scenario with the library");
-  suite_cmd->add_option("--lib", suite.library, "Preload library, or A:B (default: libheapline.so next to heapline-bench)")
+  suite_cmd->add_option("--lib", suite.library, "Preload library, or A:B (default: libheapline.so in --bin-dir)")
       ->check(check::text);
   add_runs_option(*suite_cmd, suite.runs);
   add_scale_option(*suite_cmd, suite.scale);
@@ -273,11 +277,14 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
       compare_cmd->add_option("--json", compare.json, "Raw data (default: OUT/release-comparison.json)")
           ->check(check::text);
   auto* out_option =
-      compare_cmd->add_option("--out", compare.out, "Where the table and the raw data go (default: <build>/release-comparison)")
+      compare_cmd
+          ->add_option("--out", compare.out,
+                       "Where the table and the raw data go (default: release-comparison in the build directory, or "
+                       "in the current directory when installed)")
           ->check(check::text);
   compare_cmd
       ->add_flag("--write-docs", compare.write_docs,
-                 "Write into the docs: <source>/docs/release-comparison.json (tracked) and the table they include")
+                 "Write into the docs: <work>/docs/release-comparison.json (tracked) and the table they include")
       ->excludes(json_option)
       ->excludes(out_option);
 
@@ -311,7 +318,7 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
                   "of the same run, and the stated bound");
   accuracy_cmd->add_option("--lib", accuracy.library,
                            "The library (its libheapline_accuracy.so runs), or an accuracy build itself "
-                           "(default: libheapline.so next to heapline-bench)")
+                           "(default: libheapline.so in --bin-dir)")
       ->check(check::text);
   accuracy_cmd->add_flag("--json", accuracy.json, "Print JSON instead of one line");
   accuracy_cmd->add_option("COMMAND", accuracy.command, "Command to run (after --)")->required()->check(check::text);
@@ -371,6 +378,10 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
     const int status = app.exit(e);
     return status == 0 ? kExitOk : kExitUsage;
   }
+  // A build tree's store and page follow --source-dir; an install's go
+  // into the current directory.
+  where.work_dir = layout.installed ? "." : where.source_dir;
+  where.output_dir = layout.installed ? "." : layout.programs.parent_path().string();
   overhead.where = suite.where = render.where = validate.where = import.where = compare.where = export_.where = where;
   check.where = calibrate.where = instructions.where = accuracy.where = where;
   const std::pair<CLI::App*, std::function<int()>> table[] = {

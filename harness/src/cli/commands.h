@@ -17,10 +17,20 @@ inline constexpr int kExitRefused = 1;   // invalid measurement or input: nothin
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitInterrupted = 130;
 
+// Where heapline-bench's files are (heapline/install_layout.h): a build
+// tree's, or an install's.
 struct Locations {
   std::string catalogue;   // scenarios.json
-  std::string bin_dir;     // where malloc_churn and the libraries were built
-  std::string source_dir;  // the source tree ({source} in commands)
+  std::string bin_dir;     // malloc_churn and the preload libraries
+  std::string source_dir;  // {source} in commands: the source tree, or the installed data directory
+  // Where the store (bench-data/), the page (docs/_generated/) and the docs'
+  // comparison (docs/release-comparison.json) are by default: the source
+  // tree in a build tree; the current directory when installed, whose data
+  // directory is the package's, not the user's.
+  std::string work_dir;
+  // compare's default --out is release-comparison/ in it: the build
+  // directory, or the current directory when installed.
+  std::string output_dir;
 };
 
 // --until-ci: keep adding interleaved pairs until the figure's confidence interval (kConfidenceLevel)
@@ -46,8 +56,8 @@ struct OverheadOptions {
 
 struct RenderCommandOptions {
   Locations where;
-  std::string store;  // the store directory; default <source>/bench-data
-  std::string out;    // default <source>/docs/_generated
+  std::string store;  // the store directory; default <work>/bench-data
+  std::string out;    // default <work>/docs/_generated
   int rows = 25;
   bool plots = true;
 };
@@ -100,7 +110,7 @@ struct CompareOptions {
   // Where the raw data and the table go. A comparison is written into the
   // docs (the tracked docs/release-comparison.json, and the table the docs
   // include) only with write_docs; otherwise into `out` (default
-  // <build>/release-comparison), the JSON to `json` when given.
+  // <output>/release-comparison), the JSON to `json` when given.
   std::string json;
   std::string out;
   bool write_docs = false;
@@ -175,10 +185,10 @@ int run_export(const ExportOptions& options);
 int run_import(const ImportOptions& options);
 
 // The docs' release comparison, which render makes the docs' table from:
-// <source>/docs/release-comparison.json, written by `compare --write-docs`.
+// <work>/docs/release-comparison.json, written by `compare --write-docs`.
 std::string docs_comparison_path(const Locations& where);
 
-// The store directory to use: the option's, else <source>/bench-data.
+// The store directory to use: the option's, else <work>/bench-data.
 std::string store_directory(const std::string& option, const Locations& where);
 
 class Store;

@@ -82,7 +82,7 @@ std::vector<Build> builds_from(const CompareOptions& options, std::vector<Absent
 
 }  // namespace
 
-std::string docs_comparison_path(const Locations& where) { return where.source_dir + "/docs/release-comparison.json"; }
+std::string docs_comparison_path(const Locations& where) { return where.work_dir + "/docs/release-comparison.json"; }
 
 int run_compare(const CompareOptions& options) {
   const Catalogue catalogue = load_catalogue(options.where.catalogue);
@@ -123,10 +123,9 @@ int run_compare(const CompareOptions& options) {
   // A quick look never replaces the docs' comparison: only --write-docs
   // (which the command line takes without --json and --out) writes there.
   const std::string out_dir =
-      options.write_docs ? options.where.source_dir + "/docs/_generated"
-      : options.out.empty()
-          ? (std::filesystem::path(options.where.bin_dir).parent_path() / "release-comparison").string()
-          : options.out;
+      options.write_docs   ? options.where.work_dir + "/docs/_generated"
+      : options.out.empty() ? options.where.output_dir + "/release-comparison"
+                            : options.out;
   const std::string json_path = options.write_docs     ? docs_comparison_path(options.where)
                                 : options.json.empty() ? out_dir + "/release-comparison.json"
                                                        : options.json;

@@ -43,7 +43,7 @@ void render_release_comparison(const std::string& json_path, const std::string& 
 }  // namespace
 
 std::string store_directory(const std::string& option, const Locations& where) {
-  return option.empty() ? where.source_dir + "/bench-data" : option;
+  return option.empty() ? where.work_dir + "/bench-data" : option;
 }
 
 Store existing_store(const std::string& option, const Locations& where) {
@@ -78,10 +78,10 @@ int run_render(const RenderCommandOptions& options) {
   // The whole store: the newest points may be anywhere in it (an import
   // appends older points after newer ones).
   const History history = read_history(store.points_path());
-  render.out_dir = options.out.empty() ? options.where.source_dir + "/docs/_generated" : options.out;
+  render.out_dir = options.out.empty() ? options.where.work_dir + "/docs/_generated" : options.out;
   // The page names its source relative to the checkout when it lies inside.
   const auto relative = std::filesystem::absolute(store.points_path()).lexically_normal().lexically_relative(
-      std::filesystem::path(options.where.source_dir).lexically_normal());
+      std::filesystem::absolute(options.where.work_dir).lexically_normal());
   render.store_label = !relative.empty() && *relative.begin() != ".." ? relative.string() : store.points_path();
   render.table_commits = options.rows;
   render.draw_plots = options.plots;

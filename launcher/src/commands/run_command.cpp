@@ -312,7 +312,8 @@ Subcommand add_run_command(CLI::App& heapline, const std::vector<std::string>& c
                 "sample the heap for the sites that held it at the peak (HEAPLINE_SAMPLE=on, a 4 MiB mean, "
                 "unless HEAPLINE_SAMPLE is set); off by default, for its cost");
   app->add_option("--lib", options->lib,
-                  "libheapline.so to preload (default: $HEAPLINE_LIB, else next to heapline)");
+                  "libheapline.so to preload (default: $HEAPLINE_LIB, else next to heapline in a build tree, "
+                  "<libdir>/heapline when installed; heapline --version says which)");
   return {app, [options, &command] {
             options->command = command;
             return run(*options);
