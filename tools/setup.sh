@@ -46,10 +46,20 @@ case "${1:-}" in
   *) echo "usage: tools/setup.sh [--test|--fuzz]" >&2; exit 2 ;;
 esac
 
+# A package counts as installed only in this machine's architecture (or as
+# an architecture-independent one): with a foreign architecture added
+# (dpkg --add-architecture arm64), libsimdjson-dev:arm64 can stand where
+# libsimdjson-dev:amd64 was, and a bare name would find it installed while
+# the native build finds no simdjson. apt-get installs a bare name for the
+# native architecture, replacing a foreign one that cannot be beside it.
+native=$(dpkg --print-architecture)
+installed_natively() {
+  dpkg-query -W -f='${Status} ${Architecture}\n' "$1" 2>/dev/null |
+    grep -qE "^install ok installed ($native|all)\$"
+}
 missing=()
 for package in "${wanted[@]}"; do
-  status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
-  [[ "$status" == "install ok installed" ]] || missing+=("$package")
+  installed_natively "$package" || missing+=("$package")
 done
 
 if ((${#missing[@]} == 0)); then
