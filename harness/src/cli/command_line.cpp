@@ -23,7 +23,7 @@ namespace {
 // seen as empty (never read as 0) and "nan" or "inf" as what they are.
 namespace check {
 
-std::string shown(const std::string& text) { return "'" + printable(text) + "'"; }
+std::string shown(const std::string& text) { return "'" + terminal_text(text) + "'"; }
 
 // A whole number from `low` to `high`.
 CLI::Validator whole_number(long long low, long long high) {
