@@ -112,10 +112,10 @@ int main(int argc, char** argv) {
     say_lines(std::cout, heapline.help());
     return 0;
   } catch (const CLI::CallForAllHelp&) {
-    std::cout << heapline.help("", CLI::AppFormatMode::All);
+    say_lines(std::cout, heapline.help("", CLI::AppFormatMode::All));
     return 0;
   } catch (const CLI::CallForVersion& version) {
-    std::cout << version.what() << "\n";
+    say_lines(std::cout, std::string(version.what()) + "\n");
     return 0;
   } catch (const CLI::ParseError& error) {
     const std::vector<CLI::App*> chosen = heapline.get_subcommands();
