@@ -23,6 +23,7 @@
 #include "cli/command_line.h"
 #include "cli/commands.h"
 #include "heapline_bench/measurement/measurement.h"
+#include "heapline_bench/text/text.h"
 
 int main(int argc, char** argv) {
   using namespace heapline::bench;
@@ -37,17 +38,20 @@ int main(int argc, char** argv) {
 
   // 3. Run it. Whatever stops it says why, and the exit status tells scripts
   //    apart a refusal (nothing recorded) from an interruption.
+  //    Every line goes out through the door of printed lines (text/text.h):
+  //    a refusal may hold several lines (a failed command's stderr,
+  //    indented), each escaped.
   try {
     return subcommand();
   } catch (const Refusal& refusal) {
-    std::cerr << "heapline-bench: " << refusal.what() << std::endl;
+    say_lines(std::cerr, "heapline-bench: " + std::string(refusal.what()));
     return kExitRefused;
   } catch (const Interrupted& interrupted) {
-    std::cerr << "\nheapline-bench: interrupted by " << sigabbrev_np(interrupted.signal)
-              << "; the running command was stopped and nothing was recorded." << std::endl;
+    Say(std::cerr) << "\nheapline-bench: interrupted by " << sigabbrev_np(interrupted.signal)
+                   << "; the running command was stopped and nothing was recorded.";
     return kExitInterrupted;
   } catch (const std::exception& error) {
-    std::cerr << "heapline-bench: " << error.what() << std::endl;
+    say_lines(std::cerr, "heapline-bench: " + std::string(error.what()));
     return kExitRefused;
   }
 }

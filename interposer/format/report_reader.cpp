@@ -100,7 +100,7 @@ class Fields {
       if (value == choices[i]) return i;
       list += std::string(i == 0 ? "" : ", ") + '"' + choices[i] + '"';
     }
-    fail(name, "is \"" + printable_text(value, 40) + "\", not one of " + list);
+    fail(name, "is \"" + terminal_text(value, 40) + "\", not one of " + list);
   }
   bool boolean(const char* name) const {
     const json* value = find(name, true);
@@ -350,26 +350,6 @@ ParsedReport read_fields(const json& root) {
 }
 
 }  // namespace
-
-std::string control_bytes_escaped(std::string_view text, Backslash backslash) {
-  std::string out;
-  out.reserve(text.size());
-  for (const unsigned char c : text) {
-    if (is_control_byte(c) || (c == '\\' && backslash == Backslash::kEscaped)) {
-      char code[8];
-      std::snprintf(code, sizeof code, "\\x%02x", c);
-      out += code;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
-
-std::string printable_text(std::string_view text, std::size_t max_bytes) {
-  const std::string out = control_bytes_escaped(text.substr(0, std::min(text.size(), max_bytes)), Backslash::kEscaped);
-  return text.size() > max_bytes ? out + "..." : out;
-}
 
 ReportReading parse_report(std::string_view text, const std::string& source) {
   ReportReading reading;

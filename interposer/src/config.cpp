@@ -25,14 +25,13 @@ void report_bad_value(const char* name, const char* value, const char* expected,
   text.append("heapline: ");
   text.append(name);
   text.append("='");
-  // The value as printable ASCII: whatever its bytes, the line stays one
-  // line of text.
-  std::size_t shown = 0;
-  for (const char* c = value; *c != 0 && shown < 80; ++c, ++shown) {
-    const unsigned char byte = static_cast<unsigned char>(*c);
-    text.append(byte >= 0x20 && byte < 0x7f ? *c : '?');
-  }
-  if (std::strlen(value) > shown) text.append("...");
+  // The value as a terminal shows it (TextSink::append_shown): whatever its
+  // bytes, the line stays one line of text. At most 80 bytes of it, cut
+  // between two characters.
+  char shown[81];
+  copy_utf8_prefix(shown, sizeof shown, value);
+  text.append_shown(shown);
+  if (std::strlen(value) > std::strlen(shown)) text.append("...");
   text.append("' is not valid (expected ");
   text.append(expected);
   text.append("); using the default ");

@@ -143,7 +143,7 @@ void print_summary(const Report& report, std::size_t samples, const char* path, 
     text.append("output not written");
   } else {
     text.append("output ");
-    text.append(path);
+    text.append_shown(path);
   }
   text.append('\n');
   write_stderr(line, text.size());
@@ -252,7 +252,7 @@ void write_report_at_exit() {
     char* line = g_line;
     TextSink text(line, sizeof g_line);
     text.append("heapline: the program's malloc is not libheapline's (it comes from ");
-    text.append(culprit);
+    text.append_shown(culprit);
     text.append(": heapline loaded with dlopen, preloaded after another allocator, or the program's own malloc); "
                 "the figures miss the program's allocations\n");
     write_stderr(line, text.size());
@@ -286,7 +286,7 @@ void write_report_at_exit() {
       }
       if (g_process.live_path[0] != 0) {
         text.append("; the heap line stays in ");
-        text.append(g_process.live_path);
+        text.append_shown(g_process.live_path);
       } else {
         // Nothing else holds them: the figures, at least, reach the user.
         text.append("; the heap line is lost (");

@@ -160,13 +160,13 @@ void say_left_by(const char* live, const Found& found, const char* const (&then)
   char* line = g_line;
   TextSink text(line, sizeof g_line);
   text.append("heapline: ");
-  text.append(live);
+  text.append_shown(live);
   text.append(" was left by process ");
   text.append_signed(found.pid);
   text.append(" (");
-  text.append(found_program());
+  text.append_shown(found_program());
   text.append("), which has ended");
-  for (const char* part : then) text.append(part);
+  for (const char* part : then) text.append_shown(part);
   text.append('\n');
   write_stderr(line, text.size());
 }
@@ -286,7 +286,7 @@ void say_no_live_file(const char* live, int error) {
     text.append(" bytes, below the ");
     text.append_unsigned(sizeof(LiveRegion));
     text.append(" bytes ");
-    text.append(live);
+    text.append_shown(live);
     text.append(" needs");
     problem.append("not made: the file size limit (RLIMIT_FSIZE) is ");
     problem.append_unsigned(os::file_size_limit());

@@ -39,7 +39,7 @@ void append_failure(TextSink& text, const char* verb, const char* path, int erro
   text.append("heapline: cannot ");
   text.append(verb);
   text.append(" ");
-  text.append(path);
+  text.append_shown(path);
   text.append(": ");
   text.append(report_error_text(error));
 }

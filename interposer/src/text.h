@@ -8,35 +8,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string_view>
+
+#include <heapline/terminal_text.h>
 
 namespace heapline {
-
-// The length of the well-formed UTF-8 sequence at `c` (RFC 3629: no overlong
-// forms, no surrogates, nothing above U+10FFFF), 0 when there is none. The
-// text is NUL-terminated, so reading stops at its end.
-inline std::size_t utf8_sequence_length(const unsigned char* c) {
-  if (c[0] < 0x80) return 1;
-  std::size_t length;
-  unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
-  if (c[0] >= 0xC2 && c[0] <= 0xDF) {
-    length = 2;
-  } else if (c[0] >= 0xE0 && c[0] <= 0xEF) {
-    length = 3;
-    if (c[0] == 0xE0) low = 0xA0;
-    if (c[0] == 0xED) high = 0x9F;
-  } else if (c[0] >= 0xF0 && c[0] <= 0xF4) {
-    length = 4;
-    if (c[0] == 0xF0) low = 0x90;
-    if (c[0] == 0xF4) high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (c[1] < low || c[1] > high) return 0;
-  for (std::size_t i = 2; i < length; ++i) {
-    if ((c[i] & 0xC0) != 0x80) return 0;
-  }
-  return length;
-}
 
 // Copies at most capacity - 1 bytes of `text` and a NUL into `out`, never
 // cutting a UTF-8 character in two.
@@ -75,6 +51,15 @@ class TextSink {
   }
   void append(const char* text) { append(text, std::strlen(text)); }
   void append(char c) { append(&c, 1); }
+  // Text from outside (a path, a program's name, a setting's value) as a
+  // terminal shows it literally: heapline/terminal_text.h, the one escaping
+  // of the launcher's and heapline-bench's lines too, so that no name can
+  // forge a line of the library's on stderr or drive the terminal.
+  void append_shown(const char* text) {
+    if (text == nullptr) return;
+    escape_for_terminal(std::string_view(text), Backslash::kEscaped,
+                        [this](const char* bytes, std::size_t size) { append(bytes, size); });
+  }
   // Hand-rolled rather than std::to_chars, whose digit table libstdc++
   // emits as a GNU-unique symbol that would be exported from the library.
   void append_unsigned(std::uint64_t value) {
@@ -100,9 +85,11 @@ class TextSink {
   // file is always valid JSON.
   void append_json_string(const char* text) {
     append('"');
+    const std::string_view whole(text);
     for (const unsigned char* c = reinterpret_cast<const unsigned char*>(text); *c != 0; ++c) {
       if (*c >= 0x80) {
-        const std::size_t length = utf8_sequence_length(c);
+        const std::size_t length =
+            utf8_character_length(whole, static_cast<std::size_t>(reinterpret_cast<const char*>(c) - text));
         if (length == 0) {
           append("\\ufffd");
         } else {

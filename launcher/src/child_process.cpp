@@ -167,7 +167,7 @@ ChildResult run_command(const std::vector<std::string>& command, const std::func
   // nothing arrives when exec succeeded.
   int report[2];
   if (pipe2(report, O_CLOEXEC) != 0) {
-    std::perror("heapline: pipe");
+    say("heapline", std::string("cannot make a pipe: ") + std::strerror(errno));
     return {125, false, -1};
   }
   // The signals arrive through a signalfd while the command runs: blocked
@@ -185,7 +185,7 @@ ChildResult run_command(const std::vector<std::string>& command, const std::func
 
   pid_t pid = fork();
   if (pid < 0) {
-    std::perror("heapline: fork");
+    say("heapline", std::string("cannot start the command (fork): ") + std::strerror(errno));
     if (signals >= 0) close(signals);
     sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     return {125, false, -1};

@@ -109,29 +109,31 @@ int main(int argc, char** argv) {
   try {
     heapline.parse(words);
   } catch (const CLI::CallForHelp&) {
-    std::cout << heapline.help();
+    say_lines(std::cout, heapline.help());
     return 0;
   } catch (const CLI::CallForAllHelp&) {
-    std::cout << heapline.help("", CLI::AppFormatMode::All);
+    say_lines(std::cout, heapline.help("", CLI::AppFormatMode::All));
     return 0;
   } catch (const CLI::CallForVersion& version) {
-    std::cout << version.what() << "\n";
+    say_lines(std::cout, std::string(version.what()) + "\n");
     return 0;
   } catch (const CLI::ParseError& error) {
     const std::vector<CLI::App*> chosen = heapline.get_subcommands();
     const bool named = !chosen.empty() && chosen.front() != &run;
     say(named ? "heapline " + chosen.front()->get_name() : "heapline", error.what());
-    std::cerr << heapline.help();
+    say_lines(heapline.help());
     return kUsageError;
   }
   for (const Subcommand& subcommand : subcommands) {
     if (!subcommand.app->parsed()) continue;
     if (subcommand.app == &run && command.empty()) {
-      std::cerr << "heapline: no command given\n" << heapline.help();
+      say("heapline", "no command given");
+      say_lines(heapline.help());
       return kUsageError;
     }
     return subcommand.run();
   }
-  std::cerr << "heapline: no command given\n" << heapline.help();
+  say("heapline", "no command given");
+  say_lines(heapline.help());
   return kUsageError;
 }

@@ -253,10 +253,20 @@ std::optional<fs::path> find_live_file(pid_t pid, std::string& why) {
       continue;
     }
     if (path.size() < 5 || path.compare(path.size() - 5, 5, ".live") != 0) continue;
-    try {
-      LiveFile file(path);
-      if (file.region().header.pid == pid) return fs::path(path);
-    } catch (const std::exception&) {
+    // The kernel writes a newline of a mapped file's name as \012 (the only
+    // byte it escapes there): the name as it is on disk, and as written.
+    std::string on_disk;
+    for (std::size_t at = 0; at < path.size();) {
+      const bool newline = path.compare(at, 4, "\\012") == 0;
+      on_disk += newline ? '\n' : path[at];
+      at += newline ? 4 : 1;
+    }
+    for (const std::string& candidate : {on_disk, path}) {
+      try {
+        LiveFile file(candidate);
+        if (file.region().header.pid == pid) return fs::path(candidate);
+      } catch (const std::exception&) {
+      }
     }
   }
   why = deleted ? "process " + std::to_string(pid) + " has finished its heapline report (its live file is removed)"
@@ -395,9 +405,11 @@ std::string render_top(const LiveSnapshot& s, bool running, std::size_t width) {
                                    static_cast<std::uint64_t>(clock.tv_nsec);
     if (unix_now > s.start_unix_ns) now_ns = std::max(now_ns, unix_now - s.start_unix_ns);
   }
-  std::string text = "heapline top: pid " + std::to_string(s.pid) + " " + printable_text(s.exe) + " — " +
-                     (running ? "running" : s.exited ? "exited" : "ended without exit") + ", " +
-                     human_seconds(static_cast<std::int64_t>(now_ns)) + "\n";
+  std::string text = "heapline top: pid " + std::to_string(s.pid) + " " + terminal_text(s.exe) + " — " +
+                     (running    ? "running"
+                      : s.exited ? "exited"
+                                 : "ended without exit") +
+                     ", " + human_seconds(static_cast<std::int64_t>(now_ns)) + "\n";
   text += "live " + human_bytes(s.figures.live) + "   peak " + human_bytes(s.figures.peak) + " at " +
           human_seconds(static_cast<std::int64_t>(s.figures.peak_time_ns)) + "   precision " +
           (s.exact ? std::string("exact")
@@ -428,7 +440,7 @@ std::string render_top(const LiveSnapshot& s, bool running, std::size_t width) {
     // Piece by piece: GCC 12 warns (-Wrestrict, a false positive) on
     // "literal" + std::string&& here.
     text += ' ';
-    text += printable_text(s.markers[i].second);
+    text += terminal_text(s.markers[i].second);
     text += " @ ";
     text += human_seconds(static_cast<std::int64_t>(s.markers[i].first));
     if (i + 1 < s.markers.size()) text += ',';

@@ -24,7 +24,7 @@ std::uint64_t start_of(const ParsedReport& report) { return report.start_unix_ns
 
 std::string program_of(const ParsedReport& report) {
   const std::string name = fs::path(report.exe).filename().string();
-  return name.empty() ? "?" : printable_text(name, 64);
+  return name.empty() ? "?" : terminal_text(name, 64);
 }
 
 }  // namespace
@@ -175,7 +175,7 @@ std::vector<TreeReport> find_child_reports(const std::string& plain_path, const 
       write_converted_report(file, snapshot, report_path, snapshot.exited ? "exit" : "without-exit", 0);
       fs::remove(live.path);
       converted.push_back(std::to_string(live.identity.pid) + " (" +
-                          printable_text(fs::path(snapshot.exe).filename().string(), 64) + ")");
+                          terminal_text(fs::path(snapshot.exe).filename().string(), 64) + ")");
       ReportReading reading = read_report_file(report_path.string());
       if (reading) reports.push_back({report_path.string(), std::move(*reading.report)});
     } catch (const std::exception& problem) {
@@ -217,7 +217,7 @@ std::string summarize_each(const std::vector<TreeReport>& reports) {
               human_bytes(r.total.final_bytes);
     }
     if (peak_resident_bytes(r)) text += "; peak resident set " + human_resident(r);
-    text += "; " + std::to_string(r.samples.size()) + " samples, report " + entry.path + "\n";
+    text += "; " + std::to_string(r.samples.size()) + " samples, report " + terminal_text(entry.path) + "\n";
   }
   return text;
 }

@@ -52,11 +52,14 @@ std::string profile_text(const ProfileData& profile, const std::vector<NamedSite
     char head[160];
     std::snprintf(head, sizeof head, "  %24s  %5llu samples  ", estimate_text(named.site->bytes, named.site->error_bytes).c_str(),
                   static_cast<unsigned long long>(named.site->samples));
-    text += head + (named.frames.empty() ? named.where() : named.frames[0].text()) + "\n";
+    // A frame's names are the binary's and its debug file's: any bytes.
+    text += head + terminal_text(named.frames.empty() ? named.where() : named.frames[0].text()) + "\n";
     if (with_stacks) {
-      for (std::size_t f = 1; f < named.frames.size(); ++f) text += std::string(44, ' ') + "< " + named.frames[f].text() + "\n";
+      for (std::size_t f = 1; f < named.frames.size(); ++f) {
+        text += std::string(44, ' ') + "< " + terminal_text(named.frames[f].text()) + "\n";
+      }
     } else if (named.frames.size() > 1) {
-      text += std::string(44, ' ') + "< " + named.frames[1].text() + "\n";
+      text += std::string(44, ' ') + "< " + terminal_text(named.frames[1].text()) + "\n";
     }
   }
   if (rest_sites > 0) {
@@ -71,10 +74,15 @@ std::string profile_folded(const std::vector<NamedSite>& sites, const std::strin
   for (const NamedSite& named : sites) {
     if (named.site->bytes <= 0) continue;
     std::string line = root;
+    for (char& c : line) {
+      if (c == ';') c = ',';
+    }
     for (auto frame = named.frames.rbegin(); frame != named.frames.rend(); ++frame) {
-      std::string element = frame->short_text();
+      // As a terminal shows it (no control character, so no line break),
+      // and without the format's frame separator.
+      std::string element = terminal_text(frame->short_text());
       for (char& c : element) {
-        if (c == ';' || c == '\n') c = ',';  // the format's separators
+        if (c == ';') c = ',';
       }
       line += ";" + element;
     }

@@ -8,7 +8,7 @@
 namespace heapline::launcher {
 
 std::string program_name(const ParsedReport& report) {
-  const std::string name = printable_text(std::filesystem::path(report.exe).filename().string(), 255);
+  const std::string name = terminal_text(std::filesystem::path(report.exe).filename().string(), 255);
   return name.empty() ? "?" : name;
 }
 

@@ -86,7 +86,7 @@ std::string summarize(const ParsedReport& report, const std::string& report_path
   text += ", " + std::to_string(report.samples.size()) + " samples over " +
           human_seconds(static_cast<std::int64_t>(report.duration_ns)) + "\n";
   if (!report.live_file_problem.empty()) {
-    text += "heapline: no live file: " + printable_text(report.live_file_problem) + "\n";
+    text += "heapline: no live file: " + terminal_text(report.live_file_problem) + "\n";
   }
   if (report.allocations_seen == false) {
     text += "heapline: the program's malloc is not libheapline's: these figures miss its allocations\n";
@@ -104,13 +104,13 @@ std::string summarize(const ParsedReport& report, const std::string& report_path
       // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive)
       // on "literal" + std::string&& here.
       text += ' ';
-      text += printable_text(marker.name);
+      text += terminal_text(marker.name);
       text += " @ ";
       text += human_seconds(static_cast<std::int64_t>(marker.t_ns));
     }
     text += "\n";
   }
-  text += "heapline: report " + report_path + "\n";
+  text += "heapline: report " + terminal_text(report_path) + "\n";
   return text;
 }
 

@@ -1,21 +1,20 @@
-// The one door of the launcher's own lines on stderr: "WHO: TEXT", one line.
-// The paths, program names, markers and error texts in TEXT hold what files,
-// programs and users wrote: a control byte or DEL in them is shown as \xNN
-// (one_line: heapline::control_bytes_escaped, the backslash kept), never
-// sent to the terminal, where a newline would forge a second line and an
-// escape sequence would drive the terminal. Text made printable before
-// (printable_text, which also escapes the backslash) passes unchanged.
-// WHO is "heapline" or "heapline SUBCOMMAND". The summaries
-// (report_summary.h) are several lines, each made printable where they are
-// built.
+// The launcher's lines go out through heapline/say.h, the one door of the
+// launcher's and heapline-bench's printed lines: "WHO: TEXT" on one line,
+// and the summaries and screens of several lines (report_summary.h,
+// process_tree.h, profile_summary.h, live_view.h), each line through the
+// same door, the names in them escaped with terminal_text where they are
+// built. WHO is "heapline" or "heapline SUBCOMMAND".
 #pragma once
 
-#include <string>
+#include <iostream>
 #include <string_view>
+
+#include <heapline/say.h>
 
 namespace heapline::launcher {
 
-std::string one_line(std::string_view text);
-void say(std::string_view who, std::string_view text);
+inline void say(std::string_view who, std::string_view text) { heapline::say(std::cerr, who, text); }
+inline void say_lines(std::string_view lines) { heapline::say_lines(std::cerr, lines); }
+inline void say_lines(std::ostream& out, std::string_view lines) { heapline::say_lines(out, lines); }
 
 }  // namespace heapline::launcher

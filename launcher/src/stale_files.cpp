@@ -156,7 +156,7 @@ CleanOutcome clean_directory(const fs::path& dir, const CleanOptions& options) {
       }
       if (options.dry_run || remove_if_unchanged(path, info)) {
         outcome.removed.push_back(path.string() + " (pid " + std::to_string(report.pid) + ", " +
-                                  printable_text(fs::path(report.exe).filename().string(), 64) + ")");
+                                  terminal_text(fs::path(report.exe).filename().string(), 64) + ")");
       }
     }
   }

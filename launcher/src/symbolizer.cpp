@@ -5,22 +5,13 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <vector>
 
 namespace heapline::launcher {
 
 namespace {
-
-std::string demangled(const char* name) {
-  if (name == nullptr) return "";
-  int status = 0;
-  char* plain = abi::__cxa_demangle(name, nullptr, nullptr, &status);
-  if (status != 0 || plain == nullptr) return name;
-  std::string result = plain;
-  std::free(plain);
-  return result;
-}
 
 std::string hex(std::uint64_t value) {
   char text[32];
@@ -49,6 +40,20 @@ const Dwfl_Callbacks kOffline = {
 };
 
 }  // namespace
+
+std::string function_name(const char* symbol) {
+  if (symbol == nullptr) return "";
+  // __cxa_demangle also reads a bare type ("i" is int, "Dn" decltype(nullptr)):
+  // only a symbol name that starts with _Z is Itanium-mangled, the rest are
+  // C names (or another language's) and stay as the binary spells them.
+  if (std::strncmp(symbol, "_Z", 2) != 0) return symbol;
+  int status = 0;
+  char* plain = abi::__cxa_demangle(symbol, nullptr, nullptr, &status);
+  if (status != 0 || plain == nullptr) return symbol;
+  std::string result = plain;
+  std::free(plain);
+  return result;
+}
 
 std::string FrameName::text() const {
   if (function.empty()) return module + "+" + hex(address);
@@ -119,7 +124,7 @@ FrameName Symbolizer::name(const ProfileData& profile, const ProfileFrameData& f
     GElf_Off offset = 0;
     GElf_Sym symbol;
     const char* function = dwfl_module_addrinfo(module.module, address, &offset, &symbol, nullptr, nullptr, nullptr);
-    name.function = demangled(function);
+    name.function = function_name(function);
     // A versioned dynamic symbol reads "__libc_start_main@@GLIBC_2.34".
     if (const std::size_t at = name.function.find('@'); at != std::string::npos && at > 0) name.function.resize(at);
     if (Dwfl_Line* line = dwfl_module_getsrc(module.module, address); line != nullptr) {

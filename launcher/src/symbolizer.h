@@ -29,6 +29,11 @@ struct FrameName {
   std::string short_text() const;
 };
 
+// A symbol's name as a frame shows it: demangled when it is an Itanium C++
+// name (it starts with _Z), as it is otherwise (a C function named `i` is
+// `i`, never `int`).
+std::string function_name(const char* symbol);
+
 class Symbolizer {
  public:
   Symbolizer();

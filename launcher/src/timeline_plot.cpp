@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include <heapline/figures.h>
+#include <heapline/gnuplot_text.h>
 
 #include "child_process.h"
 #include "report_summary.h"
@@ -18,24 +19,7 @@ namespace heapline::launcher {
 
 namespace fs = std::filesystem;
 
-std::string gnuplot_string(std::string_view text) {
-  std::string out = "'";
-  // The escaping makes no quote, so doubling after it doubles the text's own.
-  for (const char c : control_bytes_escaped(text, Backslash::kKept)) {
-    if (c == '\'') out += '\'';
-    out += c;
-  }
-  return out + "'";
-}
-
 namespace {
-
-bool has_control_byte(std::string_view text) {
-  for (const char c : text) {
-    if (is_control_byte(static_cast<unsigned char>(c))) return true;
-  }
-  return false;
-}
 
 double seconds(std::uint64_t ns) { return static_cast<double>(ns) / 1e9; }
 double seconds_since(std::uint64_t unix_ns, std::uint64_t origin_unix_ns) {
@@ -200,7 +184,7 @@ std::string process_title(const TreeReport& entry, bool command) {
 
 std::string plot_output_problem(const fs::path& output) {
   if (plot_format_for(output) == PlotFormat::kUnknown) return "the file name must end in .png or .svg";
-  if (has_control_byte(output.string())) return "the file name must not hold control characters";
+  if (!shows_as_written(output.string())) return "the file name must not hold control characters";
   return "";
 }
 

@@ -10,8 +10,9 @@
 // band (process_tree.h).
 //
 // Text from the program (its file name, its marker names) reaches the script
-// only through gnuplot_string(): one string literal on one line, whatever
-// the bytes. The data file holds numbers only. gnuplot runs with an argument
+// only through heapline::gnuplot_string() (heapline/gnuplot_text.h, shared
+// with heapline-bench): one string expression on one line, whatever the
+// bytes. The data file holds numbers only. gnuplot runs with an argument
 // vector, never through a shell.
 #pragma once
 
@@ -32,12 +33,6 @@ PlotFormat plot_format_for(const std::filesystem::path& output);
 // extension, or a control character in the name (the script could not name
 // it as it is).
 std::string plot_output_problem(const std::filesystem::path& output);
-
-// `text` as a gnuplot string literal: single-quoted (in which gnuplot
-// substitutes nothing: no backquotes, no macros), a quote doubled, and every
-// control byte and DEL written as the four characters \xNN (a newline would
-// end the command and start another).
-std::string gnuplot_string(std::string_view text);
 
 struct PlotFiles {
   std::filesystem::path directory;

@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "output.h"
+#include "text.h"
 
 namespace {
 
@@ -50,27 +51,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   heapline::Config config;
   heapline::load_config(config, lookup, [](const char* line, std::size_t length) { g_said.append(line, length); });
 
-  // One line per refused value, naming it; printable ASCII only.
+  // One line per refused value, naming it, shown as written.
   std::size_t refused = 0;
   for (const auto& [name, value] : g_environment) {
     // Every setting, from config.cpp's own table: a setting added there
     // is checked here without a change.
     if (heapline::read_setting_alone(name.c_str(), value.c_str()) != 0) continue;
     ++refused;
-    // The value quoted as written: printable bytes as they are, others as
-    // '?', the first 80 and "..." after them.
-    std::string shown;
-    for (std::size_t i = 0; i < value.size() && i < 80; ++i) {
-      const unsigned char byte = static_cast<unsigned char>(value[i]);
-      shown += byte >= 0x20 && byte < 0x7f ? value[i] : '?';
-    }
-    if (value.size() > 80) shown += "...";
+    // The value quoted as a terminal shows it (heapline/terminal_text.h),
+    // its first 80 bytes cut between two characters, and "..." when cut.
+    char prefix[81];
+    heapline::copy_utf8_prefix(prefix, sizeof prefix, value.c_str());
+    std::string shown = heapline::terminal_text(prefix);
+    if (value.size() > std::strlen(prefix)) shown += "...";
     check(g_said.find("heapline: " + name + "='" + shown + "' is not valid") != std::string::npos);
   }
   std::size_t lines = 0;
-  for (char c : g_said) {
-    if (c == '\n') ++lines;
-    else check(c >= 0x20 && c < 0x7f);
+  for (std::size_t start = 0; start < g_said.size(); ++lines) {
+    const std::size_t end = g_said.find('\n', start);
+    check(end != std::string::npos && heapline::shows_as_written(std::string_view(g_said).substr(start, end - start)));
+    start = end + 1;
   }
   check(lines == refused);
   check(g_said.empty() || g_said.back() == '\n');

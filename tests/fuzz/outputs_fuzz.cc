@@ -279,13 +279,11 @@ void same_markdown(const std::string& real, const std::string& twin, const char*
   }
 }
 
-// A gnuplot script as its commands: single-quoted strings (quotes doubled
-// inside) become 'S'; a string must close on its line and hold no control
-// character; nothing else may quote, substitute or comment. A datablock's
-// lines (`$name << EOD` to `EOD`) are data, never commands: each becomes its
-// count of words, and none may end the block early (a word from outside
-// that reads EOD, or a line break) or hold a quote gnuplot's data reader
-// would take for a string.
+// A gnuplot script as its commands: string expressions (single-quoted
+// pieces and "'" joined by '.', heapline/gnuplot_text.h) become 'S'; a string must close on its line and hold no
+// control character; nothing else may quote, substitute or comment. A datablock's lines (`$name << EOD` to `EOD`) are
+// data, never commands: each becomes its count of words, and none may end the block early (a word from outside that
+// reads EOD, or a line break) or hold a quote gnuplot's data reader would take for a string.
 std::string gnuplot_structure(const std::string& script) {
   std::string out;
   for (std::size_t i = 0; i < script.size(); ++i) {
@@ -317,22 +315,31 @@ std::string gnuplot_structure(const std::string& script) {
       i = line_start - 1;
       continue;
     }
-    if (c == '\'') {
-      std::size_t j = i + 1;
-      for (;; ++j) {
-        expect(j < script.size(), "a gnuplot string closes", script);
-        expect(script[j] != '\n' && find_control_character(std::string_view(&script[j], 1)) == std::string::npos,
-               "a gnuplot string holds no line break or control character", script);
-        if (script[j] == '\'') {
-          if (j + 1 < script.size() && script[j + 1] == '\'') {
-            ++j;
-            continue;
+    if (c == '\'' || script.compare(i, 3, "\"'\"") == 0) {
+      // One string expression (heapline/gnuplot_text.h): pieces joined by
+      // '.', each "'" or a single-quoted string without a quote inside.
+      std::size_t j = i;
+      for (;;) {
+        if (script.compare(j, 3, "\"'\"") == 0) {
+          j += 3;
+        } else {
+          expect(script[j] == '\'', "a piece of a gnuplot string is quoted", script);
+          for (++j;; ++j) {
+            expect(j < script.size(), "a gnuplot string closes", script);
+            expect(script[j] != '\n' && find_control_character(std::string_view(&script[j], 1)) == std::string::npos,
+                   "a gnuplot string holds no line break or control character", script);
+            if (script[j] == '\'') break;
           }
-          break;
+          ++j;
         }
+        if (j + 1 < script.size() && script[j] == '.' && (script[j + 1] == '\'' || script[j + 1] == '"')) {
+          ++j;
+          continue;
+        }
+        break;
       }
       out += "'S'";
-      i = j;
+      i = j - 1;
       continue;
     }
     expect(c != '"' && c != '`' && c != '@' && c != '\\', "no double quote, backquote, macro or escape", script);

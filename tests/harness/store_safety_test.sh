@@ -4,7 +4,8 @@
 # Nothing in the store is ever half-written, out of order or read two ways
 # (safety, class D), from the command line:
 # 1. a measurement that cannot be stored (a file size limit: a full disk's
-#    EFBIG twin) is printed in full and kept beside the store, the store is
+#    EFBIG twin) is printed in full and kept beside the store (and the suite
+#    never says it appended a point), the store is
 #    left as it was, the next scenario still runs, and the kept file imports;
 # 2. a torn last line (a writer killed mid-write) does not block the next
 #    import: it is moved to a named file beside the store, byte for byte;
@@ -40,6 +41,8 @@ for scenario in churn-1t churn-4t; do
     "$work/err" || fail "$scenario: no reason given: $(cat "$work/err")"
 done
 [[ $(grep -c '^{"schema":2,"scenario":"churn-' "$work/err") -eq 2 ]] || fail "the points are not printed in full: $(cat "$work/err")"
+grep -q "^suite: 2 scenario(s) in .*, some FAILED; no point appended to $work/full/points.jsonl\$" "$work/err" ||
+  fail "the suite's last line says points were appended: $(cat "$work/err")"
 mapfile -t kept < <(sed -n 's/^It was written to \(.*\); to add it later: .*/\1/p' "$work/err")
 [[ ${#kept[@]} -eq 2 ]] || fail "not every point was kept beside the store: $(cat "$work/err")"
 for file in "${kept[@]}"; do

@@ -28,7 +28,7 @@ scenario() {
   # Where the time went: the scenario's timed runs (and counts), then the whole.
   grep -q "^$scenario: .* (timed runs [0-9.]* s\(, instruction counts [0-9.]* s\)\?)$" "$work/log" ||
     { echo "no phase times for $scenario"; cat "$work/log"; exit 1; }
-  grep -q '^suite: 1 scenario(s) in [0-9.]* s (timed runs [0-9.]* s, instruction counts [0-9.]* s, render [0-9.]* s); points appended to ' \
+  grep -q '^suite: 1 scenario(s) in [0-9.]* s (timed runs [0-9.]* s, instruction counts [0-9.]* s, render [0-9.]* s); 1 point appended to ' \
     "$work/log" || { cat "$work/log"; exit 1; }
   grep -q '| `0123456` |' "$work/gen/performance.md"
   "$bench" validate --store "$work/store" >/dev/null

@@ -1,7 +1,7 @@
-// text.h: outside text as the harness's messages quote it. printable is the
-// one door of a quoted value into a message line: what it keeps, what it
-// shows as \xNN, and that the result is always one line of well-formed
-// UTF-8 that says which bytes were there.
+// text.h: outside text as the harness's messages quote it. printable
+// (heapline::terminal_text) is the one escaping of a quoted value into a
+// message line: what it keeps, what it shows as \xNN, and that the result is
+// always one line of well-formed UTF-8 that says which bytes were there.
 #include "heapline_bench/text/text.h"
 
 #include <gtest/gtest.h>
@@ -16,11 +16,12 @@ TEST(Text, PrintableShowsControlsDelAndBrokenUtf8AsTheirBytes) {
   EXPECT_EQ(printable("plain path/with spaces"), "plain path/with spaces");
   EXPECT_EQ(printable("caf\xC3\xA9 \xE2\x82\xAC"), "caf\xC3\xA9 \xE2\x82\xAC");  // well-formed UTF-8 kept
   EXPECT_EQ(printable(std::string("a\0b", 3)), "a\\x00b");
-  EXPECT_EQ(printable("line\nforged"), "line\\x0Aforged");
-  EXPECT_EQ(printable("\x1B[31mred"), "\\x1B[31mred");
-  EXPECT_EQ(printable("del\x7F"), "del\\x7F");
-  EXPECT_EQ(printable("\xFF\xC0\xAF"), "\\xFF\\xC0\\xAF");  // not UTF-8, an overlong '/'
-  EXPECT_EQ(printable("\xE2\x82"), "\\xE2\\x82");           // a sequence cut short
+  EXPECT_EQ(printable("line\nforged"), "line\\x0aforged");
+  EXPECT_EQ(printable("\x1B[31mred"), "\\x1b[31mred");
+  EXPECT_EQ(printable("del\x7F"), "del\\x7f");
+  EXPECT_EQ(printable("\xFF\xC0\xAF"), "\\xff\\xc0\\xaf");  // not UTF-8, an overlong '/'
+  EXPECT_EQ(printable("\xE2\x82"), "\\xe2\\x82");           // a sequence cut short
+  EXPECT_EQ(printable("a\\b"), "a\\x5cb");                  // the backslash, so \x0a reads apart from a newline
   EXPECT_EQ(printable(""), "");
 }
 
@@ -30,9 +31,9 @@ TEST(Text, PrintableOfEveryByteIsOneLine) {
   for (int c = 0; c < 256; ++c) {
     const std::string shown = printable(std::string(1, static_cast<char>(c)));
     EXPECT_EQ(find_control_character(shown), std::string::npos) << c;
-    if (c < 0x20 || c >= 0x7F) {
+    if (c < 0x20 || c >= 0x7F || c == '\\') {
       char expected[8];
-      std::snprintf(expected, sizeof expected, "\\x%02X", c);
+      std::snprintf(expected, sizeof expected, "\\x%02x", c);
       EXPECT_EQ(shown, expected) << c;
     } else {
       EXPECT_EQ(shown, std::string(1, static_cast<char>(c)));

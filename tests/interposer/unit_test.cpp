@@ -191,15 +191,21 @@ TEST(Config, EachBadValueIsOneLineAndKeepsTheDefault) {
 // The line quotes the value as the user wrote it, so that they can find it:
 // every printable byte (the space too) as it is, each other byte as '?',
 // the first 80 bytes and "..." after them.
-TEST(Config, ABadValueIsQuotedAsWrittenWithOnlyItsUnprintableBytesReplaced) {
+// A refused value is quoted as a terminal shows it (heapline/terminal_text.h,
+// the one escaping of the library's, the launcher's and heapline-bench's
+// lines): well-formed characters as they are, every other byte as \xNN.
+TEST(Config, ABadValueIsQuotedAsATerminalShowsIt) {
   static std::string value;
   static std::string said;
   const std::string long_value(100, 'x');
   const std::pair<std::string, std::string> cases[] = {
       {"1 s", "1 s"},
-      {" ~!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}", " ~!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}"},
-      {"12\nabc\t\x7f\x1f", "12?abc???"},
-      {"caf\xc3\xa9", "caf??"},
+      {" ~!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}", " ~!\"#$%&'()*+,-./:;<=>?@[\\x5c]^_`{|}"},
+      {"12\nabc\t\x7f\x1f", "12\\x0aabc\\x09\\x7f\\x1f"},
+      {"caf\xc3\xa9", "caf\xc3\xa9"},
+      {"\xc2\x9b"
+       "2J\xff",
+       "\\xc2\\x9b2J\\xff"},
       {long_value, std::string(80, 'x') + "..."},
   };
   for (const auto& [written, shown] : cases) {
@@ -340,7 +346,8 @@ TEST(Text, JsonStringsAreValidUtf8WhateverTheBytes) {
   }
 }
 
-// utf8_sequence_length against RFC 3629 itself: the well-formed sequences
+// utf8_character_length (heapline/terminal_text.h, the library's and the
+// programs' one reading of UTF-8) against RFC 3629 itself: the well-formed sequences
 // are exactly the encodings of U+0000..U+10FFFF without the surrogates, so
 // every 1- to 4-byte text is checked against that set (all first and second
 // bytes, the third and fourth from every class of byte).
@@ -376,7 +383,7 @@ TEST(Text, Utf8SequencesAreExactlyTheEncodingsOfScalarValues) {
             bytes = bytes << 8 | text[length - 1];
             if (encodings.count(length << 32 | bytes) != 0) expected = length;
           }
-          ASSERT_EQ(utf8_sequence_length(text), expected)
+          ASSERT_EQ(heapline::utf8_character_length(reinterpret_cast<const char*>(text), 0), expected)
               << std::hex << first << ' ' << second << ' ' << unsigned{third} << ' ' << unsigned{fourth};
         }
       }

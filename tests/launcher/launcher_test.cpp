@@ -13,6 +13,7 @@
 #include "process_tree.h"
 #include "report_summary.h"
 #include "timeline_plot.h"
+#include <heapline/gnuplot_text.h>
 
 namespace fs = std::filesystem;
 using heapline::test::files_matching;
@@ -312,11 +313,12 @@ TEST(Plot, ARunOfOneIntervalHasItsBandAlone) {
 // control byte, the quote and the backslash, in a marker's name and in the
 // program's file name, stays inside its string literal on its line.
 TEST(Plot, NoProgramTextOwnsAPartOfTheScript) {
-  using heapline::launcher::gnuplot_string;
-  EXPECT_EQ(gnuplot_string("it's"), "'it''s'");
+  using heapline::gnuplot_string;
+  EXPECT_EQ(gnuplot_string("it's"), "'it'.\"'\".'s'");
   EXPECT_EQ(gnuplot_string("a\nb"), "'a\\x0ab'");
   EXPECT_EQ(gnuplot_string(std::string("\0\x7f", 2)), "'\\x00\\x7f'");
-  EXPECT_EQ(gnuplot_string("`id` @m $(id) \\"), "'`id` @m $(id) \\'");
+  EXPECT_EQ(gnuplot_string("`id` @m $(id) \\"), "'`id` @m $(id) \\x5c'");
+  EXPECT_EQ(gnuplot_string("'lead"), "\"'\".'lead'");
   heapline::ParsedReport report;
   report.pid = 1;
   report.samples = {{0, 1, 1}};
@@ -441,7 +443,9 @@ TEST_F(Launcher, AForkThatFailsIs125AndSaysSo) {
            kLauncher, "--out", "/tmp/heapline-fork-test-%p.json", "/bin/sh", "-c", "touch " + ran.string()},
           options);
   EXPECT_EQ(r.exit_code, 125) << r.err;
-  EXPECT_NE(r.err.find("heapline: fork: Resource temporarily unavailable"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("heapline: cannot start the command (fork): Resource temporarily unavailable"),
+            std::string::npos)
+      << r.err;
   EXPECT_FALSE(fs::exists(ran));
 }
 

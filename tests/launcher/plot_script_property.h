@@ -13,41 +13,50 @@
 
 namespace heapline::test {
 
-// The script with each single-quoted literal emptied ('' stands for a quote
-// inside one): what heapline wrote, without what the program wrote. An
-// unterminated literal shows as "<unterminated>".
+// The script with each string expression emptied (heapline/gnuplot_text.h:
+// single-quoted pieces without a quote inside and "'" pieces, joined by
+// '.'): what heapline wrote, without what the program wrote. A literal
+// that a line break or the end cuts shows as "<unterminated>".
 inline std::vector<std::string> script_skeleton(const std::string& script) {
   std::vector<std::string> lines(1);
-  bool in_literal = false;
   for (std::size_t i = 0; i < script.size(); ++i) {
     const char c = script[i];
-    if (in_literal) {
-      if (c == '\n') {
-        lines.back() += "<unterminated>";
-        lines.emplace_back();
-        in_literal = false;
-      } else if (c == '\'' && i + 1 < script.size() && script[i + 1] == '\'') {
-        ++i;
-      } else if (c == '\'') {
-        lines.back() += "''";
-        in_literal = false;
+    if (c == '\'' || script.compare(i, 3, "\"'\"") == 0) {
+      std::size_t j = i;
+      bool cut = false;
+      for (;;) {
+        if (script.compare(j, 3, "\"'\"") == 0) {
+          j += 3;
+        } else {
+          const std::size_t close = script.find_first_of("'\n", j + 1);
+          if (close == std::string::npos || script[close] == '\n') {
+            cut = true;
+            j = close == std::string::npos ? script.size() : close;
+            break;
+          }
+          j = close + 1;
+        }
+        if (j + 1 < script.size() && script[j] == '.' && (script[j + 1] == '\'' || script[j + 1] == '"')) {
+          ++j;
+          continue;
+        }
+        break;
       }
+      lines.back() += cut ? "<unterminated>" : "''";
+      i = j - 1;
       continue;
     }
     if (c == '\n') {
       lines.emplace_back();
-    } else if (c == '\'') {
-      in_literal = true;
     } else {
       lines.back() += c;
     }
   }
-  if (in_literal) lines.back() += "<unterminated>";
   return lines;
 }
 
-// "" when `script` is `expected` literal for literal (each single-quoted
-// literal emptied) and holds no control byte but its newlines.
+// "" when `script` is `expected` literal for literal (each string
+// expression emptied) and holds no control byte but its newlines.
 inline std::string script_injection(const std::string& script, const std::string& expected) {
   for (const char c : script) {
     if ((static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7f) {

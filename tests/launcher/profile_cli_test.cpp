@@ -26,6 +26,7 @@ namespace {
 const std::string kLauncher = HEAPLINE_LAUNCHER;
 const std::string kLib = HEAPLINE_LIB;
 const std::string kProgram = PROFILE_SITES;
+const std::string kCNames = C_NAMES;
 
 // The program `name` as found on PATH, or "".
 std::string program_on_path(const std::string& name) {
@@ -262,6 +263,42 @@ TEST_F(ProfileCli, KilledProcessKeepsItsPeakProfileInTheLiveFile) {
   const RunResult text = run({kLauncher, "profile", "converted.json"}, options());
   ASSERT_EQ(text.exit_code, 0) << text.err;
   expect_sites_in_order(text.out);
+}
+
+// Only a symbol that starts with _Z is a mangled C++ name: C functions named
+// i, d, f, w and Dn (which a demangler reads as int, double, float, wchar_t
+// and decltype(nullptr)) keep their names in the summary and in every format
+// of heapline profile.
+TEST_F(ProfileCli, NamesThatAreNotMangledAreShownAsTheBinarySpellsThem) {
+  const RunResult result = run({kLauncher, "--out", "c.json", "--", kCNames}, options());
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const RunResult text = run({kLauncher, "profile", "c.json"}, options());
+  const RunResult folded = run({kLauncher, "profile", "c.json", "--format", "folded"}, options());
+  const RunResult pprof = run({kLauncher, "profile", "c.json", "--format", "pprof", "-o", "c.pb.gz"}, options());
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  ASSERT_EQ(folded.exit_code, 0) << folded.err;
+  ASSERT_EQ(pprof.exit_code, 0) << pprof.err;
+  std::string proto;
+  {
+    gzFile file = gzopen((dir_ / "c.pb.gz").c_str(), "rb");
+    ASSERT_NE(file, nullptr);
+    char buffer[4096];
+    for (int n; (n = gzread(file, buffer, sizeof buffer)) > 0;) proto.append(buffer, static_cast<std::size_t>(n));
+    gzclose(file);
+  }
+  for (const std::string type : {"int", "double", "float", "wchar_t", "decltype(nullptr)"}) {
+    EXPECT_EQ(result.err.find(" " + type + " ("), std::string::npos) << type << "\n" << result.err;
+    EXPECT_EQ(text.out.find(" " + type + " ("), std::string::npos) << type << "\n" << text.out;
+    EXPECT_EQ(folded.out.find(";" + type + " "), std::string::npos) << type << "\n" << folded.out;
+    // A string of the profile's table: field 6, length-delimited.
+    EXPECT_EQ(proto.find(std::string{'\x32', static_cast<char>(type.size())} + type), std::string::npos) << type;
+  }
+  for (const std::string name : {"i", "d", "f", "w", "Dn"}) {
+    EXPECT_NE(result.err.find("  " + name + " (c_names.c:"), std::string::npos) << name << "\n" << result.err;
+    EXPECT_NE(text.out.find("  " + name + " (c_names.c:"), std::string::npos) << name << "\n" << text.out;
+    EXPECT_NE(folded.out.find(";" + name + " "), std::string::npos) << name << "\n" << folded.out;
+    EXPECT_NE(proto.find(std::string{'\x32', static_cast<char>(name.size())} + name), std::string::npos) << name;
+  }
 }
 
 TEST_F(ProfileCli, PlotMarksThePeakWithItsTopSite) {

@@ -537,36 +537,4 @@ TEST_F(ReportReader, CleanGoesOnPastAMistypedReport) {
   EXPECT_TRUE(fs::exists(dir_ / "bad.json"));
 }
 
-// The one escaping of the launcher's text (control_bytes_escaped), behind
-// printable_text, say's one_line and gnuplot_string: on each of the 256
-// bytes, exactly the control bytes and DEL (and, when asked, the backslash)
-// become \xNN, and what it makes holds no control byte and passes through
-// the kept-backslash form unchanged (say on text escaped before).
-TEST(Escaping, ControlBytesAndOnlyThemBecomeFourPrintableCharacters) {
-  using heapline::Backslash;
-  for (int byte = 0; byte < 256; ++byte) {
-    const std::string text(1, static_cast<char>(byte));
-    const bool control = byte < 0x20 || byte == 0x7f;
-    char code[8];
-    std::snprintf(code, sizeof code, "\\x%02x", byte);
-    EXPECT_EQ(heapline::control_bytes_escaped(text, Backslash::kKept), control ? code : text) << byte;
-    EXPECT_EQ(heapline::control_bytes_escaped(text, Backslash::kEscaped), control || byte == '\\' ? code : text)
-        << byte;
-    EXPECT_EQ(heapline::printable_text(text), heapline::control_bytes_escaped(text, Backslash::kEscaped)) << byte;
-  }
-  std::string every;
-  for (int byte = 0; byte < 256; ++byte) every += static_cast<char>(byte);
-  for (const Backslash backslash : {Backslash::kKept, Backslash::kEscaped}) {
-    const std::string once = heapline::control_bytes_escaped(every, backslash);
-    for (const char c : once) EXPECT_FALSE(heapline::is_control_byte(static_cast<unsigned char>(c)));
-    EXPECT_EQ(heapline::control_bytes_escaped(once, Backslash::kKept), once);
-  }
-  // A name holding the four characters \x0a is told apart from a newline.
-  EXPECT_EQ(heapline::printable_text("a\\x0ab"), "a\\x5cx0ab");
-  EXPECT_EQ(heapline::printable_text("a\nb"), "a\\x0ab");
-  // Longer than the limit: cut at the limit, before escaping, and marked.
-  EXPECT_EQ(heapline::printable_text("ab\ncd", 3), "ab\\x0a...");
-  EXPECT_EQ(heapline::printable_text("abc", 3), "abc");
-}
-
 }  // namespace

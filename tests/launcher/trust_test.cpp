@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <signal.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include <cstdint>
@@ -23,6 +24,7 @@
 #include "live_view.h"
 #include "report_summary.h"
 #include <heapline/report_reader.h>
+#include <heapline/terminal_text.h>
 
 namespace fs = std::filesystem;
 using heapline::test::read_file;
@@ -335,6 +337,93 @@ TEST_F(Trust, EveryLineTheLauncherSaysIsOneLineWhateverItNames) {
       }
     }
     EXPECT_GE(named, 1u) << r.err;
+  }
+}
+
+// Every line of runs whose program, markers and report carry a hostile name
+// (a newline that would forge a heapline: line, an escape sequence that
+// clears the screen, a C1 CSI, a right-to-left override, a byte that is not
+// UTF-8, a backslash) is shown as written: whichever subcommand prints it,
+// on stdout or stderr (the summary, the tree's lines, --summary, the
+// profile, the plot's messages, convert, clean, top), no character reaches
+// the terminal to act on it, no line is forged, and the name is shown,
+// escaped, on the lines that name it.
+TEST_F(Trust, EveryLineOfAHostileNamedRunIsShownAsWritten) {
+  const std::string hostile =
+      "p\x1b[2J\nheapline: FORGED\xc2\x9b"
+      "31m\xe2\x80\xae\xff\\x";
+  // A report holds the name as JSON: the byte that is not UTF-8 as U+FFFD.
+  std::string reported = hostile;
+  reported.replace(reported.find('\xff'), 1, "\xEF\xBF\xBD");
+  const fs::path program = dir_ / hostile;
+  fs::copy_file(kProbe, program);
+  fs::permissions(program, fs::perms::owner_all);
+  RunOptions options;
+  options.cwd = dir_;
+  options.env = {{"LD_PRELOAD", std::nullopt}, {"HEAPLINE_OUT", std::nullopt}, {"HEAPLINE_ROOT_PID", std::nullopt},
+                 {"HEAPLINE_LIB", kLib},       {"HEAPLINE_SAMPLE", "64k"},     {"HEAPLINE_SAMPLE_SEED", "3"}};
+  const bool gnuplot = std::system("command -v gnuplot >/dev/null 2>&1") == 0;
+  std::vector<std::pair<std::string, RunResult>> runs;
+  auto launcher = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), kLauncher);
+    runs.emplace_back(args[1], run(args, options));
+    return runs.back().second;
+  };
+  // A tree: a shell runs the program twice; --summary, the profile, a plot.
+  const RunResult tree =
+      launcher({"--summary", "--profile", "--plot", "tree.svg", "--out", hostile + ".json", "--", "/bin/sh", "-c",
+                "\"$0\" mark \"$1\" && \"$0\" mark \"$1\"", program.string(), hostile});
+  ASSERT_EQ(tree.exit_code, 0) << tree.err;
+  EXPECT_NE(tree.err.find("heapline: report " + heapline::terminal_text(hostile + ".json") + "\n"), std::string::npos)
+      << tree.err;
+  EXPECT_NE(tree.err.find(heapline::terminal_text(reported)), std::string::npos) << "the program, named: " << tree.err;
+  if (gnuplot) EXPECT_NE(tree.err.find("heapline: plot tree.svg\n"), std::string::npos) << tree.err;
+  // The program alone, with its marker, drawn.
+  const RunResult one = launcher({"--out", "one.json", "--plot", "one.svg", program.string(), "mark", hostile});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.err.find("marker: "), std::string::npos) << one.err;
+  if (gnuplot) EXPECT_NE(one.err.find("heapline: plot one.svg\n"), std::string::npos) << one.err;
+  launcher({"profile", "one.json"});
+  launcher({"profile", "one.json", "--format", "folded"});
+  launcher({"profile", hostile + ".json", "--at", "exit"});
+  // A live file left under the program's name, converted and cleaned.
+  options.env["LD_PRELOAD"] = kLib;
+  RunResult aborted = run({program.string(), "abort", "30"}, options);
+  EXPECT_EQ(aborted.signal, SIGABRT);
+  options.env["LD_PRELOAD"] = std::nullopt;
+  std::string live;
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    if (entry.path().extension() == ".live") live = entry.path().filename().string();
+  }
+  ASSERT_NE(live, "") << "the aborted program left its live file";
+  const RunResult converted = launcher({"convert", live, "-o", "converted.json"});
+  EXPECT_EQ(converted.exit_code, 0) << converted.err;
+  launcher({"--summary", "--", program.string(), "mark", hostile});
+  launcher({"clean", dir_.string(), "--reports", "--dry-run"});
+  // A running program watched.
+  options.env["LD_PRELOAD"] = kLib;
+  const heapline::test::Started running = heapline::test::start({program.string(), "mark", hostile, "30"}, options);
+  options.env["LD_PRELOAD"] = std::nullopt;
+  RunResult top;
+  for (int attempt = 0; attempt < 200; ++attempt) {  // until its live file holds the marker
+    top = launcher({"top", std::to_string(running.pid), "--once"});
+    if (top.out.find("markers: none") == std::string::npos && top.exit_code == 0) break;
+    runs.pop_back();
+    ::usleep(50'000);
+  }
+  ::kill(running.pid, SIGKILL);
+  heapline::test::finish(running);
+  EXPECT_NE(top.out.find(heapline::terminal_text(program.string())), std::string::npos) << top.out << top.err;
+
+  for (const auto& [what, r] : runs) {
+    for (const std::string* stream : {&r.out, &r.err}) {
+      std::istringstream lines(*stream);
+      for (std::string line; std::getline(lines, line);) {
+        EXPECT_TRUE(heapline::shows_as_written(line)) << what << ": " << heapline::terminal_text(line);
+        EXPECT_NE(line.rfind("heapline: FORGED", 0), 0u) << what << ": " << *stream;
+      }
+      if (!stream->empty()) EXPECT_EQ(stream->back(), '\n') << what << ": every line ends";
+    }
   }
 }
 

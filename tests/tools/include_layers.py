@@ -61,8 +61,9 @@ def part_of(path):
     return parts[0]
 
 
-def sources(source_dir):
-    for component in COMPONENTS:
+def sources(source_dir, components=COMPONENTS):
+    """Every source file of `components`, relative to source_dir."""
+    for component in components:
         for directory, _, files in os.walk(os.path.join(source_dir, component)):
             for name in sorted(files):
                 if name.endswith(SOURCE_SUFFIXES):

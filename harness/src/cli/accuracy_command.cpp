@@ -64,21 +64,24 @@ int run_accuracy(const AccuracyOptions& options) {
                                   {"publishes_per_1000_calls", run.publishes_per_1000_calls()},
                                   {"within_bound", figure.within_bound()},
                                   {"bound_within_budget", run.bound_within_budget()}};
-    std::cout << out.dump(2) << std::endl;
+    Say(std::cout) << json_text(out);
   } else {
-    std::cout << "batched peak " << figure.batched_peak_bytes << " B, exact peak " << figure.exact_peak_bytes
-              << " B: error " << std::showpos << figure.error_bytes() << " B ("
-              << percent_of(figure.error_bytes(), figure.exact_peak_bytes) << std::noshowpos << "), stated bound "
-              << figure.bound_bytes << " B (" << percent_of(figure.bound_bytes, figure.batched_peak_bytes)
-              << " of the peak)";
-    if (run.budget_bytes != 0) std::cout << ", budget " << run.budget_bytes << " B";
-    std::ostringstream rate;
-    rate.setf(std::ios::fixed);
-    rate.precision(2);
-    rate << run.publishes_per_1000_calls();
-    std::cout << "; " << rate.str() << " publishes per 1000 calls\n";
-    if (!figure.within_bound()) std::cerr << "accuracy: the error is outside the stated bound\n";
-    if (!run.bound_within_budget()) std::cerr << "accuracy: the stated bound is over the library's budget\n";
+    {
+      Say line(std::cout);
+      line << "batched peak " << figure.batched_peak_bytes << " B, exact peak " << figure.exact_peak_bytes
+           << " B: error " << std::showpos << figure.error_bytes() << " B ("
+           << percent_of(figure.error_bytes(), figure.exact_peak_bytes) << std::noshowpos << "), stated bound "
+           << figure.bound_bytes << " B (" << percent_of(figure.bound_bytes, figure.batched_peak_bytes)
+           << " of the peak)";
+      if (run.budget_bytes != 0) line << ", budget " << run.budget_bytes << " B";
+      std::ostringstream rate;
+      rate.setf(std::ios::fixed);
+      rate.precision(2);
+      rate << run.publishes_per_1000_calls();
+      line << "; " << rate.str() << " publishes per 1000 calls\n";
+    }
+    if (!figure.within_bound()) say("accuracy", "the error is outside the stated bound");
+    if (!run.bound_within_budget()) say("accuracy", "the stated bound is over the library's budget");
   }
   return kept ? kExitOk : kExitRefused;
 }

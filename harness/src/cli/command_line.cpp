@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <sstream>
 
 #include "commands.h"
 #include "heapline/install_layout.h"
@@ -23,7 +24,7 @@ namespace {
 // seen as empty (never read as 0) and "nan" or "inf" as what they are.
 namespace check {
 
-std::string shown(const std::string& text) { return "'" + printable(text) + "'"; }
+std::string shown(const std::string& text) { return "'" + terminal_text(text) + "'"; }
 
 // A whole number from `low` to `high`.
 CLI::Validator whole_number(long long low, long long high) {
@@ -375,7 +376,12 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
     check::relations(check.rule);
     check::relations(calibrate.rule);
   } catch (const CLI::ParseError& e) {
-    const int status = app.exit(e);
+    // CLI11's help, version and refusals (which quote the words given) go
+    // out through the door of printed lines too.
+    std::ostringstream out, err;
+    const int status = app.exit(e, out, err);
+    say_lines(std::cout, out.str());
+    say_lines(std::cerr, err.str());
     return status == 0 ? kExitOk : kExitUsage;
   }
   // A build tree's store and page follow --source-dir; an install's go

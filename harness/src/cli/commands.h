@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "heapline_bench/measurement/measurement.h"
+#include "heapline_bench/text/text.h"
 #include "heapline_bench/verdicts/verdict.h"
 
 namespace heapline::bench {

@@ -69,7 +69,7 @@ std::vector<Build> builds_from(const CompareOptions& options, std::vector<Absent
       builds.push_back(heaptrack_build(checked_preload_library(library)));
     } else {
       absent.push_back({"heaptrack", "not installed here (no " + library + "; Debian package heaptrack)."});
-      std::cerr << "compare: heaptrack is absent (no " << library << "); its column says so\n";
+      say("compare", "heaptrack is absent (no " + library + "); its column says so");
     }
   }
   for (std::size_t i = 0; i < builds.size(); ++i)
@@ -98,17 +98,17 @@ int run_compare(const CompareOptions& options) {
   };
   PosixProcessRunner runner;
   const std::string valgrind = options.instructions ? find_valgrind() : std::string();
-  if (options.instructions && valgrind.empty()) std::cerr << "compare: " << kNoValgrindNote << "\n";
+  if (options.instructions && valgrind.empty()) say("compare", kNoValgrindNote);
   // The suite's own instruction figure (request_builder.h), of each build
   // with its settings.
   auto instructions_for = [&](const std::string& name, const MeasurementRequest& request) {
     const auto counted = instruction_request(*catalogue.find(name), options.where, request, options.scale, {}, valgrind);
     if (!counted) return std::optional<InstructionFigure>();
-    std::cerr << "compare: " << name << ": counting instructions with " << request.library << "\n";
+    say("compare", name + ": counting instructions with " + request.library);
     try {
       return std::optional<InstructionFigure>(count_instructions(runner, *counted));
     } catch (const Refusal& refusal) {
-      std::cerr << "compare: " << name << ": not counted: " << refusal.what() << "\n";
+      say("compare", name + ": not counted: " + refusal.what());
       throw;
     }
   };
@@ -132,8 +132,8 @@ int run_compare(const CompareOptions& options) {
   write_file_atomically(json_path, comparison_json(comparison).dump(1) + "\n");
   const std::string markdown = comparison_markdown(comparison);
   write_file_atomically(out_dir + "/release-comparison.md", markdown);
-  std::cout << markdown;
-  std::cerr << "compare: raw data in " << json_path << "; table in " << out_dir << "/release-comparison.md\n";
+  say_lines(std::cout, markdown);
+  say("compare", "raw data in " + json_path + "; table in " + out_dir + "/release-comparison.md");
   return kExitOk;
 }
 

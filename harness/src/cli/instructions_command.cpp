@@ -88,13 +88,13 @@ int run_instructions(const InstructionsOptions& options) {
     row.scenario = scenario;
     if (!base.empty()) {
       row.base = suite_figure(runner, *scenario, options.where, base, options.scale, valgrind);
-      std::cerr << scenario->name << ": " << format_instructions(row.base->overhead) << " with the base\n";
+      say(scenario->name, format_instructions(row.base->overhead) + " with the base");
     }
     for (const auto& library : libraries) {
       row.figures.push_back(suite_figure(runner, *scenario, options.where, library, options.scale, valgrind));
-      std::cerr << scenario->name << ": " << format_instructions(row.figures.back().overhead) << " with "
-                << library_name(library, libraries) << " (" << row.figures.back().with << " instructions, "
-                << row.figures.back().without << " without)\n";
+      Say(std::cerr) << scenario->name << ": " << format_instructions(row.figures.back().overhead) << " with "
+                     << library_name(library, libraries) << " (" << row.figures.back().with << " instructions, "
+                     << row.figures.back().without << " without)\n";
     }
     if (row.base)
       row.verdict = judge_builds(row.base->overhead, row.figures.front().overhead, Figure::instructions, rule,
@@ -134,38 +134,40 @@ int run_instructions(const InstructionsOptions& options) {
       out["scenarios"].push_back(std::move(entry));
     }
     out["regressions"] = regressions;
-    std::cout << out.dump(2) << std::endl;
+    Say(std::cout) << json_text(out);
   } else if (base.empty()) {
-    std::cout << "| Scenario | Reduced command | Without |";
-    for (const auto& library : libraries) std::cout << ' ' << markdown_code(library_name(library, libraries)) << " |";
-    std::cout << "\n|---|---|---:|";
-    for (std::size_t i = 0; i < libraries.size(); ++i) std::cout << "---:|";
-    std::cout << "\n";
+    Say table(std::cout);
+    table << "| Scenario | Reduced command | Without |";
+    for (const auto& library : libraries) table << ' ' << markdown_code(library_name(library, libraries)) << " |";
+    table << "\n|---|---|---:|";
+    for (std::size_t i = 0; i < libraries.size(); ++i) table << "---:|";
+    table << "\n";
     for (const auto& row : rows) {
-      std::cout << "| " << markdown_code(row.scenario->name) << " | " << markdown_code(row.figures.front().command)
-                << " | " << row.figures.front().without << " |";
-      for (const auto& figure : row.figures) std::cout << ' ' << format_instructions(figure.overhead) << " |";
-      std::cout << "\n";
+      table << "| " << markdown_code(row.scenario->name) << " | " << markdown_code(row.figures.front().command) << " | "
+            << row.figures.front().without << " |";
+      for (const auto& figure : row.figures) table << ' ' << format_instructions(figure.overhead) << " |";
+      table << "\n";
     }
-    std::cout << "\nInstructions under callgrind: each library against the same command without it, as the suite "
-                 "counts a point's (scale "
-              << options.scale << ").\n";
+    table << "\nInstructions under callgrind: each library against the same command without it, as the suite "
+             "counts a point's (scale "
+          << options.scale << ").\n";
   } else {
-    std::cout << "| Scenario | Reduced command | Base | This build | Change | Threshold | Verdict |\n"
-                 "|---|---|---:|---:|---:|---:|---|\n";
+    Say table(std::cout);
+    table << "| Scenario | Reduced command | Base | This build | Change | Threshold | Verdict |\n"
+             "|---|---|---:|---:|---:|---:|---|\n";
     for (const auto& row : rows)
-      std::cout << "| " << markdown_code(row.scenario->name) << " | " << markdown_code(row.figures.front().command)
-                << " | " << format_instructions(row.base->overhead) << " | "
-                << format_instructions(row.figures.front().overhead) << " | " << pts(row.verdict->change) << " | ±"
-                << pts(row.verdict->threshold, false) << " | **" << verdict_name(row.verdict->verdict) << "** |\n";
-    std::cout << "\nInstructions under callgrind: each build against the same command without it, as the suite "
-                 "counts a point's (scale "
-              << options.scale << "). Threshold: max(" << pts(rule.instructions_min_effect, false)
-              << ", the scenario's spread goal). Gated: " << (gated ? "yes" : "no") << ".\n";
-    if (!why.str().empty()) std::cout << "\n" << why.str();
+      table << "| " << markdown_code(row.scenario->name) << " | " << markdown_code(row.figures.front().command) << " | "
+            << format_instructions(row.base->overhead) << " | " << format_instructions(row.figures.front().overhead)
+            << " | " << pts(row.verdict->change) << " | ±" << pts(row.verdict->threshold, false) << " | **"
+            << verdict_name(row.verdict->verdict) << "** |\n";
+    table << "\nInstructions under callgrind: each build against the same command without it, as the suite "
+             "counts a point's (scale "
+          << options.scale << "). Threshold: max(" << pts(rule.instructions_min_effect, false)
+          << ", the scenario's spread goal). Gated: " << (gated ? "yes" : "no") << ".\n";
+    if (!why.str().empty()) table << "\n" << why.str();
   }
-  std::cerr << why.str();
-  if (regressions > 0) std::cerr << "instructions: " << regressions << " regression(s) of a gated figure\n";
+  say_lines(std::cerr, why.str());
+  if (regressions > 0) say("instructions", std::to_string(regressions) + " regression(s) of a gated figure");
   return regressions > 0 && options.fail_on_regression ? kExitRefused : kExitOk;
 }
 

@@ -35,18 +35,18 @@ int run_overhead(const OverheadOptions& options) {
   // The point is printed, not stored: a commit git cannot name is said, and
   // the point names none.
   const CommitLookup head = git_head(runner, options.where.source_dir);
-  if (!head.problem.empty()) std::cerr << "heapline-bench: note: " << head.problem << "; the point names no commit\n";
+  if (!head.problem.empty()) say("heapline-bench", "note: " + head.problem + "; the point names no commit");
   point.commit = head.commit;
   if (options.instructions) {
     const std::string valgrind = find_valgrind();
-    if (valgrind.empty()) std::cerr << "heapline-bench: " << kNoValgrindNote << "\n";
+    if (valgrind.empty()) say("heapline-bench", kNoValgrindNote);
     if (auto counted = instruction_request(*scenario, options.where, request, options.scale, options.command, valgrind))
       point.instructions = count_instructions(runner, *counted);
   }
   if (options.json) {
-    std::cout << to_json(point).dump(2) << std::endl;
+    say_lines(std::cout, json_text(to_json(point)));
   } else {
-    std::cout << format_summary(measurement, point);
+    say_lines(std::cout, format_summary(measurement, point));
   }
   return kExitOk;
 }

@@ -1,4 +1,6 @@
 // render, validate and import: the subcommands that read or feed the store.
+#include <unistd.h>
+
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -92,12 +94,13 @@ int run_render(const RenderCommandOptions& options) {
   render_release_comparison(docs_comparison_path(options.where), render.out_dir);
   const double seconds = stopwatch.lap();
 
-  for (const auto& problem : history.problems) std::cerr << "heapline-bench: warning: " << problem.describe() << "\n";
-  std::cerr << "render: " << history.entries.size() << " point(s), " << history.problems.size()
-            << " line(s) not shown, in " << static_cast<long>(seconds * 1000 + 0.5) << " ms\n";
-  std::cout << "page:  " << result.page << "\n";
-  if (!result.plots.empty()) std::cout << "plots: " << result.plots.front().substr(0, result.plots.front().rfind('/') + 1) << "\n";
-  if (!result.plot_note.empty()) std::cerr << "heapline-bench: " << result.plot_note << "\n";
+  for (const auto& problem : history.problems) say("heapline-bench", "warning: " + problem.describe());
+  Say(std::cerr) << "render: " << history.entries.size() << " point(s), " << history.problems.size()
+                 << " line(s) not shown, in " << static_cast<long>(seconds * 1000 + 0.5) << " ms\n";
+  say_line(std::cout, "page:  " + terminal_text(result.page));
+  if (!result.plots.empty())
+    say_line(std::cout, "plots: " + terminal_text(result.plots.front().substr(0, result.plots.front().rfind('/') + 1)));
+  if (!result.plot_note.empty()) say("heapline-bench", result.plot_note);
   return kExitOk;
 }
 
@@ -109,9 +112,9 @@ int run_validate(const ValidateOptions& options) {
   scan_points_file(store.points_path(), RawTimes::read, [&](Point&&, int) { ++valid; }, problems);
   const auto duplicates =
       std::count_if(problems.begin(), problems.end(), [](const StoreProblem& p) { return p.kind == StoreProblem::Kind::duplicate; });
-  for (const auto& problem : problems) std::cerr << problem.describe() << "\n";
-  std::cout << store.points_path() << ": " << valid << " valid point(s), " << problems.size() - duplicates
-            << " bad line(s), " << duplicates << " duplicate(s)\n";
+  for (const auto& problem : problems) say_line(std::cerr, problem.describe());
+  Say(std::cout) << terminal_text(store.points_path()) << ": " << valid << " valid point(s), "
+                 << problems.size() - duplicates << " bad line(s), " << duplicates << " duplicate(s)\n";
   return problems.empty() ? kExitOk : kExitRefused;
 }
 
@@ -130,10 +133,16 @@ int run_export(const ExportOptions& options) {
     throw Refusal(std::string(e.what()) + ". Nothing was exported.");
   }
   if (options.out.empty()) {
-    std::cout << text;
+    // The export itself is data for a program, written as it is; on a
+    // terminal it goes through the door of printed lines like any text.
+    if (isatty(STDOUT_FILENO) != 0) {
+      say_lines(std::cout, text);
+    } else {
+      std::cout << text;
+    }
   } else {
     write_file_atomically(options.out, text);
-    std::cerr << "export: " << contents.points.size() << " point(s) read, " << options.out << " written\n";
+    say("export", std::to_string(contents.points.size()) + " point(s) read, " + options.out + " written");
   }
   return kExitOk;
 }
@@ -164,7 +173,7 @@ int run_import(const ImportOptions& options) {
   } catch (const std::runtime_error& e) {
     throw Refusal(std::string(e.what()) + ". Nothing was imported.");
   }
-  std::cout << "imported " << added << " point(s) into " << store.points_path() << "\n";
+  Say(std::cout) << "imported " << added << " point(s) into " << terminal_text(store.points_path()) << "\n";
   return kExitOk;
 }
 

@@ -54,7 +54,7 @@ int run_suite(const SuiteOptions& options) {
   }
 
   const std::string valgrind = options.instructions ? find_valgrind() : std::string();
-  if (options.instructions && valgrind.empty()) std::cerr << "heapline-bench: " << kNoValgrindNote << "\n";
+  if (options.instructions && valgrind.empty()) say("heapline-bench", kNoValgrindNote);
 
   std::vector<SuiteRow> rows;
   bool any_failed = false;
@@ -88,7 +88,7 @@ int run_suite(const SuiteOptions& options) {
         try {
           row.point.library_report.accuracy = measure_accuracy(runner, *checked).accuracy;
         } catch (const Refusal& refusal) {
-          std::cerr << scenario.name << ": no accuracy figure: " << refusal.what() << "\n";
+          say_lines(std::cerr, scenario.name + ": no accuracy figure: " + refusal.what());
         }
       }
       row.point.commit = commit;
@@ -102,22 +102,22 @@ int run_suite(const SuiteOptions& options) {
                                     "heapline-bench import --store " + store.directory() + " {file}"));
       }
       row.measured = true;
-      std::cerr << scenario.name << ": " << format_overhead(row.point.overhead, row.point.interval) << " (timed runs "
-                << seconds_text(timed) << (row.point.instructions ? ", instruction counts " + seconds_text(counting) : "")
-                << ")\n";
+      Say(std::cerr) << scenario.name << ": " << format_overhead(row.point.overhead, row.point.interval)
+                     << " (timed runs " << seconds_text(timed)
+                     << (row.point.instructions ? ", instruction counts " + seconds_text(counting) : "") << ")\n";
     } catch (const Refusal& refusal) {
       // One failing scenario is reported; the others still run.
       progress.clear();
       any_failed = true;
       row.failure = refusal.what();
-      std::cerr << scenario.name << ": FAILED\n" << refusal.what() << "\n";
+      say_lines(std::cerr, scenario.name + ": FAILED\n" + refusal.what());
     }
     timed_seconds += timed;
     counting_seconds += counting;
     rows.push_back(std::move(row));
   }
 
-  std::cout << format_suite_table(rows, library, this_machine());
+  say_lines(std::cout, format_suite_table(rows, library, this_machine()));
   Stopwatch render_clock;
   RenderCommandOptions render = options.render;
   render.where = options.where;
@@ -125,10 +125,15 @@ int run_suite(const SuiteOptions& options) {
   run_render(render);
   const double rendering = render_clock.lap();
   const double elapsed = whole_suite.lap();
-  std::cerr << "suite: " << rows.size() << " scenario(s) in " << seconds_text(elapsed) << " (timed runs "
-            << seconds_text(timed_seconds) << ", instruction counts " << seconds_text(counting_seconds) << ", render "
-            << seconds_text(rendering) << ")" << (any_failed ? ", some FAILED" : "") << "; points appended to "
-            << store.points_path() << "\n";
+  // What the store took, as counted: a full disk keeps a measurement
+  // beside the store, and is never said to have appended it.
+  const auto stored = std::count_if(rows.begin(), rows.end(), [](const SuiteRow& row) { return row.measured; });
+  Say(std::cerr) << "suite: " << rows.size() << " scenario(s) in " << seconds_text(elapsed) << " (timed runs "
+                 << seconds_text(timed_seconds) << ", instruction counts " << seconds_text(counting_seconds)
+                 << ", render " << seconds_text(rendering) << ")" << (any_failed ? ", some FAILED" : "") << "; "
+                 << (stored == 0 ? std::string("no point")
+                                 : std::to_string(stored) + (stored == 1 ? " point" : " points"))
+                 << " appended to " << terminal_text(store.points_path()) << "\n";
   return any_failed ? kExitRefused : kExitOk;
 }
 

@@ -89,14 +89,15 @@ int run_check(const CheckOptions& options) {
   const Catalogue catalogue = load_catalogue(options.where.catalogue);
   const Store store = existing_store(options.store, options.where);
   const History history = read_history(store.points_path());
-  for (const auto& problem : history.problems) std::cerr << "heapline-bench: warning: " << problem.describe() << "\n";
+  for (const auto& problem : history.problems) say("heapline-bench", "warning: " + problem.describe());
   std::vector<std::string> calibration_problems;
   const auto calibrations = read_calibrations(store.calibration_path(), calibration_problems);
-  for (const auto& problem : calibration_problems) std::cerr << "heapline-bench: warning: " << problem << "\n";
+  for (const auto& problem : calibration_problems) say("heapline-bench", "warning: " + problem);
   if (const auto unrecorded = std::count_if(calibrations.begin(), calibrations.end(),
                                             [](const NoiseCalibration& c) { return c.command.empty(); }))
-    std::cerr << "heapline-bench: note: " << unrecorded << " calibration(s) in " << store.calibration_path()
-              << " do not say which command they measured and apply to no point that does; run calibrate again\n";
+    say("heapline-bench", "note: " + std::to_string(unrecorded) + " calibration(s) in " + store.calibration_path() +
+                              " do not say which command they measured and apply to no point that does; run "
+                              "calibrate again");
 
   const VerdictRule rule = verdict_rule(options.rule, static_cast<int>(catalogue.scenarios.size()));
   const std::vector<Figure> gated = gated_figures(options.rule);
@@ -137,7 +138,7 @@ int run_check(const CheckOptions& options) {
       const char* kind = fails                                  ? "::error title=Overhead regression::"
                          : v.verdict == Verdict::regression     ? "::warning title=Overhead regression (not gated)::"
                                                                 : "::notice title=Overhead improvement::";
-      std::cout << kind << github_escape(message) << "\n";
+      Say(std::cout) << kind << github_escape(message) << "\n";
     }
   }
   std::ostringstream change_text;
@@ -162,12 +163,12 @@ int run_check(const CheckOptions& options) {
     accuracy_text << "| `" << name << "` | `" << short_commit(newest->commit) << "` | " << a.error_bytes() << " B | "
                   << a.bound_bytes << " B | **" << (within ? "within the bound" : "outside the bound") << "** |\n";
     if (!within && options.github) {
-      std::cout << "::error title=Accuracy regression::"
-                << github_escape(name + " at " + short_commit(newest->commit) + ": batched peak " +
-                                 std::to_string(a.batched_peak_bytes) + " B against the exact " +
-                                 std::to_string(a.exact_peak_bytes) + " B, outside the stated bound of " +
-                                 std::to_string(a.bound_bytes) + " B")
-                << "\n";
+      Say(std::cout) << "::error title=Accuracy regression::"
+                     << github_escape(name + " at " + short_commit(newest->commit) + ": batched peak " +
+                                      std::to_string(a.batched_peak_bytes) + " B against the exact " +
+                                      std::to_string(a.exact_peak_bytes) + " B, outside the stated bound of " +
+                                      std::to_string(a.bound_bytes) + " B")
+                     << "\n";
     }
   }
 
@@ -186,14 +187,15 @@ int run_check(const CheckOptions& options) {
               "| Scenario | Commit | Error | Bound | Verdict |\n|---|---|---:|---:|---|\n"
            << accuracy_text.str();
   if (!changes.empty()) report << "\n### Change points\n\n" << change_text.str();
-  std::cout << report.str();
+  say_lines(std::cout, report.str());
 
   if (options.github) {
     if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary != nullptr && *summary != '\0')
       std::ofstream(summary, std::ios::app) << report.str() << "\n";
   }
-  if (regressions > 0) std::cerr << "check: " << regressions << " regression(s) of a gated figure\n";
-  if (outside_bound > 0) std::cerr << "check: " << outside_bound << " scenario(s) with an error outside the stated bound\n";
+  if (regressions > 0) say("check", std::to_string(regressions) + " regression(s) of a gated figure");
+  if (outside_bound > 0)
+    say("check", std::to_string(outside_bound) + " scenario(s) with an error outside the stated bound");
   return (regressions > 0 || outside_bound > 0) && options.fail_on_regression ? kExitRefused : kExitOk;
 }
 
@@ -210,13 +212,13 @@ int run_calibrate(const CalibrateOptions& options) {
   }
   const Machine machine = this_machine();
   const std::string valgrind = options.instructions ? find_valgrind() : std::string();
-  if (options.instructions && valgrind.empty()) std::cerr << "heapline-bench: " << kNoValgrindNote << "\n";
+  if (options.instructions && valgrind.empty()) say("heapline-bench", kNoValgrindNote);
 
   PosixProcessRunner runner;
   bool unstored = false;
   int goals = 0, goals_met = 0;
-  std::cout << "| Scenario | Figure | A/A spread | A/A largest | Repeat spread | Noise (sigma) | Threshold | "
-               "Detectable (80%) | Spread goal |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n";
+  Say(std::cout) << "| Scenario | Figure | A/A spread | A/A largest | Repeat spread | Noise (sigma) | Threshold | "
+                    "Detectable (80%) | Spread goal |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n";
   for (const Scenario* scenario : selected) {
     Stopwatch stopwatch;
     ScratchDirectory scratch;
@@ -264,12 +266,12 @@ int run_calibrate(const CalibrateOptions& options) {
       }
       double largest = 0;
       for (double x : c.aa_overheads) largest = std::max(largest, std::fabs(x));
-      std::cout << "| " << markdown_code(c.scenario) << " | " << figure_name(figure) << " | ±"
-                << format_figure(figure, robust_sigma(c.aa_overheads), false) << " | "
-                << format_figure(figure, largest, false) << " | ±"
-                << format_figure(figure, robust_sigma(c.repeated_overheads), false) << " | "
-                << format_figure(figure, c.sigma, false) << " pts | " << format_figure(figure, c.threshold, false)
-                << " pts | " << format_figure(figure, c.detectable, false) << " pts | " << goal_text << " |\n";
+      Say(std::cout) << "| " << markdown_code(c.scenario) << " | " << figure_name(figure) << " | ±"
+                     << format_figure(figure, robust_sigma(c.aa_overheads), false) << " | "
+                     << format_figure(figure, largest, false) << " | ±"
+                     << format_figure(figure, robust_sigma(c.repeated_overheads), false) << " | "
+                     << format_figure(figure, c.sigma, false) << " pts | " << format_figure(figure, c.threshold, false)
+                     << " pts | " << format_figure(figure, c.detectable, false) << " pts | " << goal_text << " |\n";
       lines += calibration_to_json(c, machine.fingerprint(), machine.describe(), options.runs, options.scale,
                                    utc_now_rfc3339())
                    .dump() +
@@ -281,19 +283,18 @@ int run_calibrate(const CalibrateOptions& options) {
       store.append_lines(store.calibration_path(), lines);
     } catch (const std::runtime_error& e) {
       unstored = true;
-      std::cerr << "heapline-bench: "
-                << keep_unstored(store, "the calibration of " + scenario->name, lines, e.what(),
-                                 "cat {file} >> " + store.calibration_path())
-                << "\n";
+      say_lines(std::cerr, "heapline-bench: " + keep_unstored(store, "the calibration of " + scenario->name, lines,
+                                                              e.what(), "cat {file} >> " + store.calibration_path()));
     }
     const double seconds = stopwatch.lap();
-    std::cerr << "calibrate: " << scenario->name << " in " << std::lround(seconds) << " s\n";
+    Say(std::cerr) << "calibrate: " << scenario->name << " in " << std::lround(seconds) << " s\n";
   }
-  std::cout << "\nSpread goals (the catalogue's spread_goal_points: every A/A figure and the noise within the "
-               "goal): "
-            << goals_met << " of " << goals << " met.\n";
-  std::cerr << "calibrate: appended to " << store.calibration_path() << " (machine " << machine.fingerprint()
-            << ")" << (unstored ? "; some calibrations could not be stored (above)" : "") << "\n";
+  Say(std::cout) << "\nSpread goals (the catalogue's spread_goal_points: every A/A figure and the noise within the "
+                    "goal): "
+                 << goals_met << " of " << goals << " met.\n";
+  Say(std::cerr) << "calibrate: appended to " << terminal_text(store.calibration_path()) << " (machine "
+                 << machine.fingerprint() << ")" << (unstored ? "; some calibrations could not be stored (above)" : "")
+                 << "\n";
   return unstored ? kExitRefused : kExitOk;
 }
 

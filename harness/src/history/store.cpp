@@ -197,7 +197,7 @@ std::string checked_lines(const std::vector<Point>& points) {
 
 }  // namespace
 
-void Store::print_note(const std::string& note) { std::cerr << "heapline-bench: " << note << std::endl; }
+void Store::print_note(const std::string& note) { say("heapline-bench", note); }
 
 Store::Store(std::string directory, Notes notes) : directory_(std::move(directory)), notes_(std::move(notes)) {}
 

@@ -65,7 +65,7 @@ Catalogue parse_catalogue(const std::string& json_text, const std::string& origi
   // One line whatever the file holds: a parser's message quotes the bytes
   // it stopped at.
   auto fail = [&](const std::string& why) {
-    return std::runtime_error("scenario catalogue " + printable(origin) + ": " + printable(why));
+    return std::runtime_error("scenario catalogue " + terminal_text(origin) + ": " + terminal_text(why));
   };
   nlohmann::json doc;
   try {
@@ -88,12 +88,12 @@ Catalogue parse_catalogue(const std::string& json_text, const std::string& origi
         const std::string of = entry["command_of"].get<std::string>();
         const Scenario* source = commands_from != nullptr ? commands_from->find(of) : nullptr;
         if (source == nullptr)
-          throw fail(printable(scenario.name) + ": command_of names '" + printable(of) + "', " +
+          throw fail(terminal_text(scenario.name) + ": command_of names '" + terminal_text(of) + "', " +
                      (commands_from != nullptr ? "which is no scenario of commands_from"
                                                : "but the catalogue has no commands_from"));
         if (entry.contains("command") || entry.contains("scale_arg"))
-          throw fail(printable(scenario.name) + ": command_of takes the command and scale_arg of '" + printable(of) +
-                     "': give neither beside it");
+          throw fail(terminal_text(scenario.name) + ": command_of takes the command and scale_arg of '" +
+                     terminal_text(of) + "': give neither beside it");
         scenario.command = source->command;
         scenario.scale_arg = source->scale_arg;
       } else {
@@ -104,7 +104,8 @@ Catalogue parse_catalogue(const std::string& json_text, const std::string& origi
           const auto& index = entry["scale_arg"];
           if (!index.is_number_integer() || index.get<std::int64_t>() < -1 ||
               index.get<std::int64_t>() > std::numeric_limits<int>::max())
-            throw fail(printable(scenario.name) + ": scale_arg must be a whole number, the index of a word of the command");
+            throw fail(terminal_text(scenario.name) +
+                       ": scale_arg must be a whole number, the index of a word of the command");
           scenario.scale_arg = index.get<int>();
         }
       }
@@ -121,13 +122,13 @@ Catalogue parse_catalogue(const std::string& json_text, const std::string& origi
     if (scenario.name.empty() || scenario.command.empty()) throw fail("a scenario has no name or no command");
     // A name is a file name of the page's plots and a word of its tables.
     if (!is_scenario_name(scenario.name))
-      throw fail("scenario name '" + printable(scenario.name) +
+      throw fail("scenario name '" + terminal_text(scenario.name) +
                  "' must be 1 to 64 letters, digits, '.', '_' or '-', not starting with '.' or '-'");
     const std::string& name = scenario.name;
     // The text of a scenario reaches points, pages and terminals.
     auto plain = [&](const std::string& text, const std::string& what) {
       if (find_control_character(text) != std::string::npos)
-        throw fail(name + ": " + what + " holds a control character ('" + printable(text) + "')");
+        throw fail(name + ": " + what + " holds a control character ('" + terminal_text(text) + "')");
     };
     for (const auto& word : scenario.command) plain(word, "a word of its command");
     for (const auto& word : scenario.instructions_command) plain(word, "a word of its instructions_command");
@@ -137,7 +138,7 @@ Catalogue parse_catalogue(const std::string& json_text, const std::string& origi
       plain(variable, "the name of a variable of env");
       plain(value, "the value of " + variable);
       if (variable.empty() || variable.find('=') != std::string::npos)
-        throw fail(name + ": env variable names must be non-empty, without '=' ('" + printable(variable) + "')");
+        throw fail(name + ": env variable names must be non-empty, without '=' ('" + terminal_text(variable) + "')");
     }
     if (scenario.scale_arg < -1 || scenario.scale_arg >= static_cast<int>(scenario.command.size()) ||
         (!scenario.instructions_command.empty() &&

@@ -6,22 +6,7 @@
 
 namespace heapline::bench {
 
-std::string displayable(std::string_view text) {
-  return with_unshowable_bytes_replaced(text, [](unsigned char) { return std::string("\xEF\xBF\xBD"); });
-}
-
-std::string gnuplot_string(std::string_view text) {
-  std::string out = "'";
-  for (char c : displayable(text)) out += c == '\'' ? std::string("''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string gnuplot_data_word(std::string_view text) {
-  std::string out = displayable(text);
-  for (char& c : out)
-    if (c == ' ' || c == '#' || c == '"' || c == '\'') c = '_';
-  return out.empty() ? "_" : out;
-}
+std::string displayable(std::string_view text) { return heapline::terminal_text(text); }
 
 std::string markdown_code(std::string_view text) {
   std::string inside;

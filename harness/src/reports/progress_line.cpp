@@ -1,5 +1,7 @@
 #include "heapline_bench/reports/progress_line.h"
 
+#include "heapline_bench/text/text.h"
+
 #include <unistd.h>
 
 #include <chrono>
@@ -83,7 +85,10 @@ void ProgressLine::print_locked(double now) {
   // A plain line only when `every_seconds` have passed since the last one.
   if (!terminal_ && printed_ && now - *printed_ < every_seconds_) return;
   const double left = last_->seconds_left < 0 ? -1 : std::max(0.0, last_->seconds_left - (now - last_->at));
-  const std::string text = progress_text(prefix_, last_->scenario, last_->run, last_->runs, now - *started_, left);
+  // Through the door of printed lines (heapline::terminal_line): the
+  // escape sequence that redraws the line is the only control text here.
+  const std::string text =
+      terminal_line(progress_text(prefix_, last_->scenario, last_->run, last_->runs, now - *started_, left));
   if (terminal_) {
     std::fprintf(out_, "\r\033[K%s", text.c_str());
     drawn_ = true;

@@ -13,7 +13,7 @@ std::string read_regular_file(const std::string& path) {
   constexpr std::size_t kLimit = std::size_t{256} << 20;
   std::string error;
   std::string text = heapline::RegularFile::open(path).read_all(kLimit, error);
-  if (!error.empty()) throw std::runtime_error(printable(error));
+  if (!error.empty()) throw std::runtime_error(terminal_text(error));
   return text;
 }
 

@@ -80,7 +80,7 @@ std::vector<NoiseCalibration> read_calibrations(const std::string& path, std::ve
       if (!(c.sigma >= 0) || !(c.scale > 0)) throw std::runtime_error("sigma and scale must be positive numbers");
       newest[{c.scenario, c.fingerprint, c.figure, c.scale, c.command}] = c;  // later lines are newer
     } catch (const std::exception& e) {
-      problems.push_back(path + ":" + std::to_string(number) + ": " + printable(e.what()));
+      problems.push_back(path + ":" + std::to_string(number) + ": " + terminal_text(e.what()));
     }
   }
   std::vector<NoiseCalibration> out;

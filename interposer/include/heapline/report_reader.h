@@ -15,6 +15,7 @@
 
 #include "heapline/live_format.h"
 #include "heapline/report_format.h"
+#include "heapline/terminal_text.h"
 
 namespace heapline {
 
@@ -172,25 +173,6 @@ ReportReading read_report_file(const std::string& path);
 
 // Reads a report from `text`; `source` names it in messages.
 ReportReading parse_report(std::string_view text, const std::string& source);
-
-// A control byte (below 0x20) or DEL: what a terminal acts on and what
-// ends or splits a line of a message, a script or a data file.
-constexpr bool is_control_byte(unsigned char c) { return c < 0x20 || c == 0x7f; }
-
-// The one escaping of bytes for a terminal, a message line or a script's
-// string: each control byte, and with Backslash::kEscaped each backslash,
-// becomes the four characters \xNN; every other byte is kept.
-// Escaping the backslash too makes the text unambiguous (a name holding
-// the four characters \x0a reads \x5cx0a); keeping it lets text that was
-// escaped once pass a second time unchanged.
-enum class Backslash { kKept, kEscaped };
-std::string control_bytes_escaped(std::string_view text, Backslash backslash);
-
-// Text from a report (a program's file name, a marker's name: whatever the
-// program wrote) made safe for a terminal or a one-line message: control
-// bytes, DEL and the backslash become \xNN; longer than `max_bytes`, cut with
-// "...".
-std::string printable_text(std::string_view text, std::size_t max_bytes = 4096);
 
 // Reports are at most this large (4096 samples in each series, markers,
 // names): anything larger is refused unread.

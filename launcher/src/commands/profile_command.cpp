@@ -62,7 +62,10 @@ int write_profile(const ProfileOptions& options) {
     }
     for (const std::string& problem : symbolizer.problems()) say("heapline profile", problem);
     if (options.out.empty() || options.out == "-") {
-      std::cout << output << std::flush;
+      // Text for a terminal or a pipe: through the launcher's door, line by
+      // line (frames are named from the binaries' own strings).
+      say_lines(std::cout, output);
+      std::cout << std::flush;
     } else {
       write_file_atomically(options.out, output);
     }

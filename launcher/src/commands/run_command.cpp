@@ -215,7 +215,7 @@ int run(Options& options) {
         // Exited with a status, yet the library's exit handlers never ran:
         // the last image the library saw was replaced by one it cannot
         // follow, or the process left through the raw system call.
-        say("heapline", "the command (" + printable_text(fs::path(snapshot.exe).filename().string(), 64) +
+        say("heapline", "the command (" + terminal_text(fs::path(snapshot.exe).filename().string(), 64) +
                             " as the library last saw it) exited without the library's exit handlers: it exec'd a "
                             "program that runs without the library (a static or setuid program, or one whose "
                             "LD_PRELOAD was changed or cleared, as by env LD_PRELOAD=...) or made the exit system "
@@ -248,14 +248,14 @@ int run(Options& options) {
     return child.exit_status;
   }
   if (!options.quiet) {
-    std::cerr << summarize(report, report_path);
+    say_lines(summarize(report, report_path));
     for (const std::string& note : notes) say("heapline", note);
-    std::cerr << summarize_tree(tree);
+    say_lines(summarize_tree(tree));
     Symbolizer symbolizer;
-    std::cerr << summarize_peak_profile(report, 10, symbolizer);
-    std::cerr << summarize_tree_profile(tree, symbolizer, 10);
+    say_lines(summarize_peak_profile(report, 10, symbolizer));
+    say_lines(summarize_tree_profile(tree, symbolizer, 10));
   }
-  if (options.per_process_summary) std::cerr << summarize_each(tree);
+  if (options.per_process_summary) say_lines(summarize_each(tree));
 
   if (!options.plot.empty()) {
     try {

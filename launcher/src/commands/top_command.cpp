@@ -111,10 +111,11 @@ int top(const TopOptions& options) {
           process_alive(pid) && file.region().header.state.load(std::memory_order_acquire) != heapline::kLiveExited;
       LiveSnapshot snapshot = take_snapshot(file, alive);
       if (terminal && !once) std::cout << "\033[H\033[2J";
-      std::cout << render_top(snapshot, alive) << std::flush;
+      say_lines(std::cout, render_top(snapshot, alive));
+      std::cout << std::flush;
       if (once) return 0;
       if (!alive) {
-        std::cout << "heapline top: process " << pid << " has ended\n";
+        say_lines(std::cout, "heapline top: process " + std::to_string(pid) + " has ended\n");
         return 0;
       }
       if (keys.wait_for_quit(interval)) return 0;

@@ -8,6 +8,9 @@
  *                                 both are unmapped
  *   phase_probe phases            markers start, load, sort, done with 20 ms
  *                                 between them; "marks=4"
+ *   phase_probe mark NAME [SECONDS]
+ *                                 a marker named NAME (any bytes) over 2 MiB
+ *                                 held, SECONDS long (default 0)
  *   phase_probe pending THREADS   threads that keep pending bytes (below the
  *                                 batched threshold) and are still running
  *                                 at exit; "live=L peak=P"
@@ -283,6 +286,14 @@ int main(int argc, char** argv) {
       sleep_ms(20);
     }
     say("marks=4\n");
+    return 0;
+  }
+  if (strcmp(mode, "mark") == 0 && (argc == 3 || argc == 4)) {
+    void* held = malloc(2 << 20);
+    memset(held, 1, 2 << 20);
+    heapline_mark(argv[2]);
+    sleep_ms(argc == 4 ? atol(argv[3]) * 1000 : 0);
+    free(held);
     return 0;
   }
   if (strcmp(mode, "pending") == 0 && argc == 3) {

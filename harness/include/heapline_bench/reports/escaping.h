@@ -8,19 +8,20 @@
 #include <string>
 #include <string_view>
 
+#include <heapline/gnuplot_text.h>
+#include <heapline/terminal_text.h>
+
 namespace heapline::bench {
 
-// Text as it can be shown anywhere: every control character (U+0000 to
-// U+001F, U+007F) and every byte that is not UTF-8 becomes U+FFFD.
+// Text as it can be shown anywhere: heapline::terminal_text, the one rule of
+// the launcher's and the library's too (control characters, C1 controls,
+// bidirectional formatting and bytes that are not UTF-8 as \xNN).
 std::string displayable(std::string_view text);
 
-// A gnuplot string literal in single quotes (where gnuplot expands nothing:
-// no backquote command, no macro): quotes doubled, displayable().
-std::string gnuplot_string(std::string_view text);
-
-// One whitespace-separated word of a gnuplot data file: displayable(), with
-// blanks, quotes and the comment sign '#' replaced by '_'.
-std::string gnuplot_data_word(std::string_view text);
+// A gnuplot string expression and a word of a gnuplot data file:
+// heapline/gnuplot_text.h, shared with the launcher's plots.
+using heapline::gnuplot_data_word;
+using heapline::gnuplot_string;
 
 // An inline code span in Markdown (GitHub's tables and MyST): displayable(),
 // '|' escaped (GFM splits a table's cells on it even in code), fenced with

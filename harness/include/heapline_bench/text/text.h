@@ -3,20 +3,40 @@
 // it checks. The lowest layer: every other one may use it.
 #pragma once
 
+#include <iostream>
 #include <string>
 #include <string_view>
 
+#include <heapline/say.h>
+#include <heapline/terminal_text.h>
+
 namespace heapline::bench {
 
-// `text` with each byte that cannot be shown as it is (a control character
-// U+0000 to U+001F, DEL, a byte that is not part of well-formed UTF-8)
-// replaced by what `replacement` returns for it.
-std::string with_unshowable_bytes_replaced(std::string_view text, std::string (*replacement)(unsigned char byte));
+// Every line heapline-bench prints goes out through heapline/say.h, the
+// door of the launcher's lines too: say("WHO", TEXT) for one line on
+// stderr, Say(std::cout or std::cerr) << ... for whole lines streamed
+// together (tables, summaries), each line escaped (heapline::terminal_line).
+using heapline::Say;
+using heapline::say_line;
+using heapline::say_lines;
+inline void say(std::string_view who, std::string_view text) { heapline::say(std::cerr, who, text); }
 
-// `text` on one line of a message: control characters, DEL and bytes that
-// are not UTF-8 become \xNN, so a quoted value can never start a line of its
+// A JSON document for stdout: indented, ASCII only (every other character
+// as \uXXXX, so nothing in it acts on a terminal) and never refused for a
+// byte that is not UTF-8 (U+FFFD instead), with its newline.
+template <class Json>
+std::string json_text(const Json& json) {
+  return json.dump(2, ' ', true, Json::error_handler_t::replace) + "\n";
+}
+
+// `text` on one line of a message: heapline::terminal_text, the one escaping
+// of the launcher, the library and heapline-bench (control characters, C1
+// controls, bidirectional formatting, bytes that are not UTF-8 and the
+// backslash become \xNN), so a quoted value can never start a line of its
 // own or rewrite the terminal.
-std::string printable(std::string_view text);
+using heapline::terminal_line;
+using heapline::terminal_text;
+inline std::string printable(std::string_view text) { return terminal_text(text); }
 
 // The first control character of `text` (U+0000 to U+001F, U+007F), or
 // npos: the fields of a point and the names of the catalogue hold none.

@@ -1,0 +1,67 @@
+// The one door of every line the launcher and heapline-bench print: text
+// goes out through heapline::terminal_line (heapline/terminal_text.h), so a
+// control character, a byte that is not UTF-8 or a character that reorders
+// the line is shown as \xNN, never sent to the terminal, where a newline
+// would forge a line and an escape sequence would drive the terminal. The
+// names a message quotes are escaped where it is put together
+// (terminal_text, which also escapes the backslash, so they read apart from
+// a newline); they pass the door unchanged.
+#pragma once
+
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+#include "heapline/terminal_text.h"
+
+namespace heapline {
+
+// "WHO: TEXT" on one line: a newline inside TEXT is shown, never obeyed.
+inline void say(std::ostream& out, std::string_view who, std::string_view text) {
+  out << terminal_line(who) << ": " << terminal_line(text) << '\n';
+}
+
+// TEXT on one line, as it is otherwise.
+inline void say_line(std::ostream& out, std::string_view text) { out << terminal_line(text) << '\n'; }
+
+// Lines put together for the terminal (a summary, a table, a screen), each
+// ending with '\n': every line through the door. The text between two
+// newlines is one line; whoever built it escaped the names in it.
+inline void say_lines(std::ostream& out, std::string_view lines) {
+  std::string shown;
+  for (std::size_t start = 0; start < lines.size();) {
+    std::size_t end = lines.find('\n', start);
+    if (end == std::string_view::npos) end = lines.size();
+    shown += terminal_line(lines.substr(start, end - start));
+    shown += '\n';
+    start = end + 1;
+  }
+  out << shown;
+}
+
+// Whole lines streamed together, printed through say_lines when the
+// statement ends:
+//   Say(std::cerr) << scenario << ": " << figure << "\n";
+class Say {
+ public:
+  explicit Say(std::ostream& out) : out_(out) {}
+  Say(const Say&) = delete;
+  Say& operator=(const Say&) = delete;
+  ~Say() { say_lines(out_, text_.str()); }
+  template <class T>
+  Say& operator<<(const T& value) {
+    text_ << value;
+    return *this;
+  }
+  Say& operator<<(std::ostream& (*manipulator)(std::ostream&)) {
+    text_ << manipulator;
+    return *this;
+  }
+
+ private:
+  std::ostream& out_;
+  std::ostringstream text_;
+};
+
+}  // namespace heapline
