@@ -152,7 +152,10 @@ void print_summary(const Report& report, std::size_t samples, const char* path, 
 }  // namespace
 
 void write_report_at_exit() {
-  if (g_process.init_state.load(std::memory_order_acquire) != kDone) return;
+  // A copy made without the fork handler writes its own report as a fork
+  // child would; a process running in another's memory writes nothing and
+  // leaves `finished` alone (both are its parent's).
+  if (!acts_as_itself()) return;
   if (g_process.finished.exchange(true)) return;
   if (!g_process.followed) return;  // HEAPLINE_FOLLOW=command: not the command
   int saved_errno = errno;
@@ -306,8 +309,8 @@ void write_report_at_exit() {
 void write_report_at_early_exit() {
   // A vfork child runs in its parent's memory, with its parent's pid in
   // g_process (no fork handler ran): anything it did here would be the
-  // parent's report, and it would remove the parent's live file.
-  if (g_process.init_state.load(std::memory_order_acquire) != kDone || os::pid() != g_process.pid) return;
+  // parent's report, and it would remove the parent's live file. The one
+  // identity check (acts_as_itself) tells it.
   write_report_at_exit();
 }
 

@@ -16,6 +16,11 @@
 namespace heapline::accounting {
 
 void after_fork_in_child() {
+  // An allocation in an earlier fork handler (another library's) may have
+  // found the copy and adopted it already (adopt_copy).
+  const int pid = os::pid();
+  if (g_identity.pid.load(std::memory_order_relaxed) == pid) return;
+  arm_identity(pid);  // first: a call from here on is this process's own
   // Only this thread exists now, but every block of every thread of the
   // parent is in this copy: the child's heap is the published figure plus
   // all pending deltas.
@@ -60,7 +65,7 @@ void after_fork_in_child() {
   g_process.start_mono_ns.store(now, std::memory_order_relaxed);
   g_process.start_unix_ns = clock_ns(CLOCK_REALTIME);
   g_process.fork_child = true;
-  g_process.pid = os::pid();
+  g_process.pid = pid;
   decide_followed(false);
   g_process.finished.store(false, std::memory_order_relaxed);
   unlock_sampling();  // a parent thread may have held it

@@ -472,9 +472,10 @@ bool remove_live_file() {
 }
 
 bool live_file_to_give_up() {
-  // Not before the init; nor in a vfork child, whose live file is its parent's.
-  return g_process.init_state.load(std::memory_order_acquire) == kDone && os::pid() == g_process.pid &&
-         (g_process.live_path[0] != 0 || g_process.live_file_floor != INT64_MAX);
+  // Not before the init; nor in a vfork child, whose live file is its
+  // parent's (a copy made without the fork handler is adopted first: its
+  // live file is none of the parent's).
+  return acts_as_itself() && (g_process.live_path[0] != 0 || g_process.live_file_floor != INT64_MAX);
 }
 
 void note_exec_not_followed(const char* path, const char* why) {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -121,13 +122,71 @@ int create_temp_file(const char* final_path, int pid, int access, char* temp_pat
   return -1;
 }
 
+namespace {
+
+// The number of the line that starts with `field` ("VmHWM:") in the /proc
+// status file at `path`, 0 when there is none. Read in pieces, at any
+// length: a Groups: line of thousands of groups comes before it. The
+// descriptor is opened and closed within the call, through the kernel's
+// calls directly (see read_small_file).
+std::uint64_t status_field(const char* path, const char* field) {
+  const long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char chunk[512];
+  std::uint64_t offset = 0;
+  std::uint64_t value = 0;
+  std::size_t matched = 0;     // bytes of `field` matched so far at the start of this line
+  bool line_matches = true;    // this line may still start with `field`
+  bool in_value = false;       // past `field`: its number follows
+  bool digits = false;
+  bool done = false;
+  while (!done) {
+    long got;
+    do {
+      got = syscall(SYS_pread64, fd, chunk, sizeof chunk, offset);
+    } while (got < 0 && errno == EINTR);
+    if (got <= 0) break;
+    offset += static_cast<std::uint64_t>(got);
+    for (long i = 0; i < got && !done; ++i) {
+      const char c = chunk[i];
+      if (in_value) {
+        if (c >= '0' && c <= '9') {
+          digits = true;
+          value = value < (std::uint64_t{1} << 50) ? value * 10 + static_cast<std::uint64_t>(c - '0') : value;
+        } else {
+          done = digits || (c != ' ' && c != '\t');
+        }
+      } else if (c == '\n') {
+        matched = 0;
+        line_matches = true;
+      } else if (line_matches && field[matched] == c) {
+        in_value = field[++matched] == 0;
+      } else {
+        line_matches = false;
+      }
+    }
+  }
+  syscall(SYS_close, fd);
+  return digits ? value : 0;
+}
+
+}  // namespace
+
 std::int64_t peak_resident_bytes() {
   const int saved_errno = errno;
-  rusage usage;
-  const bool known = syscall(SYS_getrusage, RUSAGE_SELF, &usage) == 0;
+  // The memory's own high-water mark, which exec starts again with the new
+  // image (getrusage's ru_maxrss keeps the largest of every image the
+  // process ran, its parent's copy before an exec included). Read from
+  // thread-self, which stays right after the main thread has exited.
+  std::uint64_t kib = 0;
+  static const char* const kPaths[] = {"/proc/thread-self/status", "/proc/self/status"};
+  for (const char* path : kPaths) {
+    kib = status_field(path, "VmHWM:");
+    if (kib != 0) break;
+  }
   errno = saved_errno;
-  if (!known || usage.ru_maxrss < 0) return -1;
-  return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;  // the kernel counts KiB
+  if (kib == 0) return -1;  // a process has resident pages: 0 is no reading
+  return static_cast<std::int64_t>(kib * 1024);  // the kernel counts KiB
 }
 
 std::uint64_t file_size_limit() {
@@ -443,6 +502,16 @@ void set_environment(const char* name, const char* value) {
   const int saved_errno = errno;
   ::setenv(name, value, 1);
   errno = saved_errno;
+}
+
+bool wipe_on_fork(void* address, std::size_t length) {
+#ifndef MADV_WIPEONFORK
+  constexpr int MADV_WIPEONFORK = 18;  // Linux 4.14's value, for older headers
+#endif
+  const int saved_errno = errno;
+  const bool marked = syscall(SYS_madvise, address, length, MADV_WIPEONFORK) == 0;
+  errno = saved_errno;
+  return marked;
 }
 
 void exit_process(int status) {

@@ -169,6 +169,14 @@ void program_path(char* out, std::size_t capacity);
 // `capacity`); always NUL-terminated.
 void working_directory(char* out, std::size_t capacity);
 
+// Marks the whole pages at [address, address + length), private anonymous
+// memory, MADV_WIPEONFORK: a process made from this one without CLONE_VM
+// (fork, clone(SIGCHLD), _Fork, the fork system call) finds them zeroed,
+// one that shares this memory (a thread, a vfork child) finds them as they
+// are. The mark is inherited by such a copy and dropped at exec. False when
+// the kernel cannot (before Linux 4.14: EINVAL).
+bool wipe_on_fork(void* address, std::size_t length);
+
 // The size of a page (ld.so's, no system call).
 inline std::size_t page_size() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
 
@@ -196,9 +204,12 @@ void kill_this_process();
 // system, whatever images it execs. 0 when unknown (no such process, no /proc).
 std::uint64_t process_start_ticks(int pid);
 
-// The largest resident set this process has had, in bytes (getrusage's
-// ru_maxrss: the kernel's high-water mark, kept across exec), -1 when the
-// kernel does not say. One system call, no file: cheap enough for the exit.
+// The largest resident set this process image has had, in bytes: the
+// kernel's high-water mark of its memory (VmHWM in /proc/thread-self/status),
+// which exec starts again. Not getrusage's ru_maxrss: that one is kept
+// across exec, so a program started by a process that held 300 MiB (a fork
+// copies its pages, an exec keeps the mark) reported 300 MiB of its own.
+// -1 when unknown (no /proc). Three system calls: once, at the exit.
 std::int64_t peak_resident_bytes();
 
 // This process's resident set now, in bytes: the second field of statm

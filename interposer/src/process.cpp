@@ -32,6 +32,32 @@ namespace heapline::accounting {
 // slow path, each defined constinit in its own file.)
 constinit Process g_process;
 char g_line[kMaxPath + 256];
+constinit IdentityPage g_identity;
+
+void arm_identity(int pid) {
+  // Marked once, at the init: a fork keeps the mark.
+  static bool marked = false;
+  if (!marked) marked = os::wipe_on_fork(&g_identity, sizeof g_identity);
+  g_identity.pid.store(pid, std::memory_order_relaxed);
+}
+
+void adopt_copy() {
+  // Not set up yet (the init in progress on another thread, or a copy of
+  // a process whose init never ran): nothing to adopt.
+  if (g_process.init_state.load(std::memory_order_acquire) != kDone) return;
+  if (g_identity.pid.load(std::memory_order_relaxed) != 0) return;
+  // As in the fork handler, no handler of this process may run in the
+  // middle (its allocation would adopt again).
+  const os::SignalMask mask = os::block_signals();
+  after_fork_in_child();
+  os::restore_signals(mask);
+}
+
+bool acts_as_itself() {
+  if (g_process.init_state.load(std::memory_order_acquire) != kDone) return false;
+  adopt_if_copy();
+  return os::pid() == g_process.pid;
+}
 
 // "heapline: cannot VERB PATH: REASON", without malloc (report_error_text
 // returns a static string, unlike strerror it never formats a buffer).
@@ -69,6 +95,7 @@ bool ensure_process_init() {
   }
   g_process.root_pid = g_process.config.root_pid;
   g_process.pid = os::pid();
+  arm_identity(g_process.pid);
   decide_followed(false);
   os::working_directory(g_process.base_dir, sizeof g_process.base_dir);
   g_sampling.coarse_tick_ns = os::clock_resolution_ns(CLOCK_MONOTONIC_COARSE);

@@ -66,6 +66,57 @@ struct alignas(128) Process {
 };
 extern Process g_process;
 
+// Whose state this is. Everything the library keeps (these structures, the
+// live file's shared mapping, the report name it claimed) belongs to the
+// process that set it up: at init, or, in a fork child, the fork handler.
+// Two kinds of process run on it without being that process:
+//  - a copy made without glibc's fork, so without its handler
+//    (clone(SIGCHLD), _Fork, the fork or clone3 system call): its memory is
+//    a copy, but its mapping of the live file is the parent's file, and the
+//    report name the parent's. It is told by g_identity, a page marked
+//    MADV_WIPEONFORK that every such copy finds zeroed, and it is made a
+//    fork child before it writes anything of the parent's (adopt_copy).
+//    The slow paths that write shared state ask (adopt_if_copy: one load,
+//    no system call); a publish asks nothing more than it did: the time of
+//    the next sample is in the same page, so a copy's first publish finds
+//    a sample due, and the sample asks.
+//  - a process running in another's memory (vfork, posix_spawn's child,
+//    clone(CLONE_VM)): whatever it changes is its parent's. Its pid is not
+//    the one that set the state up; the exit and exec ask (a system call,
+//    acts_as_itself) and do nothing for it.
+// Without MADV_WIPEONFORK (Linux before 4.14) a copy looks like the second
+// kind: it stays silent at exit and exec, and its publishes reach the
+// parent's live file until then.
+struct alignas(4096) IdentityPage {
+  // The pid that set the state up; 0 before the init, and in a copy.
+  std::atomic<int> pid{0};
+  // CLOCK_MONOTONIC at which the open interval ends: the first publish at or
+  // after it closes the interval (sampling.h). Read by every publish, set by
+  // every sample; 0 in a copy, so that its first publish samples.
+  std::atomic<std::uint64_t> next_sample_ns{0};
+  char rest_of_page[4096 - 2 * sizeof(std::uint64_t)] = {};
+};
+static_assert(sizeof(IdentityPage) == 4096);
+extern IdentityPage g_identity;
+
+// The page marked and the word set to `pid` (at init, and by the fork
+// handler and adopt_copy before anything else).
+void arm_identity(int pid);
+// Out of line: a copy made without the fork handler becomes a fork child of
+// its own (after_fork_in_child), once; nothing before the init.
+void adopt_copy();
+// First thing in every slow path that may write shared state before a
+// sample would (a sample, a thread's registration, a mapping change, an
+// exiting thread's flush, the API).
+inline void adopt_if_copy() {
+  if (__builtin_expect(g_identity.pid.load(std::memory_order_relaxed) == 0, 0)) adopt_copy();
+}
+// Whether this process may act on the state as its own: set up, adopted if
+// a copy, and its pid the one that set it up (false in a process running in
+// another's memory). Asked before anything names, removes or writes a file
+// of the process (the exit report, an exec giving the live file up).
+bool acts_as_itself();
+
 // Messages and the exit path keep their buffers in static memory: exit() may
 // run on a thread with a small stack, and only one thread ever gets that far
 // (g_process.finished); init and fork are single-threaded.

@@ -20,7 +20,13 @@ namespace heapline::accounting {
 
 namespace {
 
-bool ready_for_api() { return g_process.init_state.load(std::memory_order_acquire) == kDone; }
+// Set up, and a copy made without the fork handler adopted first: a
+// marker or a reset is never its parent's.
+bool ready_for_api() {
+  if (g_process.init_state.load(std::memory_order_acquire) != kDone) return false;
+  adopt_if_copy();
+  return true;
+}
 
 }  // namespace
 

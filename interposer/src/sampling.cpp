@@ -173,7 +173,7 @@ void schedule_next_sample(std::uint64_t now) {
   g_sampling.publish_clock.store(clock.clock, std::memory_order_relaxed);
   g_sampling.publish_clock_offset_ns.store(clock.offset_ns, std::memory_order_relaxed);
   g_sampling.sample_mono_ns.store(now, std::memory_order_relaxed);
-  g_sampling.next_sample_ns.store(now + interval_ns, std::memory_order_relaxed);
+  g_identity.next_sample_ns.store(now + interval_ns, std::memory_order_relaxed);
 }
 
 // A publish's time: the publish clock (plus its offset: within a tick of
@@ -314,11 +314,16 @@ void read_claimed_resident(std::uint64_t claim_ns) {
 
 // Out of line, as the rare branch of every publish that it is.
 [[gnu::noinline]] std::uint64_t try_sample(std::uint64_t now, SampleNow sample_now) {
+  // A copy made without the fork handler finds the next sample due at its
+  // first publish (process.h), before the publish writes the live file's
+  // header: it becomes a fork child here, whatever lock a thread of its
+  // parent held, and the publish goes on in its own heap line.
+  adopt_if_copy();
   if (!try_lock_sampling()) return now;
   // The caller's clock said the interval has passed; the sample's own time
   // is read now that no other thread can sample.
   std::uint64_t resident_claim = kNoResidentReading;
-  if (sample_now == SampleNow::kAlways || now >= g_sampling.next_sample_ns.load(std::memory_order_relaxed)) {
+  if (sample_now == SampleNow::kAlways || now >= g_identity.next_sample_ns.load(std::memory_order_relaxed)) {
     now = sample_clock();
     resident_claim = sample_locked(now, sample_now);
   }
@@ -346,7 +351,7 @@ bool lock_sampling() {
   std::uint64_t now = publish_time();
   // The interval has passed: it ends with its last publish, before this
   // one opens the next, at a sample's own CLOCK_MONOTONIC reading.
-  if (now >= g_sampling.next_sample_ns.load(std::memory_order_relaxed)) [[unlikely]] {
+  if (now >= g_identity.next_sample_ns.load(std::memory_order_relaxed)) [[unlikely]] {
     now = try_sample(clock_ns(CLOCK_MONOTONIC), SampleNow::kNever);
   }
   // The clock as read: made relative to the start only when it is used.
@@ -394,6 +399,7 @@ void publish_exactly(std::int64_t bytes, CallKind kind) {
 // once, the peak of heap + mapped, a sample when one is due.
 void heapline::mapped::on_change(std::int64_t mapped_live, std::uint64_t now, std::int64_t open_max) {
   using namespace heapline::accounting;
+  adopt_if_copy();  // a copy's change is its own, never in its parent's live file
   // In the live file at once, like a heap publish: a reader (top, convert
   // after a kill) has the change whenever the next sample comes, if ever.
   LiveHeader& h = g_region->header;
@@ -403,7 +409,7 @@ void heapline::mapped::on_change(std::int64_t mapped_live, std::uint64_t now, st
   const std::int64_t total = g_published.live.load(std::memory_order_relaxed) + mapped_live;
   if (total > g_published.total_peak.load(std::memory_order_relaxed)) raise_total_peak_in_file(total, now);
   // A program that maps without allocating still gets samples.
-  if (now >= g_sampling.next_sample_ns.load(std::memory_order_relaxed) &&
+  if (now >= g_identity.next_sample_ns.load(std::memory_order_relaxed) &&
       g_process.init_state.load(std::memory_order_acquire) == kDone) {
     try_sample(now, SampleNow::kIfQuiet);
   }

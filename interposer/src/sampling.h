@@ -21,9 +21,8 @@ constexpr std::uint64_t kNoResidentReading = UINT64_MAX;
 
 // Read by every publish, written once per sample (under `busy`).
 struct alignas(128) Sampling {
-  // CLOCK_MONOTONIC at which the open interval ends: the first publish at or
-  // after it closes the interval.
-  std::atomic<std::uint64_t> next_sample_ns{0};
+  // When the open interval ends: g_identity.next_sample_ns (process.h), in
+  // the page a copy of the process finds zeroed.
   // The clock publishes read (publish_clock.h), chosen for the interval,
   // and what they add to its reading.
   std::atomic<clockid_t> publish_clock{CLOCK_MONOTONIC};

@@ -66,6 +66,7 @@ void release_entry(RegistryEntry& entry) {
 
 // pthread key destructor: runs at the exit of every thread that registered.
 void flush_exiting_thread(void* value) {
+  adopt_if_copy();  // before the slot is read: a copy's adoption folds it
   RegistryEntry* entry = static_cast<RegistryEntry*>(value);
   if (entry == nullptr || t_mode != kRegistered || entry->slot.load(std::memory_order_relaxed) != &t_own) return;
   int saved_errno = errno;
@@ -103,6 +104,7 @@ void flush_exiting_thread(void* value) {
   uncount_call(t_own.calls[kind]);
   shadow::count(-bytes);  // likewise its bytes
   if (t_mode == kUnregistered) {
+    adopt_if_copy();  // a new thread of a copy states its share in the copy's live file
     t_mode = kRegistering;
     if (ensure_process_init()) {
       RegistryEntry* entry = claim_entry();

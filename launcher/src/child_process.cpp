@@ -1,19 +1,24 @@
 #include "child_process.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <set>
 
 #include <heapline/preload_check.h>
 #include <heapline/regular_file.h>
@@ -36,18 +41,23 @@ std::vector<char*> to_argv(std::vector<std::string>& storage) {
   return argv;
 }
 
-// Reaps what has ended among the launcher's other children (the processes
-// of the run it adopted). True while some of them still run.
-bool adopted_running() {
+// Reaps what has ended among this process's children (the processes of the
+// run it adopted, and `watched`, whose wait status goes to `on_watched`).
+// True while some still run.
+bool reap_ended(pid_t watched = -1, const std::function<void(int)>& on_watched = {}) {
   for (;;) {
     int status = 0;
     const pid_t done = waitpid(-1, &status, WNOHANG);
+    if (done > 0 && done == watched && on_watched) on_watched(status);
     if (done > 0) continue;
     if (done == 0) return true;
     if (errno == EINTR) continue;
     return false;  // ECHILD: none left
   }
 }
+
+// The launcher's: what it adopted, once the keeper is gone.
+bool adopted_running() { return reap_ended(); }
 
 // Waits until the processes the command left running (adopted by the
 // launcher, PR_SET_CHILD_SUBREAPER) have all ended, serving the watch
@@ -159,15 +169,241 @@ ExecFailure describe_exec_failure(const std::string& program, int error) {
   return {who + "a file it needs to start is missing (its ELF interpreter, the dynamic loader?)", 127};
 }
 
+namespace {
+
+// What the launcher and the keeper tell each other, over a SOCK_SEQPACKET
+// pair: one message per read, and the end of the other side reads as a
+// message of kind 0.
+struct Message {
+  int kind = 0;
+  int value = 0;
+};
+enum MessageKind : int {
+  kGone = 0,  // the other side ended
+  // From the keeper.
+  kStarted,       // value: the command's pid, or -errno when it could not be forked
+  kCommandEnded,  // value: its wait status
+  kLeftRunning,   // the command left processes running: the keeper waits for them
+  kTreeEnded,     // no process of the run is left
+  // From the launcher.
+  kForward,      // value: a stop signal for the command, while it runs
+  kWaitForLeft,  // after kCommandEnded: wait for what the command left running
+  kRelease,      // the launcher ends as it should: what still runs is left to run
+};
+
+void send_message(int channel, int kind, int value) {
+  const Message message{kind, value};
+  while (::send(channel, &message, sizeof message, MSG_NOSIGNAL) < 0 && errno == EINTR) {
+  }
+}
+
+Message receive_message(int channel) {
+  Message message;
+  ssize_t got;
+  do {
+    got = ::recv(channel, &message, sizeof message, 0);
+  } while (got < 0 && errno == EINTR);
+  return got == static_cast<ssize_t>(sizeof message) ? message : Message{};
+}
+
+// How long the processes of a run whose launcher died have between SIGTERM
+// and SIGKILL.
+constexpr int kStopGraceMs = 2000;
+
+// The processes below `ancestor`, from each /proc/PID/stat's parent ("pid
+// (comm) state ppid ..."; comm may hold spaces and parentheses).
+std::vector<pid_t> descendants_of(pid_t ancestor) {
+  std::multimap<pid_t, pid_t> children;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return {};
+  while (const dirent* entry = ::readdir(proc)) {
+    char* end = nullptr;
+    const long pid = std::strtol(entry->d_name, &end, 10);
+    if (pid <= 0 || *end != 0) continue;
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char text[512];
+    const ssize_t got = ::read(fd, text, sizeof text - 1);
+    ::close(fd);
+    if (got <= 0) continue;
+    text[got] = 0;
+    const char* after = std::strrchr(text, ')');
+    int parent = 0;
+    if (after != nullptr && std::sscanf(after + 1, " %*c %d", &parent) == 1) {
+      children.emplace(static_cast<pid_t>(parent), static_cast<pid_t>(pid));
+    }
+  }
+  ::closedir(proc);
+  std::vector<pid_t> found;
+  std::vector<pid_t> parents = {ancestor};
+  while (!parents.empty()) {
+    const pid_t parent = parents.back();
+    parents.pop_back();
+    const auto [first, last] = children.equal_range(parent);
+    for (auto it = first; it != last; ++it) {
+      found.push_back(it->second);
+      parents.push_back(it->second);
+    }
+  }
+  return found;
+}
+
+// The keeper's reaping: its children that ended (the command, and the
+// processes of the run it adopted); the launcher is told when the command
+// ended. True while some still run.
+bool reap(pid_t command, bool& command_running, int channel) {
+  return reap_ended(command, [&](int status) {
+    command_running = false;
+    send_message(channel, kCommandEnded, status);
+  });
+}
+
+// The launcher is gone (killed, crashed): every process of the run is
+// stopped. They are all the keeper's descendants, since it adopts the
+// orphans of the run: each gets SIGTERM (and SIGCONT, should it be
+// stopped) when first seen, and once the grace has passed SIGKILL, until
+// none is left.
+void stop_tree(pid_t command, bool& command_running, int channel, int child_ended) {
+  std::set<pid_t> told;
+  const auto killing_from = std::chrono::steady_clock::now() + std::chrono::milliseconds(kStopGraceMs);
+  while (reap(command, command_running, channel)) {
+    const bool late = std::chrono::steady_clock::now() >= killing_from;
+    std::vector<pid_t> tree = descendants_of(getpid());
+    if (tree.empty() && command_running) tree.push_back(command);  // no /proc: the command at least
+    for (const pid_t pid : tree) {
+      if (late) {
+        kill(pid, SIGKILL);
+      } else if (told.insert(pid).second) {
+        kill(pid, SIGTERM);
+        kill(pid, SIGCONT);
+      }
+    }
+    pollfd ended{child_ended, POLLIN, 0};
+    if (poll(&ended, 1, 20) > 0) {
+      signalfd_siginfo info;
+      while (read(child_ended, &info, sizeof info) == sizeof info) {
+      }
+    }
+  }
+}
+
+// The keeper: the parent of the command, between it and the launcher. It
+// adopts the run's orphans (a child subreaper), so that every process of
+// the run stays below it whatever the command does (double forks, setsid);
+// it reaps them, forwards the stop signals the launcher asks it to, and
+// when the launcher ends without releasing it (SIGKILL, a crash: the other
+// end of `channel` closes) it stops the whole tree. Runs in the launcher's
+// fork; never returns.
+[[noreturn]] void keep(int channel, int exec_report, std::vector<char*>& argv,
+                       const std::function<void(pid_t)>& prepare_child, const sigset_t& command_mask) {
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  prctl(PR_SET_NAME, "heapline-keeper");
+  // SIGCHLD and the stop signals are blocked already (the launcher's mask):
+  // the terminal's signals reach the command by themselves and never end
+  // the keeper.
+  sigset_t child_set;
+  sigemptyset(&child_set);
+  sigaddset(&child_set, SIGCHLD);
+  const int child_ended = signalfd(-1, &child_set, SFD_CLOEXEC | SFD_NONBLOCK);
+  const pid_t command = fork();
+  if (command == 0) {
+    close(channel);
+    if (child_ended >= 0) close(child_ended);
+    sigprocmask(SIG_SETMASK, &command_mask, nullptr);
+    prepare_child(getpid());
+    execvp(argv[0], argv.data());
+    int error = errno;
+    ssize_t ignored = write(exec_report, &error, sizeof error);
+    (void)ignored;
+    _exit(error == ENOENT ? 127 : 126);
+  }
+  const int fork_error = errno;
+  close(exec_report);
+  // The keeper holds no terminal or pipe of the launcher's open: a reader
+  // of the launcher's output sees its end when the launcher ends.
+  const int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (null >= 0) {
+      dup2(null, fd);
+    } else {
+      close(fd);
+    }
+  }
+  if (null > 2) close(null);
+  send_message(channel, kStarted, command > 0 ? command : -fork_error);
+  if (command < 0) _exit(0);
+  bool command_running = true;
+  bool waiting_for_left = false;
+  for (;;) {
+    pollfd fds[2] = {{channel, POLLIN, 0}, {child_ended, POLLIN, 0}};
+    if (poll(fds, child_ended >= 0 ? 2 : 1, child_ended >= 0 ? -1 : 50) < 0) continue;
+    if (child_ended >= 0 && (fds[1].revents & POLLIN) != 0) {
+      signalfd_siginfo info;
+      while (read(child_ended, &info, sizeof info) == sizeof info) {
+      }
+    }
+    const bool running = reap(command, command_running, channel);
+    if (waiting_for_left && !running) {
+      send_message(channel, kTreeEnded, 0);
+      waiting_for_left = false;
+    }
+    if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+    const Message message = receive_message(channel);
+    switch (message.kind) {
+      case kGone:
+        stop_tree(command, command_running, channel, child_ended);
+        _exit(0);
+      case kForward:
+        if (command_running) kill(command, message.value);
+        break;
+      case kWaitForLeft:
+        waiting_for_left = reap(command, command_running, channel);
+        send_message(channel, waiting_for_left ? kLeftRunning : kTreeEnded, 0);
+        break;
+      case kRelease:
+        _exit(0);
+      default:
+        break;
+    }
+  }
+}
+
+// The stop signals that came while the launcher waited: `stopping` set, and
+// each forwarded to the command unless the terminal sent it (SI_KERNEL: the
+// command's process group had it already). False when none came.
+template <typename Forward>
+bool take_stop_signals(int signals, Forward forward) {
+  bool stop = false;
+  signalfd_siginfo info;
+  while (read(signals, &info, sizeof info) == sizeof info) {
+    if (info.ssi_signo == SIGCHLD) continue;
+    stop = true;
+    if (info.ssi_code != SI_KERNEL) forward(static_cast<int>(info.ssi_signo));
+  }
+  return stop;
+}
+
+}  // namespace
+
 ChildResult run_command(const std::vector<std::string>& command, const std::function<void(pid_t)>& prepare_child,
                         const WaitWatch& watch) {
   std::vector<std::string> storage = command;
   std::vector<char*> argv = to_argv(storage);
-  // The child reports an exec failure through this close-on-exec pipe:
-  // nothing arrives when exec succeeded.
+  // The command reports an exec failure through this close-on-exec pipe:
+  // nothing arrives when exec succeeded. The keeper and the launcher talk
+  // over `channel`.
   int report[2];
+  int channel[2];
   if (pipe2(report, O_CLOEXEC) != 0) {
     say("heapline", std::string("cannot make a pipe: ") + std::strerror(errno));
+    return {125, false, -1};
+  }
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, channel) != 0) {
+    say("heapline", std::string("cannot make a socket pair: ") + std::strerror(errno));
+    close(report[0]);
+    close(report[1]);
     return {125, false, -1};
   }
   // The signals arrive through a signalfd while the command runs: blocked
@@ -178,34 +414,37 @@ ChildResult run_command(const std::vector<std::string>& command, const std::func
   for (int signal_number : kStopSignals) sigaddset(&handled, signal_number);
   sigprocmask(SIG_BLOCK, &handled, &old_mask);
   const int signals = signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK);
-  const pid_t launcher = getpid();
-  // Processes of the run whose parent ends before them are adopted by the
-  // launcher rather than by init: they stay of the run (process_tree.h).
+  // Should the keeper die, the run's processes are adopted by the launcher
+  // rather than by init, and it follows the command itself.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
 
-  pid_t pid = fork();
-  if (pid < 0) {
+  const pid_t keeper = fork();
+  if (keeper < 0) {
     say("heapline", std::string("cannot start the command (fork): ") + std::strerror(errno));
-    if (signals >= 0) close(signals);
+    for (int fd : {report[0], report[1], channel[0], channel[1], signals}) {
+      if (fd >= 0) close(fd);
+    }
     sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     return {125, false, -1};
   }
-  if (pid == 0) {
-    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  if (keeper == 0) {
+    close(channel[0]);
     close(report[0]);
-    // The launcher gone (SIGKILL), the command is told to stop rather than
-    // run on orphaned.
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != launcher) _exit(128 + SIGTERM);
-    prepare_child(getpid());
-    execvp(argv[0], argv.data());
-    int error = errno;
-    ssize_t ignored = write(report[1], &error, sizeof error);
-    (void)ignored;
-    _exit(error == ENOENT ? 127 : 126);
+    if (signals >= 0) close(signals);
+    if (watch.fd >= 0) close(watch.fd);
+    keep(channel[1], report[1], argv, prepare_child, old_mask);
   }
+  close(channel[1]);
   close(report[1]);
-  if (watch.on_started) watch.on_started(pid);
+  const int to_keeper = channel[0];
+  const Message started = receive_message(to_keeper);
+  const pid_t pid = started.kind == kStarted ? started.value : 0;
+  if (started.kind != kStarted) {
+    say("heapline", "the keeper of the run (pid " + std::to_string(keeper) + ") ended before it started the command");
+  } else if (pid < 0) {
+    say("heapline", std::string("cannot start the command: fork: ") + std::strerror(-pid));
+  }
+  if (pid > 0 && watch.on_started) watch.on_started(pid);
   int exec_error = 0;
   ssize_t got;
   do {
@@ -213,27 +452,72 @@ ChildResult run_command(const std::vector<std::string>& command, const std::func
   } while (got < 0 && errno == EINTR);
   close(report[0]);
 
+  // The command's end comes from the keeper; should the keeper end first
+  // (killed), the command is the launcher's own child from then on.
+  bool through_keeper = pid > 0;
+  auto keeper_gone = [&] {
+    through_keeper = false;
+    int status = 0;
+    while (waitpid(keeper, &status, 0) < 0 && errno == EINTR) {
+    }
+    say("heapline", "the keeper of the run (pid " + std::to_string(keeper) +
+                        ") ended before the command: the launcher follows the command itself");
+  };
+  auto forward = [&](int signal_number) {
+    if (through_keeper) {
+      send_message(to_keeper, kForward, signal_number);
+    } else {
+      kill(pid, signal_number);
+    }
+  };
   int wait_status = 0;
   bool stopping = false;  // a stop signal came: the run is not waited for beyond the command
-  for (;;) {
-    const pid_t done = waitpid(pid, &wait_status, WNOHANG);
-    if (done == pid || (done < 0 && errno != EINTR)) break;
-    if (signals < 0) {  // no signalfd: wait plainly
-      wait_status = wait_for(pid);
-      break;
+  while (pid > 0) {
+    if (!through_keeper) {
+      const pid_t done = waitpid(pid, &wait_status, WNOHANG);
+      if (done == pid || (done < 0 && errno != EINTR)) break;
     }
-    pollfd fds[2] = {{signals, POLLIN, 0}, {watch.fd, POLLIN, 0}};
-    if (poll(fds, watch.fd >= 0 ? 2 : 1, -1) < 0) continue;
-    if (watch.fd >= 0 && (fds[1].revents & POLLIN) != 0) watch.on_ready();
-    signalfd_siginfo info;
-    while (read(signals, &info, sizeof info) == sizeof info) {
-      if (info.ssi_signo == SIGCHLD) continue;
-      stopping = true;
-      // From the terminal (SI_KERNEL) the command's group had it already.
-      if (info.ssi_code != SI_KERNEL) kill(pid, static_cast<int>(info.ssi_signo));
+    pollfd fds[3] = {{signals, POLLIN, 0}, {through_keeper ? to_keeper : -1, POLLIN, 0}, {watch.fd, POLLIN, 0}};
+    if (poll(fds, 3, -1) < 0) continue;
+    if (watch.fd >= 0 && (fds[2].revents & POLLIN) != 0) watch.on_ready();
+    if (signals >= 0 && (fds[0].revents & POLLIN) != 0) stopping |= take_stop_signals(signals, forward);
+    if (through_keeper && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+      const Message message = receive_message(to_keeper);
+      if (message.kind == kCommandEnded) {
+        wait_status = message.value;
+        break;
+      }
+      if (message.kind == kGone) keeper_gone();
     }
   }
-  if (got != sizeof exec_error && !stopping) wait_for_adopted(signals, watch);
+  // The run is the whole tree: what the command left running is waited for
+  // (and its reports read as they land), unless a stop signal came.
+  if (pid > 0 && got != sizeof exec_error && !stopping && watch.on_waiting_for_adopted) {
+    if (through_keeper) {
+      send_message(to_keeper, kWaitForLeft, 0);
+      for (bool waiting = true; waiting;) {
+        pollfd fds[3] = {{signals, POLLIN, 0}, {to_keeper, POLLIN, 0}, {watch.fd, POLLIN, 0}};
+        if (poll(fds, 3, -1) < 0) continue;
+        if (watch.fd >= 0 && (fds[2].revents & POLLIN) != 0) watch.on_ready();
+        if (signals >= 0 && (fds[0].revents & POLLIN) != 0 && take_stop_signals(signals, [](int) {})) break;
+        if ((fds[1].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+        const Message message = receive_message(to_keeper);
+        if (message.kind == kLeftRunning) watch.on_waiting_for_adopted();
+        waiting = message.kind == kLeftRunning;
+      }
+    } else {
+      wait_for_adopted(signals, watch);
+    }
+  }
+  // Released: what still runs (a stop signal came, or --follow command) is
+  // left to run, now the launcher's.
+  send_message(to_keeper, kRelease, 0);
+  close(to_keeper);
+  if (through_keeper || pid <= 0) {
+    int status = 0;
+    while (waitpid(keeper, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
   if (watch.fd >= 0) watch.on_ready();
   if (signals >= 0) close(signals);
   // Signals still pending (sent to the launcher while it waited) were meant
@@ -249,12 +533,13 @@ ChildResult run_command(const std::vector<std::string>& command, const std::func
   for (std::size_t i = 0; i < std::size(kStopSignals); ++i) {
     if (sigismember(&pending, kStopSignals[i])) sigaction(kStopSignals[i], &old_action[i], nullptr);
   }
+  if (pid <= 0) return {125, false, -1, keeper};
   if (got == sizeof exec_error) {
     const ExecFailure failure = describe_exec_failure(command[0], exec_error);
     say("heapline", failure.message);
-    return {failure.status, false, pid};
+    return {failure.status, false, pid, keeper};
   }
-  return {status_of(wait_status), true, pid};
+  return {status_of(wait_status), true, pid, keeper};
 }
 
 int run_helper(const std::vector<std::string>& command) {

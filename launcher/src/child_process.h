@@ -1,18 +1,29 @@
-// Running the command: fork, set up the environment in the child, exec, and
-// wait.
+// Running the command: the launcher forks a keeper, which forks the command
+// (environment set up in it, then exec), reaps it and tells the launcher
+// how it ended.
 //
-// While it waits, the launcher forwards the signals that are meant to stop
-// the command (SIGTERM, SIGINT, SIGHUP, SIGQUIT) when another process sent
-// them to the launcher alone (kill, a service manager, timeout); a signal
-// the terminal sent reaches the command's process group by itself and is
-// not sent twice. The launcher itself is not stopped by them: it still
-// prints the summary after the command ends. Should the launcher die all the
-// same (SIGKILL), the command gets SIGTERM rather than running on orphaned.
+// The keeper adopts the processes of the run whose parent ended
+// (PR_SET_CHILD_SUBREAPER), so every process of the run stays below it,
+// whatever the command does (a double fork, setsid). When the launcher dies
+// without releasing it (SIGKILL, a crash: the keeper reads the end of
+// their socket), the keeper stops the whole tree: SIGTERM to each process
+// below it, SIGKILL to what is left after 2 s, until none is left. Should
+// the keeper itself die, the launcher (a subreaper too) adopts the command
+// and follows it itself.
 //
-// Processes of the run whose parent ended are adopted by the launcher
-// (PR_SET_CHILD_SUBREAPER). When asked (WaitWatch::on_waiting_for_adopted),
-// the launcher waits for them too after the command ends, unless a stop
-// signal came; one during that wait ends it.
+// While it waits, the launcher forwards (through the keeper, which knows
+// whether the command still runs, so a reused pid is never signalled) the
+// signals that are meant to stop the command (SIGTERM, SIGINT, SIGHUP,
+// SIGQUIT) when another process sent them to the launcher alone (kill, a
+// service manager, timeout); a signal the terminal sent reaches the
+// command's process group by itself and is not sent twice. The launcher
+// and the keeper are not stopped by them: the launcher still prints the
+// summary after the command ends.
+//
+// When asked (WaitWatch::on_waiting_for_adopted), the launcher waits for
+// the processes the command left running too after the command ends,
+// unless a stop signal came; one during that wait ends it. Whatever still
+// runs then (and with --follow command) is released, left to run.
 #pragma once
 
 #include <functional>
@@ -26,6 +37,7 @@ struct ChildResult {
   int exit_status = 0;    // what the launcher exits with: the code, or 128+signal
   bool started = false;   // false when exec failed (127: not found, 126: not executable)
   pid_t pid = -1;
+  pid_t keeper_pid = -1;  // the command's parent (see run_command), -1 when none was started
 };
 
 // Something else to watch while the command runs: `on_ready` is called when

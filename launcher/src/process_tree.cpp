@@ -87,7 +87,7 @@ std::vector<bool> of_this_run(const std::vector<Candidate>& candidates, const Ru
       by_parent.emplace(c.ppid, i);
     }
   }
-  std::vector<pid_t> parents = {run.command_pid, run.launcher_pid};
+  std::vector<pid_t> parents = {run.command_pid, run.launcher_pid, run.keeper_pid};
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     if (ours[i]) parents.push_back(candidates[i].pid);
   }

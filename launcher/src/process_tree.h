@@ -21,12 +21,14 @@ struct TreeReport {
 
 // Which launch this is: a process belongs to it when its report carries
 // `run_id` (HEAPLINE_RUN_ID, when the writer records it), else when its
-// parent is the command, the launcher (which adopts orphans of the run), or
+// parent is the command, the keeper (which adopts orphans of the run), the
+// launcher (which does, should the keeper die), or
 // another process of the run. Another launch writing beside this one (the
 // same --out) is not this one, even where its names look alike.
 struct RunIdentity {
   pid_t command_pid = 0;
   pid_t launcher_pid = 0;
+  pid_t keeper_pid = 0;  // the command's parent, which adopts the run's orphans
   std::string run_id;
   std::uint64_t since_unix_ns = 0;  // no process of the run started before
 };

@@ -7,10 +7,18 @@
 // text and the file read alike, whatever simdjson's padding does at the end
 // of a mapping; an accepted line parses alone and a refused one does not;
 // what an import writes reads back as the same points and nothing else; the
-// history is ordered by time. Never a crash.
+// history is ordered by time; every point accepted is one a measurement can
+// give (checked here apart from the reader's own rules: an overhead above
+// -1 within its interval, times above 0, runs that count the raw runs, SHAs,
+// a scenario's name, no point from the future); only an equal point is a
+// duplicate, and an import writes points that read back equal. Never a
+// crash.
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +32,8 @@
 #include "heapline_bench/history/history.h"
 #include "heapline_bench/history/point_reader.h"
 #include "heapline_bench/history/store.h"
+#include "heapline_bench/measurement/catalogue.h"
+#include "heapline_bench/measurement/utc_time.h"
 #include "heapline_bench/reports/exporter.h"
 
 namespace {
@@ -65,6 +75,49 @@ bool same_read(const PointsRead& a, const PointsRead& b) {
   return identities(a.points) == identities(b.points) && a.lines == b.lines && same_problems(a.problems, b.problems);
 }
 
+// What one measurement can give, written apart from the reader's rules.
+bool possible_overhead(double value) { return std::isfinite(value) && value > -1 && value <= 1e6; }
+bool possible_figure(double overhead, const Interval& interval) {
+  const double slack = 1e-9 * std::max({1.0, std::fabs(interval.low), std::fabs(interval.high)});
+  return possible_overhead(overhead) && possible_overhead(interval.low) && possible_overhead(interval.high) &&
+         interval.low <= interval.high && overhead >= interval.low - slack && overhead <= interval.high + slack;
+}
+bool possible_time(double seconds, bool zero_allowed) {
+  return std::isfinite(seconds) && (zero_allowed ? seconds >= 0 : seconds > 0) && seconds <= 1e7;
+}
+bool sha(const std::string& text) {
+  if (text.size() < 7 || text.size() > 64) return false;
+  for (char c : text)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+bool possible(const Point& p) {
+  if (!possible_figure(p.overhead, p.interval)) return false;
+  if (p.cpu && !possible_figure(p.cpu->overhead, p.cpu->interval)) return false;
+  if (p.instructions && !possible_overhead(p.instructions->overhead)) return false;
+  for (double median : {p.median_with_seconds, p.median_without_seconds})  // 0: not recorded
+    if (!possible_time(median, true)) return false;
+  if (p.cpu && !(possible_time(p.cpu->median_with_seconds, true) && possible_time(p.cpu->median_without_seconds, true)))
+    return false;
+  for (const auto* runs : {&p.with_runs, &p.without_runs}) {
+    for (const RawRun& run : *runs) {
+      if (!possible_time(run.wall_seconds, false) || !possible_time(run.user_seconds, true) ||
+          !possible_time(run.system_seconds, true) || run.max_rss_kib < 0)
+        return false;
+    }
+    if (p.runs > 0 && !runs->empty() && runs->size() != static_cast<std::size_t>(p.runs)) return false;
+  }
+  if (!(p.scale > 0 && p.scale <= 1000) || p.machine.cores < 0 || p.fingerprint.empty()) return false;
+  if (p.library_report.accuracy &&
+      (p.library_report.accuracy->bound_bytes < 0 || p.library_report.accuracy->exact_peak_bytes < 0 ||
+       p.library_report.accuracy->batched_peak_bytes < 0))
+    return false;
+  if (!is_scenario_name(p.scenario) || !(p.commit.empty() || sha(p.commit))) return false;
+  if (p.commit_range && !(sha(p.commit_range->first) && p.commit_range->last == p.commit)) return false;
+  const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch());
+  return utc_time_nanoseconds(p.measured_at).value_or(0) <= now.count() + 3600'000'000'000LL;
+}
+
 std::string_view line_of(std::string_view text, int number) {
   std::size_t begin = 0;
   for (int line = 1; line < number; ++line) begin = text.find('\n', begin) + 1;
@@ -92,6 +145,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   expect(same_read(every, read_points_file(path, RawTimes::skip)), "the file reads like its text, figures only");
   for (std::size_t i = 1; i < every.problems.size(); ++i)
     expect(every.problems[i - 1].line < every.problems[i].line, "problems in line order, one per line");
+  for (const Point& point : every.points) expect(possible(point), "every point accepted is one a measurement can give");
+  // A duplicate is equal to the point of the line it names; points kept are
+  // all different.
+  for (const auto& problem : every.problems) {
+    if (problem.kind != StoreProblem::Kind::duplicate) continue;
+    const int earlier = std::stoi(problem.reason.substr(problem.reason.find("line ") + 5));
+    const auto at = std::find(every.lines.begin(), every.lines.end(), earlier);
+    expect(at != every.lines.end(), "a duplicate names a line that was read as a point");
+    expect(parse_point_line(line_of(text, problem.line)) == every.points[static_cast<std::size_t>(at - every.lines.begin())],
+           "a duplicate is equal to the point it names");
+  }
+  for (std::size_t i = 0; i < every.points.size(); ++i)
+    for (std::size_t j = i + 1; j < every.points.size(); ++j)
+      expect(!(every.points[i] == every.points[j]), "the points kept are all different");
 
   // validate: the same points counted, the same problems.
   std::vector<StoreProblem> validate_problems;
@@ -155,7 +222,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     expect(target.append_new(every.points) == every.points.size(), "an import adds every new point");
     const StoreContents back = target.read();
     expect(back.problems.empty(), "what an import writes reads back without a problem");
-    expect(identities(back.points) == identities(every.points), "what an import writes reads back as its points");
+    expect(back.points == every.points, "what an import writes reads back as its points, every field equal");
     expect(target.append_new(every.points) == 0, "a second import adds nothing");
   }
   return 0;

@@ -97,6 +97,23 @@ grep -q '^::error title=Overhead regression::churn-4t (cpu) at 22ccccc on Test, 
 grep -q '^::warning title=Overhead regression (not gated)::churn-4t (wall) at 22ccccc' "$work/gh"
 grep -q 'Overhead verdicts' "$work/summary.md"
 
+# A point from the future (2099) is refused, not taken for the newest: the
+# step measured before it is still the one check judges, and fails on.
+mkdir -p "$work/future"
+cp "$work/store/points.jsonl" "$work/future/"
+/usr/bin/python3 - "$work/future/points.jsonl" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+point = json.loads(lines[-1])
+point.update(commit="99" + "c" * 38, measured_at="2099-01-01T00:00:00Z", overhead=0.03, interval=[0.02, 0.04])
+open(sys.argv[1], "a").write(json.dumps(point) + "\n")
+PY
+status=0
+"$bench" check --store "$work/future" --fail-on-regression >"$work/future.out" 2>"$work/future.err" || status=$?
+[[ $status -eq 1 ]] || { echo "a point of 2099 hid the step (status $status)"; cat "$work/future.out"; exit 1; }
+grep -q 'points.jsonl:87: field "measured_at" is in the future' "$work/future.err" || { cat "$work/future.err"; exit 1; }
+grep -qF '| `churn-4t` | wall | `22ccccc` |' "$work/future.out"
+
 # Only the gated figures fail the run: the wall clock alone does not.
 "$bench" check --store "$work/store" --gate wall --fail-on-regression >/dev/null 2>&1 && { echo "wall gate passed"; exit 1; }
 status=0

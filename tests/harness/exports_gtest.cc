@@ -106,7 +106,7 @@ std::string export_as(const char* format, const std::vector<Point>& points, cons
 TEST(BenchmarkActionExport, TheActionsAlertRuleFindsTheStepAndNothingElse) {
   // c4 makes every figure of churn-4t about 5% worse in ratio terms; the
   // noise around it is small; resident-1t never changes.
-  const std::vector<std::string> commits = {"c1", "c2", "c3", "c4", "c5", "c6"};
+  const std::vector<std::string> commits = {"c1aaaaa", "c2aaaaa", "c3aaaaa", "c4aaaaa", "c5aaaaa", "c6aaaaa"};
   std::vector<Point> points;
   for (std::size_t i = 0; i < commits.size(); ++i) {
     const bool stepped = i >= 3;
@@ -127,24 +127,24 @@ TEST(BenchmarkActionExport, TheActionsAlertRuleFindsTheStepAndNothingElse) {
   const std::string machine = point_at("x", 0, 0, 0, 0).fingerprint;
   const std::vector<std::string> stepped = {"churn-4t (" + machine + ") cpu", "churn-4t (" + machine + ") instructions",
                                             "churn-4t (" + machine + ") wall"};
-  for (const auto& commit : {"c2", "c3", "c5", "c6"}) EXPECT_TRUE(alerts_at[commit].empty()) << commit;
-  EXPECT_EQ(alerts_at["c4"], stepped);
+  for (const auto& commit : {"c2aaaaa", "c3aaaaa", "c5aaaaa", "c6aaaaa"}) EXPECT_TRUE(alerts_at[commit].empty()) << commit;
+  EXPECT_EQ(alerts_at["c4aaaaa"], stepped);
 }
 
 TEST(BenchmarkActionExport, ARatioAlertsOnARealStepWhateverTheSignOfTheOverhead) {
   // The two cases that a "% overhead" value gets wrong: -1.9% -> +2.7% is
   // 4.6 points worse (it divided to -1.42: no alert), 0.1% -> 0.4% is noise
   // (it divided to 4: an alert).
-  const auto history = stored({point_at("a1", 0, -0.019, -0.019, -0.019), point_at("a2", 1, 0.027, 0.027, 0.027),
-                               point_at("b1", 2, 0.001, 0.001, 0.001), point_at("b2", 3, 0.004, 0.004, 0.004)});
+  const auto history = stored({point_at("a1aaaaa", 0, -0.019, -0.019, -0.019), point_at("a2aaaaa", 1, 0.027, 0.027, 0.027),
+                               point_at("b1aaaaa", 2, 0.001, 0.001, 0.001), point_at("b2aaaaa", 3, 0.004, 0.004, 0.004)});
   auto benches = [&](const char* commit) { return action_benches(export_as("github-action-benchmark", history, commit)); };
-  EXPECT_EQ(action_alerts(benches("a1"), benches("a2"), 1.04).size(), 3u);
-  EXPECT_TRUE(action_alerts(benches("b1"), benches("b2"), 1.04).empty());
-  for (const auto& [name, value] : benches("a2")) EXPECT_GT(value, 0) << name;
+  EXPECT_EQ(action_alerts(benches("a1aaaaa"), benches("a2aaaaa"), 1.04).size(), 3u);
+  EXPECT_TRUE(action_alerts(benches("b1aaaaa"), benches("b2aaaaa"), 1.04).empty());
+  for (const auto& [name, value] : benches("a2aaaaa")) EXPECT_GT(value, 0) << name;
 }
 
 TEST(BenchmarkActionExport, EachFigureIsARatioWithItsInterval) {
-  const auto history = stored({point_at("abc123", 0, 0.019, 0.025, 0.0125)});
+  const auto history = stored({point_at("abc1230", 0, 0.019, 0.025, 0.0125)});
   const json parsed = json::parse(export_as("github-action-benchmark", history, "abc"));
   ASSERT_EQ(parsed.size(), 3u);
   EXPECT_NEAR(parsed[0]["value"].get<double>(), 1.019, 1e-12);
@@ -157,8 +157,8 @@ TEST(BenchmarkActionExport, EachFigureIsARatioWithItsInterval) {
 }
 
 TEST(BenchmarkActionExport, AReMeasuredScenarioIsOneBenchmarkItsNewestPoint) {
-  const auto history = stored({point_at("c1", 0, 0.5, 0.5, 0.5), point_at("c1", 5, 0.02, 0.02, 0.02)});
-  const auto benches = action_benches(export_as("github-action-benchmark", history, "c1"));
+  const auto history = stored({point_at("c1aaaaa", 0, 0.5, 0.5, 0.5), point_at("c1aaaaa", 5, 0.02, 0.02, 0.02)});
+  const auto benches = action_benches(export_as("github-action-benchmark", history, "c1aaaaa"));
   ASSERT_EQ(benches.size(), 3u);
   for (const auto& [name, value] : benches) EXPECT_NEAR(value, 1.02, 1e-12) << name;
 }
@@ -195,9 +195,9 @@ void expect_bencher_accepts(const std::string& text) {
 
 TEST(BencherExport, BencherAcceptsItWallCpuAndInstructionsEachWithTheirInterval) {
   const auto history =
-      stored({point_at("c1", 0, 0.019, 0.025, 0.0125), point_at("c1", 1, 0.03, 0.04, 0.01, "resident-1t"),
-              point_at("c0", 2, 0.9, 0.9, 0.9)});
-  const std::string text = export_as("bencher", history, "c1");
+      stored({point_at("c1aaaaa", 0, 0.019, 0.025, 0.0125), point_at("c1aaaaa", 1, 0.03, 0.04, 0.01, "resident-1t"),
+              point_at("c0aaaaa", 2, 0.9, 0.9, 0.9)});
+  const std::string text = export_as("bencher", history, "c1aaaaa");
   expect_bencher_accepts(text);
   const json parsed = json::parse(text);
   ASSERT_EQ(parsed.size(), 2u);
@@ -211,7 +211,7 @@ TEST(BencherExport, BencherAcceptsItWallCpuAndInstructionsEachWithTheirInterval)
 }
 
 TEST(BencherExport, APointWithoutCpuOrInstructionsHasTheWallMeasureOnly) {
-  Point old = point_at("c1", 0, 0.02, 0, 0);
+  Point old = point_at("c1aaaaa", 0, 0.02, 0, 0);
   old.cpu.reset();
   old.instructions.reset();
   const std::string text = export_as("bencher", stored({old}));
@@ -250,10 +250,10 @@ std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
 }
 
 TEST(CsvExport, EveryFigureWithItsIntervalColumns) {
-  Point with_comma = point_at("c2", 1, 0.03, 0.04, 0.01, "resident-1t");
+  Point with_comma = point_at("c2aaaaa", 1, 0.03, 0.04, 0.01, "resident-1t");
   with_comma.machine.cpu_model = "Some \"Fast\" CPU, 2 GHz";
   with_comma.library_report = {12.5, 300};
-  Point old = point_at("c1", 0, 0.019, 0, 0);
+  Point old = point_at("c1aaaaa", 0, 0.019, 0, 0);
   old.cpu.reset();
   old.instructions.reset();
   const auto rows = csv_rows(export_as("csv", stored({old, with_comma})));
@@ -280,7 +280,7 @@ TEST(CsvExport, EveryFigureWithItsIntervalColumns) {
   EXPECT_NEAR(number(2, "publishes_per_1000_calls"), 12.5, 1e-9);
   EXPECT_EQ(at(2, "extra_peak_rss_kib"), "300");
   EXPECT_EQ(at(2, "scenario"), "resident-1t");
-  EXPECT_EQ(at(2, "commit"), "c2");
+  EXPECT_EQ(at(2, "commit"), "c2aaaaa");
   EXPECT_EQ(at(2, "machine"), with_comma.machine.describe());
 }
 
@@ -289,9 +289,9 @@ TEST(Exports, EveryFormatIsNamedOnceAndUnknownNamesAreRefused) {
   for (const auto& format : export_formats()) names.push_back(format.name);
   EXPECT_EQ(names, (std::vector<std::string>{"csv", "github-action-benchmark", "bencher", "commits"}));
   EXPECT_THROW(exporter_named("xml"), std::invalid_argument);
-  const auto history = stored({point_at("c1", 0, 0.01, 0.01, 0.01), point_at("c2", 1, 0.01, 0.01, 0.01),
-                               point_at("c1", 2, 0.01, 0.01, 0.01, "resident-1t")});
-  EXPECT_EQ(export_as("commits", history), "c1\nc2\n");
+  const auto history = stored({point_at("c1aaaaa", 0, 0.01, 0.01, 0.01), point_at("c2aaaaa", 1, 0.01, 0.01, 0.01),
+                               point_at("c1aaaaa", 2, 0.01, 0.01, 0.01, "resident-1t")});
+  EXPECT_EQ(export_as("commits", history), "c1aaaaa\nc2aaaaa\n");
 }
 
 }  // namespace

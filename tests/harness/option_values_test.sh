@@ -56,8 +56,8 @@ for option in "${numbers[@]}"; do
 done
 # Text options: never empty, never a control character.
 texts=(
-  "suite --store" "suite --store $work/fresh --lib" "suite --store $work/fresh --commit" "suite --store $work/fresh --only"
-  "render --out" "export --commit" "export --out" "import --store" "compare --build" "compare --env" "compare --json"
+  "suite --store" "suite --store $work/fresh --lib" "suite --store $work/fresh --only"
+  "render --out" "export --out" "import --store" "compare --build" "compare --env" "compare --json"
 )
 for option in "${texts[@]}"; do
   read -r -a words <<<"$option"
@@ -68,7 +68,12 @@ refused "--max-runs: must be at least the runs asked for (10), got '5'" suite --
 refused "--max-runs: must be at least the runs asked for (8), got '7'" overhead churn-1t none 8 --until-ci 1 --max-runs 7
 refused "--min-history (50) must be at most --window (20)" check --store "$work/store" --min-history 50
 refused "--min-history (9) must be at most --window (8)" calibrate --store "$work/fresh" --window 8 --min-history 9
-refused "--commit: must be one word" suite --store "$work/fresh" --commit 'a b'
+# Commits: a SHA, whatever else the text is (a point names its commit so).
+for value in '' $'a\nb' 'a b' main HEAD~1 zz 123456 ABCDEF0 "$(printf 'a%.0s' {1..65})"; do
+  refused "--commit: must be a commit's SHA (7 to 64 lowercase hexadecimal digits)" suite --store "$work/fresh" --commit "$value"
+  refused "--commit: must be a commit's SHA (7 to 64 lowercase hexadecimal digits)" export --commit "$value"
+  refused "--commit-range: must be FIRST..LAST, two commits' SHAs" suite --store "$work/fresh" --commit-range "$value..abcdef0"
+done
 refused "--until-ci-of: x not in {wall,cpu}" suite --store "$work/fresh" --until-ci-of x
 refused "--gate: speed not in {wall,cpu,instructions}" check --store "$work/store" --gate speed
 refused "--source-dir: Directory does not exist" --source-dir "$work/missing" validate --store "$work/store"

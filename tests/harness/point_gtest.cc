@@ -1,8 +1,13 @@
 #include "heapline_bench/history/point.h"
 #include "heapline_bench/history/history.h"
+#include "heapline_bench/history/point_reader.h"
+#include "heapline_bench/history/store.h"
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 namespace heapline::bench {
@@ -148,6 +153,143 @@ TEST(Machine, FingerprintIsTheSameFromEveryVersion) {
   EXPECT_EQ((Machine{"Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz", 2, "6.1.0-18-cloud-amd64", "2.36", "gcc 12.2.0", ""}
                  .fingerprint()),
             "6fc50c33ff62");
+}
+
+// --- the store takes only points that can be true ----------------------------
+
+// Every value no measurement can give, each refused by every way into the
+// store and out of it, with one line that names the line and the field: the
+// reader (import's files, export's store), validate's scan, the history
+// (render, check), the suite's append and import's append. Fails when any
+// rule of the reader is dropped (each case is one rule).
+TEST(PointRules, EveryWayRefusesAPointNoMeasurementCanGive) {
+  struct Case {
+    const char* what;
+    std::function<void(Point&)> hostile;
+    const char* reason;
+  };
+  const std::vector<Case> cases = {
+      {"an overhead of -5", [](Point& p) { p.overhead = -5, p.interval = {-6, -4}; },
+       "field \"overhead\" must be above -1"},
+      {"an overhead of exactly -1", [](Point& p) { p.overhead = -1, p.interval = {-1, -1}; },
+       "field \"overhead\" must be above -1"},
+      {"an overhead of 1e300", [](Point& p) { p.overhead = 1e300, p.interval = {1e300, 1e300}; },
+       "field \"overhead\" must be at most 1e+06"},
+      {"an overhead outside its interval", [](Point& p) { p.overhead = 0.5; },
+       "field \"overhead\" 0.5 is outside its own interval [0.024, 0.039]"},
+      {"an inverted interval", [](Point& p) { p.interval = {0.09, 0.01}; },
+       "field \"interval\" is inverted"},
+      {"an interval bound of -3", [](Point& p) { p.interval = {-3, 0.09}; },
+       "field \"interval[0]\" must be above -1"},
+      {"a cpu overhead of -2", [](Point& p) { p.cpu->overhead = -2, p.cpu->interval = {-3, -1.5}; },
+       "field \"cpu.overhead\" must be above -1"},
+      {"a cpu overhead outside its interval", [](Point& p) { p.cpu->overhead = 0.2; },
+       "field \"cpu.overhead\" 0.2 is outside its own interval"},
+      {"an instruction overhead of -1.5", [](Point& p) { p.instructions->overhead = -1.5; },
+       "field \"instructions.overhead\" must be above -1"},
+      {"a negative median", [](Point& p) { p.median_with_seconds = -1; },
+       "field \"median_with_s\" must be above 0 seconds, got -1"},
+      {"a median of 1e300 s", [](Point& p) { p.median_without_seconds = 1e300; },
+       "field \"median_without_s\" must be at most 1e+07 seconds"},
+      {"a negative cpu median", [](Point& p) { p.cpu->median_without_seconds = -2; },
+       "field \"cpu.median_without_s\" must be above 0 seconds"},
+      {"a negative raw time", [](Point& p) { p.with_runs[1].wall_seconds = -0.5; },
+       "field \"raw.with[1].wall_s\" must be above 0 seconds"},
+      {"a negative CPU time", [](Point& p) { p.without_runs[1].user_seconds = -1; },
+       "field \"raw.without[1].user_s\" must be at least 0 seconds"},
+      {"a negative peak resident set", [](Point& p) { p.with_runs[0].max_rss_kib = -10; },
+       "field \"raw.with[0].max_rss_kib\" must be from 0"},
+      {"runs that the raw runs do not match", [](Point& p) { p.runs = 5; },
+       "field \"runs\" is 5 but raw holds 2 run(s) with the library and 2 without"},
+      {"raw runs that runs does not count", [](Point& p) { p.without_runs.pop_back(); },
+       "field \"runs\" is 2 but raw holds 2 run(s) with the library and 1 without"},
+      {"negative cores", [](Point& p) { p.machine.cores = -4, p.fingerprint = p.machine.fingerprint(); },
+       "field \"machine.cores\" must be from 0"},
+      {"a negative bound", [](Point& p) { p.library_report.accuracy->bound_bytes = -64; },
+       "field \"library_report.accuracy.bound_bytes\" must be from 0"},
+      {"a negative rate of publishes", [](Point& p) { p.library_report.publishes_per_1000_calls = -1; },
+       "field \"library_report.publishes_per_1000_calls\" must be from 0"},
+      {"an empty fingerprint", [](Point& p) { p.fingerprint = ""; }, "field \"machine.fingerprint\" is empty"},
+      {"a commit that is no SHA", [](Point& p) { p.commit = "zz", p.commit_range.reset(); },
+       "field \"commit\" must be a commit's SHA (7 to 64 lowercase hexadecimal digits), got \"zz\""},
+      {"a branch for a commit", [](Point& p) { p.commit = "main", p.commit_range.reset(); },
+       "field \"commit\" must be a commit's SHA"},
+      {"a range from no SHA", [](Point& p) { p.commit_range->first = "zz"; },
+       "field \"commit_range.first\" must be a commit's SHA"},
+      {"a range that ends elsewhere", [](Point& p) { p.commit_range->last = "89abcdef0123456789abcdef0123456789abcdef"; },
+       "field \"commit_range.last\" must be the point's commit"},
+      {"a scenario that is a path", [](Point& p) { p.scenario = "../../x"; },
+       "field \"scenario\" must be a scenario's name"},
+      {"an empty scenario", [](Point& p) { p.scenario = ""; }, "field \"scenario\" must be a scenario's name"},
+      {"a point measured in 2099", [](Point& p) { p.measured_at = "2099-01-01T00:00:00Z"; },
+       "field \"measured_at\" is in the future"},
+      {"a scale of 1e300", [](Point& p) { p.scale = 1e300; }, "field \"scale\" must be above 0 and at most 1000"},
+  };
+  const std::string dir = ::testing::TempDir() + "/point-rules";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string good_line = point_line(sample_point());
+  ASSERT_NO_THROW(parse_point_line(good_line));
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    Point hostile = sample_point();
+    c.hostile(hostile);
+    const std::string line = point_line(hostile);
+    // The readers, on a store of a good point then this one: line 2 refused.
+    const std::string path = dir + "/points.jsonl";
+    std::ofstream(path, std::ios::trunc | std::ios::binary) << good_line << "\n" << line << "\n";
+    std::vector<std::pair<std::string, std::vector<StoreProblem>>> refusals;
+    for (const RawTimes raw : {RawTimes::read, RawTimes::skip}) {
+      refusals.emplace_back("import's and export's reader", read_points_file(path, raw).problems);
+    }
+    std::vector<StoreProblem> validated;
+    scan_points_file(path, RawTimes::read, [](Point&&, int) {}, validated);
+    refusals.emplace_back("validate", validated);
+    refusals.emplace_back("render and check", read_history(path).problems);
+    for (const auto& [way, problems] : refusals) {
+      ASSERT_EQ(problems.size(), 1u) << way << " took: " << line;
+      EXPECT_EQ(problems[0].line, 2) << way;
+      EXPECT_EQ(problems[0].reason.find(c.reason), 0u) << way << ": " << problems[0].describe();
+      EXPECT_EQ(problems[0].reason.find('\n'), std::string::npos) << way;
+    }
+    // The suite's append and import's: refused, and the store as it was.
+    const Store store(dir + "/store", [](const std::string&) {});
+    try {
+      store.append(hostile);
+      ADD_FAILURE() << "the suite's append took it";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(c.reason), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(store.append_new({sample_point(), hostile}), std::runtime_error);
+    EXPECT_TRUE(store.read().points.empty());
+  }
+}
+
+// Points that share scenario, commit, time, figure and machine but differ in
+// anything else (their interval, a median, a raw run) are points of their
+// own, for every reader; only an equal one is the same point again.
+TEST(PointRules, OnlyAnEqualPointIsTheSamePoint) {
+  const Point first = sample_point();
+  std::vector<Point> others(4, first);
+  others[0].interval = {0.02, 0.08};
+  others[1].median_with_seconds = 1.051;
+  others[2].with_runs[1].wall_seconds = 1.07;
+  others[3].library = "another/libheapline.so";
+  std::string text = point_line(first) + "\n";
+  for (const Point& other : others) text += point_line(other) + "\n";
+  text += point_line(first) + "\n";  // the first again
+  for (const RawTimes raw : {RawTimes::read, RawTimes::skip}) {
+    const PointsRead read = read_points(text, "store", raw);
+    EXPECT_EQ(read.points.size(), 5u);
+    ASSERT_EQ(read.problems.size(), 1u);
+    EXPECT_EQ(read.problems[0].describe(), "store:6: the same point as line 1 (a duplicate)");
+  }
+  const std::string dir = ::testing::TempDir() + "/point-equal";
+  std::filesystem::remove_all(dir);
+  const Store store(dir, [](const std::string&) {});
+  EXPECT_EQ(store.append_new({first, others[0]}), 2u);
+  EXPECT_EQ(store.append_new({others[0], others[1], others[2], others[3], first}), 3u);
+  EXPECT_EQ(store.read().points.size(), 5u);
 }
 
 }  // namespace

@@ -12,7 +12,7 @@ namespace heapline::bench {
 namespace {
 
 constexpr const char* kSchema1 =
-    R"({"schema":1,"scenario":"churn-4t","commit":"abc","measured_at":"2026-01-01T00:00:00Z","overhead":0.05,)"
+    R"({"schema":1,"scenario":"churn-4t","commit":"abcdef0","measured_at":"2026-01-01T00:00:00Z","overhead":0.05,)"
     R"("interval":[0.01,0.09],"runs":3,"timing":"command","heapline_version":"0.4.0",)"
     R"("raw":{"with":[{"wall_s":1.0,"user_s":1.0,"sys_s":0.1,"max_rss_kib":10},)"
     R"({"wall_s":1.0,"user_s":1.2,"sys_s":0.1,"max_rss_kib":10},{"wall_s":1.0,"user_s":1.1,"sys_s":0.1,"max_rss_kib":10}],)"
@@ -66,7 +66,7 @@ TEST(PointReader, AFileReadsLikeItsTextWhateverTheLengthOfItsLastLines) {
     // Distinct points: the same point twice is a duplicate.
     auto numbered = [](int i) {
       std::string line = kSchema1;
-      return line.replace(line.find("\"abc\""), 5, "\"abc" + std::to_string(i) + "\"");
+      return line.replace(line.find("\"abcdef0\""), 9, "\"abcdef" + std::to_string(i) + "\"");
     };
     for (int i = 0; i < 3; ++i) text += numbered(i) + "\n";
     text += "not json\n";
@@ -93,7 +93,7 @@ TEST(PointReader, AFileReadsLikeItsTextWhateverTheLengthOfItsLastLines) {
 // each of them, for the same reason, whatever it keeps of a point.
 TEST(PointReader, EveryReaderRefusesTheSameLinesForTheSameReason) {
   const std::string good =
-      R"({"schema":2,"scenario":"churn-1t","commit":"abcd","measured_at":"2026-03-01T12:00:00Z","overhead":0.05,)"
+      R"({"schema":2,"scenario":"churn-1t","commit":"abcdef0","measured_at":"2026-03-01T12:00:00Z","overhead":0.05,)"
       R"("interval":[0.01,0.09],"raw":{"with":[{"wall_s":1.0}],"without":[{"wall_s":1.0}]}})";
   auto replaced = [&](const std::string& from, const std::string& to) {
     std::string line = good;
@@ -102,13 +102,13 @@ TEST(PointReader, EveryReaderRefusesTheSameLinesForTheSameReason) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {good.substr(0, good.size() - 1) + std::string(1, '\0') + "}", "not valid JSON"},  // a raw NUL before the last }
       {good + good, "not valid JSON"},                                                   // two points glued
-      {replaced("\"abcd\"", "\"\xC0\xAF\""), "not valid JSON"},                          // overlong UTF-8
-      {replaced("\"abcd\"", "\"\\ud800\""), "not valid JSON"},                           // a lone surrogate
-      {replaced("\"abcd\"", "\"a\tb\""), "not valid JSON"},                               // a raw control character
-      {replaced("\"abcd\"", "\"a\\nb\""), "field \"commit\" holds a control character (U+000A)"},
+      {replaced("\"abcdef0\"", "\"\xC0\xAF\""), "not valid JSON"},                          // overlong UTF-8
+      {replaced("\"abcdef0\"", "\"\\ud800\""), "not valid JSON"},                           // a lone surrogate
+      {replaced("\"abcdef0\"", "\"a\tb\""), "not valid JSON"},                               // a raw control character
+      {replaced("\"abcdef0\"", "\"a\\nb\""), "field \"commit\" holds a control character (U+000A)"},
       {replaced("0.05,", "0.05,\"overhead\":0.5,"), "field \"overhead\" appears twice"},
       {replaced("\"wall_s\":1.0}],\"without\"", "\"wall_s\":1.0,\"wall_s\":2}],\"without\""),
-       "field \"raw.with[].wall_s\" appears twice"},
+       "field \"raw.with[0].wall_s\" appears twice"},
       {replaced("0.05,", "1e400,"), "not valid JSON"},
       {replaced("2026-03-01T12:00:00Z", "Sun, 01 Mar 2026 12:00:00 GMT"),
        "field \"measured_at\" must be a UTC time as RFC 3339 writes it (\"2026-03-01T12:00:00Z\", 1970 to 2261), got \"Sun, 01 Mar "

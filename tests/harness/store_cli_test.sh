@@ -43,3 +43,71 @@ head -n 1 "$work/store/points.jsonl" >>"$work/dup/points.jsonl"
 if "$bench" validate --store "$work/dup" >"$work/out" 2>"$work/err"; then echo "a duplicate passed validate"; exit 1; fi
 grep -q "points.jsonl:2: the same point as line 1" "$work/err"
 grep -q "1 duplicate(s)" "$work/out"
+
+# Points no measurement can give: every command that reads a store (validate,
+# import, export, check, render) refuses each line, in one line that names the
+# file, the line and the field; import and export take nothing, validate fails.
+good='{"schema":2,"scenario":"churn-4t","commit":"3333333333333333333333333333333333333333","measured_at":"2025-06-01T10:00:00Z","overhead":1.68,"interval":[1.55,1.81],"runs":1,"median_with_s":2.68,"median_without_s":1.0,"raw":{"with":[{"wall_s":2.68}],"without":[{"wall_s":1.0}]}}'
+mkdir -p "$work/hostile"
+echo "$good" >"$work/hostile/points.jsonl"
+reasons=()
+while IFS='|' read -r from to reason; do
+  hostile=${good/"$from"/"$to"}
+  [[ "$hostile" != "$good" ]] || { echo "the case $reason changes nothing"; exit 1; }
+  echo "$hostile" >>"$work/hostile/points.jsonl"
+  reasons+=("$reason")
+done <<'CASES'
+"overhead":1.68,"interval":[1.55,1.81]|"overhead":-5,"interval":[-6,-4]|field "overhead" must be above -1
+"overhead":1.68|"overhead":1e300|field "overhead" must be at most 1e+06
+"overhead":1.68|"overhead":3|field "overhead" 3 is outside its own interval [1.55, 1.81]
+[1.55,1.81]|[1.81,1.55]|field "interval" is inverted
+"median_with_s":2.68|"median_with_s":-2.68|field "median_with_s" must be above 0 seconds, got -2.68
+"median_without_s":1.0|"median_without_s":0|field "median_without_s" must be above 0 seconds, got 0
+"runs":1|"runs":4|field "runs" is 4 but raw holds 1 run(s) with the library and 1 without
+{"wall_s":1.0}|{"wall_s":-1.0}|field "raw.without[0].wall_s" must be above 0 seconds
+"commit":"3333333333333333333333333333333333333333"|"commit":"zz"|field "commit" must be a commit's SHA
+"scenario":"churn-4t"|"scenario":"../../x"|field "scenario" must be a scenario's name
+"scenario":"churn-4t"|"scenario":""|field "scenario" must be a scenario's name
+"measured_at":"2025-06-01T10:00:00Z"|"measured_at":"2099-06-01T10:00:00Z"|field "measured_at" is in the future
+"schema":2|"schema":2,"machine":{"fingerprint":"","cores":-2}|field "machine.cores" must be from 0
+"schema":2|"schema":2,"machine":{"fingerprint":""}|field "machine.fingerprint" is empty
+CASES
+expect_each_refused() {
+  local command=$1 i
+  for i in "${!reasons[@]}"; do
+    grep -qF "points.jsonl:$((i + 2)): ${reasons[$i]}" "$work/err" ||
+      { echo "$command: no 'points.jsonl:$((i + 2)): ${reasons[$i]}'"; cat "$work/err"; exit 1; }
+  done
+}
+for command in validate export check render import; do
+  status=0
+  case $command in
+    validate) "$bench" validate --store "$work/hostile" >/dev/null 2>"$work/err" || status=$? ;;
+    export) "$bench" export --store "$work/hostile" --format csv >"$work/out" 2>"$work/err" || status=$? ;;
+    check) "$bench" check --store "$work/hostile" >/dev/null 2>"$work/err" || status=$? ;;
+    render) "$bench" render --store "$work/hostile" --out "$work/gen-hostile" --no-plots >/dev/null 2>"$work/err" || status=$? ;;
+    import) "$bench" import --store "$work/into" "$work/hostile/points.jsonl" >/dev/null 2>"$work/err" || status=$? ;;
+  esac
+  case $command in
+    # export refuses at its first bad line, naming it.
+    export) grep -qF "points.jsonl:2: ${reasons[0]}" "$work/err" || { cat "$work/err"; exit 1; } ;;
+    *) expect_each_refused "$command" ;;
+  esac
+  if [[ $command == validate || $command == export || $command == import ]]; then
+    [[ $status -ne 0 ]] || { echo "$command took points no measurement can give"; exit 1; }
+  fi
+done
+grep -q "Nothing was imported" "$work/err"
+[[ ! -e "$work/into/points.jsonl" ]]
+[[ ! -s "$work/out" ]] || { echo "export wrote something"; exit 1; }
+
+# A commit or a range that is not SHAs is refused before anything runs.
+for option in "--commit main" "--commit zz" "--commit-range zz..yy" "--commit-range 3333333..HEAD"; do
+  status=0
+  # shellcheck disable=SC2086 # the option and its value, two words
+  "$bench" suite --store "$work/never" $option 2>"$work/err" >/dev/null || status=$?
+  [[ $status -eq 2 ]] || { echo "suite $option: status $status"; cat "$work/err"; exit 1; }
+  grep -q "must be .*SHA" "$work/err" || { cat "$work/err"; exit 1; }
+  [[ ! -e "$work/never" ]]
+done
+echo "hostile points from the command line: ok"

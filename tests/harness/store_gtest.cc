@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -19,10 +20,20 @@
 namespace heapline::bench {
 namespace {
 
+// A commit's SHA for a name a test gives it (a point names commits by SHA).
+std::string sha(const std::string& name) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  for (unsigned char c : name) hash = (hash ^ c) * 0x100000001b3ULL;
+  char text[41];
+  std::snprintf(text, sizeof text, "%016llx%016llx%08x", static_cast<unsigned long long>(hash),
+                static_cast<unsigned long long>(hash * 31), static_cast<unsigned>(hash >> 7));
+  return text;
+}
+
 Point make_point(const std::string& scenario, const std::string& commit, double overhead) {
   Point p;
   p.scenario = scenario;
-  p.commit = commit;
+  p.commit = sha(commit);
   p.measured_at = "2026-11-30T00:00:00Z";
   p.overhead = overhead;
   p.interval = {overhead - 0.01, overhead + 0.01};
@@ -175,7 +186,8 @@ TEST_F(StoreTest, APointTheReadersWouldRefuseIsNeverWritten) {
   }
   Point no_figure = make_point("churn-1t", "a3", std::nan(""));
   EXPECT_THROW(store.append(no_figure), std::runtime_error);
-  Point control = make_point("churn-1t", "a4\nb", 0.02);
+  Point control = make_point("churn-1t", "a4", 0.02);
+  control.library = "a4\nb";
   EXPECT_THROW(store.append(control), std::runtime_error);
   EXPECT_EQ(raw_text(), before);
 }
@@ -231,25 +243,25 @@ TEST_F(StoreTest, ALargeImportOfOlderPointsLeavesTheNewestNewest) {
   EXPECT_EQ(store.append_new(old), old.size());
   const History history = read_history(store.points_path());
   ASSERT_EQ(history.entries.size(), 12001u);
-  EXPECT_EQ(history.entries.back().commit, "newest");
-  EXPECT_EQ(history.entries.front().commit, "old0");
-  EXPECT_EQ(history.entries[1].commit, "old1");
+  EXPECT_EQ(history.entries.back().commit, sha("newest"));
+  EXPECT_EQ(history.entries.front().commit, sha("old0"));
+  EXPECT_EQ(history.entries[1].commit, sha("old1"));
 }
 
 // A fraction of a second sorts before 'Z' as text, but is later in time.
 TEST(History, OrdersByTheInstantNotByTheText) {
   const std::string text =
-      R"({"measured_at": "2026-01-01T00:00:00.5Z", "overhead": 0.2, "commit": "later"})" "\n"
-      R"({"measured_at": "2026-01-01T00:00:00Z", "overhead": 0.1, "commit": "earlier"})" "\n";
+      R"({"measured_at": "2026-01-01T00:00:00.5Z", "overhead": 0.2, "commit": "1a7e400"})" "\n"
+      R"({"measured_at": "2026-01-01T00:00:00Z", "overhead": 0.1, "commit": "ea41e40"})" "\n";
   const History history = history_of(read_points(text, "t", RawTimes::skip));
   ASSERT_EQ(history.entries.size(), 2u);
-  EXPECT_EQ(history.entries[0].commit, "earlier");
-  EXPECT_EQ(history.entries[1].commit, "later");
+  EXPECT_EQ(history.entries[0].commit, "ea41e40");  // earlier
+  EXPECT_EQ(history.entries[1].commit, "1a7e400");  // later
 }
 
 TEST(History, ReadsLegacyPointsWithTheUsersRules) {
   const std::string text =
-      "{\"measured_at\": \"2024-01-01T00:00:00Z\", \"overhead\": 4.09, \"commit\": \"old1\"}\n"
+      "{\"measured_at\": \"2024-01-01T00:00:00Z\", \"overhead\": 4.09, \"commit\": \"0001d10\"}\n"
       "{\"measured_at\": \"2025-01-01T00:00:00Z\", \"overhead\": 1.68, \"scenario\": \"resident-4t\", "
       "\"heapline_version\": \"0.4.0\", \"interval\": [1.5, 1.9]}\n";
   auto path = std::filesystem::temp_directory_path() / ("heapline-history-" + std::to_string(getpid()) + ".jsonl");
@@ -288,9 +300,9 @@ TEST_F(StoreTest, AnImportedOlderPointNeverBecomesTheNewest) {
   const History history = read_history(store.points_path());
   const auto verdicts = judge_newest(history, {"churn-4t"}, VerdictRule{});
   ASSERT_EQ(verdicts.size(), 1u);
-  EXPECT_EQ(verdicts[0].point->commit, "c12");
+  EXPECT_EQ(verdicts[0].point->commit, sha("c12"));
   EXPECT_EQ(verdicts[0].verdict, Verdict::regression);
-  EXPECT_EQ(history.entries.front().commit, "ancient") << "oldest by its measurement time";
+  EXPECT_EQ(history.entries.front().commit, sha("ancient")) << "oldest by its measurement time";
 }
 
 TEST_F(StoreTest, ConcurrentImportsOfTheSamePointsAddThemOnce) {

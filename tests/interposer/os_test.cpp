@@ -5,7 +5,9 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sched.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -284,6 +286,7 @@ TEST_F(Os, EveryCallKeepsTheCallersErrnoUnlessItSaysOtherwise) {
       {"clock_resolution_ns of no clock", [] { os::clock_resolution_ns(static_cast<clockid_t>(-1000)); }},
       {"secure_mode", [] { os::secure_mode(); }},
       {"random_bits", [] { os::random_bits(); }},
+      {"wipe_on_fork of no mapping", [] { EXPECT_FALSE(os::wipe_on_fork(nullptr, 4096)); }},
   };
   for (const auto& [what, call] : calls) {
     SCOPED_TRACE(what);
@@ -291,6 +294,33 @@ TEST_F(Os, EveryCallKeepsTheCallersErrnoUnlessItSaysOtherwise) {
     call();
     EXPECT_EQ(errno, 4321);
   }
+}
+
+// The page the library's identity word lives in (process.h): a copy made
+// without CLONE_VM finds it zeroed, a child in the same memory finds it as
+// it is. The identity check depends on this kernel behaviour (Linux 4.14).
+TEST(OsIdentity, AWipeOnForkPageIsZeroInACopyAndIntactInSharedMemory) {
+  const long page = sysconf(_SC_PAGESIZE);
+  void* mapped = mmap(nullptr, static_cast<std::size_t>(page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mapped, MAP_FAILED);
+  auto* word = static_cast<volatile int*>(mapped);
+  ASSERT_TRUE(os::wipe_on_fork(mapped, static_cast<std::size_t>(page)));
+  *word = 1234;
+  auto child_sees = [&](int flags) {
+    static char stack[64 * 1024] __attribute__((aligned(16)));
+    struct Arguments {
+      volatile int* word;
+    } arguments{word};
+    const pid_t child = clone([](void* data) -> int { return *static_cast<Arguments*>(data)->word == 1234 ? 1 : 0; },
+                              stack + sizeof stack, flags | SIGCHLD, &arguments);
+    int status = -1;
+    EXPECT_EQ(waitpid(child, &status, 0), child);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  EXPECT_EQ(child_sees(0), 0);                         // a copy: wiped
+  EXPECT_EQ(child_sees(CLONE_VM | CLONE_VFORK), 1);    // the same memory
+  EXPECT_EQ(*word, 1234);
+  munmap(mapped, static_cast<std::size_t>(page));
 }
 
 }  // namespace

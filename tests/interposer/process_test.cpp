@@ -117,6 +117,32 @@ TEST_F(Interposer, ThePeakResidentSetStandsBesideTheHeap) {
   EXPECT_LT(touched["peak_rss_bytes"].get<std::int64_t>(), peak(touched));
 }
 
+// The peak resident set is the image's own: a program started by a
+// process that held 300 MiB (by exec alone, or by fork and exec) reports
+// its few MiB, not its parent's 300 (getrusage's ru_maxrss keeps the mark
+// across exec; the memory's own high-water mark starts again there).
+TEST_F(Interposer, ThePeakResidentSetIsTheImagesOwnNotThatOfTheProcessBeforeExec) {
+  const std::string small = "[" + json(kPatterns).dump() + ", 'untouched', 'chunk', '1', '1']";
+  const std::string hold = "import os\nheld = b'x' * (300 << 20)\n";
+  json exec_only = traced_report({"/usr/bin/python3", "-c", hold + "os.execv(" + json(kPatterns).dump() + ", " + small + ")"},
+                                 "exec.json");
+  EXPECT_NE(exec_only["exe"].get<std::string>().find("alloc_patterns"), std::string::npos);
+  ASSERT_TRUE(exec_only.contains("peak_rss_bytes"));
+  EXPECT_GT(exec_only["peak_rss_bytes"].get<std::int64_t>(), 0);
+  EXPECT_LT(exec_only["peak_rss_bytes"].get<std::int64_t>(), std::int64_t{64} << 20);
+
+  json parent = traced_report({"/usr/bin/python3", "-c",
+                               hold + "pid = os.fork()\nif pid == 0:\n  os.execv(" + json(kPatterns).dump() + ", " +
+                                   small + ")\nos.waitpid(pid, 0)\n"},
+                              "fork.json");
+  EXPECT_GE(parent["peak_rss_bytes"].get<std::int64_t>(), std::int64_t{300} << 20);  // the holder itself
+  const auto children = heapline::test::files_matching(dir_, R"(fork\.\d+\.json)");
+  ASSERT_EQ(children.size(), 1u);
+  const json child = read_json(children[0]);
+  EXPECT_NE(child["exe"].get<std::string>().find("alloc_patterns"), std::string::npos);
+  EXPECT_LT(child["peak_rss_bytes"].get<std::int64_t>(), std::int64_t{64} << 20);
+}
+
 // The resident set is read at the timed samples too, not only at a
 // marker's or at the exit: a program that allocates a block every 20 ms,
 // with no marker, has a reading at its samples (every 10 ms at most), each

@@ -44,6 +44,7 @@ const std::string kMarkerRace = MARKER_RACE;
 const std::string kStaticProgram = STATIC_PROGRAM;
 const std::string kWithoutRenameFlags = WITHOUT_RENAME_FLAGS;
 const std::string kExecProbe = EXEC_PROBE;
+const std::string kCloneProbe = CLONE_PROBE;
 
 // A short program whose heap peaks at about 10 MiB.
 std::vector<std::string> small_program() { return {kPatterns, "single", "chunk", "10000", "0"}; }
@@ -581,6 +582,82 @@ TEST_F(Safety, AFailedExecKeepsTheLiveFile) {
   for (const auto& sample : left.samples) most = std::max(most, sample.max_live);
   EXPECT_GE(most, 10'000'000);  // both lists, one before and one after the failed exec
   EXPECT_EQ(files_matching(dir_, R"(.*\.tmp)").size(), 0u);
+}
+
+// --- class E: processes are who they say they are ---------------------------
+
+// A child made without glibc's fork runs no fork handler: its copy of the
+// library's state names the parent's report and maps the parent's live
+// file. Every way of making one, and every way it can end: the parent's
+// live file (the parent is killed) is its own, with no byte of the child's
+// 16 MiB in its heap line, and no report ever takes the parent's name. A
+// copy is a fork child of its own (its report or live file has its pid, its
+// heap starts from what it inherited); a child running in the parent's
+// memory (vfork) writes nothing at all. Fails when the identity check
+// (acts_as_itself, adopt_if_copy) is dropped from any path: the exit, the
+// exec, a publish.
+TEST_F(Safety, AChildMadeWithoutForkHandlersNeverActsAsItsParent) {
+  struct Case {
+    std::string how;
+    std::vector<std::string> ends;
+  };
+  const std::vector<Case> cases = {
+      {"clone", {"exit", "_exit", "exec", "kill"}},         {"syscall-clone", {"exit", "_exit", "exec", "kill"}},
+      {"_Fork", {"exit", "_exit", "exec", "kill"}},         {"syscall-fork", {"exit", "_exit", "exec", "kill"}},
+      {"clone3", {"exit", "_exit", "exec", "kill"}},        {"vfork-clone", {"_exit", "exec", "kill"}},
+  };
+  constexpr std::int64_t kParentHolds = 4096 * 1000;
+  constexpr std::int64_t kChildAdds = 16 * 1024 * 1000;
+  for (const Case& c : cases) {
+    for (const std::string& end : c.ends) {
+      SCOPED_TRACE(c.how + " then " + end);
+      const std::string name = c.how + "-" + end;
+      RunResult result = traced({kCloneProbe, c.how, end}, name + ".json", {{"HEAPLINE_INTERVAL_MS", "1"}});
+      ASSERT_EQ(result.signal, SIGKILL) << result.err;
+      EXPECT_EQ(result.err, "");
+      std::smatch m;
+      ASSERT_TRUE(std::regex_search(result.out, m, std::regex(R"(parent=(\d+) child=(\d+))"))) << result.out;
+      const int parent = std::stoi(m[1]);
+      const std::string child = m[2];
+      // The parent's: its live file, with its own heap line only.
+      EXPECT_FALSE(fs::exists(dir_ / (name + ".json")));
+      const LiveContent live = read_live(dir_ / (name + ".json.live"));
+      EXPECT_EQ(live.pid, parent);
+      ASSERT_FALSE(live.samples.empty());
+      for (const auto& sample : live.samples) ASSERT_LT(sample.max_live, kParentHolds + kChildAdds / 4);
+      EXPECT_GE(live.samples.back().live, kParentHolds * 3 / 4);
+      // The child's: its own report, or live file, or nothing.
+      const fs::path child_report = dir_ / (name + "." + child + ".json");
+      const bool shares_memory = c.how == "vfork-clone";
+      if (end == "kill") {
+        EXPECT_FALSE(fs::exists(child_report));
+        if (shares_memory) {
+          EXPECT_FALSE(fs::exists(child_report.string() + ".live"));
+        } else {
+          const LiveContent own = read_live(child_report.string() + ".live");
+          EXPECT_EQ(own.pid, std::stoi(child));
+          ASSERT_FALSE(own.samples.empty());
+          EXPECT_GE(own.samples.back().max_live, kParentHolds + kChildAdds);
+        }
+        continue;
+      }
+      EXPECT_FALSE(fs::exists(child_report.string() + ".live"));
+      if (shares_memory && end != "exec") {
+        EXPECT_FALSE(fs::exists(child_report));
+        continue;
+      }
+      ASSERT_TRUE(fs::exists(child_report));
+      const json report = read_json(child_report);
+      EXPECT_EQ(heapline_format_problem(report), "");
+      EXPECT_EQ(report["pid"].get<int>(), std::stoi(child));
+      EXPECT_EQ(report["ppid"].get<int>(), parent);
+      if (end == "exec") {
+        EXPECT_EQ(fs::path(report["exe"].get<std::string>()).filename(), "true");
+      } else {
+        EXPECT_GE(report["final_bytes"].get<std::int64_t>(), kParentHolds + kChildAdds);
+      }
+    }
+  }
 }
 
 // --- class D: every series goes forward in time --------------------------------

@@ -8,7 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <heapline/figures.h>
 
@@ -170,6 +172,39 @@ TEST_F(Tree, AStopSignalEndsTheWaitForWhatTheCommandLeftRunning) {
   EXPECT_NE(r.err.find("heapline: report run.json\n"), std::string::npos) << r.err;
   EXPECT_EQ(kill(left, 0), 0) << "the process left running is left to run";
   kill(left, SIGKILL);
+}
+
+// The launcher killed (SIGKILL, nothing it can handle): the whole tree it
+// started stops, not only the command. A grandchild its shell waits for, a
+// daemon that left the tree's session (setsid, a double fork: adopted by
+// the keeper) and a process that ignores SIGTERM (killed once the grace
+// has passed): all gone within a bounded time.
+TEST_F(Tree, WhenTheLauncherIsKilledEveryProcessOfTheTreeStops) {
+  const std::string script =
+      "echo $$; sleep 40 & echo $!; (setsid sleep 41 & echo $!); (trap '' TERM; exec sleep 42) & echo $!; "
+      "echo ready; wait";
+  auto launched = start({kLauncher, "--out", "run.json", "--", "/bin/bash", "-c", script}, options());
+  ASSERT_TRUE(wait_for_output(launched, "ready\n"));
+  std::vector<pid_t> tree;
+  std::istringstream lines(launched.out_so_far());
+  for (std::string line; std::getline(lines, line) && line != "ready";) tree.push_back(std::stoi(line));
+  ASSERT_EQ(tree.size(), 4u) << launched.out_so_far();
+  for (const pid_t pid : tree) ASSERT_EQ(kill(pid, 0), 0) << pid;
+  ASSERT_EQ(kill(launched.pid, SIGKILL), 0);
+  EXPECT_EQ(finish(launched).signal, SIGKILL);
+  // The grace before SIGKILL is 2 s; the bound leaves room for a loaded machine.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  auto running = [&] {
+    std::vector<pid_t> left;
+    for (const pid_t pid : tree) {
+      if (kill(pid, 0) == 0) left.push_back(pid);
+    }
+    return left;
+  };
+  while (!running().empty() && std::chrono::steady_clock::now() < deadline) usleep(20000);
+  const std::vector<pid_t> left = running();
+  for (const pid_t pid : left) kill(pid, SIGKILL);
+  EXPECT_TRUE(left.empty()) << left.size() << " of the tree's 4 processes still ran 30 s after the launcher was killed";
 }
 
 TEST_F(Tree, AnEarlierRunsChildReportsAreNotThisRuns) {

@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "heapline/install_layout.h"
+#include "heapline_bench/history/point.h"
 #include "heapline_bench/reports/exporter.h"
 #include "heapline_bench/text/text.h"
 
@@ -71,15 +72,24 @@ const CLI::Validator text(
     },
     "TEXT");
 
-// A commit as the point records it: text without spaces.
+// A commit as the point records it: its SHA (point.h's rule, which the
+// store's reader applies too: a point naming anything else is refused).
 const CLI::Validator commit(
     [](std::string& value) -> std::string {
-      std::string why = CLI::Validator(text)(value);
-      if (!why.empty()) return why;
-      if (value.find(' ') != std::string::npos) return "must be one word (a commit), got " + shown(value);
+      if (!is_commit_sha(value)) return std::string("must be a commit's SHA (") + kCommitShaRule + "), got " + shown(value);
       return {};
     },
-    "COMMIT");
+    "SHA");
+
+// FIRST..LAST, two commits' SHAs.
+const CLI::Validator commit_range(
+    [](std::string& value) -> std::string {
+      const auto dots = value.find("..");
+      if (dots == std::string::npos || !is_commit_sha(value.substr(0, dots)) || !is_commit_sha(value.substr(dots + 2)))
+        return std::string("must be FIRST..LAST, two commits' SHAs (") + kCommitShaRule + "), got " + shown(value);
+      return {};
+    },
+    "SHA..SHA");
 
 // The rules between two options, checked right after the values: a
 // command line that breaks one is refused like a bad value, before anything
@@ -240,7 +250,7 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
       ->check(check::commit);
   suite_cmd->add_option("--commit-range", suite.commit_range,
                         "FIRST..LAST: the commits this point stands for when pushes were skipped")
-      ->check(check::commit);
+      ->check(check::commit_range);
   suite_cmd->add_flag("!--no-instructions", suite.instructions,
                       "Do not count instructions under callgrind (counted by default when valgrind is installed)");
   add_precision_options(*suite_cmd, suite.precision);

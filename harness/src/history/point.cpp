@@ -23,12 +23,18 @@ ordered_json raw_runs_to_json(const std::vector<RawRun>& runs) {
   return out;
 }
 
+namespace {
+// A time a point records, or null: 0 is "not recorded" (the oldest points).
+// Any other value is written as it is, for the reader to judge.
+ordered_json recorded_seconds(double seconds) { return seconds != 0 ? ordered_json(seconds) : ordered_json(nullptr); }
+}  // namespace
+
 ordered_json run_figure_json(const std::optional<RunFigure>& figure) {
   if (!figure) return nullptr;
   return {{"overhead", figure->overhead},
           {"interval", {figure->interval.low, figure->interval.high}},
-          {"median_with_s", figure->median_with_seconds},
-          {"median_without_s", figure->median_without_seconds}};
+          {"median_with_s", recorded_seconds(figure->median_with_seconds)},
+          {"median_without_s", recorded_seconds(figure->median_without_seconds)}};
 }
 
 namespace {
@@ -41,6 +47,11 @@ bool version_before(const std::string& version, int major, int minor) {
 }
 
 }  // namespace
+
+bool is_commit_sha(std::string_view text) {
+  if (text.size() < 7 || text.size() > 64) return false;
+  return std::all_of(text.begin(), text.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
 
 std::string default_timing(const std::string& scenario, const std::string& heapline_version) {
   return scenario == kDefaultScenario && version_before(heapline_version, 0, 4) ? "benchmark" : "command";
@@ -98,10 +109,13 @@ ordered_json to_json(const Point& p) {
       {"overhead", p.overhead},
       {"interval", {p.interval.low, p.interval.high}},
       {"confidence", p.confidence},
-      {"runs", p.runs},
+      // 0 in a point is "not recorded" (the oldest points): null in the
+      // line, since a 0 written would be a run count or a time no
+      // measurement gives, which the reader refuses.
+      {"runs", p.runs != 0 ? ordered_json(p.runs) : ordered_json(nullptr)},
       {"scale", p.scale},
-      {"median_with_s", p.median_with_seconds},
-      {"median_without_s", p.median_without_seconds},
+      {"median_with_s", recorded_seconds(p.median_with_seconds)},
+      {"median_without_s", recorded_seconds(p.median_without_seconds)},
       {"cpu", run_figure_json(p.cpu)},
       {"instructions", p.instructions ? ordered_json{{"overhead", p.instructions->overhead},
                                                      {"with", p.instructions->with},

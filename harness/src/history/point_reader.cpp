@@ -8,6 +8,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -16,6 +19,7 @@
 #include <unordered_map>
 
 #include "heapline/regular_file.h"
+#include "heapline_bench/measurement/catalogue.h"
 #include "heapline_bench/measurement/utc_time.h"
 #include "heapline_bench/text/text.h"
 
@@ -26,6 +30,19 @@ using simdjson::dom::element;
 
 [[noreturn]] void wrong(const std::string& field, const std::string& what) {
   throw std::runtime_error("field \"" + field + "\" " + what);
+}
+
+// A number as a message shows it: the shortest text that reads back as it.
+std::string shown_number(double value) {
+  char text[32];
+  const auto [end, error] = std::to_chars(text, text + sizeof text, value);
+  return error == std::errc() ? std::string(text, end) : std::to_string(value);
+}
+
+void check_overhead(const std::string& field, double value) {
+  if (!(value > -1))
+    wrong(field, "must be above -1 (with / without - 1 of two positive figures), got " + shown_number(value));
+  if (!(value <= kMaxOverhead)) wrong(field, "must be at most " + shown_number(kMaxOverhead) + ", got " + shown_number(value));
 }
 
 // One JSON object of a point, its keys checked unique: with a key twice,
@@ -125,31 +142,120 @@ class Fields {
     return Interval{bounds[0], bounds[1]};
   }
 
+  // The values a measurement can give (point_rules.h): each refused with
+  // the field's name and the value, whatever reads the point.
+
+  // An overhead (with / without - 1): finite, above -1, at most kMaxOverhead.
+  std::optional<double> optional_overhead(const char* key) const {
+    const auto number = optional_number(key);
+    if (number) check_overhead(path(key), *number);
+    return number;
+  }
+  double required_overhead(const char* key) const {
+    const auto number = optional_overhead(key);
+    if (!number) wrong(path(key), "is missing");
+    return *number;
+  }
+  // An overhead's interval: two overheads, the low one first.
+  std::optional<Interval> optional_overhead_interval(const char* key) const {
+    const auto interval = optional_interval(key);
+    if (!interval) return std::nullopt;
+    check_overhead(path(key) + "[0]", interval->low);
+    check_overhead(path(key) + "[1]", interval->high);
+    if (interval->low > interval->high)
+      wrong(path(key), "is inverted (its low bound " + shown_number(interval->low) + " is above its high bound " +
+                           shown_number(interval->high) + ")");
+    return interval;
+  }
+  // A time in seconds: above 0 (`zero_allowed`: at least 0), at most kMaxSeconds.
+  std::optional<double> optional_seconds(const char* key, bool zero_allowed = false) const {
+    const auto number = optional_number(key);
+    if (number && !(zero_allowed ? *number >= 0 : *number > 0))
+      wrong(path(key), std::string("must be ") + (zero_allowed ? "at least 0" : "above 0") + " seconds, got " +
+                           shown_number(*number));
+    if (number && *number > kMaxSeconds)
+      wrong(path(key), "must be at most " + shown_number(kMaxSeconds) + " seconds, got " + shown_number(*number));
+    return number;
+  }
+  // A whole number within [low, high].
+  std::optional<std::int64_t> optional_integer_within(const char* key, std::int64_t low, std::int64_t high) const {
+    const auto number = optional_integer(key);
+    if (number && (*number < low || *number > high))
+      wrong(path(key), "must be from " + std::to_string(low) + " to " + std::to_string(high) + ", got " +
+                           std::to_string(*number));
+    return number;
+  }
+  // A commit's SHA (is_commit_sha); `empty_allowed`: "" for a commit unknown.
+  std::optional<std::string> optional_commit(const char* key, bool empty_allowed) const {
+    const auto text = optional_string(key);
+    if (text && !(empty_allowed && text->empty()) && !is_commit_sha(*text))
+      wrong(path(key), std::string("must be a commit's SHA (") + kCommitShaRule + "), got \"" + printable(*text) + "\"");
+    return text;
+  }
+
  private:
   simdjson::dom::object object_;
   std::string name_;
 };
 
-// The runs of raw.with or raw.without; kept only when `keep`, checked always.
-std::vector<RawRun> raw_runs_of(element value, const std::string& name, bool keep) {
+// The runs of raw.with or raw.without, each checked (a run took some time,
+// its CPU times and memory are not negative): their count is checked
+// against "runs" whatever the caller keeps of them.
+std::vector<RawRun> raw_runs_of(element value, const std::string& name) {
   simdjson::dom::array array;
   if (value.get_array().get(array) != simdjson::SUCCESS) wrong(name, "must be an array of runs");
   std::vector<RawRun> runs;
-  if (keep) runs.reserve(array.size());
+  runs.reserve(array.size());
   for (const auto run : array) {
+    const std::string each = name + "[" + std::to_string(runs.size()) + "]";
     RawRun r;
     if (run.is_number()) {  // the oldest stores kept wall times only
-      if (run.get_double().get(r.wall_seconds) != simdjson::SUCCESS) wrong(name, "holds a run that cannot be read");
+      if (run.get_double().get(r.wall_seconds) != simdjson::SUCCESS) wrong(each, "cannot be read");
+      if (!(r.wall_seconds > 0 && r.wall_seconds <= kMaxSeconds))
+        wrong(each, "must be a time above 0 and at most " + shown_number(kMaxSeconds) + " seconds, got " +
+                        shown_number(r.wall_seconds));
     } else {
-      const Fields o(run, name + "[]");
-      r.wall_seconds = o.required_number("wall_s");
-      r.user_seconds = o.optional_number("user_s").value_or(0);
-      r.system_seconds = o.optional_number("sys_s").value_or(0);
-      r.max_rss_kib = static_cast<long>(o.optional_integer("max_rss_kib").value_or(0));
+      const Fields o(run, each);
+      r.wall_seconds = o.optional_seconds("wall_s").value_or(0);
+      if (!(r.wall_seconds > 0)) wrong(each + ".wall_s", "is missing");
+      r.user_seconds = o.optional_seconds("user_s", true).value_or(0);
+      r.system_seconds = o.optional_seconds("sys_s", true).value_or(0);
+      r.max_rss_kib = static_cast<long>(o.optional_integer_within("max_rss_kib", 0, kMaxKib).value_or(0));
     }
-    if (keep) runs.push_back(r);
+    runs.push_back(r);
   }
   return runs;
+}
+
+// The rules between fields, once each field is what it may be.
+void check_relations(const Point& p, bool runs_recorded, bool raw_recorded) {
+  auto within = [](double value, const Interval& interval) {
+    // The bootstrap's percentiles bound the figure they were drawn around;
+    // a last-digit rounding of the text is not a point outside.
+    const double slack = 1e-9 * std::max({1.0, std::fabs(interval.low), std::fabs(interval.high)});
+    return value >= interval.low - slack && value <= interval.high + slack;
+  };
+  auto outside = [](const std::string& field, double value, const Interval& interval) {
+    wrong(field, shown_number(value) + " is outside its own interval [" + shown_number(interval.low) + ", " +
+                     shown_number(interval.high) + "]");
+  };
+  if (!within(p.overhead, p.interval)) outside("overhead", p.overhead, p.interval);
+  if (p.cpu && !within(p.cpu->overhead, p.cpu->interval)) outside("cpu.overhead", p.cpu->overhead, p.cpu->interval);
+  if (p.commit_range && p.commit_range->last != p.commit)
+    wrong("commit_range.last", "must be the point's commit (\"" + printable(p.commit) + "\"), got \"" +
+                                   printable(p.commit_range->last) + "\"");
+  if (runs_recorded && raw_recorded &&
+      (p.with_runs.size() != static_cast<std::size_t>(p.runs) || p.without_runs.size() != static_cast<std::size_t>(p.runs)))
+    wrong("runs", "is " + std::to_string(p.runs) + " but raw holds " + std::to_string(p.with_runs.size()) +
+                      " run(s) with the library and " + std::to_string(p.without_runs.size()) + " without");
+  // A point from the future would stay the newest of the history, the one
+  // every verdict judges, whatever is measured after it.
+  const auto measured = utc_time_nanoseconds(p.measured_at);
+  const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       std::chrono::system_clock::now().time_since_epoch()).count();
+  if (measured && *measured > now + kMeasuredAtSkewSeconds * 1'000'000'000LL)
+    wrong("measured_at", "is in the future (\"" + p.measured_at + "\", more than " +
+                             std::to_string(kMeasuredAtSkewSeconds / 60) + " minutes after this machine's clock)");
 }
 
 // Every field of the schema is checked, whatever the caller keeps: a line
@@ -164,10 +270,15 @@ Point point_from(element document, RawTimes raw) {
     throw std::runtime_error("schema " + std::to_string(*schema) + " is newer than this heapline-bench (" +
                              std::to_string(kPointSchema) + ")");
   p.scenario = o.optional_string("scenario").value_or(kDefaultScenario);
-  p.commit = o.optional_string("commit").value_or("");
+  // A name a catalogue can hold: a word of the page's tables and a file
+  // name of its plots.
+  if (!is_scenario_name(p.scenario))
+    wrong("scenario", "must be a scenario's name (1 to 64 letters, digits, '.', '_' or '-', not starting with '.' or "
+                      "'-'), got \"" + printable(p.scenario) + "\"");
+  p.commit = o.optional_commit("commit", true).value_or("");
   if (const auto range = o.optional_object("commit_range")) {
-    auto first = range->optional_string("first");
-    auto last = range->optional_string("last");
+    auto first = range->optional_commit("first", false);
+    auto last = range->optional_commit("last", false);
     if (!first || !last) wrong("commit_range", "must hold \"first\" and \"last\"");
     p.commit_range = CommitRange{*first, *last};
   }
@@ -177,30 +288,30 @@ Point point_from(element document, RawTimes raw) {
     wrong("measured_at", "must be a UTC time as RFC 3339 writes it (\"2026-03-01T12:00:00Z\", 1970 to 2261), got \"" + *measured_at +
                              "\"");
   p.measured_at = *measured_at;
-  p.overhead = o.required_number("overhead");
-  p.interval = o.optional_interval("interval").value_or(Interval{p.overhead, p.overhead});  // old points: zero width
+  p.overhead = o.required_overhead("overhead");
+  p.interval = o.optional_overhead_interval("interval").value_or(Interval{p.overhead, p.overhead});  // old points: zero width
   p.confidence = o.optional_number("confidence").value_or(kConfidenceOfUnlabelledPoints);
   if (!(p.confidence > 0 && p.confidence < 1)) wrong("confidence", "must be between 0 and 1");
-  const auto runs = o.optional_integer("runs");
-  if (runs && (*runs < 0 || *runs > 1000000)) wrong("runs", "must be a whole number of runs");
+  const auto runs = o.optional_integer_within("runs", 0, kMaxRuns);
   p.runs = static_cast<int>(runs.value_or(0));  // 0: not recorded (the oldest points)
   p.scale = o.optional_number("scale").value_or(1.0);
-  if (!(p.scale > 0)) wrong("scale", "must be a positive number");
-  p.median_with_seconds = o.optional_number("median_with_s").value_or(0);
-  p.median_without_seconds = o.optional_number("median_without_s").value_or(0);
+  if (!(p.scale > 0 && p.scale <= kMaxScale))
+    wrong("scale", "must be above 0 and at most " + shown_number(kMaxScale) + ", got " + shown_number(p.scale));
+  p.median_with_seconds = o.optional_seconds("median_with_s").value_or(0);  // 0: not recorded
+  p.median_without_seconds = o.optional_seconds("median_without_s").value_or(0);
   if (const auto cpu = o.optional_object("cpu")) {
     RunFigure figure;
-    figure.overhead = cpu->required_number("overhead");
-    const auto interval = cpu->optional_interval("interval");
+    figure.overhead = cpu->required_overhead("overhead");
+    const auto interval = cpu->optional_overhead_interval("interval");
     if (!interval) wrong("cpu", "needs an \"interval\"");
     figure.interval = *interval;
-    figure.median_with_seconds = cpu->optional_number("median_with_s").value_or(0);
-    figure.median_without_seconds = cpu->optional_number("median_without_s").value_or(0);
+    figure.median_with_seconds = cpu->optional_seconds("median_with_s").value_or(0);
+    figure.median_without_seconds = cpu->optional_seconds("median_without_s").value_or(0);
     p.cpu = figure;
   }
   if (const auto instructions = o.optional_object("instructions")) {
     InstructionFigure figure;
-    figure.overhead = instructions->required_number("overhead");
+    figure.overhead = instructions->required_overhead("overhead");
     figure.with = instructions->optional_count("with").value_or(0);
     figure.without = instructions->optional_count("without").value_or(0);
     figure.command = instructions->optional_string("command").value_or("");
@@ -208,12 +319,21 @@ Point point_from(element document, RawTimes raw) {
   }
   if (const auto report = o.optional_object("library_report")) {
     p.library_report.publishes_per_1000_calls = report->optional_number("publishes_per_1000_calls");
-    if (const auto rss = report->optional_integer("extra_peak_rss_kib")) p.library_report.extra_peak_rss_kib = *rss;
+    if (const auto rate = p.library_report.publishes_per_1000_calls; rate && !(*rate >= 0 && *rate <= kMaxPublishesPer1000Calls))
+      wrong("library_report.publishes_per_1000_calls", "must be from 0 to " + shown_number(kMaxPublishesPer1000Calls) +
+                                                           ", got " + shown_number(*rate));
+    if (const auto rss = report->optional_integer_within("extra_peak_rss_kib", -kMaxKib, kMaxKib))
+      p.library_report.extra_peak_rss_kib = *rss;
     if (const auto accuracy = report->optional_object("accuracy")) {
       Accuracy figure;
-      figure.batched_peak_bytes = accuracy->required_integer("batched_peak_bytes");
-      figure.exact_peak_bytes = accuracy->required_integer("exact_peak_bytes");
-      figure.bound_bytes = accuracy->required_integer("bound_bytes");
+      auto bytes = [&](const char* key) {
+        const auto value = accuracy->optional_integer_within(key, 0, kMaxBytes);
+        if (!value) wrong(accuracy->path(key), "is missing");
+        return *value;
+      };
+      figure.batched_peak_bytes = bytes("batched_peak_bytes");
+      figure.exact_peak_bytes = bytes("exact_peak_bytes");
+      figure.bound_bytes = bytes("bound_bytes");
       p.library_report.accuracy = figure;
     }
   }
@@ -230,23 +350,31 @@ Point point_from(element document, RawTimes raw) {
   if (const auto machine = o.optional_object("machine")) {
     const auto fingerprint = machine->optional_string("fingerprint");
     p.machine.cpu_model = machine->optional_string("cpu_model").value_or("");
-    p.machine.cores = static_cast<int>(machine->optional_integer("cores").value_or(0));
+    p.machine.cores = static_cast<int>(machine->optional_integer_within("cores", 0, kMaxCores).value_or(0));
     p.machine.kernel = machine->optional_string("kernel").value_or("");
     p.machine.glibc = machine->optional_string("glibc").value_or("");
     p.machine.compiler = machine->optional_string("compiler").value_or("");
     p.machine.runner_image = machine->optional_string("runner_image").value_or("");
-    p.fingerprint = fingerprint && !fingerprint->empty() ? *fingerprint : p.machine.fingerprint();
+    // Points are compared only within a fingerprint: an empty one would
+    // make one series of every point that has it.
+    if (fingerprint && fingerprint->empty()) wrong("machine.fingerprint", "is empty");
+    p.fingerprint = fingerprint ? *fingerprint : p.machine.fingerprint();
   } else {
     p.fingerprint = "unknown";
   }
-  if (const auto runs_of = o.optional_object("raw")) {
-    // Schema 1 kept no cpu figure: its raw runs give it, so they are kept.
-    const bool keep = raw == RawTimes::read || (p.schema == 1 && !p.cpu);
+  const auto runs_of = o.optional_object("raw");
+  if (runs_of) {
     const auto with = runs_of->optional("with");
     const auto without = runs_of->optional("without");
     if (!with || !without) wrong("raw", "must hold \"with\" and \"without\"");
-    p.with_runs = raw_runs_of(*with, "raw.with", keep);
-    p.without_runs = raw_runs_of(*without, "raw.without", keep);
+    p.with_runs = raw_runs_of(*with, "raw.with");
+    p.without_runs = raw_runs_of(*without, "raw.without");
+  }
+  check_relations(p, runs.has_value(), runs_of.has_value());
+  // Schema 1 kept no cpu figure: its raw runs give it, so they are kept.
+  if (raw == RawTimes::skip && !(p.schema == 1 && !p.cpu)) {
+    p.with_runs = {};
+    p.without_runs = {};
   }
   return p;
 }
@@ -285,8 +413,12 @@ class MappedFile {
 std::size_t count_lines(std::string_view text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
 
 // The lines of one read: each point handed to the sink, each problem kept,
-// and a point already read (point_identity) a problem of its own: the same
-// measurement twice would count twice in every verdict.
+// and a point already read a problem of its own: the same measurement twice
+// would count twice in every verdict. The same point is an equal one, every
+// field and raw run (Point's operator==): lines that share a key
+// (point_identity) are read again whole to be compared, so a point that
+// differs from an earlier one only in its interval, medians or raw runs is
+// a point of its own.
 class LineReader {
  public:
   LineReader(const std::string& file_name, RawTimes raw, const PointSink& sink, std::vector<StoreProblem>& problems)
@@ -322,13 +454,13 @@ class LineReader {
         if (auto error = parser_.parse(json_line.data(), json_line.size(), false).get(document))
           throw simdjson::simdjson_error(error);
         Point point = point_from(document, raw_);
-        auto [known, fresh] = first_line_of_.emplace(point_identity(point), line);
-        if (!fresh) {
-          problems_.push_back(
-              {file_name_, line, "the same point as line " + std::to_string(known->second) + " (a duplicate)",
-               StoreProblem::Kind::duplicate});
+        std::vector<Earlier>& same_key = earlier_[point_identity(point)];
+        if (const int first = first_equal(same_key, point, json_line); first != 0) {
+          problems_.push_back({file_name_, line, "the same point as line " + std::to_string(first) + " (a duplicate)",
+                               StoreProblem::Kind::duplicate});
           continue;
         }
+        same_key.push_back({line, json_line});
         sink_(std::move(point), line);
       } catch (const simdjson::simdjson_error& e) {
         problems_.push_back({file_name_, line, std::string("not valid JSON: ") + e.what()});
@@ -339,12 +471,37 @@ class LineReader {
   }
 
  private:
+  // A point read earlier: its line number, and its text (within the text
+  // being read, which outlives the reader's use of it).
+  struct Earlier {
+    int line;
+    std::string_view text;
+  };
+
+  // The whole point of a line read before, its raw runs included.
+  Point whole_point(std::string_view text) {
+    element document;
+    if (auto error = parser_.parse(text.data(), text.size(), false).get(document)) throw simdjson::simdjson_error(error);
+    return point_from(document, RawTimes::read);
+  }
+
+  // The line of the first earlier point equal to `point` (read from `text`),
+  // 0 when none is.
+  int first_equal(const std::vector<Earlier>& candidates, const Point& point, std::string_view text) {
+    if (candidates.empty()) return 0;
+    const Point whole = raw_ == RawTimes::read ? point : whole_point(text);
+    for (const Earlier& earlier : candidates) {
+      if (whole_point(earlier.text) == whole) return earlier.line;
+    }
+    return 0;
+  }
+
   const std::string& file_name_;
   RawTimes raw_;
   const PointSink& sink_;
   std::vector<StoreProblem>& problems_;
   simdjson::dom::parser parser_;
-  std::unordered_map<std::string, int> first_line_of_;
+  std::unordered_map<std::string, std::vector<Earlier>> earlier_;
 };
 
 PointSink collect_into(PointsRead& read) {

@@ -10,7 +10,8 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
-#include <set>
+#include <algorithm>
+#include <map>
 #include <stdexcept>
 
 #include "heapline/regular_file.h"
@@ -224,17 +225,39 @@ void Store::check_appendable() const {
 std::size_t Store::append_new(const std::vector<Point>& points) const {
   create_store_directory(directory_);
   LockedAppendFile file(points_path(), notes_);
-  const StoreContents existing = read_points(file.contents(), points_path(), RawTimes::skip);
+  const std::string stored = file.contents();
+  const StoreContents existing = read_points(stored, points_path(), RawTimes::skip);
   // A torn last line is moved aside by the append; any other bad line
   // refuses the import, and then the store is left exactly as it was.
   for (const auto& problem : existing.problems)
     if (problem.kind != StoreProblem::Kind::incomplete)
       throw std::runtime_error("the store has unreadable lines (first: " + problem.describe() + "); fix them first");
-  std::set<std::string> known;
-  for (const auto& point : existing.points) known.insert(point_identity(point));
+  // Points are the same only when equal whole (point.h): the store's points
+  // that share a key with an incoming one are read again with their raw
+  // runs, and compared.
+  std::vector<std::string_view> line_text;
+  for (std::string_view rest = stored; !rest.empty();) {
+    const std::size_t end = rest.find('\n');
+    line_text.push_back(rest.substr(0, end));
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+  }
+  std::map<std::string, std::vector<std::size_t>> existing_by_key;
+  for (std::size_t i = 0; i < existing.points.size(); ++i) existing_by_key[point_identity(existing.points[i])].push_back(i);
+  std::map<std::string, std::vector<Point>> known;
+  auto is_known = [&](const Point& point) {
+    const std::string key = point_identity(point);
+    std::vector<Point>& same_key = known[key];
+    if (const auto stored = existing_by_key.find(key); stored != existing_by_key.end()) {
+      for (const std::size_t i : stored->second) same_key.push_back(parse_point_line(line_text[existing.lines[i] - 1]));
+      existing_by_key.erase(stored);
+    }
+    if (std::find(same_key.begin(), same_key.end(), point) != same_key.end()) return true;
+    same_key.push_back(point);
+    return false;
+  };
   std::vector<Point> fresh;
   for (const auto& point : points)
-    if (known.insert(point_identity(point)).second) fresh.push_back(point);
+    if (!is_known(point)) fresh.push_back(point);
   if (fresh.empty()) return 0;
   file.append_lines(checked_lines(fresh));
   return fresh.size();

@@ -59,8 +59,9 @@ inline constexpr char kSignal[] = "signal";
 // The launch a process belongs to (HEAPLINE_RUN_ID in its environment), when
 // the writer records it: optional for readers.
 inline constexpr char kRunId[] = "run_id";
-// The process's peak resident set size (getrusage at exit), beside the heap
-// it held: heap never touched is not resident. Optional for readers (absent
+// The process image's peak resident set size (the memory's high-water mark,
+// VmHWM, at exit: an exec starts it again, unlike getrusage's ru_maxrss),
+// beside the heap it held: heap never touched is not resident. Optional for readers (absent
 // from older reports and from those converted from a live file).
 inline constexpr char kPeakRssBytes[] = "peak_rss_bytes";
 // The resident set read at samples (/proc's statm): {peak_bytes,

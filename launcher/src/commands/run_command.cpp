@@ -186,6 +186,7 @@ int run(Options& options) {
                                 : std::function<void()>()});
   if (!child.started) return child.exit_status;
   run.command_pid = child.pid;
+  run.keeper_pid = child.keeper_pid;
 
   // The command's report is at the name it claimed: the plain one, or with
   // its pid inserted when that was taken (see the library's README). Only a

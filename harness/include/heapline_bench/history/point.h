@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "heapline_bench/measurement/accuracy.h"
@@ -38,6 +39,7 @@ inline constexpr double kConfidenceOfUnlabelledPoints = 0.95;
 struct CommitRange {
   std::string first;  // the oldest commit the point stands for (exclusive base)
   std::string last;   // the measured commit
+  bool operator==(const CommitRange&) const = default;
 };
 
 // What heapline's own report says about the with-runs, and what its
@@ -46,6 +48,7 @@ struct LibraryReport {
   std::optional<double> publishes_per_1000_calls;  // median over the with-runs
   std::optional<long> extra_peak_rss_kib;          // median peak RSS with - without
   std::optional<Accuracy> accuracy;                // absent: not measured (older points, --command)
+  bool operator==(const LibraryReport&) const = default;
 };
 
 struct Point {
@@ -72,7 +75,38 @@ struct Point {
   std::string command;
   Machine machine;
   std::string fingerprint;  // machine.fingerprint() when measured
+  // The same point: every field equal (a duplicate, point_reader.h).
+  bool operator==(const Point&) const = default;
 };
+
+// What a point's values may be: what one measurement can give. The one
+// reader (point_reader.h) refuses any other value with the field's name,
+// so every way into the store (suite, import) and out of it (validate,
+// render, check, export) refuses the same points (docs/design.md, "The
+// history store").
+// An overhead is with / without - 1 of two positive figures: above -1; at
+// most a million (a program a million times slower than without heapline).
+inline constexpr double kMaxOverhead = 1e6;
+// A run's time or a median, in seconds: above 0 (a CPU time: at least 0), at
+// most 10^7 (116 days).
+inline constexpr double kMaxSeconds = 1e7;
+inline constexpr std::int64_t kMaxKib = std::int64_t{1} << 40;    // a resident set, in KiB (1 PiB)
+inline constexpr std::int64_t kMaxBytes = std::int64_t{1} << 60;  // a heap figure (heapline/figures.h's limit)
+inline constexpr std::int64_t kMaxRuns = 1000000;
+inline constexpr std::int64_t kMaxCores = 1 << 20;
+inline constexpr double kMaxScale = 1000;  // --scale's limit
+inline constexpr double kMaxPublishesPer1000Calls = 1e6;
+// How far after this machine's clock a point's measured_at may be: the
+// clocks of the machines that measure, a little apart. A point measured
+// later than that would stay the newest of the history, the one every
+// verdict judges, whatever is measured after it.
+inline constexpr std::int64_t kMeasuredAtSkewSeconds = 3600;
+
+// A commit as a point names it: its SHA, 7 to 64 lowercase hexadecimal
+// digits (an abbreviated, a SHA-1 or a SHA-256 name); never a branch, a tag
+// or a range.
+inline constexpr const char* kCommitShaRule = "7 to 64 lowercase hexadecimal digits";
+bool is_commit_sha(std::string_view text);
 
 // A point from a fresh measurement: the machine is this one, the time now.
 Point point_from_measurement(const Measurement& measurement, const std::string& library_label,
@@ -99,9 +133,10 @@ nlohmann::ordered_json raw_runs_to_json(const std::vector<RawRun>& runs);
 // std::runtime_error saying which field is missing or of the wrong type.
 Point point_from_json(const nlohmann::json& json);
 
-// Two points are the same measurement when scenario, commit, measured_at,
-// wall figure and machine agree: an import adds a point once, and validate
-// reports a point stored twice.
+// The fields a point shares with another that is the same point: scenario,
+// commit, measured_at, wall figure and machine. Points with one key are
+// compared whole (operator==, raw runs included): only equal points are the
+// same point, which an import adds once and validate reports as stored twice.
 std::string point_identity(const Point& point);
 
 // The history's rule for points without a "timing" (docs/design.md, "The

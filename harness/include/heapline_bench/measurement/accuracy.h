@@ -22,6 +22,7 @@ struct Accuracy {
   std::int64_t batched_peak_bytes = 0;
   std::int64_t exact_peak_bytes = 0;
   std::int64_t bound_bytes = 0;  // the batched report's precision.bound_bytes
+  bool operator==(const Accuracy&) const = default;
   std::int64_t error_bytes() const { return batched_peak_bytes - exact_peak_bytes; }
   // The library's contract: |batched peak - exact peak| <= stated bound.
   bool within_bound() const { return error_bytes() <= bound_bytes && -error_bytes() <= bound_bytes; }

@@ -26,6 +26,7 @@ struct InstructionFigure {
   // compared only with points that counted the same command (history.h).
   // Empty in points counted before it was recorded.
   std::string command;
+  bool operator==(const InstructionFigure&) const = default;
 };
 
 struct InstructionRequest {

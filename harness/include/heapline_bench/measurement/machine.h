@@ -14,6 +14,7 @@ struct Machine {
   std::string glibc;
   std::string compiler;
   std::string runner_image;  // GitHub's ImageOS/ImageVersion; empty elsewhere
+  bool operator==(const Machine&) const = default;
 
   // A short stable id (FNV-1a of every field above): any change of machine,
   // kernel, glibc, compiler or runner image starts a new series.

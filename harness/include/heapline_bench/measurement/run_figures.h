@@ -20,6 +20,7 @@ struct RawRun {
   double user_seconds = 0;
   double system_seconds = 0;
   long max_rss_kib = 0;
+  bool operator==(const RawRun&) const = default;
 };
 
 // A figure computed from the runs: the ratio of medians and its bootstrap
@@ -29,6 +30,7 @@ struct RunFigure {
   Interval interval;
   double median_with_seconds = 0;
   double median_without_seconds = 0;
+  bool operator==(const RunFigure&) const = default;
 };
 
 // The raw times of runs, as points (and the release comparison) keep them.

@@ -25,6 +25,7 @@ double overhead_ratio(std::span<const double> with, std::span<const double> with
 struct Interval {
   double low = 0;
   double high = 0;
+  bool operator==(const Interval&) const = default;
 };
 
 // The confidence level of every interval heapline-bench computes, and so of
