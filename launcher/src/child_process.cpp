@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 
 #include <heapline/preload_check.h>
 #include <heapline/regular_file.h>
@@ -66,6 +67,18 @@ void wait_for_adopted(int signals, const WaitWatch& watch) {
       if (info.ssi_signo != SIGCHLD) return;
     }
   }
+}
+
+// The launcher's own children still running: the processes of the run it
+// adopted (after the command, which was waited for). Read from
+// /proc/self/task/TID/children (one thread: the launcher's).
+std::vector<pid_t> children_running() {
+  std::string error;
+  std::istringstream listing(
+      RegularFile::open("/proc/self/task/" + std::to_string(getpid()) + "/children").read_all(1u << 20, error));
+  std::vector<pid_t> children;
+  for (pid_t child; listing >> child;) children.push_back(child);
+  return children;
 }
 
 int status_of(int wait_status) {
@@ -168,7 +181,7 @@ ChildResult run_command(const std::vector<std::string>& command, const std::func
   int report[2];
   if (pipe2(report, O_CLOEXEC) != 0) {
     std::perror("heapline: pipe");
-    return {125, false, -1};
+    return {125, false, -1, {}};
   }
   // The signals arrive through a signalfd while the command runs: blocked
   // from before the fork, so none is lost in between.
@@ -188,7 +201,7 @@ ChildResult run_command(const std::vector<std::string>& command, const std::func
     std::perror("heapline: fork");
     if (signals >= 0) close(signals);
     sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-    return {125, false, -1};
+    return {125, false, -1, {}};
   }
   if (pid == 0) {
     sigprocmask(SIG_SETMASK, &old_mask, nullptr);
@@ -252,9 +265,9 @@ ChildResult run_command(const std::vector<std::string>& command, const std::func
   if (got == sizeof exec_error) {
     const ExecFailure failure = describe_exec_failure(command[0], exec_error);
     say("heapline", failure.message);
-    return {failure.status, false, pid};
+    return {failure.status, false, pid, {}};
   }
-  return {status_of(wait_status), true, pid};
+  return {status_of(wait_status), true, pid, children_running()};
 }
 
 int run_helper(const std::vector<std::string>& command) {

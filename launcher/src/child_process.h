@@ -26,6 +26,9 @@ struct ChildResult {
   int exit_status = 0;    // what the launcher exits with: the code, or 128+signal
   bool started = false;   // false when exec failed (127: not found, 126: not executable)
   pid_t pid = -1;
+  // The processes of the run the launcher adopted that still ran when it
+  // stopped waiting (a stop signal, or --follow command).
+  std::vector<pid_t> left_running;
 };
 
 // Something else to watch while the command runs: `on_ready` is called when

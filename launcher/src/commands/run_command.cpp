@@ -186,6 +186,8 @@ int run(Options& options) {
                                 : std::function<void()>()});
   if (!child.started) return child.exit_status;
   run.command_pid = child.pid;
+  // With --follow command the others were never of the summary.
+  if (options.follow == "tree") run.left_running = child.left_running;
 
   // The command's report is at the name it claimed: the plain one, or with
   // its pid inserted when that was taken (see the library's README). Only a
@@ -252,8 +254,8 @@ int run(Options& options) {
     for (const std::string& note : notes) say("heapline", note);
     std::cerr << summarize_tree(tree);
     Symbolizer symbolizer;
-    std::cerr << summarize_peak_profile(report, 10, symbolizer);
-    std::cerr << summarize_tree_profile(tree, symbolizer, 10);
+    std::cerr << summarize_peak_profile(report, kSummarySites, symbolizer);
+    std::cerr << summarize_tree_profile(tree, symbolizer, kSummarySites);
   }
   if (options.per_process_summary) std::cerr << summarize_each(tree);
 
