@@ -8,6 +8,12 @@
  *                                 both are unmapped
  *   phase_probe phases            markers start, load, sort, done with 20 ms
  *                                 between them; "marks=4"
+ *   phase_probe twice             the same peak reached twice: 64 KiB held
+ *                                 and freed at the marker "first", again
+ *                                 after the marker "second" 50 ms later
+ *   phase_probe marks N           N markers 100 us apart, each a block of
+ *                                 1000 bytes after it, named "marker-I-"
+ *                                 and x up to 60 bytes; "marks=N"
  *   phase_probe pending THREADS   threads that keep pending bytes (below the
  *                                 batched threshold) and are still running
  *                                 at exit; "live=L peak=P"
@@ -283,6 +289,33 @@ int main(int argc, char** argv) {
       sleep_ms(20);
     }
     say("marks=4\n");
+    return 0;
+  }
+  if (strcmp(mode, "twice") == 0) {
+    g_sink = malloc(64 << 10);
+    heapline_mark("first");
+    free((void*)g_sink);
+    sleep_ms(50);
+    heapline_mark("second");
+    g_sink = malloc(64 << 10);
+    free((void*)g_sink);
+    say("twice\n");
+    return 0;
+  }
+  if (strcmp(mode, "marks") == 0 && argc == 3) {
+    const int count = atoi(argv[2]);
+    for (int i = 0; i < count; ++i) {
+      char name[61];
+      int length = snprintf(name, sizeof name, "marker-%d-", i);
+      while (length < 60) name[length++] = 'x';
+      name[60] = 0;
+      heapline_mark(name);
+      g_sink = malloc(1000);
+      struct timespec pause = {0, 100000L};
+      nanosleep(&pause, NULL);
+    }
+    snprintf(line, sizeof line, "marks=%d\n", count);
+    say(line);
     return 0;
   }
   if (strcmp(mode, "pending") == 0 && argc == 3) {
