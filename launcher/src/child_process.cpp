@@ -19,6 +19,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include <heapline/preload_check.h>
 #include <heapline/regular_file.h>
@@ -76,6 +77,18 @@ void wait_for_adopted(int signals, const WaitWatch& watch) {
       if (info.ssi_signo != SIGCHLD) return;
     }
   }
+}
+
+// The launcher's own children still running: the processes of the run it
+// adopted (after the command, which was waited for). Read from
+// /proc/self/task/TID/children (one thread: the launcher's).
+std::vector<pid_t> children_running() {
+  std::string error;
+  std::istringstream listing(
+      RegularFile::open("/proc/self/task/" + std::to_string(getpid()) + "/children").read_all(1u << 20, error));
+  std::vector<pid_t> children;
+  for (pid_t child; listing >> child;) children.push_back(child);
+  return children;
 }
 
 int status_of(int wait_status) {
@@ -539,7 +552,7 @@ ChildResult run_command(const std::vector<std::string>& command, const std::func
     say("heapline", failure.message);
     return {failure.status, false, pid, keeper};
   }
-  return {status_of(wait_status), true, pid, keeper};
+  return {status_of(wait_status), true, pid, keeper, children_running()};
 }
 
 int run_helper(const std::vector<std::string>& command) {

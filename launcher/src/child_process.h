@@ -38,6 +38,9 @@ struct ChildResult {
   bool started = false;   // false when exec failed (127: not found, 126: not executable)
   pid_t pid = -1;
   pid_t keeper_pid = -1;  // the command's parent (see run_command), -1 when none was started
+  // The processes of the run the launcher adopted that still ran when it
+  // stopped waiting (a stop signal, or --follow command).
+  std::vector<pid_t> left_running;
 };
 
 // Something else to watch while the command runs: `on_ready` is called when

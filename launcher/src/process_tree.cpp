@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <sys/inotify.h>
 #include <unistd.h>
 #include <system_error>
@@ -158,14 +159,16 @@ std::vector<TreeReport> find_child_reports(const std::string& plain_path, const 
   const std::size_t scanned = reports.size();  // the reports among the candidates
 
   // Processes of the run that were killed left their live file: their
-  // heap line up to the last sample becomes their report.
-  std::size_t running = 0;
+  // heap line up to the last sample becomes their report. Those still
+  // running are counted once, whether known by a live file or by the
+  // launcher as a process it adopted.
+  std::set<pid_t> running(run.left_running.begin(), run.left_running.end());
   std::vector<std::string> converted;  // "PID (PROGRAM)"
   for (std::size_t i = 0; i < lives.size(); ++i) {
     if (!ours[scanned + i]) continue;
     const Live& live = lives[i];
     if (live.state == LiveFileState::kRunning) {
-      ++running;
+      running.insert(live.identity.pid);
       continue;
     }
     const fs::path report_path = live.path.string().substr(0, live.path.string().size() - 5);
@@ -190,8 +193,8 @@ std::vector<TreeReport> find_child_reports(const std::string& plain_path, const 
                     " the command started ended without exit (a signal?): " + pids +
                     "; reports converted from their live files");
   }
-  if (running > 0) {
-    notes.push_back(std::to_string(running) + (running == 1 ? " process" : " processes") +
+  if (!running.empty()) {
+    notes.push_back(std::to_string(running.size()) + (running.size() == 1 ? " process" : " processes") +
                     " the command started still running: not in the summary");
   }
   std::vector<TreeReport> found;

@@ -31,6 +31,9 @@ struct RunIdentity {
   pid_t keeper_pid = 0;  // the command's parent, which adopts the run's orphans
   std::string run_id;
   std::uint64_t since_unix_ns = 0;  // no process of the run started before
+  // Processes of the run still running when the launcher stopped waiting
+  // (those it adopted): counted in the summary, not summarised.
+  std::vector<pid_t> left_running;
 };
 
 // Reports of the run read while it ran, as each landed: a process that

@@ -18,6 +18,9 @@ namespace heapline::launcher {
 // The program's file name, for titles ("?" when the report has none).
 std::string program_name(const ParsedReport& report);
 
+// How many sites the launcher's summary shows, largest first.
+constexpr std::size_t kSummarySites = 10;
+
 // The launcher's summary lines for a report's peak profile: its `max_sites`
 // largest sites, named; "" when the report has no profile.
 std::string summarize_peak_profile(const ParsedReport& report, std::size_t max_sites, Symbolizer& symbolizer);

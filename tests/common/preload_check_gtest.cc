@@ -4,13 +4,17 @@
 #include <heapline/preload_check.h>
 
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -105,6 +109,23 @@ TEST_F(PreloadCheck, AnotherUsersSetUserIdProgramRunsInSecureMode) {
   const std::string set_uid = set_uid_of_another_user("setuid-true");
   if (set_uid.empty()) GTEST_SKIP() << "needs root and a mount that grants set-ID bits";
   EXPECT_EQ(preload_blocker_of(set_uid.c_str()), PreloadBlocker::set_user_id);
+}
+
+// On a nosuid mount the kernel grants no set-ID bit: another user's
+// set-user-ID program there runs as the caller, and takes the preload. (A
+// tmpfs mounted nosuid in a mount namespace of this test's own process.)
+TEST_F(PreloadCheck, ANosuidMountGrantsNoSetIdBit) {
+  if (getuid() != 0 || unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    GTEST_SKIP() << "needs root and a mount namespace of its own";
+  const fs::path nosuid = dir_ / "nosuid";
+  fs::create_directories(nosuid);
+  ASSERT_EQ(mount("tmpfs", nosuid.c_str(), "tmpfs", MS_NOSUID, "size=4m"), 0) << std::strerror(errno);
+  const std::string path = (nosuid / "setuid-true").string();
+  fs::copy_file("/bin/true", path);
+  ASSERT_EQ(chown(path.c_str(), 65534, 65534), 0);
+  ASSERT_EQ(chmod(path.c_str(), 04755), 0);
+  EXPECT_EQ(preload_blocker_of(path.c_str()), PreloadBlocker::none);
+  umount2(nosuid.c_str(), MNT_DETACH);
 }
 
 TEST_F(PreloadCheck, AnotherGroupsSetGroupIdProgramRunsInSecureMode) {

@@ -233,18 +233,25 @@ class CpuCostRunner : public LibraryCostRunner {
   std::map<std::string, int> runs_on_side_;
 };
 
-TEST(CompareBuilds, CpuFigureIsUserPlusSysOfEachRoundThenTheMedianOfRounds) {
+// A against B on churn-1t, three rounds of three runs: wall figures of
+// medians 0.20 and 0.05, cpu figures of medians 0.08 and 0.06 (neither the
+// mean, the first nor the last round).
+Comparison compare_a_and_b(CpuCostRunner& runner) {
   const auto scratch = std::filesystem::temp_directory_path() / ("heapline-cpu-" + std::to_string(getpid()));
   std::filesystem::create_directories(scratch);
-  CpuCostRunner runner;
   runner.cost_per_round["/a.so"] = {0.10, 0.30, 0.20};
   runner.cost_per_round["/b.so"] = {0.05, 0.01, 0.50};
-  // Medians 0.08 and 0.06; neither the mean, the first nor the last round.
   runner.cpu_cost_per_round["/a.so"] = {0.30, 0.08, 0.04};
   runner.cpu_cost_per_round["/b.so"] = {0.02, 0.50, 0.06};
   auto comparison =
       compare_builds(runner, {{"A", "/a.so"}, {"B", "/b.so"}}, {"churn-1t"}, 3, 3, 1.0, requests_in(scratch));
   std::filesystem::remove_all(scratch);
+  return comparison;
+}
+
+TEST(CompareBuilds, CpuFigureIsUserPlusSysOfEachRoundThenTheMedianOfRounds) {
+  CpuCostRunner runner;
+  const Comparison comparison = compare_a_and_b(runner);
 
   const auto& a = comparison.cells[0][0];
   ASSERT_EQ(a.round_cpu.size(), 3u);
@@ -290,6 +297,47 @@ TEST(CompareBuilds, CpuFigureIsUserPlusSysOfEachRoundThenTheMedianOfRounds) {
   const auto mixed = comparison_markdown_from_json(older);
   EXPECT_NE(mixed.find("| `churn-1t` | cpu | +8.0% ["), std::string::npos) << mixed;
   EXPECT_NE(mixed.find("] | – |"), std::string::npos) << mixed;
+}
+
+// A round whose runs held no CPU time has no cpu figure, and the build then
+// has none (never the median of the rounds that had one): its cpu cell is
+// "–", its wall figure and the other build's cpu figure are kept.
+TEST(CompareBuilds, ARoundWithoutCpuTimesLeavesItsBuildWithoutACpuFigure) {
+  class CpuMissingRunner : public CpuCostRunner {
+   public:
+    RunResult run(const RunSpec& spec) override {
+      RunResult r = CpuCostRunner::run(spec);
+      auto preload = spec.env.find("LD_PRELOAD");
+      if (preload != spec.env.end() && preload->second == "/b.so" && measurements_seen["/b.so"] == 2) {
+        r.user_seconds = r.system_seconds = 0;  // B's second round: no CPU times on its side
+      }
+      return r;
+    }
+  };
+  CpuMissingRunner runner;
+  const Comparison comparison = compare_a_and_b(runner);
+
+  const auto& b = comparison.cells[0][1];
+  ASSERT_EQ(b.round_cpu.size(), 3u);
+  EXPECT_TRUE(b.round_cpu[0]);
+  EXPECT_FALSE(b.round_cpu[1]);
+  EXPECT_TRUE(b.round_cpu[2]);
+  EXPECT_FALSE(b.cpu_overhead) << "a figure of two rounds of three is none";
+  EXPECT_NEAR(b.overhead, 0.05, 1e-9) << "the wall figure is kept";
+  ASSERT_TRUE(comparison.cells[0][0].cpu_overhead);
+  EXPECT_NEAR(*comparison.cells[0][0].cpu_overhead, 0.08, 1e-9);
+
+  const auto json = comparison_json(comparison);
+  const auto& result = json["scenarios"][0]["results"][1];
+  EXPECT_TRUE(result["cpu_overhead"].is_null()) << result.dump();
+  EXPECT_TRUE(result["rounds"][1]["cpu"].is_null()) << result.dump();
+  EXPECT_FALSE(result["rounds"][0]["cpu"].is_null()) << result.dump();
+  const auto markdown = comparison_markdown_from_json(nlohmann::json::parse(json.dump()));
+  EXPECT_NE(markdown.find("| `churn-1t` | cpu | +8.0% ["), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("] | – |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| `churn-1t` | wall | +20.0% [20.0, 20.0] | +5.0% [5.0, 5.0] ▼ faster |"),
+            std::string::npos)
+      << markdown;
 }
 
 // The repository's comparison, written before compare kept a cpu figure, is

@@ -143,6 +143,16 @@ peer = data["builds"][1]
 assert peer["library"] == "libheaptrack_preload.so" and peer["env"] == {"DUMP_HEAPTRACK_OUTPUT": "/dev/null"}, peer
 PY
   fi
+
+  # glibc's libmemusage.so, the closest peer: a column of its own.
+  "$bench" compare --floor --memusage --only churn-1t --runs 1 --rounds 1 --scale 0.0005 --no-instructions \
+    --json "$work/memusage.json" --out "$work/memusage" >"$work/table" 2>"$work/err" || { cat "$work/err"; exit 1; }
+  grep -q '^| Scenario | Figure | forwarding only | libmemusage.so |$' "$work/table" || { cat "$work/table"; exit 1; }
+  /usr/bin/python3 - "$work/memusage.json" <<'PY'
+import json, sys
+data = json.load(open(sys.argv[1]))
+assert [b["library"] for b in data["builds"]] == ["libheapline_null.so", "libmemusage.so"], data["builds"]
+PY
 }
 
 "$case_name"

@@ -14,6 +14,7 @@
 #include <heapline/shared_object.h>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -378,6 +379,71 @@ TEST_F(MeasureTest, AdaptivePrecisionAddsPairsUntilTheIntervalIsNarrowOrTheCap) 
   EXPECT_GT(narrowed.request.runs, 4);
   EXPECT_LT(narrowed.request.runs, 40);
   EXPECT_LE(interval_half_width(narrowed.overhead, narrowed.interval), 0.08);
+}
+
+// The stop rules of --until-ci, as a property over seeded noise: the
+// measurement runs RUNS pairs, then adds pairs one at a time and stops at the
+// first count whose interval (of the figure --until-ci-of names) is at most
+// the target on either side, or at --max-runs; never earlier, never later.
+// A figure the runs do not hold (no CPU times) stops it at RUNS.
+TEST_F(MeasureTest, UntilCiStopsAtTheFirstIntervalNarrowEnoughOrAtTheCap) {
+  std::mt19937_64 random(20261206);
+  std::normal_distribution<double> noise(0, 1);
+  // The half width of the figure of the first `pairs` pairs.
+  auto half_width = [](const Measurement& m, int pairs, bool cpu) {
+    std::vector<double> with, without;
+    for (int i = 0; i < pairs; ++i) {
+      const RunResult& w = m.with_runs[static_cast<std::size_t>(i)];
+      const RunResult& wo = m.without_runs[static_cast<std::size_t>(i)];
+      with.push_back(cpu ? w.user_seconds + w.system_seconds : w.wall_seconds);
+      without.push_back(cpu ? wo.user_seconds + wo.system_seconds : wo.wall_seconds);
+    }
+    return interval_half_width(overhead_ratio(with, without), bootstrap_overhead_interval(with, without));
+  };
+  int at_runs = 0, between = 0, at_cap = 0;  // where the trials stopped: each rule is met
+  for (int trial = 0; trial < 24; ++trial) {
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    const bool cpu = trial % 2 == 1;
+    const double wall_spread = 0.02 + 0.01 * (trial % 5), cpu_spread = 0.01 + 0.02 * (trial % 3);
+    runner.tweak = [&](RunResult& r, const RunSpec&, int) {
+      r.wall_seconds = std::max(0.1, r.wall_seconds + wall_spread * noise(random));
+      r.user_seconds = std::max(0.05, 0.8 * r.wall_seconds + cpu_spread * noise(random));
+      r.system_seconds = 0.05;
+    };
+    request.runs = 3 + trial % 4;
+    request.max_runs = 12 + trial % 9;
+    request.until_ci_cpu = cpu;
+    request.until_half_width = 0.01 + 0.005 * (trial % 7);
+    runner.seen.clear();
+    const Measurement m = measure(runner, request);
+    const int pairs = m.request.runs;
+    ASSERT_EQ(m.with_runs.size(), static_cast<std::size_t>(pairs));
+    ASSERT_EQ(m.without_runs.size(), static_cast<std::size_t>(pairs));
+    EXPECT_EQ(runner.seen.size(), static_cast<std::size_t>(2 * pairs + 2)) << "the warm-up pair and the timed ones";
+    EXPECT_GE(pairs, request.runs);
+    EXPECT_LE(pairs, request.max_runs);
+    for (int k = request.runs; k < pairs; ++k) {
+      EXPECT_GT(half_width(m, k, cpu), request.until_half_width) << "narrow enough at " << k << " pairs of " << pairs;
+    }
+    if (pairs < request.max_runs) EXPECT_LE(half_width(m, pairs, cpu), request.until_half_width);
+    (pairs == request.runs ? at_runs : pairs == request.max_runs ? at_cap : between) += 1;
+  }
+  EXPECT_GT(at_runs, 0);
+  EXPECT_GT(between, 0);
+  EXPECT_GT(at_cap, 0);
+  // Without CPU times the CPU figure cannot narrow: RUNS pairs, however
+  // noisy the wall clock.
+  runner.tweak = [&](RunResult& r, const RunSpec&, int) {
+    r.wall_seconds = 1 + 0.3 * noise(random) * noise(random);
+    r.user_seconds = r.system_seconds = 0;
+  };
+  request.runs = 4;
+  request.max_runs = 30;
+  request.until_ci_cpu = true;
+  request.until_half_width = 1e-9;
+  EXPECT_EQ(measure(runner, request).request.runs, 4);
+  request.until_ci_cpu = false;
+  EXPECT_EQ(measure(runner, request).request.runs, 30) << "the wall clock's interval never that narrow: the cap";
 }
 
 TEST(LibraryCheck, APreloadListIsSplitOnColonsAndEachPartChecked) {

@@ -111,3 +111,17 @@ for option in "--commit main" "--commit zz" "--commit-range zz..yy" "--commit-ra
   [[ ! -e "$work/never" ]]
 done
 echo "hostile points from the command line: ok"
+
+# A file that holds the same point twice is refused whole, as validate would
+# refuse it; the same file named twice imports its points once.
+mkdir -p "$work/into"
+if "$bench" import --store "$work/into" "$work/dup/points.jsonl" >"$work/out" 2>"$work/err"; then
+  echo "a file with a duplicate inside it was imported"; exit 1
+fi
+grep -q "points.jsonl:2: the same point as line 1 (a duplicate)" "$work/err" || { cat "$work/err"; exit 1; }
+grep -q "Nothing was imported" "$work/err"
+[[ ! -s "$work/into/points.jsonl" ]] || { echo "a point of a refused file was stored"; exit 1; }
+head -n 2 "$source_dir/tests/fixtures/legacy_points.jsonl" >"$work/two.jsonl"
+"$bench" import --store "$work/into" "$work/two.jsonl" "$work/two.jsonl" | grep -q "imported 2 point(s)"
+"$bench" validate --store "$work/into" | grep -q "2 valid point(s), 0 bad line(s), 0 duplicate(s)"
+echo "imports of duplicates: ok"

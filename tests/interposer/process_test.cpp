@@ -2,8 +2,12 @@
 // patterns, the API corners compared with and without the library, fork and
 // exec, a foreign allocator, long runs, killed writers, bad settings and real
 // programs. Each test works in its own temporary directory.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -163,6 +167,55 @@ TEST_F(Interposer, TheResidentSetIsReadAtTheTimedSamples) {
         << "a reading at " << t << " ns, at no heap sample: " << r["samples"].dump();
   }
   EXPECT_GE(reading_times.size(), 10u) << "readings at the times of the samples, not all at one: " << series.dump();
+}
+
+// Every figure read from the kernel is in the report's unit: the peak
+// resident set is getrusage's ru_maxrss (KiB) in bytes, the resident series
+// statm's pages in bytes, the times nanoseconds of the clocks they name, the
+// interval HEAPLINE_INTERVAL_MS in ns. The reference: wait4's rusage of the
+// same process, and the clocks read around its run.
+TEST_F(Interposer, EveryKernelFigureIsInTheReportsUnit) {
+  const auto realtime_ns = [] {
+    timespec now{};
+    clock_gettime(CLOCK_REALTIME, &now);
+    return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+  };
+  const std::string out = (dir_ / "units.json").string();
+  const std::int64_t started = realtime_ns();
+  const auto steady_start = std::chrono::steady_clock::now();
+  const pid_t child = fork();
+  if (child == 0) {
+    const int null = open("/dev/null", O_WRONLY);
+    dup2(null, STDOUT_FILENO);
+    setenv("LD_PRELOAD", kLib.c_str(), 1);
+    setenv("HEAPLINE_OUT", out.c_str(), 1);
+    setenv("HEAPLINE_INTERVAL_MS", "10", 1);
+    unsetenv("HEAPLINE_ROOT_PID");
+    execl(kPhaseProbe.c_str(), kPhaseProbe.c_str(), "resident", "64", "64", "0", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  ASSERT_EQ(wait4(child, &status, 0, &usage), child);
+  const std::int64_t elapsed_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - steady_start).count();
+  const std::int64_t ended = realtime_ns();
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  const json r = read_json(out);
+  const auto number = [&r](const char* pointer) { return r[json::json_pointer(pointer)].get<std::int64_t>(); };
+  const std::int64_t kernel_peak = static_cast<std::int64_t>(usage.ru_maxrss) * 1024;
+  EXPECT_LE(number("/peak_rss_bytes"), kernel_peak);
+  EXPECT_GE(number("/peak_rss_bytes"), kernel_peak - (4 << 20)) << "KiB read as bytes?";
+  EXPECT_GE(number("/resident/peak_bytes"), std::int64_t{64} << 20) << "64 MiB written, in pages of 4 KiB";
+  EXPECT_LE(number("/resident/peak_bytes"), kernel_peak + 4096);
+  EXPECT_GE(number("/peak_bytes"), std::int64_t{64} << 20);
+  EXPECT_LE(number("/peak_bytes"), (std::int64_t{64} << 20) + (1 << 20));
+  EXPECT_GE(number("/duration_ns"), 30'000'000) << "the probe sleeps 30 ms";
+  EXPECT_LE(number("/duration_ns"), elapsed_ns);
+  EXPECT_GE(number("/start_unix_ns"), started);
+  EXPECT_LE(number("/start_unix_ns"), ended);
+  EXPECT_LE(number("/peak_time_ns"), number("/duration_ns"));
+  EXPECT_EQ(number("/interval_ns"), 10'000'000);
 }
 
 // The resident set is read at the samples: a block of 128 MiB of which
@@ -535,6 +588,58 @@ TEST_F(Interposer, ForkChildCountsOnlyItsOwnThreadsCallsAndPublishes) {
   EXPECT_LE(child_report["publishes"].get<std::int64_t>(), 300);
 }
 
+// A fork child's figures are its own from the fork on: it starts while its
+// parent runs and ends before it (the parent waits), its timeline starts at
+// 0 with what it inherited, its peak is at one of its own moments, and it
+// runs with its parent's settings and program.
+TEST_F(Interposer, AForkChildsTimesAndFiguresAreItsOwnFromTheFork) {
+  RunResult result = run_traced({kForkProbe, "fork", "4194304"}, "own.%p.json");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(result.out, m, std::regex(R"(parent=(\d+) child=(\d+) held=(\d+))"))) << result.out;
+  const json parent = read_json(dir_ / ("own." + std::string(m[1]) + ".json"));
+  const json child = read_json(dir_ / ("own." + std::string(m[2]) + ".json"));
+  const std::int64_t held = std::stoll(m[3]);
+  const auto number = [](const json& report, const char* key) { return report[key].get<std::int64_t>(); };
+  EXPECT_GE(number(child, "start_unix_ns"), number(parent, "start_unix_ns"));
+  EXPECT_LE(number(child, "start_unix_ns") + number(child, "duration_ns"),
+            number(parent, "start_unix_ns") + number(parent, "duration_ns"));
+  EXPECT_LE(number(child, "peak_time_ns"), number(child, "duration_ns"));
+  EXPECT_GE(number(child, "peak_bytes"), held + 64 * 1000);
+  EXPECT_GE(number(child, "peak_bytes"), number(child, "final_bytes"));
+  EXPECT_EQ(child["samples"][0][0], 0);
+  EXPECT_GE(child["samples"][0][1].get<std::int64_t>(), held);
+  EXPECT_EQ(child["exe"], parent["exe"]);
+  EXPECT_EQ(child["size_basis"], parent["size_basis"]);
+  EXPECT_EQ(child["precision"]["mode"], parent["precision"]["mode"]);
+  EXPECT_EQ(child["precision"]["budget_floor_bytes"], parent["precision"]["budget_floor_bytes"]);
+  EXPECT_EQ(child["precision"]["budget_divisor"], parent["precision"]["budget_divisor"]);
+}
+
+// An exec'd child's report is the new program's alone: its file, its pid
+// and parent, its start after the fork, and the heap of its own blocks (the
+// 100 blocks alloc_patterns holds at its spike), not what the image before
+// it held.
+TEST_F(Interposer, AnExecdChildsFiguresAreTheNewProgramsAlone) {
+  RunResult result = run_traced({kForkProbe, "exec", kPatterns, "single", "chunk", "100", "0"}, "new.%e.%p.json",
+                                {{"HEAPLINE_PRECISION", "exact"}});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(result.out, m, std::regex(R"(parent=(\d+) child=(\d+))"))) << result.out;
+  const json parent = read_json(dir_ / ("new.fork_probe." + std::string(m[1]) + ".json"));
+  const json child = read_json(dir_ / ("new.alloc_patterns." + std::string(m[2]) + ".json"));
+  std::smatch spike;
+  ASSERT_TRUE(std::regex_search(result.out, spike, std::regex(R"(spike=(\d+))"))) << result.out;
+  EXPECT_EQ(child["pid"].get<int>(), std::stoi(m[2]));
+  EXPECT_EQ(child["ppid"].get<int>(), std::stoi(m[1]));
+  EXPECT_EQ(child["exe"], fs::canonical(kPatterns).string());
+  EXPECT_GE(child["start_unix_ns"].get<std::int64_t>(), parent["start_unix_ns"].get<std::int64_t>());
+  EXPECT_EQ(peak(child) - final_bytes(child), std::stoll(spike[1])) << "the spike, exactly: the new image's own blocks";
+  const std::int64_t calls = child["calls"]["alloc"].get<std::int64_t>() + child["calls"]["realloc"].get<std::int64_t>();
+  EXPECT_GE(calls, 100) << "its 100 blocks";
+  EXPECT_LT(calls, 1000) << "the image before it made its calls in its own report";
+}
+
 TEST_F(Interposer, ForkChildInsertsItsPidWhenTheTemplateHasNone) {
   RunResult result = run_traced({kForkProbe, "fork", "65536"}, "run.json");
   ASSERT_EQ(result.exit_code, 0) << result.err;
@@ -838,6 +943,54 @@ TEST_F(Interposer, MarkersAreRecordedInOrderAtTheirTimes) {
   }
 }
 
+// Of two moments at which the heap reached the same peak, the first is the
+// one reported (a later equal value is no new peak): the same 64 KiB block
+// held before the marker "first" and again after "second", 50 ms later.
+TEST_F(Interposer, OfTwoEqualPeaksTheFirstMomentIsReported) {
+  json r = traced_report({kPhaseProbe, "twice"}, "twice.json", {{"HEAPLINE_PRECISION", "exact"}});
+  ASSERT_EQ(r["markers"].size(), 2u) << r["markers"];
+  const std::int64_t second = r["markers"][1][0].get<std::int64_t>();
+  EXPECT_GE(r["peak_bytes"].get<std::int64_t>(), 64 << 10);
+  EXPECT_LT(r["peak_time_ns"].get<std::int64_t>(), second) << "the peak's time is the first moment it was reached";
+  EXPECT_LT(r["total"]["peak_time_ns"].get<std::int64_t>(), second) << "so is heap + mapped's";
+  // The heap was at its peak again after the second marker.
+  std::int64_t after = 0;
+  for (const auto& sample : r["samples"]) {
+    if (sample[0].get<std::int64_t>() >= second) after = std::max(after, sample[2].get<std::int64_t>());
+  }
+  EXPECT_EQ(after, r["peak_bytes"].get<std::int64_t>()) << r["samples"].dump();
+}
+
+// A report holds the first 256 markers, each name cut to its first 47
+// bytes: 300 markers named with 60 bytes. Each marker still takes its
+// sample.
+TEST_F(Interposer, MarkersPastTheCapacityAndNamesPastTheirLengthAreCut) {
+  json r = traced_report({kPhaseProbe, "marks", "300"}, "marks.json", {{"HEAPLINE_INTERVAL_MS", "10"}});
+  const auto& markers = r["markers"];
+  ASSERT_EQ(markers.size(), 256u);
+  for (std::size_t i = 0; i < markers.size(); ++i) {
+    std::string name = "marker-" + std::to_string(i) + "-";
+    name.resize(60, 'x');
+    EXPECT_EQ(markers[i][1], name.substr(0, 47)) << i;
+  }
+  EXPECT_GE(r["samples"].size(), 300u) << "a sample at every marker, recorded or not";
+}
+
+// The resident set is read at most once per sampling interval, however
+// often markers take samples: 300 markers 100 us apart, a reading at least
+// 10 ms after the one before (but the exit's, always taken).
+TEST_F(Interposer, TheResidentSetIsReadAtMostOncePerInterval) {
+  json r = traced_report({kPhaseProbe, "marks", "300"}, "marks.json", {{"HEAPLINE_INTERVAL_MS", "10"}});
+  const json& readings = r["resident_samples"];
+  ASSERT_GE(readings.size(), 2u) << readings.dump();
+  for (std::size_t i = 1; i + 1 < readings.size(); ++i) {
+    EXPECT_GE(readings[i][0].get<std::int64_t>() - readings[i - 1][0].get<std::int64_t>(), 10'000'000)
+        << "readings " << i - 1 << " and " << i << ": " << readings.dump();
+  }
+  EXPECT_LE(readings.size(), static_cast<std::size_t>(r["duration_ns"].get<std::int64_t>() / 10'000'000 + 2))
+      << readings.dump();
+}
+
 // The heap at a marker holds what its thread had not yet published: the
 // marker publishes the thread's pending bytes before its sample. A block of
 // 1000 bytes between two markers stays under the batched threshold until
@@ -885,7 +1038,9 @@ TEST_F(Interposer, LiveFileIsRemovedAfterACleanExitAndLeftByAKill) {
   RunResult aborted = run_traced({kPhaseProbe, "abort", "30"}, "aborted.json");
   EXPECT_EQ(aborted.signal, SIGABRT);
   EXPECT_FALSE(fs::exists(dir_ / "aborted.json"));
-  EXPECT_TRUE(fs::exists(dir_ / "aborted.json.live"));
+  ASSERT_TRUE(fs::exists(dir_ / "aborted.json.live"));
+  // Its size is fixed, 385 KiB (interposer/README.md has its layout).
+  EXPECT_EQ((fs::file_size(dir_ / "aborted.json.live") + 512) / 1024, 385u);
   // HEAPLINE_OUT=off: no file of any kind.
   fs::path quiet = dir_ / "quiet";
   fs::create_directories(quiet);

@@ -167,6 +167,78 @@ TEST_F(ProfileTest, SampleOffOrUnsetWritesNoProfile) {
   }
 }
 
+// Without libunwind (here hidden in a mount namespace of the run: /dev/null
+// over its file) the sampler still runs, its sites without stacks, and the
+// report says which unwinder it had: none.
+TEST_F(ProfileTest, WithoutLibunwindTheProfileHasNoStacksAndSaysSo) {
+  std::error_code error;
+  const fs::path unwinder = fs::canonical("/usr/lib/x86_64-linux-gnu/libunwind.so.8", error);
+  if (error || !fs::exists("/usr/bin/unshare")) GTEST_SKIP() << "no libunwind.so.8 or no unshare here";
+  auto options = preload_options(kLib, dir_, "report.json", {{"HEAPLINE_SAMPLE", "256k"}, {"HEAPLINE_PRECISION", "exact"}});
+  const RunResult result = run({"/usr/bin/unshare", "--mount", "/bin/sh", "-c",
+                                "mount --bind /dev/null \"$0\" && exec \"$@\"", unwinder.string(), kProgram, "threads"},
+                               options);
+  if (result.exit_code != 0 && result.err.find("unshare") != std::string::npos) {
+    GTEST_SKIP() << "no mount namespace here: " << result.err;
+  }
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const json report = read_json(dir_ / "report.json");
+  EXPECT_EQ(report["sampling"]["unwinder"], "none") << report["sampling"].dump();
+  EXPECT_GT(report["sampling"]["samples"].get<std::int64_t>(), 0) << report["sampling"].dump();
+  ASSERT_TRUE(report["peak_profile"].is_object()) << report.dump();
+  ASSERT_FALSE(report["peak_profile"]["sites"].empty()) << report["peak_profile"].dump();
+  for (const json& site : report["peak_profile"]["sites"]) EXPECT_TRUE(site["frames"].empty()) << site.dump();
+}
+
+// A profile names the 64 largest sites with their frames and sums the rest
+// as "other": 80 sites, the Nth holding N blocks of 16 KiB, every block
+// sampled. The exit profile, summed once all are held, is exact.
+TEST_F(ProfileTest, ASnapshotKeepsTheSixtyFourLargestSitesAndTheRestAsOther) {
+  const RunResult result = run({ALLOC_PATTERNS, "sites", "chunk", "80"},
+                               preload_options(kLib, dir_, "sites.json", {{"HEAPLINE_SAMPLE", "1"}, {"HEAPLINE_PRECISION", "exact"}}));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const json report = read_json(dir_ / "sites.json");
+  for (const char* name : {"peak_profile", "exit_profile"}) {
+    SCOPED_TRACE(name);
+    const json& profile = report[name];
+    ASSERT_TRUE(profile.is_object()) << report.dump();
+    ASSERT_EQ(profile["sites"].size(), 64u);
+    EXPECT_EQ(profile["other"]["sites"], 16);
+    EXPECT_EQ(profile["other"]["samples"], 16 * 17 / 2) << profile["other"].dump();
+    for (const json& site : profile["sites"]) EXPECT_FALSE(site["frames"].empty()) << site.dump();
+  }
+  // Each block counts the same: the smallest listed site holds 17 of them,
+  // the largest 80, the other 16 sites 1 + 2 + ... + 16.
+  const json& at_exit = report["exit_profile"];
+  const std::int64_t block = at_exit["sites"][63]["bytes"].get<std::int64_t>() / 17;
+  EXPECT_EQ(at_exit["sites"][63]["bytes"].get<std::int64_t>(), 17 * block);
+  EXPECT_EQ(at_exit["sites"][0]["bytes"].get<std::int64_t>(), 80 * block);
+  EXPECT_EQ(at_exit["other"]["bytes"].get<std::int64_t>(), 136 * block);
+  EXPECT_EQ(at_exit["bytes"].get<std::int64_t>(), report["final_bytes"].get<std::int64_t>());
+}
+
+// The peak profile is taken again once the peak has risen by 1/128 of
+// itself since the last one: after a block of 128 MiB, 900 KiB more from
+// another site leave the profile at 128 MiB; 1100 KiB bring a new one.
+TEST_F(ProfileTest, ANewPeakProfileOnceThePeakRoseByA128thOfItself) {
+  for (const char* kib : {"900", "1100"}) {
+    SCOPED_TRACE(std::string(kib) + " KiB");
+    const RunResult result = run({ALLOC_PATTERNS, "step", "chunk", kib},
+                                 preload_options(kLib, dir_, "step.json", {{"HEAPLINE_SAMPLE", "1"}, {"HEAPLINE_PRECISION", "exact"}}));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const json report = read_json(dir_ / "step.json");
+    const json& peak = report["peak_profile"];
+    ASSERT_TRUE(peak.is_object()) << report.dump();
+    const bool past = std::string(kib) == "1100";
+    EXPECT_EQ(peak["sites"].size(), past ? 2u : 1u) << peak.dump();
+    if (past) {
+      EXPECT_EQ(peak["heap_bytes"], report["peak_bytes"]);
+    } else {
+      EXPECT_LT(peak["heap_bytes"].get<std::int64_t>(), report["peak_bytes"].get<std::int64_t>() - (800 << 10));
+    }
+  }
+}
+
 TEST_F(ProfileTest, SampleOnIsTheDefaultMean) {
   auto options = preload_options(kLib, dir_, "report.json", {{"HEAPLINE_SAMPLE", "on"}});
   const RunResult result = run({kProgram, "threads"}, options);

@@ -47,6 +47,71 @@ TEST(Config, Precision) {
   }
 }
 
+// Each setting's limit is taken and one past it refused: the interval (a
+// day in ms), the budget and its divisor (2^40), the sampler's mean (2^40
+// bytes, 1024g), the root's pid (the kernel's largest, 2^22).
+TEST(Config, EveryLimitIsTakenAndOnePastItRefused) {
+  std::uint64_t ms = 0;
+  EXPECT_TRUE(parse_interval_ms("86400000", &ms));
+  EXPECT_EQ(ms, 86'400'000u);
+  EXPECT_FALSE(parse_interval_ms("86400001", &ms));
+  Precision p;
+  EXPECT_TRUE(parse_precision("1099511627776,1099511627776", &p));
+  EXPECT_EQ(p.budget_bytes, std::uint64_t{1} << 40);
+  EXPECT_EQ(p.budget_divisor, std::uint64_t{1} << 40);
+  EXPECT_TRUE(parse_precision("1,1", &p));
+  EXPECT_EQ(p.budget_bytes, 1u);
+  EXPECT_EQ(p.budget_divisor, 1u);
+  EXPECT_FALSE(parse_precision("1099511627777", &p));
+  EXPECT_FALSE(parse_precision("1,1099511627777", &p));
+  std::uint64_t mean = 0;
+  EXPECT_TRUE(parse_sample_mean("1099511627776", &mean));
+  EXPECT_EQ(mean, std::uint64_t{1} << 40);
+  EXPECT_FALSE(parse_sample_mean("1099511627777", &mean));
+  EXPECT_TRUE(parse_sample_mean("1073741824k", &mean));
+  EXPECT_FALSE(parse_sample_mean("1073741825k", &mean));
+  EXPECT_TRUE(parse_sample_mean("1048576m", &mean));
+  EXPECT_FALSE(parse_sample_mean("1048577m", &mean));
+  int pid = 0;
+  EXPECT_TRUE(parse_pid("4194304", &pid));
+  EXPECT_FALSE(parse_pid("4194305", &pid));
+  EXPECT_TRUE(parse_pid("1", &pid));
+  EXPECT_FALSE(parse_pid("0", &pid));
+}
+
+// Each spelling docs/usage.md gives a setting is taken, with its meaning,
+// and a near miss (another case, a word of another setting) is refused:
+// HEAPLINE_MAPPED on / off, HEAPLINE_SUMMARY 1 / 0, HEAPLINE_FOLLOW tree /
+// command, HEAPLINE_SAMPLE off / on / a mean with k, m or g (binary units),
+// HEAPLINE_PRECISION exact / BYTES[,DIVISOR].
+TEST(Config, EverySpellingTheDocsGiveIsTakenAndNoOther) {
+  bool on = false;
+  EXPECT_TRUE(parse_on_off("on", &on));
+  EXPECT_TRUE(on);
+  EXPECT_TRUE(parse_on_off("off", &on));
+  EXPECT_FALSE(on);
+  for (const char* near : {"On", "OFF", "yes", "tree", ""}) EXPECT_FALSE(parse_on_off(near, &on)) << near;
+  bool summary = true;
+  EXPECT_TRUE(parse_switch("0", &summary));
+  EXPECT_FALSE(summary);
+  for (const char* near : {"on", "off", "2", "01"}) EXPECT_FALSE(parse_switch(near, &summary)) << near;
+  std::uint64_t mean = 0;
+  for (const auto& [text, bytes] : {std::pair<const char*, std::uint64_t>{"off", 0}, {"on", 4u << 20}, {"3k", 3u << 10},
+                                    {"3m", 3u << 20}, {"3g", std::uint64_t{3} << 30}, {"3000", 3000}}) {
+    EXPECT_TRUE(parse_sample_mean(text, &mean)) << text;
+    EXPECT_EQ(mean, bytes) << text;
+  }
+  for (const char* near : {"On", "4 MiB", "4mib", "3kb", "1t", "exact"}) EXPECT_FALSE(parse_sample_mean(near, &mean)) << near;
+  Precision precision;
+  EXPECT_TRUE(parse_precision("exact", &precision));
+  EXPECT_TRUE(precision.exact);
+  EXPECT_TRUE(parse_precision("262144,100", &precision));
+  EXPECT_FALSE(precision.exact);
+  for (const char* near : {"EXACT", "exactly", "on", "256k", "262144;100"}) {
+    EXPECT_FALSE(parse_precision(near, &precision)) << near;
+  }
+}
+
 TEST(Config, Switch) {
   bool on = false;
   EXPECT_TRUE(parse_switch("1", &on));

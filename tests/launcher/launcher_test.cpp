@@ -218,7 +218,7 @@ TEST(Plot, MappedMemoryShowsAtItsOwnTime) {
 // interval (never impulses from zero); the key is outside the data; the peak
 // is marked with its value and time (its label turned left in the last
 // third of the run); the peak resident set is a level named in the key, or
-// named alone when far above the data.
+// named alone when more than three times the data's peak.
 TEST(Plot, TheIntervalMaximumIsABandAndThePeakIsMarked) {
   heapline::ParsedReport report;
   report.pid = 1;
@@ -242,6 +242,14 @@ TEST(Plot, TheIntervalMaximumIsABandAndThePeakIsMarked) {
   const std::string above = plot_text(report, "heapline-plot-band.svg").script;
   EXPECT_NE(above.find("set yrange [0:4.6"), std::string::npos) << above;
   EXPECT_NE(above.find("title 'peak resident set 1.0 MiB (above the scale)'"), std::string::npos) << above;
+  // Drawn while at most three times the data's peak: at 3 x 4 KiB a level
+  // on the scale, one byte more off it.
+  report.peak_rss_bytes = 3 * 4096;
+  const std::string within = plot_text(report, "heapline-plot-band.svg").script;
+  EXPECT_NE(within.find("title 'peak resident set 12.0 KiB'"), std::string::npos) << within;
+  EXPECT_EQ(within.find("above the scale"), std::string::npos) << within;
+  report.peak_rss_bytes = 3 * 4096 + 1;
+  EXPECT_NE(plot_text(report, "heapline-plot-band.svg").script.find("(above the scale)'"), std::string::npos);
 }
 
 // A day-long run: the peak mark is placed at the peak's time to the
@@ -403,6 +411,7 @@ TEST_F(Launcher, AReportThatCannotBeWrittenIsRefusedBeforeTheCommandRuns) {
   ASSERT_EQ(mkfifo((dir_ / "fifo").c_str(), 0600), 0);
   refused((dir_ / "fifo").string(), (dir_ / "fifo").string() + " is a FIFO, not a regular file",
           with_out((dir_ / "fifo").string()));
+  refused("/dev/null", "/dev/null is a character device, not a regular file", with_out("/dev/null"));
   // A directory this user cannot write in: as nobody, in root's directory.
   if (geteuid() != 0 || !fs::exists("/usr/bin/setpriv")) GTEST_SKIP() << "needs root and setpriv to be another user";
   fs::permissions(dir_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
@@ -455,6 +464,18 @@ TEST_F(Launcher, PassesTheExitStatusThrough) {
   RunResult missing = launch({"/nonexistent/command"});
   EXPECT_EQ(missing.exit_code, 127);
   EXPECT_NE(missing.err.find("cannot run /nonexistent/command"), std::string::npos) << missing.err;
+}
+
+// -q runs the command and writes its report, and the launcher says
+// nothing of it: the command's own output alone.
+TEST_F(Launcher, TheQuietRunPrintsNoSummary) {
+  RunResult quiet = launch({"-q", "--out", "q.json", kPython, "-c", "import sys; sys.stderr.write('own\\n')"},
+                           {{"HEAPLINE_LIB", HEAPLINE_LIB}});
+  EXPECT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "own\n");
+  EXPECT_TRUE(fs::exists(dir_ / "q.json"));
+  RunResult loud = launch({"--out", "l.json", kPython, "-c", "pass"}, {{"HEAPLINE_LIB", HEAPLINE_LIB}});
+  EXPECT_NE(loud.err.find("heapline: report l.json"), std::string::npos) << loud.err;
 }
 
 TEST_F(Launcher, NamesTheReportAndChildrenInsertTheirPid) {

@@ -106,6 +106,15 @@ TEST_F(ProfileCli, TextFoldedAndStdout) {
                                                        std::regex::multiline)))
       << folded.out;
 
+  // --sites: the largest N, the rest counted; -o writes the text to a file.
+  const RunResult one = run({kLauncher, "profile", path.string(), "--sites", "1", "-o", "one.txt"}, options());
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.out, "");
+  const std::string first = read_file(dir_ / "one.txt");
+  EXPECT_NE(first.find("site_a"), std::string::npos) << first;
+  EXPECT_EQ(first.find("site_b"), std::string::npos) << first;
+  EXPECT_TRUE(std::regex_search(first, std::regex(R"(\n  [0-9.]+ \w+ in \d+ other sites?\n$)"))) << first;
+
   const RunResult at_exit = run({kLauncher, "profile", path.string(), "--at", "exit"}, options());
   ASSERT_EQ(at_exit.exit_code, 0) << at_exit.err;
   EXPECT_NE(at_exit.out.find("site_e"), std::string::npos) << "what was never freed: " << at_exit.out;

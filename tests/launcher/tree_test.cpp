@@ -1,10 +1,16 @@
 // The launcher and the process tree it runs: the summary of every process
 // (and their sum over time), --follow, and `heapline clean`.
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstddef>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -13,6 +19,7 @@
 #include <vector>
 
 #include <heapline/figures.h>
+#include <heapline/live_format.h>
 
 #include "output_naming.h"
 #include "process_runner.h"
@@ -170,6 +177,9 @@ TEST_F(Tree, AStopSignalEndsTheWaitForWhatTheCommandLeftRunning) {
   EXPECT_LT(took.count(), 20) << "the wait went on after the stop signal (the process left sleeps 30 s)";
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("heapline: report run.json\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("heapline: 1 process the command started still running: not in the summary\n"),
+            std::string::npos)
+      << r.err;
   EXPECT_EQ(kill(left, 0), 0) << "the process left running is left to run";
   kill(left, SIGKILL);
 }
@@ -262,10 +272,11 @@ TEST_F(Tree, APidReusedWithinTheRunKeepsBothReports) {
   EXPECT_EQ(reused, 2u) << r.err;
 }
 
-// SIGTERM, SIGHUP or SIGINT sent to the launcher alone reach the command,
-// whose own exit status then passes through; the launcher still summarises.
+// SIGTERM, SIGHUP, SIGINT or SIGQUIT sent to the launcher alone reach the
+// command, whose own exit status then passes through; the launcher still
+// summarises.
 TEST_F(Tree, AStopSignalToTheLauncherIsForwardedToTheCommand) {
-  for (int signal_number : {SIGTERM, SIGHUP, SIGINT}) {
+  for (int signal_number : {SIGTERM, SIGHUP, SIGINT, SIGQUIT}) {
     const std::string script = "trap 'echo got it; exit 3' " + std::to_string(signal_number) +
                                "; echo ready; while :; do sleep 0.05; done";
     auto launched = start({kLauncher, "--out", "run.json", "--", "/bin/sh", "-c", script}, options());
@@ -276,6 +287,92 @@ TEST_F(Tree, AStopSignalToTheLauncherIsForwardedToTheCommand) {
     EXPECT_NE(r.out.find("got it"), std::string::npos) << r.out;
     EXPECT_NE(r.err.find("heapline: report run.json"), std::string::npos) << r.err;
   }
+}
+
+// The terminal's Ctrl-C goes to the whole foreground process group, the
+// command included: the launcher, which gets it too, does not send it
+// again. The command counts the SIGINTs it receives for two seconds after
+// the Ctrl-C and exits with that count. In the terminal's group it has one;
+// moved to a group of its own (which the terminal does not signal) it has
+// none, which it would have if the launcher passed the terminal's on.
+TEST_F(Tree, TheTerminalsCtrlCReachesTheCommandOnce) {
+  {
+    int master = -1, terminal = -1;
+    if (openpty(&master, &terminal, nullptr, nullptr, nullptr) != 0) GTEST_SKIP() << "no pseudo-terminal here";
+    close(master);
+    close(terminal);
+  }
+  const fs::path go = dir_ / "go";
+  auto sigints_after_ctrl_c = [&](bool own_group) {
+    fs::remove(go);
+    const std::string program = std::string("import os, signal, sys, time\n") +
+                                (own_group ? "os.setpgid(0, 0)\n" : "") +
+                                "count = 0\n"
+                                "def got(*_):\n"
+                                "    global count\n"
+                                "    count += 1\n"
+                                "signal.signal(signal.SIGINT, got)\n"
+                                "print('ready', flush=True)\n"
+                                "for _ in range(3000):\n"
+                                "    if os.path.exists('" + go.string() + "'): break\n"
+                                "    time.sleep(0.01)\n"
+                                "time.sleep(2)\n"
+                                "sys.exit(count)\n";
+    int master = -1, terminal = -1;
+    EXPECT_EQ(openpty(&master, &terminal, nullptr, nullptr, nullptr), 0);
+    const std::string out = (dir_ / "run.json").string();
+    const pid_t launcher = fork();
+    if (launcher == 0) {
+      setsid();
+      ioctl(terminal, TIOCSCTTY, 0);
+      for (int fd : {0, 1, 2}) dup2(terminal, fd);
+      setenv("HEAPLINE_LIB", kLib.c_str(), 1);
+      unsetenv("LD_PRELOAD");
+      execl(kLauncher.c_str(), kLauncher.c_str(), "--out", out.c_str(), "--", "/usr/bin/python3", "-c",
+            program.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(terminal);
+    std::string screen;
+    auto read_some = [&] {
+      pollfd in{master, POLLIN, 0};
+      if (poll(&in, 1, 100) <= 0) return;
+      char buffer[4096];
+      const ssize_t got = read(master, buffer, sizeof buffer);
+      if (got > 0) screen.append(buffer, static_cast<std::size_t>(got));
+      else usleep(100'000);  // the terminal hung up: every process left it, the launcher is ending
+    };
+    for (int waited = 0; waited < 300 && screen.find("ready") == std::string::npos; ++waited) read_some();
+    EXPECT_NE(screen.find("ready"), std::string::npos) << screen;
+    const char ctrl_c = '\x03';
+    EXPECT_EQ(write(master, &ctrl_c, 1), 1);
+    std::ofstream(go).flush();
+    int status = 0;
+    pid_t ended = 0;
+    for (int waited = 0; waited < 300 && (ended = waitpid(launcher, &status, WNOHANG)) == 0; ++waited) read_some();
+    if (ended == 0) kill(launcher, SIGKILL), waitpid(launcher, &status, 0);
+    close(master);
+    EXPECT_EQ(ended, launcher) << screen;
+    EXPECT_TRUE(WIFEXITED(status)) << screen;
+    EXPECT_NE(screen.find("heapline: report "), std::string::npos) << "the summary still comes\n" << screen;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  EXPECT_EQ(sigints_after_ctrl_c(false), 1) << "the terminal's Ctrl-C reaches the command by itself";
+  EXPECT_EQ(sigints_after_ctrl_c(true), 0) << "the launcher sent the terminal's Ctrl-C on";
+}
+
+// Should the launcher be killed outright (SIGKILL: nothing of it runs), the
+// command gets SIGTERM rather than running on orphaned.
+TEST_F(Tree, ACommandWhoseLauncherIsKilledGetsSigterm) {
+  const fs::path told = dir_ / "told";
+  const std::string script = "trap 'echo TERM > " + told.string() + "; exit 0' TERM; echo ready; "
+                             "i=0; while [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done";
+  auto launched = start({kLauncher, "--out", "run.json", "--", "/bin/sh", "-c", script}, options());
+  ASSERT_TRUE(wait_for_output(launched, "ready"));
+  ASSERT_EQ(kill(launched.pid, SIGKILL), 0);
+  finish(launched);
+  for (int waited = 0; waited < 400 && !fs::exists(told); ++waited) usleep(50'000);
+  EXPECT_TRUE(fs::exists(told)) << "the command did not get SIGTERM when its launcher was killed";
 }
 
 // Under a shim (many processes), the processes never print their own
@@ -403,6 +500,50 @@ TEST(TreeProfile, TheLargestMomentsProcessIsChosenByHeapPlusMapped) {
       << text;
 }
 
+// The launcher's summary of a report whose peak profile has `sites` sites
+// without frames, the Nth from the last holding N MiB in N samples.
+std::string summary_of_sites(int sites, const std::string& unwinder) {
+  heapline::ParsedReport report;
+  report.pid = 7;
+  report.exe = "/bin/sites";
+  heapline::SamplingData sampling;
+  sampling.mean_bytes = 4 << 20;
+  sampling.unwinder = unwinder;
+  heapline::ProfileData peak;
+  for (int site = sites; site >= 1; --site) {
+    heapline::ProfileSiteData data;
+    data.bytes = site << 20;
+    data.samples = static_cast<std::uint64_t>(site);
+    peak.sites.push_back(data);
+  }
+  sampling.peak_profile = peak;
+  report.sampling = sampling;
+  heapline::launcher::Symbolizer symbolizer;
+  return heapline::launcher::summarize_peak_profile(report, heapline::launcher::kSummarySites, symbolizer);
+}
+
+// The launcher's summary shows the ten largest sites at the peak and counts
+// the rest: a profile of 12 sites (no frames: "no stack") lists 10, then
+// the other 2 with their bytes.
+TEST(TreeProfile, TheSummaryShowsTheTenLargestSites) {
+  const std::string text = summary_of_sites(12, "libunwind");
+  std::size_t listed = 0;
+  for (std::size_t at = text.find(" samples  "); at != std::string::npos; at = text.find(" samples  ", at + 1)) ++listed;
+  EXPECT_EQ(listed, 10u) << text;
+  EXPECT_NE(text.find("   3 samples  "), std::string::npos) << text;
+  EXPECT_EQ(text.find("   2 samples  "), std::string::npos) << text;
+  EXPECT_NE(text.find("heapline:   3.0 MiB in 2 other sites\n"), std::string::npos) << text;
+}
+
+// A profile taken without an unwinder ("unwinder": "none") has sites
+// without stacks, and the summary says why.
+TEST(TreeProfile, AProfileWithoutStacksSaysWhy) {
+  const std::string text = summary_of_sites(1, "none");
+  EXPECT_NE(text.find("(no stack: allocated before libunwind was loaded, or without it)"), std::string::npos) << text;
+  EXPECT_NE(text.find("heapline: (no stacks: no unwinder was available to the process)\n"), std::string::npos) << text;
+  EXPECT_EQ(summary_of_sites(1, "libunwind").find("no unwinder"), std::string::npos);
+}
+
 // The tree's plot: the sum with its band (block 0 and 1 of the data), then
 // the command and the largest processes, each its own block and title; the
 // rest are in the sum only.
@@ -483,6 +624,30 @@ TEST(TreeSum, AddsOverlappingProcessesAndNeverFallsBelowOnesPeak) {
   EXPECT_EQ(sum.overlapping, 1u);
 }
 
+// Of two moments at which the processes together held the same largest
+// total, the first is the one reported: 500 bytes at 0 and again at 2 us.
+TEST(TreeSum, OfTwoEqualTotalsTheFirstMomentIsReported) {
+  const std::vector<TreeReport> tree = {fake(1, 0, {{0, 500, 500}, {1000, 0, 500}}),
+                                        fake(2, 2000, {{0, 500, 500}, {1000, 0, 500}})};
+  const auto sum = heapline::launcher::sum_over_time(tree);
+  EXPECT_EQ(sum.peak_bytes, 500);
+  EXPECT_EQ(sum.peak_unix_ns, 0u);
+}
+
+// Processes of equal peaks are listed in the order they started (the
+// command first), after any larger one.
+TEST(TreeSummary, ProcessesOfEqualPeaksAreListedInTheOrderTheyStarted) {
+  const std::vector<TreeReport> tree = {fake(1, 0, {{0, 700, 700}, {9000, 700, 700}}),
+                                        fake(2, 10, {{0, 700, 700}, {10, 0, 700}}),
+                                        fake(3, 20, {{0, 900, 900}, {10, 0, 900}}),
+                                        fake(4, 30, {{0, 700, 700}, {10, 0, 700}})};
+  const std::string text = heapline::launcher::summarize_tree(tree);
+  const std::regex row(R"(pid (\d+)\s+parent)");
+  std::vector<int> listed;
+  for (std::sregex_iterator it(text.begin(), text.end(), row), end; it != end; ++it) listed.push_back(std::stoi((*it)[1]));
+  EXPECT_EQ(listed, (std::vector<int>{3, 1, 2, 4})) << text;
+}
+
 // The figures a reader accepts are at most 2^60 bytes and 2^62 ns
 // (heapline/figures.h): a tree of many processes at those limits, heap and
 // mapped, sums to the limit and no further (no overflow, which the
@@ -523,6 +688,20 @@ TEST(TreeSummary, ListsTheLargestFirstAndCountsTheRest) {
   EXPECT_NE(text.find("... and 3 more, each at most 2.9 KiB"), std::string::npos) << text;
   EXPECT_NE(text.find("together at most 13.8 KiB of heap + mapped"), std::string::npos) << text;
   EXPECT_EQ(heapline::launcher::summarize_tree({tree[0]}), "");
+}
+
+// By default the summary lists the twelve largest processes and counts the
+// rest: 15 processes, the largest 12 with a row each, 3 more counted.
+TEST(TreeSummary, ListsTheTwelveLargestByDefault) {
+  std::vector<TreeReport> tree = {fake(1, 0, {{0, 100, 100}, {9000, 100, 100}})};
+  for (int pid = 2; pid <= 15; ++pid) tree.push_back(fake(pid, 10, {{0, pid * 1000, pid * 1000}, {10, 0, 0}}));
+  const std::string text = heapline::launcher::summarize_tree(tree);
+  EXPECT_NE(text.find("heapline: 15 processes"), std::string::npos) << text;
+  const std::regex row(R"(pid (\d+)\s+parent)");
+  std::vector<int> listed;
+  for (std::sregex_iterator it(text.begin(), text.end(), row), end; it != end; ++it) listed.push_back(std::stoi((*it)[1]));
+  EXPECT_EQ(listed, (std::vector<int>{15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4})) << text;
+  EXPECT_NE(text.find("... and 3 more, each at most 2.9 KiB"), std::string::npos) << text;
 }
 
 // A shim that execs the real program: the command's report starts when the
@@ -566,8 +745,16 @@ TEST_F(Tree, CleanRemovesOnlyWhatGoneProcessesLeft) {
   EXPECT_NE(dry.err.find("would remove " + (dir_ / "dead.json.live").string() + " (pid "), std::string::npos) << dry.err;
   EXPECT_TRUE(fs::exists(dir_ / "dead.json.live"));
 
+  // Not recursive: a live file in a subdirectory is not DIR's.
+  fs::create_directory(dir_ / "sub");
+  fs::copy_file(dir_ / "dead.json.live", dir_ / "sub" / "dead.json.live");
   RunResult clean = launch({"clean", dir_.string()});
   EXPECT_EQ(clean.exit_code, 0) << clean.err;
+  // Each removed file named with its process's pid and program.
+  EXPECT_TRUE(std::regex_search(clean.err, std::regex("removed " + (dir_ / "dead\\.json\\.live").string() +
+                                                      R"( \(pid \d+, phase_probe\))")))
+      << clean.err;
+  EXPECT_TRUE(fs::exists(dir_ / "sub" / "dead.json.live"));
   EXPECT_NE(clean.err.find("kept " + (dir_ / "held.json.live").string() + ": process " + std::to_string(running.pid) +
                            " is running"),
             std::string::npos)
@@ -591,6 +778,36 @@ TEST_F(Tree, CleanRemovesOnlyWhatGoneProcessesLeft) {
   RunResult missing = launch({"clean", (dir_ / "nowhere").string()});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("heapline clean: cannot read "), std::string::npos) << missing.err;
+}
+
+// A live file whose pid is another user's running process, whose mappings
+// this user cannot read: clean cannot tell whether that process writes it,
+// so the file is kept, with the reason.
+TEST_F(Tree, CleanKeepsAFileWhoseProcessItCannotInspect) {
+  if (geteuid() != 0 || !fs::exists("/usr/bin/setpriv")) GTEST_SKIP() << "needs root and setpriv to be another user";
+  ASSERT_EQ(run({kProbe, "abort", "30"}, options(true, "theirs.json")).signal, SIGABRT);
+  const fs::path live = dir_ / "theirs.json.live";
+  ASSERT_TRUE(fs::exists(live));
+  // A process of root's that nobody cannot inspect, named in the file.
+  auto rooted = start({"/bin/sleep", "30"}, options());
+  std::string bytes = heapline::test::read_file(live);
+  const std::int32_t pid = rooted.pid;
+  std::memcpy(bytes.data() + offsetof(heapline::LiveHeader, pid), &pid, sizeof pid);
+  std::ofstream(live, std::ios::binary | std::ios::trunc) << bytes;
+  ASSERT_EQ(chown(dir_.c_str(), 65534, 65534), 0);
+  ASSERT_EQ(chown(live.c_str(), 65534, 65534), 0);
+  RunOptions as_nobody = options();
+  as_nobody.cwd = "/";
+  const RunResult r = run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", kLauncher, "clean",
+                           dir_.string()},
+                          as_nobody);
+  kill(rooted.pid, SIGKILL);
+  finish(rooted);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("kept " + live.string() + ": process " + std::to_string(pid) + " is running"), std::string::npos)
+      << r.err;
+  EXPECT_TRUE(fs::exists(live));
+  ASSERT_EQ(chown(dir_.c_str(), 0, 0), 0);
 }
 
 }  // namespace

@@ -188,7 +188,7 @@ TEST_F(Trust, ConvertSalvagesSamplesThatGoBackInTime) {
   std::ofstream(file, std::ios::binary) << bytes;
   RunResult r = launch({"convert", file.string(), "-o", (dir_ / "back.json").string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(heapline convert: dropped \d+ samples? of pid \d+ that went back in time)")))
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(heapline convert: dropped 1 sample of pid \d+ that went back in time)")))
       << r.err;
   const heapline::ReportReading reading = heapline::read_report_file((dir_ / "back.json").string());
   ASSERT_TRUE(reading) << reading.error;
@@ -205,16 +205,27 @@ TEST_F(Trust, CleanRemovesAHalfCreatedLiveFileWhoseCreatorIsGone) {
   std::ofstream(dir_ / "empty.json.live").flush();
   std::ofstream(dir_ / "zeros.json.live") << std::string(4096, '\0');
   std::ofstream(dir_ / "young.json.live").flush();
-  const auto old = fs::file_time_type::clock::now() - std::chrono::minutes(5);
+  std::ofstream(dir_ / "twelve.json.live").flush();
+  std::ofstream(dir_ / "eight.json.live").flush();
+  const auto now = fs::file_time_type::clock::now();
+  const auto old = now - std::chrono::minutes(5);
   fs::last_write_time(dir_ / "empty.json.live", old);
   fs::last_write_time(dir_ / "zeros.json.live", old);
+  // Either side of the 10 s the docs state.
+  fs::last_write_time(dir_ / "twelve.json.live", now - std::chrono::seconds(12));
+  fs::last_write_time(dir_ / "eight.json.live", now - std::chrono::seconds(8));
   RunResult r = launch({"clean", dir_.string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "empty.json.live")) << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "zeros.json.live")) << r.err;
   EXPECT_NE(r.err.find("removed " + (dir_ / "empty.json.live").string() + " (half-created"), std::string::npos) << r.err;
   EXPECT_TRUE(fs::exists(dir_ / "young.json.live"));
-  EXPECT_NE(r.err.find("kept " + (dir_ / "young.json.live").string() + ": being created"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("kept " + (dir_ / "young.json.live").string() + ": being created (no identity yet; removed "
+                       "once 10 s old and no process has it open)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "twelve.json.live")) << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "eight.json.live")) << r.err;
 }
 
 // --- class E: every message true, every bad value refused ------------------
@@ -254,6 +265,45 @@ TEST_F(Trust, BadValuesAreRefused) {
   EXPECT_EQ(itself.exit_code, 2) << itself.err;
   EXPECT_NE(itself.err.find("is the live file itself"), std::string::npos) << itself.err;
   EXPECT_EQ(read_file(live), before);
+}
+
+// Each limit the launcher's options state is taken, and one past it is
+// refused with status 2 before anything runs: top's --interval (0.05 to
+// 3600 s) and PID (1 to 2^31 - 1), convert's --signal (1 to SIGRTMAX, 64),
+// profile's --sites (from 1).
+TEST_F(Trust, EveryOptionTakesItsLimitsAndRefusesOnePastThem) {
+  auto refused = [&](std::vector<std::string> args) {
+    const RunResult r = launch(args);
+    EXPECT_EQ(r.exit_code, 2) << args.front() << " " << args.back() << ": " << r.err;
+  };
+  auto taken = [&](std::vector<std::string> args) {
+    const RunResult r = launch(args);
+    EXPECT_NE(r.exit_code, 2) << args.front() << " " << args.back() << ": " << r.err;
+    return r;
+  };
+  // No process 2^31 - 1: top says so (status 1), past the command line.
+  const std::string absent = "2147483647";
+  for (const char* seconds : {"0.05", "3600"}) taken({"top", absent, "--once", "--interval", seconds});
+  for (const char* seconds : {"0.0499", "3600.001"}) refused({"top", absent, "--once", "--interval", seconds});
+  EXPECT_NE(taken({"top", absent, "--once"}).err.find("no process 2147483647"), std::string::npos);
+  taken({"top", "1", "--once"});
+  refused({"top", "0", "--once"});
+  refused({"top", "2147483648", "--once"});
+
+  const fs::path live = aborted_live_file("a.json");
+  const std::string before = read_file(live);
+  for (int signal_number : {1, 64}) {
+    const fs::path out = dir_ / ("signal" + std::to_string(signal_number) + ".json");
+    const RunResult r = taken({"convert", live.string(), "-o", out.string(), "--signal", std::to_string(signal_number)});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(heapline::test::read_json(out)["signal"], signal_number);
+  }
+  EXPECT_EQ(read_file(live), before) << "convert leaves the live file as it found it";
+  for (const char* signal_number : {"0", "65"}) {
+    refused({"convert", live.string(), "-o", (dir_ / "refused.json").string(), "--signal", signal_number});
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "refused.json"));
+  refused({"profile", (dir_ / "any.json").string(), "--sites", "0"});
 }
 
 TEST_F(Trust, MessagesSayWhatIsWrong) {

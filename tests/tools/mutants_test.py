@@ -281,6 +281,59 @@ class Runs(unittest.TestCase):
             self.assertEqual(results, {first_list: ["killed", "first_bug"], second_list: ["killed", "second_bug"]})
 
 
+class Summary(unittest.TestCase):
+    def test_the_kill_rate_is_killed_and_timeout_over_those_and_the_survivors(self):
+        found = [mutants.Mutant("a.cpp", 1, "relational", "  x();", "  ;", name=f"m{i}") for i in range(9)]
+        verdicts = ["killed", "killed", "timeout", "survived", "not-compiling", "not-compiling", "killed", "survived",
+                    "survived"]
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            counts = mutants.summarise(found, [(v, []) for v in verdicts], [], 0, "test")
+        self.assertEqual(counts, {"killed": 3, "timeout": 1, "survived": 3, "not-compiling": 2})
+        self.assertIn("mutants: test: 3 killed, 1 timeout, 3 survived, 2 not-compiling, 0 equivalent", out.getvalue())
+        self.assertIn("mutants: kill rate 57% (4/7; a timeout counts as caught", out.getvalue())
+
+
+class Workers(unittest.TestCase):
+    def scratch_trees(self, *arguments):
+        made = []
+
+        class FakeWorker:
+            def __init__(self, scratch, index, snapshot, jobs):
+                made.append(index)
+
+            def prepare(self):
+                pass
+
+            def compile(self, log_name):
+                return True
+
+            def ctest(self, log_name, include=None, exclude=None, stop_on_failure=True, jobs=None):
+                return 0, [], "log"
+
+            def judge(self, mutant, sampled):
+                return "killed", ["t"]
+
+        with tempfile.TemporaryDirectory() as scratch:
+            list_path = os.path.join(scratch, "bugs.list")
+            with open(list_path, "w", encoding="utf-8") as f:
+                for i in range(3):
+                    f.write(f"bug{i}\tinterposer/src/config.cpp\ttext {i}\tother\t^interposer\\.\n")
+            env = {"HEAPLINE_MUTANTS_LIST": list_path, "HEAPLINE_MUTANTS_DIR": os.path.join(scratch, "runs")}
+            with unittest.mock.patch.dict(os.environ, env), \
+                    unittest.mock.patch.object(mutants, "Worker", FakeWorker), \
+                    unittest.mock.patch.object(mutants, "git_snapshot", lambda: "0" * 40), \
+                    unittest.mock.patch.object(mutants, "source_tree", lambda commit: "f" * 40), \
+                    unittest.mock.patch.object(sys, "argv", ["mutants.py", *arguments]), \
+                    contextlib.redirect_stdout(io.StringIO()):
+                self.assertEqual(mutants.main(), 0)
+        return made
+
+    def test_one_scratch_tree_by_default_and_one_per_job(self):
+        self.assertEqual(self.scratch_trees(), [1])
+        self.assertEqual(self.scratch_trees("-j", "2"), [1, 2])
+        self.assertEqual(self.scratch_trees("-j", "5"), [1, 2, 3], "no more trees than mutants")
+
+
 class Rounds(unittest.TestCase):
     NAMES = ["interposer.unit.Os.A", "interposer.regions.B", "interposer.Interposer.C", "launcher.D",
              "scenarios.E", "fuzz.F", "harness.G.H", "harness.check_end_to_end.i", "docs.j", "tree.k",

@@ -17,12 +17,15 @@ namespace heapline::launcher {
 
 namespace {
 
+// The help says the defaults the options take: one value each.
+constexpr std::size_t kDefaultSites = 20;
+
 struct ProfileOptions {
   std::string report;
-  std::string format = "text";  // text | folded | pprof
-  std::string out;              // "" or "-": stdout (not for pprof)
-  std::string at = "peak";      // peak | exit
-  std::size_t sites = 20;       // text: how many sites
+  std::string format = "text";       // text | folded | pprof
+  std::string out;                   // "" or "-": stdout (not for pprof)
+  std::string at = "peak";           // peak | exit
+  std::size_t sites = kDefaultSites;  // text: how many sites
 };
 
 // The profile asked for, or why there is none.
@@ -90,7 +93,8 @@ Subcommand add_profile_command(CLI::App& heapline) {
   app->add_option("-o,--out", options->out, "the output file (default: stdout; pprof needs one)");
   app->add_option("--at", options->at, "peak (the default) or exit (what was never freed)")
       ->check(CLI::IsMember({"peak", "exit"}));
-  app->add_option("--sites", options->sites, "text: how many sites (default 20)")->check(CLI::PositiveNumber);
+  app->add_option("--sites", options->sites, "text: how many sites (default " + std::to_string(kDefaultSites) + ")")
+      ->check(CLI::PositiveNumber);
   return {app, [options] { return write_profile(*options); }};
 }
 

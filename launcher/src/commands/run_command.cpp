@@ -187,6 +187,8 @@ int run(Options& options) {
   if (!child.started) return child.exit_status;
   run.command_pid = child.pid;
   run.keeper_pid = child.keeper_pid;
+  // With --follow command the others were never of the summary.
+  if (options.follow == "tree") run.left_running = child.left_running;
 
   // The command's report is at the name it claimed: the plain one, or with
   // its pid inserted when that was taken (see the library's README). Only a
@@ -253,8 +255,8 @@ int run(Options& options) {
     for (const std::string& note : notes) say("heapline", note);
     say_lines(summarize_tree(tree));
     Symbolizer symbolizer;
-    say_lines(summarize_peak_profile(report, 10, symbolizer));
-    say_lines(summarize_tree_profile(tree, symbolizer, 10));
+    say_lines(summarize_peak_profile(report, kSummarySites, symbolizer));
+    say_lines(summarize_tree_profile(tree, symbolizer, kSummarySites));
   }
   if (options.per_process_summary) say_lines(summarize_each(tree));
 

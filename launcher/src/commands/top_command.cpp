@@ -84,10 +84,15 @@ CLI::Validator seconds_between(double low, double high) {
       "SECONDS");
 }
 
+// The refresh interval's default and limits, as the help says them.
+constexpr double kDefaultInterval = 1.0;
+constexpr double kShortestInterval = 0.05;
+constexpr double kLongestInterval = 3600;
+
 struct TopOptions {
   pid_t pid = 0;
   bool once = false;
-  double interval = 1.0;
+  double interval = kDefaultInterval;
 };
 
 int top(const TopOptions& options) {
@@ -134,8 +139,11 @@ Subcommand add_top_command(CLI::App& heapline) {
   auto options = std::make_shared<TopOptions>();
   app->add_option("PID", options->pid, "the process")->required()->check(CLI::Range(1, INT_MAX));
   app->add_flag("--once", options->once, "print one snapshot and exit");
-  app->add_option("--interval", options->interval, "seconds between refreshes, 0.05 to 3600 (default 1)")
-      ->check(seconds_between(0.05, 3600));
+  app->add_option("--interval", options->interval,
+                  "seconds between refreshes, " + CLI::detail::to_string(kShortestInterval) + " to " +
+                      CLI::detail::to_string(kLongestInterval) + " (default " +
+                      CLI::detail::to_string(kDefaultInterval) + ")")
+      ->check(seconds_between(kShortestInterval, kLongestInterval));
   return {app, [options] { return top(*options); }};
 }
 

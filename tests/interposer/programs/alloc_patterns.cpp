@@ -9,6 +9,11 @@
 //   alloc_patterns realloc_zero BASIS ROUNDS
 //   alloc_patterns untouched BASIS MIB TOUCHED_MIB
 //   alloc_patterns waves BASIS ROUNDS BLOCKS KEEP
+//   alloc_patterns sites BASIS COUNT     COUNT call sites (at most 80), the
+//                                        Nth holding N blocks of 16 KiB
+//   alloc_patterns step BASIS KIB        one block of 128 MiB, then KIB KiB
+//                                        in blocks of 100 KiB from another
+//                                        site
 //
 // BASIS is how heapline counts a block: "chunk" (glibc's chunk header) or
 // "usable" (malloc_usable_size, for a foreign allocator). Each mode prints one
@@ -26,6 +31,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 namespace {
 
@@ -268,6 +274,57 @@ int waves(std::size_t rounds, std::size_t blocks, std::size_t keep) {
   return 0;
 }
 
+// Call sites that the sampler tells apart: each instantiation is a
+// function of its own, so its return address names it.
+void* g_site_blocks[80 * 81 / 2];
+std::size_t g_site_count = 0;
+
+template <int N>
+__attribute__((noinline)) std::size_t site() {
+  std::size_t bytes = 0;
+  for (int i = 0; i < N; ++i) {
+    g_site_blocks[g_site_count] = must(std::malloc(16 << 10));
+    bytes += counted(g_site_blocks[g_site_count++]);
+  }
+  asm volatile("" ::: "memory");  // not a tail call: this frame stays on the stack
+  return bytes;
+}
+
+template <int... N>
+std::size_t sites_up_to(std::size_t count, std::integer_sequence<int, N...>) {
+  std::size_t bytes = 0;
+  ((bytes += static_cast<std::size_t>(N) < count ? site<N + 1>() : 0), ...);
+  return bytes;
+}
+
+int sites(std::size_t count) {
+  if (count > 80) return 2;
+  const std::size_t bytes = sites_up_to(count, std::make_integer_sequence<int, 80>());
+  report("spike", bytes, "leak", bytes);
+  return 0;
+}
+
+__attribute__((noinline)) void* step_block(std::size_t bytes) {
+  void* block = must(std::malloc(bytes));
+  asm volatile("" ::: "memory");
+  return block;
+}
+
+// The sampler's snapshot follows the peak once it has risen by 1/128 of
+// itself: 128 MiB, then KIB KiB more, below or past 1 MiB.
+int step(std::size_t kib) {
+  static void* blocks[64];
+  if (kib / 100 > 64) return 2;
+  void* large = must(std::malloc(128 << 20));
+  std::size_t bytes = counted(large);
+  for (std::size_t i = 0; i < kib / 100; ++i) {
+    blocks[i] = step_block(100 << 10);
+    bytes += counted(blocks[i]);
+  }
+  report("spike", bytes, "leak", bytes);
+  return 0;
+}
+
 std::size_t arg(char** argv, int i) { return static_cast<std::size_t>(std::strtoull(argv[i], nullptr, 10)); }
 
 }  // namespace
@@ -300,6 +357,8 @@ int main(int argc, char** argv) {
   if (std::strcmp(mode, "realloc_zero") == 0 && argc == 4) return realloc_zero(arg(argv, 3));
   if (std::strcmp(mode, "untouched") == 0 && argc == 5) return untouched(arg(argv, 3), arg(argv, 4));
   if (std::strcmp(mode, "waves") == 0 && argc == 6) return waves(arg(argv, 3), arg(argv, 4), arg(argv, 5));
+  if (std::strcmp(mode, "sites") == 0 && argc == 4) return sites(arg(argv, 3));
+  if (std::strcmp(mode, "step") == 0 && argc == 4) return step(arg(argv, 3));
   std::fprintf(stderr, "alloc_patterns: bad arguments\n");
   return 2;
 }
