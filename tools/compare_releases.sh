@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
-# compare_releases.sh REF_A REF_B [REF...] [-- COMPARE_OPTIONS...]
+# compare_releases.sh REF [REF...] [-- COMPARE_OPTIONS...]
+#
+# Usually two refs or more (REF_A REF_B: releases, a base and a change); one
+# ref alone is measured beside the builds the options add (--floor,
+# --memusage, --heaptrack), as a first release is.
 #
 # A ref may be given as LABEL=REF ("base=origin/main"): LABEL then heads its
 # column instead of the ref itself.
@@ -30,8 +34,8 @@ while (($# > 0)) && [[ "$1" != "--" ]]; do
   shift
 done
 [[ "${1:-}" == "--" ]] && shift
-if ((${#refs[@]} < 2)); then
-  echo "usage: tools/compare_releases.sh REF_A REF_B [REF...] [-- COMPARE_OPTIONS...]" >&2
+if ((${#refs[@]} < 1)); then
+  echo "usage: tools/compare_releases.sh REF [REF...] [-- COMPARE_OPTIONS...]" >&2
   exit 2
 fi
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""workflow_policy.py SOURCE_DIR [CI.yml PERFORMANCE.yml PULL_REQUEST.yml]
+"""workflow_policy.py SOURCE_DIR [CI.yml PERFORMANCE.yml PULL_REQUEST.yml RELEASE.yml]
 
 The security and behaviour rules of heapline's three workflows, which a
 schema or a linter does not know: least privilege (a write permission only in
@@ -9,8 +9,10 @@ by digest, no expression expanded into a script, no secrets; the performance
 workflow's trigger, concurrency, main-only guard and its four jobs (measure,
 publish, site, deploy) with the hand-off between them; the pull-request
 workflow's single read-only job; the ci workflow's sanitizer build
-(`tools/test.sh --sanitize`) in a job of its own. Prints one line per broken
-rule and exits 1 when there is any.
+(`tools/test.sh --sanitize`) in a job of its own; the release workflow's
+trigger (a pushed vX.Y.Z tag) and its two jobs, one that builds and
+measures with a read-only token, one that only hands the files to the
+GitHub CLI. Prints one line per broken rule and exits 1 when there is any.
 """
 import os
 import re
@@ -189,6 +191,11 @@ def performance_rules(path, workflow):
 
     for script in ("tools/ci/checkout_store.sh", "heapline-bench validate", "tools/ci/build_site.sh"):
         check(script in runs_of(site), path, f"job site does not run {script}")
+    # The docs' release table is the newest release's own report.
+    site_runs = runs_of(site)
+    check(0 <= site_runs.find("tools/ci/fetch_release_comparison.py") < site_runs.find("tools/ci/build_site.sh"), path,
+          "job site must take the latest release's comparison (tools/ci/fetch_release_comparison.py) before it "
+          "builds the docs")
     check((site.get("env") or {}).get("HEAPLINE_STORE_OFFLINE") == "1", path, "job site must read the store offline")
     check(any(u.startswith("actions/upload-pages-artifact@") for u in uses_of(site)), path,
           "job site does not upload the site (actions/upload-pages-artifact)")
@@ -246,17 +253,59 @@ def pull_request_rules(path, workflow):
               f"job {job_name}: checkout must not keep the token (persist-credentials: false)")
 
 
+RELEASE_TAGS = ["v[0-9]+.[0-9]+.[0-9]+"]
+
+
+def release_rules(path, workflow):
+    on = triggers(workflow)
+    check(set(on) == {"push"} and (on.get("push") or {}) == {"tags": RELEASE_TAGS}, path,
+          f"must run on a pushed release tag only (push: tags: {RELEASE_TAGS}), not {on}")
+    check((workflow.get("concurrency") or {}).get("cancel-in-progress") is False, path,
+          "a release run must never be cancelled half-way (cancel-in-progress: false)")
+    jobs = workflow.get("jobs") or {}
+    check(set(jobs) == {"package", "publish"}, path, f"the jobs must be package and publish, not {sorted(jobs)}")
+    if set(jobs) != {"package", "publish"}:
+        return
+    package, publish = jobs["package"], jobs["publish"]
+    check(job_permissions(package) == {"contents": "read"}, path,
+          f"job package's permissions must be exactly {{'contents': 'read'}}, not {job_permissions(package)}")
+    check(job_permissions(publish) == {"contents": "write"}, path,
+          f"job publish's permissions must be exactly {{'contents': 'write'}}, not {job_permissions(publish)}")
+    check(publish.get("needs") == "package", path, "job publish must run after package (needs: package)")
+    for job_name, job in jobs.items():
+        check((job.get("env") or {}).get("HEAPLINE_TAG") == "${{ github.ref_name }}", path,
+              f"job {job_name} must pass the tag as HEAPLINE_TAG (${{{{ github.ref_name }}}})")
+        for step in job.get("steps") or []:
+            if str(step.get("uses", "")).startswith("actions/checkout@"):
+                # The publishing job talks to GitHub through gh's GH_TOKEN.
+                check((step.get("with") or {}).get("persist-credentials") is False, path,
+                      f"job {job_name}: checkout must not keep the token (persist-credentials: false)")
+    check('tools/ci/build_release.sh "$HEAPLINE_TAG"' in runs_of(package), path,
+          "job package does not run tools/ci/build_release.sh \"$HEAPLINE_TAG\"")
+    checkouts = [s for s in package.get("steps") or [] if str(s.get("uses", "")).startswith("actions/checkout@")]
+    check(checkouts and all((s.get("with") or {}).get("fetch-depth") == 0 for s in checkouts), path,
+          "job package must check out with fetch-depth: 0 (the previous release's tag must be there)")
+    check(any(u.startswith("actions/upload-artifact@") for u in uses_of(package)), path,
+          "job package does not hand the files over (actions/upload-artifact)")
+    check(any(u.startswith("actions/download-artifact@") for u in uses_of(publish)), path,
+          "job publish does not take the files (actions/download-artifact)")
+    check(runs_of(publish).split() == ["tools/ci/publish_release.sh", '"$HEAPLINE_TAG"', "build/release-assets"], path,
+          "job publish may run tools/ci/publish_release.sh \"$HEAPLINE_TAG\" build/release-assets only")
+    check((publish.get("env") or {}).get("GH_TOKEN") == "${{ github.token }}", path,
+          "job publish must give gh the job's token (GH_TOKEN: ${{ github.token }})")
+
+
 def main():
     source_dir = sys.argv[1]
     workflows = os.path.join(source_dir, ".github", "workflows")
-    defaults = ("ci.yml", "performance.yml", "pull-request.yml")
+    defaults = ("ci.yml", "performance.yml", "pull-request.yml", "release.yml")
     paths = [sys.argv[2 + i] if len(sys.argv) > 2 + i else os.path.join(workflows, name)
              for i, name in enumerate(defaults)]
     known = {os.path.join(workflows, name) for name in defaults}
     for name in sorted(os.listdir(workflows)):
         full = os.path.join(workflows, name)
         check(full in known, full, "a workflow these rules do not cover: add its rules to workflow_policy.py")
-    for path, rules in zip(paths, (ci_rules, performance_rules, pull_request_rules)):
+    for path, rules in zip(paths, (ci_rules, performance_rules, pull_request_rules, release_rules)):
         with open(path, encoding="utf-8") as f:
             text = f.read()
         workflow = yaml.safe_load(text)

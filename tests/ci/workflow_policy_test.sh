@@ -5,8 +5,10 @@
 # pull_request trigger on the performance workflow; a token kept in the
 # measuring job's checkout, Pages rights outside the deploy job, a build in a
 # job that can write, an unpinned container, a deploy job that runs more than
-# the deployment; and a pull-request workflow on pull_request_target, with a
-# write token or a checkout that keeps it.
+# the deployment; a pull-request workflow on pull_request_target, with a
+# write token or a checkout that keeps it; a release workflow on a branch,
+# writing where it builds, building or running more where it publishes; a
+# site whose release table is not the release's.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -132,4 +134,38 @@ status=0
 report=$("$python" "$policy" "$source_dir" "$bad") || status=$?
 assert_eq "$status" 1 "the checker's status on sanitizers inside the ordinary job"
 assert_contains "$report" "one job must run \`tools/test.sh --sanitize\`, and only that test command" "the report"
+# The release workflow: a trigger other than a pushed tag, write access in the
+# job that builds, a build in the job that publishes, a publish step that
+# runs more than the script, a checkout that keeps the token.
+bad=$scratch/release.yml
+"$python" - "$workflows/release.yml" "$bad" <<'PY'
+import sys
+import yaml
+workflow = yaml.safe_load(open(sys.argv[1]))
+workflow[True]["push"]["branches"] = ["main"]
+jobs = workflow["jobs"]
+jobs["package"]["permissions"]["contents"] = "write"
+jobs["publish"]["steps"].insert(0, {"name": "Build", "run": "tools/build.sh"})
+jobs["publish"]["steps"][-1]["run"] += " && echo done"
+for step in jobs["publish"]["steps"]:
+    if step.get("uses", "").startswith("actions/checkout@"):
+        step["with"]["persist-credentials"] = True
+yaml.safe_dump(workflow, open(sys.argv[2], "w"), sort_keys=False)
+PY
+status=0
+report=$("$python" "$policy" "$source_dir" "$workflows/ci.yml" "$workflows/performance.yml" "$workflows/pull-request.yml" \
+  "$bad") || status=$?
+assert_eq "$status" 1 "the checker's status on a bad release workflow"
+assert_contains "$report" "must run on a pushed release tag only" "the report"
+assert_contains "$report" "job package's permissions must be exactly {'contents': 'read'}" "the report"
+assert_contains "$report" "job publish can write: it must not install or build anything (runs \`tools/build.sh\`)" "the report"
+assert_contains "$report" "job publish may run tools/ci/publish_release.sh" "the report"
+assert_contains "$report" "job publish: checkout must not keep the token" "the report"
+# The site's release table must be the release's.
+bad=$scratch/performance-site.yml
+grep -v 'run: tools/ci/fetch_release_comparison.py' "$workflows/performance.yml" >"$bad"
+status=0
+report=$("$python" "$policy" "$source_dir" "$workflows/ci.yml" "$bad") || status=$?
+assert_eq "$status" 1 "the checker's status on a site without the release's comparison"
+assert_contains "$report" "job site must take the latest release's comparison" "the report"
 echo "workflow policy test: ok"

@@ -78,3 +78,28 @@ refuse_unless_main() {
 }
 
 store_points_path() { printf '%s/%s' "$store_dir" "$points_file_name"; }
+
+# project_version CMAKELISTS: the X.Y.Z of `project(heapline VERSION X.Y.Z)`,
+# the one place the version is written; nothing when there is none.
+project_version() {
+  sed -nE '/^project\(heapline/,/\)/s/^[[:space:]]*VERSION[[:space:]]+([0-9]+\.[0-9]+\.[0-9]+).*/\1/p' "$1" | head -n 1
+}
+
+# changelog_section CHANGELOG VERSION: the section of VERSION in a Keep a
+# Changelog file, from its heading `## [VERSION] - YYYY-MM-DD` to the next
+# heading of that level, the heading made "## heapline VERSION (YYYY-MM-DD)";
+# status 1 when there is no such dated section or it says nothing.
+changelog_section() {
+  awk -v version="$2" '
+    /^## \[/ {
+      if (found) exit
+      if (index($0, "## [" version "] - ") == 1 && $4 ~ /^[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]$/) {
+        found = 1
+        print "## heapline " version " (" $4 ")"
+        next
+      }
+    }
+    /^\[[^]]*\]: / { next }
+    found { print; if ($0 !~ /^[[:space:]]*$/) said = 1 }
+    END { exit !(found && said) }' "$1"
+}
