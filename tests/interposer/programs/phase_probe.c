@@ -8,18 +8,15 @@
  *                                 both are unmapped
  *   phase_probe phases            markers start, load, sort, done with 20 ms
  *                                 between them; "marks=4"
-<<<<<<< HEAD
  *   phase_probe mark NAME [SECONDS]
  *                                 a marker named NAME (any bytes) over 2 MiB
  *                                 held, SECONDS long (default 0)
-=======
  *   phase_probe twice             the same peak reached twice: 64 KiB held
  *                                 and freed at the marker "first", again
  *                                 after the marker "second" 50 ms later
  *   phase_probe marks N           N markers 100 us apart, each a block of
  *                                 1000 bytes after it, named "marker-I-"
  *                                 and x up to 60 bytes; "marks=N"
->>>>>>> tests
  *   phase_probe pending THREADS   threads that keep pending bytes (below the
  *                                 batched threshold) and are still running
  *                                 at exit; "live=L peak=P"
@@ -297,14 +294,14 @@ int main(int argc, char** argv) {
     say("marks=4\n");
     return 0;
   }
-<<<<<<< HEAD
   if (strcmp(mode, "mark") == 0 && (argc == 3 || argc == 4)) {
     void* held = malloc(2 << 20);
     memset(held, 1, 2 << 20);
     heapline_mark(argv[2]);
     sleep_ms(argc == 4 ? atol(argv[3]) * 1000 : 0);
     free(held);
-=======
+    return 0;
+  }
   if (strcmp(mode, "twice") == 0) {
     g_sink = malloc(64 << 10);
     heapline_mark("first");
@@ -330,7 +327,6 @@ int main(int argc, char** argv) {
     }
     snprintf(line, sizeof line, "marks=%d\n", count);
     say(line);
->>>>>>> tests
     return 0;
   }
   if (strcmp(mode, "pending") == 0 && argc == 3) {
