@@ -411,13 +411,13 @@ ChildResult run_command(const std::vector<std::string>& command, const std::func
   int channel[2];
   if (pipe2(report, O_CLOEXEC) != 0) {
     say("heapline", std::string("cannot make a pipe: ") + std::strerror(errno));
-    return {125, false, -1};
+    return {125, false, -1, -1, {}};
   }
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, channel) != 0) {
     say("heapline", std::string("cannot make a socket pair: ") + std::strerror(errno));
     close(report[0]);
     close(report[1]);
-    return {125, false, -1};
+    return {125, false, -1, -1, {}};
   }
   // The signals arrive through a signalfd while the command runs: blocked
   // from before the fork, so none is lost in between.
@@ -438,7 +438,7 @@ ChildResult run_command(const std::vector<std::string>& command, const std::func
       if (fd >= 0) close(fd);
     }
     sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-    return {125, false, -1};
+    return {125, false, -1, -1, {}};
   }
   if (keeper == 0) {
     close(channel[0]);
@@ -546,11 +546,11 @@ ChildResult run_command(const std::vector<std::string>& command, const std::func
   for (std::size_t i = 0; i < std::size(kStopSignals); ++i) {
     if (sigismember(&pending, kStopSignals[i])) sigaction(kStopSignals[i], &old_action[i], nullptr);
   }
-  if (pid <= 0) return {125, false, -1, keeper};
+  if (pid <= 0) return {125, false, -1, keeper, {}};
   if (got == sizeof exec_error) {
     const ExecFailure failure = describe_exec_failure(command[0], exec_error);
     say("heapline", failure.message);
-    return {failure.status, false, pid, keeper};
+    return {failure.status, false, pid, keeper, {}};
   }
   return {status_of(wait_status), true, pid, keeper, children_running()};
 }
