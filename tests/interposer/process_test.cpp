@@ -207,7 +207,11 @@ TEST_F(Interposer, EveryKernelFigureIsInTheReportsUnit) {
   EXPECT_LE(number("/peak_rss_bytes"), kernel_peak);
   EXPECT_GE(number("/peak_rss_bytes"), kernel_peak - (4 << 20)) << "KiB read as bytes?";
   EXPECT_GE(number("/resident/peak_bytes"), std::int64_t{64} << 20) << "64 MiB written, in pages of 4 KiB";
-  EXPECT_LE(number("/resident/peak_bytes"), kernel_peak + 4096);
+  // statm's resident count is the kernel's approximate sum of per-CPU
+  // counters, and the high-water mark is raised only at some events: a
+  // reading may pass ru_maxrss by some pages (seen: 22). A unit error is a
+  // factor of 1024 or 4096, far beyond a mebibyte.
+  EXPECT_LE(number("/resident/peak_bytes"), kernel_peak + (1 << 20));
   EXPECT_GE(number("/peak_bytes"), std::int64_t{64} << 20);
   EXPECT_LE(number("/peak_bytes"), (std::int64_t{64} << 20) + (1 << 20));
   EXPECT_GE(number("/duration_ns"), 30'000'000) << "the probe sleeps 30 ms";
