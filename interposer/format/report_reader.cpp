@@ -233,6 +233,13 @@ std::optional<SamplingData> read_sampling(const Fields& top) {
   SamplingData data;
   data.mean_bytes = fields.byte_size(key::kMeanBytes);
   data.unwinder = fields.text(key::kUnwinder);
+  if (const json* entry_points = fields.array(key::kEntryPoints, false)) {
+    for (std::size_t i = 0; i < entry_points->size(); ++i) {
+      const json& name = (*entry_points)[i];
+      if (!name.is_string()) fields.fail(std::string(key::kEntryPoints) + "[" + std::to_string(i) + "]", "is not a string");
+      data.entry_points.push_back(name.get<std::string>());
+    }
+  }
   data.samples = fields.unsigned_number(key::kSampleCount);
   data.dropped = fields.unsigned_number(key::kDropped);
   data.peak_profile = read_profile(top, key::kPeakProfile);

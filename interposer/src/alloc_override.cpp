@@ -84,7 +84,7 @@ constexpr std::int64_t kMarker = sampler::kSampledChunkMarker;
 
 [[gnu::noinline, gnu::cold]] void* account_marked_malloc(void* p) {
   accounting::add_in_place(accounting::t_own.headroom, kMarker);
-  // The library's own block (heap_sampler.h, kOwnBlock): not the program's call.
+  // The library's own block (heap_sampler.h, kOwnRecord): not the program's call.
   if (sampler::is_own(p)) accounting::uncount_call(accounting::t_own.calls[kAllocCall]);
   const std::int64_t bytes = sampler::marked_bytes(p);
   accounting::shadow::count(bytes);
@@ -216,7 +216,8 @@ constexpr auto glibc_pvalloc = glibc_paged<__libc_pvalloc>;
 #if HEAPLINE_COUNTING
 // --- glibc with the heap sampler: the meter on every allocation's bytes ------
 // malloc() reaches glibc through sampling_malloc (g_malloc_target) instead
-// of __libc_malloc; calloc and realloc have entries of their own. With
+// of __libc_malloc; every other allocation function has an entry of its
+// own (reallocarray is realloc's, below). With
 // HEAPLINE_SAMPLE=off none of them is bound: the calls are today's.
 
 void* sampling_malloc(std::size_t size) noexcept {
@@ -226,7 +227,7 @@ void* sampling_malloc(std::size_t size) noexcept {
 
 [[gnu::noinline, gnu::cold]] void* calloc_sampled(std::size_t bytes) noexcept {
   void* p = sampler::allocate_sampled(bytes, true);
-  if (p != nullptr && !(sampler::is_marked(p) && sampler::is_own(p))) record(sampler::counted_bytes(p), kAllocCall);
+  if (p != nullptr && !sampler::is_own_block(p)) record(sampler::counted_bytes(p), kAllocCall);
   return p;
 }
 
@@ -243,8 +244,8 @@ void* glibc_calloc_sampling(std::size_t count, std::size_t size) noexcept {
 [[gnu::noinline, gnu::cold]] void* realloc_sampled(void* p, std::size_t size, bool sample) noexcept {
   std::int64_t old_bytes, new_bytes;
   void* q = sampler::reallocate_sampled(p, size, sample, &old_bytes, &new_bytes);
-  if (q != nullptr && sampler::is_marked(q) && sampler::is_own(q) && (p == nullptr || old_bytes == 0)) {
-    return q;  // the library's own block (heap_sampler.h, kOwnBlock), made or moved: not the program's call
+  if (q != nullptr && sampler::is_own_block(q) && (p == nullptr || old_bytes == 0)) {
+    return q;  // the library's own block (heap_sampler.h, kOwnRecord), made or moved: not the program's call
   }
   if (q != nullptr) {
     record(new_bytes - old_bytes, kReallocCall);
@@ -259,6 +260,50 @@ void* glibc_realloc_sampling(void* p, std::size_t size) noexcept {
   if (sample || (p != nullptr && sampler::is_marked(p))) [[unlikely]] return realloc_sampled(p, size, sample);
   return glibc_realloc(p, size);
 }
+
+// The aligned family: the meter on the requested size, as malloc's; a
+// sampled block keeps the alignment asked for (heap_sampler.h, the prefix).
+using sampler::GlibcCall;
+template <GlibcCall kCall>
+[[gnu::noinline, gnu::cold]] void* aligned_sampled(std::size_t alignment, std::size_t size, int* error) noexcept {
+  void* p = sampler::allocate_sampled({kCall, alignment, size}, error);
+  if (p != nullptr && !sampler::is_own_block(p)) record(sampler::counted_bytes(p), kAllocCall);
+  return p;
+}
+
+int glibc_posix_memalign_sampling(void** out, std::size_t alignment, std::size_t size) noexcept {
+  if (sampler::meter_runs_out(size)) [[unlikely]] {
+    int error = 0;
+    void* p = aligned_sampled<GlibcCall::kPosixMemalign>(alignment, size, &error);
+    if (error == 0) *out = p;
+    return error;
+  }
+  return glibc_posix_memalign(out, alignment, size);
+}
+
+void* glibc_aligned_alloc_sampling(std::size_t alignment, std::size_t size) noexcept {
+  int error;
+  if (sampler::meter_runs_out(size)) [[unlikely]] return aligned_sampled<GlibcCall::kAlignedAlloc>(alignment, size, &error);
+  return glibc_aligned_alloc(alignment, size);
+}
+
+void* glibc_memalign_sampling(std::size_t alignment, std::size_t size) noexcept {
+  int error;
+  if (sampler::meter_runs_out(size)) [[unlikely]] return aligned_sampled<GlibcCall::kMemalign>(alignment, size, &error);
+  return glibc_memalign(alignment, size);
+}
+
+void* glibc_valloc_sampling(std::size_t size) noexcept {
+  int error;
+  if (sampler::meter_runs_out(size)) [[unlikely]] return aligned_sampled<GlibcCall::kValloc>(0, size, &error);
+  return glibc_valloc(size);
+}
+
+void* glibc_pvalloc_sampling(std::size_t size) noexcept {
+  int error;
+  if (sampler::meter_runs_out(size)) [[unlikely]] return aligned_sampled<GlibcCall::kPvalloc>(0, size, &error);
+  return glibc_pvalloc(size);
+}
 #endif
 
 Entries glibc_entries() {
@@ -268,6 +313,11 @@ Entries glibc_entries() {
     if (sampler::enabled()) {
       entries.calloc = glibc_calloc_sampling;
       entries.realloc = glibc_realloc_sampling;
+      entries.posix_memalign = glibc_posix_memalign_sampling;
+      entries.aligned_alloc = glibc_aligned_alloc_sampling;
+      entries.memalign = glibc_memalign_sampling;
+      entries.valloc = glibc_valloc_sampling;
+      entries.pvalloc = glibc_pvalloc_sampling;
     }
 #endif
     return entries;

@@ -12,6 +12,7 @@
 
 #include "exact_shadow.h"
 #include "heap_sampler.h"
+#include "intercepted.h"
 #include "live_header.h"
 #include "loaded_object.h"
 #include "mapped_memory.h"
@@ -39,6 +40,8 @@ const SamplingReport* sampling_at_exit(std::int64_t final_bytes, std::uint64_t t
   if (s.mean_bytes == 0) return &s;
   const sampler::Totals totals = sampler::totals();
   s.unwinder = sampler::unwinder_name();
+  s.entry_points = kSampledFunctions;
+  s.entry_point_count = sizeof kSampledFunctions / sizeof kSampledFunctions[0];
   s.samples = totals.samples;
   s.dropped = totals.dropped;
   s.live_capacity = sampler::live_capacity();

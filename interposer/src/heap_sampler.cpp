@@ -317,18 +317,77 @@ std::uint64_t mean_bytes() {
 
 namespace {
 
-// While this thread samples: a block of the library's own (kOwnBlock).
-void* allocate_own(std::size_t size, bool zeroed) {
-  std::size_t total;
-  if (__builtin_add_overflow(size, kPrefixBytes, &total)) {
+// glibc's answer to `request` with `extra` bytes more (0: the program's own
+// call, its errors and errno glibc's). *error gets posix_memalign's result.
+void* serve(const GlibcRequest& request, std::size_t extra, int* error) {
+  *error = 0;
+  std::size_t size;
+  if (__builtin_add_overflow(request.size, extra, &size)) {
     errno = ENOMEM;
+    *error = ENOMEM;
     return nullptr;
   }
-  void* base = zeroed ? __libc_calloc(1, total) : __libc_malloc(total);
-  if (base == nullptr) return nullptr;
-  static_cast<std::uint64_t*>(base)[0] = kOwnBlock;
-  static_cast<std::int64_t*>(base)[1] = kSampledChunkMarker;
-  return static_cast<char*>(base) + kPrefixBytes;
+  switch (request.call) {
+    case GlibcCall::kMalloc:
+      return __libc_malloc(size);
+    case GlibcCall::kCalloc:
+      return __libc_calloc(1, size);
+    case GlibcCall::kMemalign:
+      return __libc_memalign(request.alignment, size);
+    case GlibcCall::kPosixMemalign: {
+      void* p = nullptr;
+      *error = g_glibc_posix_memalign(&p, request.alignment, size);
+      return *error == 0 ? p : nullptr;
+    }
+    case GlibcCall::kAlignedAlloc:
+      return g_glibc_aligned_alloc(request.alignment, size);
+    case GlibcCall::kValloc:
+      return __libc_valloc(size);
+    case GlibcCall::kPvalloc:
+      return __libc_pvalloc(size);
+  }
+  return nullptr;
+}
+
+// The prefix a marked block of `request` gets: 16 bytes (the tag and the
+// marker) for malloc and calloc; for the aligned family the alignment the
+// block gets (at least 16, a power of two: glibc rounds memalign's up),
+// so that the program's pointer keeps it; 0 when the alignment is too
+// large for a tag (such a block is served unsampled).
+std::size_t prefix_for(const GlibcRequest& request) {
+  std::size_t alignment;
+  switch (request.call) {
+    case GlibcCall::kMalloc:
+    case GlibcCall::kCalloc:
+      return kPrefixBytes;
+    case GlibcCall::kValloc:
+    case GlibcCall::kPvalloc:
+      alignment = static_cast<std::size_t>(os::page_size());
+      break;
+    default:
+      alignment = request.alignment;
+  }
+  if (alignment <= kPrefixBytes) return kPrefixBytes;
+  if (alignment > (std::size_t{1} << 30)) return 0;
+  std::size_t prefix = kPrefixBytes;
+  while (prefix < alignment) prefix *= 2;
+  return prefix;
+}
+
+// A marked block in glibc's block `base`, `prefix` bytes in.
+void* mark(void* base, std::size_t prefix, std::uint32_t record) {
+  void* block = static_cast<char*>(base) + prefix;
+  static_cast<std::uint64_t*>(block)[-2] = make_tag(prefix, record);
+  static_cast<std::int64_t*>(block)[-1] = kSampledChunkMarker;
+  return block;
+}
+
+// While this thread samples: a block of the library's own (kOwnRecord).
+void* allocate_own(const GlibcRequest& request, int* error) {
+  const std::size_t prefix = prefix_for(request);
+  if (prefix == 0) return serve(request, 0, error);  // counted as the program's: never met in practice
+  void* base = serve(request, prefix, error);
+  return base != nullptr ? mark(base, prefix, kOwnRecord) : nullptr;
 }
 
 // A stack, captured with the meter held negative: whatever the capture
@@ -343,37 +402,44 @@ std::size_t capture_stack(std::uintptr_t* frames) {
   return depth;
 }
 
-}  // namespace
-
-void* allocate_sampled(std::size_t size, bool zeroed) {
-  auto plain = [&]() -> void* { return zeroed ? __libc_calloc(1, size) : __libc_malloc(size); };
-  if (t_inside) return allocate_own(size, zeroed);
-  const double probability = sample_probability(size);
-  if (probability == 0) return plain();
-  std::size_t total;
-  if (__builtin_add_overflow(size, kPrefixBytes, &total)) return plain();
+// The start of a sample: this thread marked inside the sampler (what it
+// allocates meanwhile is the library's own, never sampled), its stack
+// captured, errno as it was. The sample ends with t_inside = false.
+Captured begin_sample() {
   t_inside = true;
   const int saved_errno = errno;
   Captured captured;
   captured.depth = capture_stack(captured.frames);
   errno = saved_errno;
+  return captured;
+}
+
+}  // namespace
+
+void* allocate_sampled(const GlibcRequest& request, int* error) {
+  if (t_inside) return allocate_own(request, error);
+  const double probability = sample_probability(request.size);
+  if (probability == 0) return serve(request, 0, error);
+  const std::size_t prefix = prefix_for(request);
+  std::size_t total;
+  if (prefix == 0 || __builtin_add_overflow(request.size, prefix, &total)) return serve(request, 0, error);
+  const Captured captured = begin_sample();
   void* result = nullptr;
   bool sampled = false;
   if (try_lock()) {
     if (have_arena()) {
       const std::uint32_t stack = intern_stack(captured.frames, captured.depth);
-      void* base = zeroed ? __libc_calloc(1, total) : __libc_malloc(total);
+      void* base = serve(request, prefix, error);
       if (base == nullptr) {
         unlock();
         t_inside = false;
-        return nullptr;  // ENOMEM, from glibc
+        return nullptr;  // glibc's failure (ENOMEM, or EINVAL for a bad alignment)
       }
-      void* block = static_cast<char*>(base) + kPrefixBytes;
-      static_cast<std::int64_t*>(base)[1] = kSampledChunkMarker;
+      void* block = mark(base, prefix, kNoRecord);
       // The estimate stands for the bytes blocks count unsampled.
       const std::uint32_t index = add_record(block, probability, marked_bytes(block), stack);
       if (index != kNoRecord) {
-        static_cast<std::uint64_t*>(base)[0] = index;
+        mark(base, prefix, index);
         result = block;
         sampled = true;
       } else {
@@ -385,13 +451,13 @@ void* allocate_sampled(std::size_t size, bool zeroed) {
   t_inside = false;
   if (sampled) return result;
   g_dropped.fetch_add(1, std::memory_order_relaxed);
-  return plain();
+  return serve(request, 0, error);
 }
 
 std::int64_t free_marked(void* p) {
   void* base = underlying(p);
   const std::int64_t bytes = marked_bytes(p);
-  remove_record(static_cast<std::uint32_t>(static_cast<std::uint64_t*>(base)[0]), p);
+  remove_record(record_of(p), p);
   __libc_free(base);
   return bytes;
 }
@@ -411,7 +477,8 @@ std::size_t glibc_usable(const void* p) {
 
 std::size_t usable_size_marked(void* p) {
   const std::size_t usable = glibc_usable(underlying(p));
-  return usable > kPrefixBytes ? usable - kPrefixBytes : 0;
+  const std::size_t prefix = prefix_of(p);
+  return usable > prefix ? usable - prefix : 0;
 }
 
 void* reallocate_sampled(void* p, std::size_t size, bool sample, std::int64_t* old_chunk, std::int64_t* new_chunk) {
@@ -522,10 +589,7 @@ ForeignBlock note_foreign_allocation(void* p, std::size_t size, std::int64_t byt
   if (t_inside) return keep_own_foreign(p) ? ForeignBlock::kOwn : ForeignBlock::kProgram;
   const double probability = sample_probability(size);
   if (probability == 0) return ForeignBlock::kProgram;
-  t_inside = true;
-  const int saved_errno = errno;
-  Captured captured;
-  captured.depth = capture_stack(captured.frames);
+  const Captured captured = begin_sample();
   bool sampled = false;
   if (try_lock()) {
     if (have_arena() && g_foreign_live.load(std::memory_order_relaxed) < kForeignSlots / 2) {
@@ -545,7 +609,6 @@ ForeignBlock note_foreign_allocation(void* p, std::size_t size, std::int64_t byt
     }
     unlock();
   }
-  errno = saved_errno;
   t_inside = false;
   if (!sampled) g_dropped.fetch_add(1, std::memory_order_relaxed);
   return ForeignBlock::kProgram;
@@ -724,7 +787,7 @@ const char* unwinder_name() { return stacks::have_unwinder() ? "libunwind" : "no
 void load_unwinder() {
   if (!enabled()) return;
   // What dlopen and libunwind's first unwind allocate is the library's own
-  // (kOwnBlock), as in a capture.
+  // (kOwnRecord), as in a capture.
   t_inside = true;
   const std::int64_t meter = t_meter;
   t_meter = INT64_MIN / 4;

@@ -10,10 +10,11 @@
 // 1 - exp(-s/M), whatever came before it.
 //
 // How a free finds a sampled block without a lookup on every free. With
-// glibc, a sampled block is served from a glibc block 16 bytes larger, and
-// the program gets the pointer 16 bytes in: the word before it, where
-// glibc's chunk header would be, holds kSampledChunkMarker (2^60, no real
-// chunk's size), the word before that the block's index in the live set.
+// glibc, a sampled block is served from a glibc block 16 bytes larger (an
+// aligned one's: its alignment larger), and the program gets the pointer
+// that far in: the word before it, where glibc's chunk header would be,
+// holds kSampledChunkMarker (2^60, no real chunk's size), the word before
+// that the block's tag (its index in the live set, and how far in it is).
 // Every path that already reads the chunk header (malloc's and free's
 // accounting, realloc, malloc_usable_size) thus sees a size so large that
 // the threshold test it makes anyway sends the call to its slow path, which
@@ -35,6 +36,9 @@ namespace heapline::sampler {
 // What a marked block's chunk header reads (chunk sizes lose their three
 // flag bits: the marker has none).
 constexpr std::int64_t kSampledChunkMarker = std::int64_t{1} << 60;
+// The prefix of a block served by malloc or calloc: the two words before
+// the program's pointer. An aligned block's prefix is its alignment (at
+// least 16: the two words fit in it, and the pointer keeps the alignment).
 constexpr std::size_t kPrefixBytes = 16;
 
 // Bytes left before this thread's next sample. Zero at a thread's start:
@@ -64,15 +68,26 @@ inline bool enabled() { return mean_bytes() != 0; }
 inline bool is_marked(const void* p) {
   return static_cast<std::int64_t>(glibc_chunk_size(p)) == kSampledChunkMarker;
 }
+// The word before the marker, the block's tag: the distance from the glibc
+// block under it to the program's pointer (the prefix, high half) and its
+// record in the live set (low half).
+inline std::uint64_t tag_of(const void* p) { return static_cast<const std::uint64_t*>(p)[-2]; }
+inline std::uint64_t make_tag(std::size_t prefix, std::uint32_t record) {
+  return static_cast<std::uint64_t>(prefix) << 32 | record;
+}
+inline std::size_t prefix_of(const void* p) { return static_cast<std::size_t>(tag_of(p) >> 32); }
+inline std::uint32_t record_of(const void* p) { return static_cast<std::uint32_t>(tag_of(p)); }
 // The glibc block under a marked one.
-inline void* underlying(void* p) { return static_cast<char*>(p) - kPrefixBytes; }
-// A marked block whose prefix holds kOwnBlock instead of a record's index
-// is the library's own: what the loader allocates while a thread captures
-// a stack (libunwind's per-thread state, its thread-local storage, which
+inline void* underlying(void* p) { return static_cast<char*>(p) - prefix_of(p); }
+// A marked block whose tag holds kOwnRecord instead of a record's index is
+// the library's own: what the loader allocates while a thread captures a
+// stack (libunwind's per-thread state, its thread-local storage, which
 // glibc keeps with the thread's stack), and what anything allocates then.
 // It counts nothing: neither its bytes nor its calls are the program's.
-constexpr std::uint64_t kOwnBlock = UINT64_MAX;
-inline bool is_own(void* p) { return static_cast<const std::uint64_t*>(underlying(p))[0] == kOwnBlock; }
+constexpr std::uint32_t kOwnRecord = UINT32_MAX;
+inline bool is_own(const void* p) { return record_of(p) == kOwnRecord; }
+// The same for any block the program holds, marked or not.
+inline bool is_own_block(const void* p) { return is_marked(p) && is_own(p); }
 // The bytes the heap figure counts for a marked block: its glibc chunk
 // less heapline's prefix (32 at least, glibc's smallest chunk), what the
 // block would have counted unsampled; 0 for the library's own. The prefix
@@ -80,7 +95,8 @@ inline bool is_own(void* p) { return static_cast<const std::uint64_t*>(underlyin
 // with the sampling.
 inline std::int64_t marked_bytes(void* p) {
   if (is_own(p)) return 0;
-  const std::int64_t chunk = static_cast<std::int64_t>(glibc_chunk_size(underlying(p))) - kPrefixBytes;
+  const std::int64_t chunk =
+      static_cast<std::int64_t>(glibc_chunk_size(underlying(p))) - static_cast<std::int64_t>(prefix_of(p));
   return chunk > 32 ? chunk : 32;
 }
 // The same for any glibc block the program holds, marked or not.
@@ -88,12 +104,25 @@ inline std::int64_t counted_bytes(void* p) {
   return is_marked(p) ? marked_bytes(p) : static_cast<std::int64_t>(glibc_chunk_size(p));
 }
 
-// The meter ran out on malloc(size) or calloc(count, size): a sampled
-// block (marked), or an ordinary one when no sample can be taken now, or
-// the library's own (kOwnBlock) while this thread samples (the meter is
-// held negative then, so that every allocation comes here); NULL with
-// errno as glibc leaves it. `zeroed`: calloc's.
-void* allocate_sampled(std::size_t size, bool zeroed);
+// An allocation as the program asked glibc for it: which function, and its
+// arguments (calloc's count and size multiplied, without overflow).
+enum class GlibcCall : std::uint8_t { kMalloc, kCalloc, kMemalign, kPosixMemalign, kAlignedAlloc, kValloc, kPvalloc };
+struct GlibcRequest {
+  GlibcCall call;
+  std::size_t alignment;  // the aligned family's (valloc's and pvalloc's: ignored)
+  std::size_t size;
+};
+
+// The meter ran out on `request`: a sampled block (marked), or an ordinary
+// one when no sample can be taken now, or the library's own (kOwnRecord)
+// while this thread samples (the meter is held negative then, so that
+// every allocation comes here). NULL as glibc's function fails, with its
+// errno; *error gets posix_memalign's result (0 for the others).
+void* allocate_sampled(const GlibcRequest& request, int* error);
+inline void* allocate_sampled(std::size_t size, bool zeroed) {
+  int error;
+  return allocate_sampled({zeroed ? GlibcCall::kCalloc : GlibcCall::kMalloc, 0, size}, &error);
+}
 // realloc(p, size) where p is marked or the meter ran out: the block
 // moved into a new one (sampled when `sample` is set, else ordinary), its
 // bytes copied. *old_chunk gets the glibc chunk bytes that went (0 when p

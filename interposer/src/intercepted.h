@@ -50,6 +50,12 @@
   X(heapline_v1_reset_peak) X(heapline_v1_mapped_bytes) X(heapline_v1_total_bytes)      \
   X(heapline_v1_total_peak_bytes)
 
+// The functions whose blocks the heap sampler meters, each an exported one
+// (the report's sampling.entry_points; free only gives back).
+#define HEAPLINE_SAMPLED_FUNCTIONS(X)                                                           \
+  X(malloc) X(calloc) X(realloc) X(reallocarray) X(posix_memalign) X(aligned_alloc) X(memalign) \
+  X(valloc) X(pvalloc)
+
 #ifdef __cplusplus
 
 namespace heapline {
@@ -72,7 +78,17 @@ constexpr bool is_exported(const char* name) {
   return false;
 }
 
+// The names of HEAPLINE_SAMPLED_FUNCTIONS, each one exported.
+#define HEAPLINE_DETAIL_SAMPLED_NAME(name) #name,
+inline constexpr const char* kSampledFunctions[] = {HEAPLINE_SAMPLED_FUNCTIONS(HEAPLINE_DETAIL_SAMPLED_NAME)};
+#undef HEAPLINE_DETAIL_SAMPLED_NAME
+
 }  // namespace heapline
+
+#define HEAPLINE_DETAIL_SAMPLED_IS_EXPORTED(name) \
+  static_assert(::heapline::is_exported(#name), #name ": a sampled function the library does not export");
+HEAPLINE_SAMPLED_FUNCTIONS(HEAPLINE_DETAIL_SAMPLED_IS_EXPORTED)
+#undef HEAPLINE_DETAIL_SAMPLED_IS_EXPORTED
 
 // Opens the definition of an exported function: `HEAPLINE_EXPORT(malloc)
 // void* malloc(std::size_t size) noexcept {...}`.

@@ -230,6 +230,15 @@ void append_sampling(TextSink& sink, const SamplingReport& s) {
   append_byte_size(sink, s.mean_bytes);
   append_key(sink, ",", key::kUnwinder);
   sink.append_json_string(s.unwinder != nullptr ? s.unwinder : "none");
+  if (s.entry_points != nullptr) {
+    append_key(sink, ",", key::kEntryPoints);
+    sink.append('[');
+    for (std::size_t i = 0; i < s.entry_point_count; ++i) {
+      if (i > 0) sink.append(',');
+      sink.append_json_string(s.entry_points[i]);
+    }
+    sink.append(']');
+  }
   append_key(sink, ",", key::kSampleCount);
   sink.append_unsigned(s.samples);
   append_key(sink, ",", key::kDropped);

@@ -117,6 +117,10 @@ namespace heapline {
 struct SamplingReport {
   std::uint64_t mean_bytes = 0;   // 0: sampling off ("sampling": {"mean_bytes": 0}, no profiles)
   const char* unwinder = "none";  // "libunwind" or "none"
+  // The functions whose blocks the sampler meters ("entry_points"; none
+  // written when null: a live file's conversion does not know them).
+  const char* const* entry_points = nullptr;
+  std::size_t entry_point_count = 0;
   std::uint64_t samples = 0;      // blocks sampled over the run
   std::uint64_t dropped = 0;      // blocks the meter chose that the live set could not take
   std::uint64_t live_capacity = 0;

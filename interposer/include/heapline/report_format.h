@@ -75,8 +75,9 @@ inline constexpr char kResident[] = "resident";
 inline constexpr char kExactShadow[] = "exact_shadow";
 inline constexpr char kLiveFileProblem[] = "live_file_problem";  // why the live file could not follow an exec (optional)
 // The heap sampler (profile_format.h): "sampling" {mean_bytes, unwinder,
-// samples (blocks sampled), dropped, live_capacity, stack_capacity,
-// snapshots}, then "peak_profile" and "exit_profile", each null or {time_ns,
+// entry_points (the functions whose blocks it meters, optional), samples
+// (blocks sampled), dropped, live_capacity, stack_capacity, snapshots},
+// then "peak_profile" and "exit_profile", each null or {time_ns,
 // heap_bytes, mean_bytes, live_samples, stacks, bytes, error_bytes, sites:
 // [{bytes, error_bytes, samples, sampled_bytes, frames: [[module, address],
 // ...]}, ...], other: {bytes, error_bytes, samples, sampled_bytes, sites},
@@ -84,6 +85,7 @@ inline constexpr char kLiveFileProblem[] = "live_file_problem";  // why the live
 inline constexpr char kSampling[] = "sampling";
 inline constexpr char kMeanBytes[] = "mean_bytes";
 inline constexpr char kUnwinder[] = "unwinder";
+inline constexpr char kEntryPoints[] = "entry_points";
 inline constexpr char kDropped[] = "dropped";
 inline constexpr char kLiveCapacity[] = "live_capacity";
 inline constexpr char kStackCapacity[] = "stack_capacity";

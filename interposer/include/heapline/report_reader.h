@@ -61,6 +61,7 @@ struct ProfileData {
 struct SamplingData {
   std::uint64_t mean_bytes = 0;  // 0: sampling was off
   std::string unwinder;
+  std::vector<std::string> entry_points;  // empty: not said (a converted live file, an older report)
   std::uint64_t samples = 0;
   std::uint64_t dropped = 0;
   std::optional<ProfileData> peak_profile;  // none: no sample was live at a peak

@@ -202,17 +202,21 @@ struct Region {
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 
 // A block the library's heap sampler chose reads 2^60 where glibc's
-// header would be, and lies 16 bytes into a glibc block of its own; it
-// counts that block's chunk less those 16 bytes, 32 at least
-// (interposer/src/heap_sampler.h, marked_bytes).
+// header would be, and lies some bytes into a glibc block of its own (16
+// for malloc's and calloc's, the alignment for the aligned family's: the
+// high half of the word before the marker says how many); it counts that
+// block's chunk less those bytes, 32 at least (interposer/src/heap_sampler.h,
+// marked_bytes).
 constexpr std::size_t kSampledMarker = std::size_t{1} << 60;
-constexpr std::size_t kSampledPrefix = 16;
 
 std::int64_t chunk_of(const void* p) {
   std::size_t header;
   memcpy(&header, static_cast<const char*>(p) - sizeof header, sizeof header);
   if (header == kSampledMarker) {
-    const std::int64_t under = chunk_of(static_cast<const char*>(p) - kSampledPrefix) - kSampledPrefix;
+    std::uint64_t tag;
+    memcpy(&tag, static_cast<const char*>(p) - 2 * sizeof header, sizeof tag);
+    const std::int64_t prefix = static_cast<std::int64_t>(tag >> 32);
+    const std::int64_t under = chunk_of(static_cast<const char*>(p) - prefix) - prefix;
     return under > 32 ? under : 32;
   }
   return static_cast<std::int64_t>(header & ~std::size_t{7});

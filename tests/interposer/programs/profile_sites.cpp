@@ -14,9 +14,13 @@
 // ("fn_site_a=N ..."), so that a test can tell which function a profile's
 // frame is in without a symbolizer.
 //
-//   profile_sites [threads|fork] [hold]
+//   profile_sites [threads|fork] [hold|FUNCTION]
 //     fork: all of it in a forked child; hold: print "peak" at the peak
-//     and wait there to be killed
+//     and wait there to be killed; FUNCTION (memalign, posix_memalign,
+//     aligned_alloc, valloc, pvalloc): every other block of sites A and B
+//     comes from it instead of malloc, through aligned_block (so 45 of the
+//     100 MiB), and "a_aligned_usable=N a_aligned_blocks=N ..." say what
+//     those blocks held at the peak.
 #include <link.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -28,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace {
@@ -41,14 +46,51 @@ pthread_barrier_t g_allocated, g_peak_seen;
 struct Held {
   std::atomic<std::uint64_t> usable{0}, blocks{0};
 };
-Held g_held[3];  // a, b, c
+Held g_held[3];     // a, b, c: every block of the site
+Held g_aligned[3];  // the same, only the blocks from aligned_block
+
+// The aligned function that serves every other block of sites A and B
+// (none: malloc serves them all).
+enum class Through { kMalloc, kMemalign, kPosixMemalign, kAlignedAlloc, kValloc, kPvalloc };
+Through g_through = Through::kMalloc;
+
+// A block from the aligned function: a frame of its own on the block's
+// stack, so that a test tells these blocks apart from the site's others.
+[[gnu::noipa]] void* aligned_block(std::size_t size) {
+  void* p = nullptr;
+  switch (g_through) {
+    case Through::kMalloc:
+      return std::malloc(size);
+    case Through::kMemalign:
+      return memalign(64, size);
+    case Through::kPosixMemalign:
+      return posix_memalign(&p, 128, size) == 0 ? p : nullptr;
+    case Through::kAlignedAlloc:
+      return aligned_alloc(256, (size + 255) & ~std::size_t{255});
+    case Through::kValloc:
+      return valloc(size);
+    case Through::kPvalloc:
+      return pvalloc(size);
+  }
+  return nullptr;
+}
 
 // Each site's blocks, kept in an array of its own (the array itself is
 // allocated with malloc by the caller, outside the sites).
 struct Blocks {
   void** pointers;
   std::size_t count = 0;
+  bool* aligned = nullptr;  // which blocks came from aligned_block (sites A and B)
 };
+
+// The site's next block: every other one from aligned_block when an
+// aligned function is chosen.
+inline void* site_block(Blocks& blocks, std::size_t size) {
+  const bool aligned = g_through != Through::kMalloc && blocks.aligned != nullptr && blocks.count % 2 == 1;
+  void* p = aligned ? aligned_block(size) : std::malloc(size);
+  if (blocks.aligned != nullptr) blocks.aligned[blocks.count] = aligned;
+  return p;
+}
 
 void touch(void* p, std::size_t size) { std::memset(p, 1, size < 64 ? size : 64); }
 
@@ -60,7 +102,7 @@ void touch(void* p, std::size_t size) { std::memset(p, 1, size < 64 ? size : 64)
     seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
     std::size_t size = 1024u << ((seed >> 33) % 9);
     if (size > bytes - held) size = bytes - held;
-    void* p = std::malloc(size);
+    void* p = site_block(blocks, size);
     touch(p, size);
     blocks.pointers[blocks.count++] = p;
     held += size;
@@ -70,7 +112,7 @@ void touch(void* p, std::size_t size) { std::memset(p, 1, size < 64 ? size : 64)
 // 4 KiB blocks.
 [[gnu::noipa]] void site_b(Blocks& blocks, std::size_t bytes) {
   for (std::size_t held = 0; held < bytes; held += 4096) {
-    void* p = std::malloc(4096);
+    void* p = site_block(blocks, 4096);
     touch(p, 4096);
     blocks.pointers[blocks.count++] = p;
   }
@@ -110,6 +152,8 @@ void* worker(void* argument) {
   a.pointers = static_cast<void**>(std::malloc(sizeof(void*) * (60 * kMiB / kThreads / 1024 + kRounds)));
   b.pointers = static_cast<void**>(std::malloc(sizeof(void*) * (30 * kMiB / kThreads / 4096 + kRounds)));
   c.pointers = static_cast<void**>(std::malloc(sizeof(void*) * (10 * kMiB / kThreads / 96 + kRounds)));
+  a.aligned = static_cast<bool*>(std::malloc(60 * kMiB / kThreads / 1024 + kRounds));
+  b.aligned = static_cast<bool*>(std::malloc(30 * kMiB / kThreads / 4096 + kRounds));
   // The sites grow together, so that wherever the peak profile is taken on
   // the way up (at a published peak: within the precision bound of the
   // true one), each holds its share of what it will hold.
@@ -121,7 +165,12 @@ void* worker(void* argument) {
   Blocks* sites[] = {&a, &b, &c};
   for (int site = 0; site < 3; ++site) {
     for (std::size_t i = 0; i < sites[site]->count; ++i) {
-      g_held[site].usable += malloc_usable_size(sites[site]->pointers[i]);
+      const std::size_t usable = malloc_usable_size(sites[site]->pointers[i]);
+      g_held[site].usable += usable;
+      if (sites[site]->aligned != nullptr && sites[site]->aligned[i]) {
+        g_aligned[site].usable += usable;
+        g_aligned[site].blocks += 1;
+      }
     }
     g_held[site].blocks += sites[site]->count;
   }
@@ -130,6 +179,7 @@ void* worker(void* argument) {
   for (Blocks* blocks : {&a, &b, &c}) {
     for (std::size_t i = 0; i < blocks->count; ++i) std::free(blocks->pointers[i]);
     std::free(blocks->pointers);
+    std::free(blocks->aligned);
   }
   return nullptr;
 }
@@ -147,7 +197,8 @@ void print_function_starts() {
   const std::pair<const char*, const void*> functions[] = {
       {"site_a", reinterpret_cast<const void*>(&site_a)}, {"site_b", reinterpret_cast<const void*>(&site_b)},
       {"site_c", reinterpret_cast<const void*>(&site_c)}, {"site_d", reinterpret_cast<const void*>(&site_d)},
-      {"site_e", reinterpret_cast<const void*>(&site_e)}, {"worker", reinterpret_cast<const void*>(&worker)}};
+      {"site_e", reinterpret_cast<const void*>(&site_e)}, {"worker", reinterpret_cast<const void*>(&worker)},
+      {"aligned_block", reinterpret_cast<const void*>(&aligned_block)}};
   for (const auto& [name, address] : functions) {
     std::printf("fn_%s=%llu\n", name, static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(address) - base));
   }
@@ -167,6 +218,9 @@ int run() {
   for (int site = 0; site < 3; ++site) {
     std::printf("%s_usable=%llu %s_blocks=%llu\n", names[site], static_cast<unsigned long long>(g_held[site].usable.load()),
                 names[site], static_cast<unsigned long long>(g_held[site].blocks.load()));
+    std::printf("%s_aligned_usable=%llu %s_aligned_blocks=%llu\n", names[site],
+                static_cast<unsigned long long>(g_aligned[site].usable.load()), names[site],
+                static_cast<unsigned long long>(g_aligned[site].blocks.load()));
   }
   std::fflush(stdout);
   if (g_hold) {
@@ -186,6 +240,22 @@ int run() {
 int main(int argc, char** argv) {
   const bool in_child = argc > 1 && std::strcmp(argv[1], "fork") == 0;
   g_hold = argc > 2 && std::strcmp(argv[2], "hold") == 0;
+  if (argc > 2 && !g_hold) {
+    const std::string through = argv[2];
+    const std::pair<const char*, Through> names[] = {{"memalign", Through::kMemalign},
+                                                     {"posix_memalign", Through::kPosixMemalign},
+                                                     {"aligned_alloc", Through::kAlignedAlloc},
+                                                     {"valloc", Through::kValloc},
+                                                     {"pvalloc", Through::kPvalloc}};
+    bool known = false;
+    for (const auto& [name, value] : names) {
+      if (through == name) g_through = value, known = true;
+    }
+    if (!known) {
+      std::fprintf(stderr, "profile_sites: unknown function '%s'\n", argv[2]);
+      return 2;
+    }
+  }
   if (!in_child) return run();
   const pid_t child = fork();
   if (child == 0) std::exit(run());

@@ -1,0 +1,42 @@
+/* One block of BYTES from one allocation function, held until exit: with
+ * HEAPLINE_SAMPLE=1 (every block the meter sees is sampled) the exit profile
+ * must hold it, at a site in this program (profile_test.cpp,
+ * EveryFunctionTheReportNamesIsSampled).
+ *
+ *   sample_each FUNCTION BYTES
+ *     FUNCTION: malloc, calloc, realloc, reallocarray, posix_memalign,
+ *     aligned_alloc, memalign, valloc, pvalloc */
+#define _GNU_SOURCE
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void* volatile g_held;
+
+static void* allocate(const char* function, size_t bytes) {
+  void* p = NULL;
+  if (strcmp(function, "malloc") == 0) return malloc(bytes);
+  if (strcmp(function, "calloc") == 0) return calloc(bytes / 16, 16);
+  if (strcmp(function, "realloc") == 0) return realloc(NULL, bytes);
+  if (strcmp(function, "reallocarray") == 0) return reallocarray(NULL, bytes / 16, 16);
+  if (strcmp(function, "posix_memalign") == 0) return posix_memalign(&p, 64, bytes) == 0 ? p : NULL;
+  if (strcmp(function, "aligned_alloc") == 0) return aligned_alloc(64, bytes);
+  if (strcmp(function, "memalign") == 0) return memalign(64, bytes);
+  if (strcmp(function, "valloc") == 0) return valloc(bytes);
+  if (strcmp(function, "pvalloc") == 0) return pvalloc(bytes);
+  fprintf(stderr, "sample_each: unknown function '%s'\n", function);
+  exit(2);
+}
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    fprintf(stderr, "usage: sample_each FUNCTION BYTES\n");
+    return 2;
+  }
+  const size_t bytes = strtoull(argv[2], NULL, 10);
+  g_held = allocate(argv[1], bytes);
+  if (g_held == NULL) return 1;
+  memset(g_held, 1, bytes);
+  return 0;
+}
