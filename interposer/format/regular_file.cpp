@@ -8,20 +8,11 @@
 #include <cstring>
 #include <utility>
 
+#include <heapline/file_kind.h>
+
 namespace heapline {
 
-const char* file_kind_text(unsigned mode) {
-  switch (mode & S_IFMT) {
-    case S_IFREG: return "a regular file";
-    case S_IFDIR: return "a directory";
-    case S_IFIFO: return "a FIFO";
-    case S_IFCHR: return "a character device";
-    case S_IFBLK: return "a block device";
-    case S_IFSOCK: return "a socket";
-    case S_IFLNK: return "a symbolic link";
-    default: return "not a regular file";
-  }
-}
+const char* file_kind_text(unsigned mode) { return file_kind_name(mode); }
 
 RegularFile RegularFile::open(const std::string& path) {
   RegularFile file;

@@ -3,14 +3,18 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
 #include <heapline/figures.h>
 #include <heapline/gnuplot_text.h>
+#include <heapline/output_file.h>
+#include <heapline/plot_image.h>
+#include <heapline/regular_file.h>
 
 #include "child_process.h"
 #include "report_summary.h"
@@ -246,28 +250,38 @@ std::string plot_script(const ParsedReport& report, const fs::path& output, cons
 
 namespace {
 
-PlotFiles temporary_plot_files() {
-  std::string pattern = (fs::temp_directory_path() / "heapline-plot.XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("cannot create a temporary directory");
-  return {pattern, fs::path(pattern) / "timeline.gp", fs::path(pattern) / "timeline.dat"};
+// gnuplot's files in a directory of this run's own: the script, its data
+// and the picture it draws, which render_plot() then installs by the
+// output rule. gnuplot never writes the user's name itself (it would
+// write through a link, into a FIFO or a device, and leave a cut file).
+PlotFiles temporary_plot_files(const fs::path& output) {
+  std::error_code error;
+  fs::path base = fs::temp_directory_path(error);
+  if (error) base = "/tmp";
+  std::string pattern = (base / "heapline-plot.XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) {
+    throw std::runtime_error("cannot create a temporary directory in " + base.string() + ": " + std::strerror(errno));
+  }
+  const fs::path directory = pattern;
+  return {directory, directory / "timeline.gp", directory / "timeline.dat",
+          directory / (plot_format_for(output) == PlotFormat::kPng ? "heap.png" : "heap.svg")};
 }
 
-void write_script(const PlotFiles& files, const std::string& text) {
-  std::ofstream script(files.script);
-  script << text;
-  if (!script) throw std::runtime_error("cannot write " + files.script.string());
+// A file of the temporary directory, written whole (its own, just made).
+void write_temporary(const fs::path& path, const std::string& text) {
+  heapline::write_output_file(path.string(), text);
 }
 
 }  // namespace
 
 PlotFiles write_plot_files(const ParsedReport& report, const fs::path& output, const std::string& peak_note) {
-  PlotFiles files = temporary_plot_files();
+  PlotFiles files = temporary_plot_files(output);
   const ProcessPicture picture = picture_of(report);
   const double scale = picture.unit.scale;
   {
     // Numbers only: nothing the program wrote. Block 0 the samples, block 1
     // the band of each interval's largest value.
-    std::ofstream data(files.data);
+    std::ostringstream data;
     data << "# t_seconds live_" << picture.unit.name << " max_" << picture.unit.name;
     if (picture.mapped_samples != nullptr) data << " mapped_" << picture.unit.name << " total_" << picture.unit.name;
     data << "\n";
@@ -290,9 +304,9 @@ PlotFiles write_plot_files(const ParsedReport& report, const fs::path& output, c
         data << seconds(sample.t_ns) << ' ' << static_cast<double>(sample.live) / scale << '\n';
       }
     }
-    if (!data) throw std::runtime_error("cannot write " + files.data.string());
+    write_temporary(files.data, data.str());
   }
-  write_script(files, plot_script(report, output, files.data, peak_note));
+  write_temporary(files.script, plot_script(report, files.image, files.data, peak_note));
   return files;
 }
 
@@ -329,13 +343,13 @@ std::string tree_plot_script(const std::vector<TreeReport>& tree, const fs::path
 }
 
 PlotFiles write_tree_plot_files(const std::vector<TreeReport>& tree, const fs::path& output) {
-  PlotFiles files = temporary_plot_files();
+  PlotFiles files = temporary_plot_files(output);
   const TreePicture picture = tree_picture(tree);
   const double scale = picture.unit.scale;
   {
     // Numbers only. Block 0 the sum, block 1 its band, then one block per
     // process shown: heap + mapped, in seconds from the first one's start.
-    std::ofstream data(files.data);
+    std::ostringstream data;
     data.precision(12);
     data << "# t_seconds sum_" << picture.unit.name << "\n";
     for (const Sample& point : picture.sum.line) {
@@ -351,23 +365,34 @@ PlotFiles write_tree_plot_files(const std::vector<TreeReport>& tree, const fs::p
         data << seconds_since(point.t_ns, picture.origin) << ' ' << static_cast<double>(point.live) / scale << '\n';
       }
     }
-    if (!data) throw std::runtime_error("cannot write " + files.data.string());
+    write_temporary(files.data, data.str());
   }
-  write_script(files, tree_plot_script(tree, output, files.data));
+  write_temporary(files.script, tree_plot_script(tree, files.image, files.data));
   return files;
 }
 
-std::string render_plot(const PlotFiles& files, const fs::path& output) {
+std::string render_plot(const PlotFiles& files, const std::string& output, heapline::OutputFiles& outputs) {
   int status = run_helper({"gnuplot", files.script.string()});
+  std::error_code ignored;
   if (status == 127) {
-    fs::remove_all(files.directory);
+    fs::remove_all(files.directory, ignored);
     return "gnuplot not found on PATH; no plot written (install gnuplot or gnuplot-nox)";
   }
-  if (status != 0 || !fs::exists(output) || fs::file_size(output) == 0) {
-    return "gnuplot failed (exit status " + std::to_string(status) + "); script kept in " +
-           files.script.string();
+  std::string bytes, error;
+  if (status == 0) bytes = RegularFile::open(files.image.string()).read_all(std::size_t{1} << 30, error);
+  const ImageFormat format = plot_format_for(output) == PlotFormat::kPng ? ImageFormat::kPng : ImageFormat::kSvg;
+  if (status != 0 || !error.empty() || !image_is_whole(bytes, format)) {
+    return "gnuplot failed (" + (status != 0 ? "exit status " + std::to_string(status) : "the picture it drew is not whole") +
+           "); no plot written, script kept in " + files.script.string();
   }
-  fs::remove_all(files.directory);
+  try {
+    outputs.stage(output, bytes);
+    outputs.commit();
+  } catch (const OutputRefused& refused) {
+    fs::remove_all(files.directory, ignored);
+    return std::string("no plot written: ") + refused.what();
+  }
+  fs::remove_all(files.directory, ignored);
   return "";
 }
 

@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include <heapline/output_file.h>
 #include <heapline/report_reader.h>
 
 #include "process_tree.h"
@@ -35,9 +36,10 @@ PlotFormat plot_format_for(const std::filesystem::path& output);
 std::string plot_output_problem(const std::filesystem::path& output);
 
 struct PlotFiles {
-  std::filesystem::path directory;
+  std::filesystem::path directory;  // of this run's own
   std::filesystem::path script;
   std::filesystem::path data;
+  std::filesystem::path image;  // where gnuplot draws, in `directory`
 };
 
 // The script that draws `report` from `data` into `output`; the peak is
@@ -45,7 +47,8 @@ struct PlotFiles {
 std::string plot_script(const ParsedReport& report, const std::filesystem::path& output,
                         const std::filesystem::path& data, const std::string& peak_note = "");
 
-// Writes the script and the data; the script writes to `output`.
+// Writes the script and the data into a temporary directory; the script
+// draws files.image there, in `output`'s format.
 PlotFiles write_plot_files(const ParsedReport& report, const std::filesystem::path& output,
                            const std::string& peak_note = "");
 
@@ -55,8 +58,10 @@ std::string tree_plot_script(const std::vector<TreeReport>& tree, const std::fil
                              const std::filesystem::path& data);
 PlotFiles write_tree_plot_files(const std::vector<TreeReport>& tree, const std::filesystem::path& output);
 
-// Runs gnuplot on the script. Returns "" or a message for stderr; the
-// temporary directory is removed when gnuplot succeeded.
-std::string render_plot(const PlotFiles& files, const std::filesystem::path& output);
+// Runs gnuplot on the script and installs the picture at `output` (claimed
+// in `outputs` before the command ran) by the output rule, when it is whole
+// (heapline/plot_image.h). Returns "" or a message for stderr; the
+// temporary directory is removed, except the script when gnuplot failed.
+std::string render_plot(const PlotFiles& files, const std::string& output, heapline::OutputFiles& outputs);
 
 }  // namespace heapline::launcher

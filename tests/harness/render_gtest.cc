@@ -1,5 +1,5 @@
 #include "heapline_bench/reports/render.h"
-#include "heapline_bench/reports/atomic_file.h"
+#include <heapline/output_file.h>
 
 #include <atomic>
 #include <thread>
@@ -453,7 +453,7 @@ TEST(AtomicFile, ConcurrentWritersOfOneFileAllSucceed) {
     writers.emplace_back([&, w] {
       for (int i = 0; i < 50; ++i) {
         try {
-          write_file_atomically(path, std::string(4096, static_cast<char>('a' + w)));
+          heapline::write_output_file(path, std::string(4096, static_cast<char>('a' + w)), {true, 0});
         } catch (const std::exception&) {
           ++failures;
         }

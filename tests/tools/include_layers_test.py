@@ -88,7 +88,7 @@ class Rules(unittest.TestCase):
                            "launcher/ includes nothing of harness/")
         self.assert_broken("harness/src/cli/main.cpp", '#include "report_summary.h"',
                            "harness/ includes nothing of launcher/")
-        self.assert_broken("common/include/heapline/atomic_file.h", "#include <heapline/report_format.h>",
+        self.assert_broken("common/include/heapline/output_file.h", "#include <heapline/report_format.h>",
                            "common/ includes only common/")
         self.assert_kept("launcher/src/run_command.cpp", "#include <heapline/report_reader.h>")
         self.assert_kept("harness/src/measurement/measurement.cpp", "#include <heapline/splitmix64.h>")

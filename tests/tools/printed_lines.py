@@ -18,7 +18,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from include_layers import sources  # noqa: E402
+from line_rules import lines_breaking, main  # noqa: E402
 
 PROGRAM_DIRS = ("launcher", "harness")
 DIRECT = re.compile(
@@ -45,24 +45,8 @@ ALLOWED = {
 
 
 def problems(source_dir):
-    found = []
-    for path in sources(source_dir, PROGRAM_DIRS):
-        with open(os.path.join(source_dir, path), encoding="utf-8", errors="replace") as file:
-            for number, line in enumerate(file, 1):
-                code = line.split("//", 1)[0]
-                if DIRECT.search(code) and (path, line.strip()) not in ALLOWED:
-                    found.append(f"{path}:{number}: prints without heapline/say.h: {line.strip()}")
-    return found
-
-
-def main(argv):
-    source_dir = argv[1] if len(argv) > 1 else os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__))))
-    found = problems(source_dir)
-    for problem in found:
-        print(problem)
-    return 1 if found else 0
+    return lines_breaking(source_dir, PROGRAM_DIRS, DIRECT, ALLOWED, "prints without heapline/say.h")
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main(problems, sys.argv))

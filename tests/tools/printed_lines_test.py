@@ -3,22 +3,16 @@
 and each way around it is reported when a file of a small tree takes it."""
 import os
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import printed_lines  # noqa: E402
-
-SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from line_rules import SOURCE_DIR, problems_in_small_tree  # noqa: E402
 
 
 class Door(unittest.TestCase):
     def problems_with(self, path, line):
-        with tempfile.TemporaryDirectory() as tree:
-            os.makedirs(os.path.join(tree, os.path.dirname(path)))
-            with open(os.path.join(tree, path), "w", encoding="utf-8") as out:
-                out.write("#include <iostream>\nvoid f(const std::string& path) {\n  " + line + "\n}\n")
-            return printed_lines.problems(tree)
+        return problems_in_small_tree(printed_lines.problems, path, line, "#include <iostream>")
 
     def test_the_tree_prints_through_the_door(self):
         self.assertEqual(printed_lines.problems(SOURCE_DIR), [])

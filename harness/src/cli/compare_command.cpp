@@ -4,11 +4,12 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include <heapline/output_file.h>
+
 #include "commands.h"
 #include "heapline_bench/measurement/catalogue.h"
 #include "heapline_bench/measurement/compare.h"
 #include "heapline_bench/measurement/instructions.h"
-#include "heapline_bench/reports/atomic_file.h"
 #include "heapline_bench/reports/comparison_export.h"
 #include "progress.h"
 #include "request_builder.h"
@@ -90,6 +91,20 @@ int run_compare(const CompareOptions& options) {
   for (const Scenario* scenario : selected_scenarios(catalogue, options.only)) scenarios.push_back(scenario->name);
   std::vector<AbsentPeer> absent;
   const auto builds = builds_from(options, absent);
+  // A quick look never replaces the docs' comparison: only --write-docs
+  // (which the command line takes without --json and --out) writes there.
+  // Both files are checked before the measurement, which takes minutes.
+  const std::string out_dir =
+      options.write_docs   ? options.where.work_dir + "/docs/_generated"
+      : options.out.empty() ? options.where.output_dir + "/release-comparison"
+                            : options.out;
+  const std::string json_path = options.write_docs     ? docs_comparison_path(options.where)
+                                : options.json.empty() ? out_dir + "/release-comparison.json"
+                                                       : options.json;
+  const std::string markdown_path = out_dir + "/release-comparison.md";
+  heapline::OutputFiles outputs;
+  outputs.claim(options.json.empty() ? json_path : "--json " + options.json, json_path, {true, 0});
+  outputs.claim(options.out.empty() ? markdown_path : "--out " + options.out, markdown_path, {true, 0});
 
   ScratchDirectory scratch;
   auto request_for = [&](const std::string& name) {
@@ -120,18 +135,10 @@ int run_compare(const CompareOptions& options) {
   progress.clear();
   comparison.absent = absent;
 
-  // A quick look never replaces the docs' comparison: only --write-docs
-  // (which the command line takes without --json and --out) writes there.
-  const std::string out_dir =
-      options.write_docs   ? options.where.work_dir + "/docs/_generated"
-      : options.out.empty() ? options.where.output_dir + "/release-comparison"
-                            : options.out;
-  const std::string json_path = options.write_docs     ? docs_comparison_path(options.where)
-                                : options.json.empty() ? out_dir + "/release-comparison.json"
-                                                       : options.json;
-  write_file_atomically(json_path, comparison_json(comparison).dump(1) + "\n");
+  outputs.stage(json_path, comparison_json(comparison).dump(1) + "\n");
   const std::string markdown = comparison_markdown(comparison);
-  write_file_atomically(out_dir + "/release-comparison.md", markdown);
+  outputs.stage(markdown_path, markdown);
+  outputs.commit();
   say_lines(std::cout, markdown);
   say("compare", "raw data in " + json_path + "; table in " + out_dir + "/release-comparison.md");
   return kExitOk;

@@ -4,9 +4,10 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+
+#include <heapline/output_file.h>
 #include <algorithm>
 #include <map>
-#include <fstream>
 
 #include "commands.h"
 #include "progress.h"
@@ -14,7 +15,6 @@
 #include "heapline_bench/measurement/catalogue.h"
 #include "heapline_bench/history/history.h"
 #include "heapline_bench/measurement/measurement.h"
-#include "heapline_bench/reports/atomic_file.h"
 #include "heapline_bench/reports/comparison_export.h"
 #include "heapline_bench/reports/exporter.h"
 #include "heapline_bench/reports/render.h"
@@ -26,7 +26,8 @@ namespace {
 
 // The docs' release comparison section, from the JSON that compare wrote
 // (kept in the repository), or a paragraph that says how to make it.
-void render_release_comparison(const std::string& json_path, const std::string& out_dir) {
+void render_release_comparison(const std::string& json_path, const std::string& out_dir,
+                               heapline::OutputFiles& outputs) {
   std::string markdown;
   std::error_code missing;
   if (!std::filesystem::exists(json_path, missing)) {
@@ -39,7 +40,7 @@ void render_release_comparison(const std::string& json_path, const std::string& 
       throw std::runtime_error(json_path + " is not a release comparison: " + e.what());
     }
   }
-  write_file_atomically(out_dir + "/release-comparison.md", markdown);
+  outputs.stage(out_dir + "/release-comparison.md", markdown);
 }
 
 }  // namespace
@@ -77,21 +78,26 @@ int run_render(const RenderCommandOptions& options) {
   const Store store = existing_store(options.store, options.where);
   Stopwatch stopwatch;
   RenderOptions render;
+  render.out_dir = options.out.empty() ? options.where.work_dir + "/docs/_generated" : options.out;
+  render.draw_plots = options.plots;
+  // Every file of the render is checked before the work, and all are
+  // renamed into place together at its end.
+  heapline::OutputFiles outputs;
+  claim_render_outputs(catalogue, render, outputs);
   // The whole store: the newest points may be anywhere in it (an import
   // appends older points after newer ones).
   const History history = read_history(store.points_path());
-  render.out_dir = options.out.empty() ? options.where.work_dir + "/docs/_generated" : options.out;
   // The page names its source relative to the checkout when it lies inside.
   const auto relative = std::filesystem::absolute(store.points_path()).lexically_normal().lexically_relative(
       std::filesystem::absolute(options.where.work_dir).lexically_normal());
   render.store_label = !relative.empty() && *relative.begin() != ".." ? relative.string() : store.points_path();
   render.table_commits = options.rows;
-  render.draw_plots = options.plots;
   render.rule.scenarios = static_cast<int>(catalogue.scenarios.size());
   std::vector<std::string> calibration_problems;
   render.calibrations = read_calibrations(store.calibration_path(), calibration_problems);
-  const RenderResult result = render_history(history, catalogue, render);
-  render_release_comparison(docs_comparison_path(options.where), render.out_dir);
+  const RenderResult result = render_history(history, catalogue, render, &outputs);
+  render_release_comparison(docs_comparison_path(options.where), render.out_dir, outputs);
+  outputs.commit();
   const double seconds = stopwatch.lap();
 
   for (const auto& problem : history.problems) say("heapline-bench", "warning: " + problem.describe());
@@ -119,6 +125,10 @@ int run_validate(const ValidateOptions& options) {
 }
 
 int run_export(const ExportOptions& options) {
+  // "-" is standard output, as without --out.
+  const bool to_stdout = options.out.empty() || options.out == "-";
+  heapline::OutputFiles outputs;
+  if (!to_stdout) outputs.claim("--out " + options.out, options.out, {true, 0});
   const Store store = existing_store(options.store, options.where);
   StoreContents contents = store.read();
   // Exporting part of the history silently would mislead the dashboard.
@@ -132,7 +142,7 @@ int run_export(const ExportOptions& options) {
   } catch (const std::runtime_error& e) {
     throw Refusal(std::string(e.what()) + ". Nothing was exported.");
   }
-  if (options.out.empty()) {
+  if (to_stdout) {
     // The export itself is data for a program, written as it is; on a
     // terminal it goes through the door of printed lines like any text.
     if (isatty(STDOUT_FILENO) != 0) {
@@ -141,7 +151,8 @@ int run_export(const ExportOptions& options) {
       std::cout << text;
     }
   } else {
-    write_file_atomically(options.out, text);
+    outputs.stage(options.out, text);
+    outputs.commit();
     say("export", std::to_string(contents.points.size()) + " point(s) read, " + options.out + " written");
   }
   return kExitOk;

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <map>
 #include <cstdlib>
-#include <fstream>
+#include <heapline/output_file.h>
 #include <iostream>
 #include <sstream>
 
@@ -190,8 +190,13 @@ int run_check(const CheckOptions& options) {
   say_lines(std::cout, report.str());
 
   if (options.github) {
-    if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary != nullptr && *summary != '\0')
-      std::ofstream(summary, std::ios::app) << report.str() << "\n";
+    if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary != nullptr && *summary != '\0') {
+      try {
+        heapline::append_to_output_file(summary, report.str() + "\n");
+      } catch (const heapline::OutputRefused& refused) {
+        say("check", std::string("the job summary (GITHUB_STEP_SUMMARY) was not written: ") + refused.what());
+      }
+    }
   }
   if (regressions > 0) say("check", std::to_string(regressions) + " regression(s) of a gated figure");
   if (outside_bound > 0)

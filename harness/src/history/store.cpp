@@ -214,7 +214,7 @@ void Store::check_appendable() const {
   create_store_directory(directory_);
   // Opening for append is the test: permissions, a read-only file system, a
   // directory in the file's place. Nothing is written.
-  const int fd = open(points_path().c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
+  const int fd = open(points_path().c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
   if (fd < 0) throw store_error("append to", points_path());
   const std::string problem = not_regular(fd, points_path());
   close(fd);

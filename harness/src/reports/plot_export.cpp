@@ -4,13 +4,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include <heapline/plot_image.h>
+#include <heapline/regular_file.h>
+
 #include "heapline_bench/measurement/measurement.h"
 #include "heapline_bench/measurement/process_runner.h"
+#include "heapline_bench/measurement/scratch_directory.h"
 #include "heapline_bench/reports/escaping.h"
 
 namespace heapline::bench {
@@ -239,7 +242,7 @@ PlotFiles plot_files(const History& history, const std::vector<std::string>& sce
 
 PlotOutcome draw_history_plots(const History& history, const std::vector<std::string>& scenarios,
                                const std::string& plot_dir, int max_points,
-                               const std::vector<HistoryChange>& changes) {
+                               const std::vector<HistoryChange>& changes, heapline::OutputFiles& outputs) {
   PlotOutcome outcome;
   std::string gnuplot;
   try {
@@ -248,40 +251,43 @@ PlotOutcome draw_history_plots(const History& history, const std::vector<std::st
     outcome.note = "The plots were not drawn: gnuplot is not installed (Debian: `apt-get install gnuplot-nox`).";
     return outcome;
   }
-  std::filesystem::create_directories(plot_dir);
-  // gnuplot reads its data and writes its SVGs in a directory of this
-  // render's own; the files are renamed into plot_dir once drawn, so
-  // concurrent renders into one directory never read or write each other's.
-  std::string work = plot_dir + "/.render-XXXXXX";
-  if (mkdtemp(work.data()) == nullptr) {
-    outcome.note = "The plots were not drawn: cannot create a directory in " + plot_dir + ".";
-    return outcome;
-  }
-  struct RemoveWork {
-    std::string path;
-    ~RemoveWork() {
-      std::error_code ignored;
-      std::filesystem::remove_all(path, ignored);
-    }
-  } remove_work{work};
-
+  // gnuplot reads its script and writes its SVGs in a directory of this
+  // render's own; each SVG is then installed in plot_dir by the output rule
+  // (heapline/output_file.h) with the page, only when it is whole: gnuplot
+  // exits 0 after a write cut short by a full disk.
+  const ScratchDirectory work;
   const PlotFiles files = plot_files(history, scenarios, max_points, changes);
-  std::ofstream(work + "/history.gp") << files.script;
+  heapline::write_output_file(work.path() + "/history.gp", files.script);
 
   PosixProcessRunner runner;
   RunSpec spec;
   spec.argv = {gnuplot, "history.gp"};
-  spec.working_directory = work;
+  spec.working_directory = work.path();
   RunResult result = runner.run(spec);
   if (!result.succeeded()) {
-    outcome.note = "The plots were not drawn: gnuplot " + how_it_ended(result) + ": " + result.stderr_tail;
-    return outcome;
+    throw std::runtime_error("the plots could not be drawn: gnuplot " + how_it_ended(result) + ": " +
+                             result.stderr_tail + "; nothing was written");
   }
-  for (const auto& svg : files.svgs) outcome.plots.push_back(plot_dir + "/" + svg);
-  std::error_code ec;
-  for (const auto& file : std::filesystem::directory_iterator(work, ec))
-    std::filesystem::rename(file.path(), plot_dir + "/" + file.path().filename().string(), ec);
+  for (const auto& svg : files.svgs) {
+    std::string error;
+    const std::string bytes = heapline::RegularFile::open(work.path() + "/" + svg).read_all(std::size_t{64} << 20, error);
+    if (!error.empty() || !heapline::image_is_whole(bytes, heapline::ImageFormat::kSvg)) {
+      throw std::runtime_error("the plots could not be drawn: gnuplot left " + svg + " " +
+                               (error.empty() ? std::string("cut short (a full disk?)") : "unreadable: " + error) +
+                               "; nothing was written");
+    }
+    outputs.stage(plot_dir + "/" + svg, bytes);
+    outcome.plots.push_back(plot_dir + "/" + svg);
+  }
+  outputs.stage(plot_dir + "/history.gp", files.script);
   return outcome;
+}
+
+std::vector<std::string> plot_file_names(const std::vector<std::string>& scenarios) {
+  std::vector<std::string> names;
+  for (const auto& name : scenarios) names.push_back(name + ".svg");
+  names.push_back("history.gp");
+  return names;
 }
 
 }  // namespace heapline::bench

@@ -3,30 +3,41 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "heapline_bench/reports/atomic_file.h"
 #include "heapline_bench/reports/scenarios_export.h"
 #include "heapline_bench/reports/plot_export.h"
 
 namespace heapline::bench {
 
-RenderResult render_history(const History& history, const Catalogue& catalogue, const RenderOptions& options) {
-  std::error_code ec;
-  std::filesystem::create_directories(options.out_dir, ec);
-  if (ec) throw std::runtime_error("cannot create " + options.out_dir + ": " + ec.message());
+void claim_render_outputs(const Catalogue& catalogue, const RenderOptions& options, heapline::OutputFiles& outputs) {
+  const heapline::OutputRules rules{true, 0};
+  outputs.claim("", options.out_dir + "/performance.md", rules);
+  outputs.claim("", options.out_dir + "/scenarios.md", rules);
+  outputs.claim("", options.out_dir + "/release-comparison.md", rules);
+  if (options.draw_plots) {
+    for (const auto& name : plot_file_names(catalogue.names())) outputs.claim("", options.out_dir + "/plots/" + name, rules);
+  }
+}
+
+RenderResult render_history(const History& history, const Catalogue& catalogue, const RenderOptions& options,
+                            heapline::OutputFiles* outputs) {
+  heapline::OutputFiles own;
+  heapline::OutputFiles& files = outputs != nullptr ? *outputs : own;
+  if (outputs == nullptr) claim_render_outputs(catalogue, options, files);
 
   RenderResult result;
   const auto changes = history_change_points(history, catalogue.names(), {}, static_cast<std::size_t>(options.plot_points));
   if (options.draw_plots && !history.entries.empty()) {
-    auto outcome =
-        draw_history_plots(history, catalogue.names(), options.out_dir + "/plots", options.plot_points, changes);
+    auto outcome = draw_history_plots(history, catalogue.names(), options.out_dir + "/plots", options.plot_points,
+                                      changes, files);
     result.plots = outcome.plots;
     result.plot_note = outcome.note;
   } else if (!options.draw_plots) {
     result.plot_note = "The plots were not drawn (rendered with --no-plots).";
   }
   result.page = options.out_dir + "/performance.md";
-  write_file_atomically(result.page, history_page_markdown(history, catalogue, options, result.plot_note, changes));
-  write_file_atomically(options.out_dir + "/scenarios.md", scenarios_markdown(catalogue));
+  files.stage(result.page, history_page_markdown(history, catalogue, options, result.plot_note, changes));
+  files.stage(options.out_dir + "/scenarios.md", scenarios_markdown(catalogue));
+  if (outputs == nullptr) files.commit();
   return result;
 }
 

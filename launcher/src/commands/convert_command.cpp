@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include <heapline/output_file.h>
+
 #include "commands/subcommand.h"
 #include "live_view.h"
 #include "report_summary.h"
@@ -14,8 +16,13 @@ namespace heapline::launcher {
 
 namespace {
 
+// The bytes the library's writer adds to the report's name for its
+// temporary: ".<pid>.<16 hex digits>.tmp".
+constexpr std::size_t kTemporaryBytes = 29;
+
 struct ConvertOptions {
   std::string input, output;
+  bool output_given = false;
   int signal_number = 0;
 };
 
@@ -24,7 +31,14 @@ int convert(const ConvertOptions& options) {
   const std::string& output = options.output;
   const int signal_number = options.signal_number;
   try {
-    fs::path out = output.empty() ? default_converted_path(input) : fs::path(output);
+    fs::path out = options.output_given ? fs::path(output) : default_converted_path(input);
+    // The report is written by the library's own writer
+    // (interposer/src/output.cpp), which follows the output rule; its name
+    // is checked before the live file is read.
+    if (const std::string problem = output_problem(out.string(), {false, kTemporaryBytes}); !problem.empty()) {
+      say("heapline convert", (options.output_given ? "-o " + output : out.string()) + ": " + problem);
+      return kUsageError;
+    }
     std::error_code same_error;
     if (fs::equivalent(out, input, same_error)) {
       say("heapline convert", out.string() + " is the live file itself: give another name with -o");
@@ -56,11 +70,15 @@ Subcommand add_convert_command(CLI::App& heapline) {
       "convert", "turn the live file a killed process left into a heapline/1 report");
   auto options = std::make_shared<ConvertOptions>();
   app->add_option("FILE", options->input, "the live file (<report>.live)")->required();
-  app->add_option("-o,--out", options->output, "where to write the report (default: FILE without .live)");
+  CLI::Option* out_option =
+      app->add_option("-o,--out", options->output, "where to write the report (default: FILE without .live)");
   app->add_option("--signal", options->signal_number,
                   "the signal that ended the process, when known (written to the report)")
       ->check(CLI::Range(1, SIGRTMAX));
-  return {app, [options] { return convert(*options); }};
+  return {app, [options, out_option] {
+            options->output_given = out_option->count() > 0;
+            return convert(*options);
+          }};
 }
 
 }  // namespace heapline::launcher

@@ -5,7 +5,7 @@
 #include <memory>
 #include <stdexcept>
 
-#include <heapline/atomic_file.h>
+#include <heapline/output_file.h>
 #include <heapline/report_reader.h>
 
 #include "commands/subcommand.h"
@@ -23,7 +23,8 @@ constexpr std::size_t kDefaultSites = 20;
 struct ProfileOptions {
   std::string report;
   std::string format = "text";       // text | folded | pprof
-  std::string out;                   // "" or "-": stdout (not for pprof)
+  std::string out;                   // not given, or "-": stdout (not for pprof)
+  bool out_given = false;
   std::string at = "peak";           // peak | exit
   std::size_t sites = kDefaultSites;  // text: how many sites
 };
@@ -44,9 +45,13 @@ const ProfileData& chosen_profile(const ParsedReport& report, const std::string&
 
 int write_profile(const ProfileOptions& options) {
   try {
-    if (options.format == "pprof" && (options.out.empty() || options.out == "-")) {
+    const bool to_stdout = !options.out_given || options.out == "-";
+    if (options.format == "pprof" && to_stdout) {
       throw std::runtime_error("--format pprof writes a binary file: give it with -o FILE");
     }
+    // The output is checked before the report is read and named.
+    OutputFiles outputs;
+    if (!to_stdout) outputs.claim("-o " + options.out, options.out);
     ReportReading reading = read_report_file(options.report);
     if (!reading) throw std::runtime_error(reading.error);
     const ParsedReport& report = *reading.report;
@@ -64,13 +69,14 @@ int write_profile(const ProfileOptions& options) {
       output = profile_pprof(profile, sites);
     }
     for (const std::string& problem : symbolizer.problems()) say("heapline profile", problem);
-    if (options.out.empty() || options.out == "-") {
+    if (to_stdout) {
       // Text for a terminal or a pipe: through the launcher's door, line by
       // line (frames are named from the binaries' own strings).
       say_lines(std::cout, output);
       std::cout << std::flush;
     } else {
-      write_file_atomically(options.out, output);
+      outputs.stage(options.out, output);
+      outputs.commit();
     }
     return 0;
   } catch (const std::exception& error) {
@@ -90,12 +96,16 @@ Subcommand add_profile_command(CLI::App& heapline) {
                   "text (the default), folded (stacks for flame graphs), or pprof (gzipped profile.proto for "
                   "go tool pprof)")
       ->check(CLI::IsMember({"text", "folded", "pprof"}));
-  app->add_option("-o,--out", options->out, "the output file (default: stdout; pprof needs one)");
+  CLI::Option* out_option =
+      app->add_option("-o,--out", options->out, "the output file (default, or -: stdout; pprof needs one)");
   app->add_option("--at", options->at, "peak (the default) or exit (what was never freed)")
       ->check(CLI::IsMember({"peak", "exit"}));
   app->add_option("--sites", options->sites, "text: how many sites (default " + std::to_string(kDefaultSites) + ")")
       ->check(CLI::PositiveNumber);
-  return {app, [options] { return write_profile(*options); }};
+  return {app, [options, out_option] {
+            options->out_given = out_option->count() > 0;
+            return write_profile(*options);
+          }};
 }
 
 }  // namespace heapline::launcher

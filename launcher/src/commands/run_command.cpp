@@ -19,6 +19,7 @@
 #include <iostream>
 #include <optional>
 
+#include <heapline/output_file.h>
 #include <heapline/regular_file.h>
 #include <heapline/report_reader.h>
 
@@ -68,7 +69,10 @@ std::string why_no_report(const std::string& path, pid_t pid, const std::string&
 
 struct Options {
   std::string out;
+  bool out_given = false;  // --out '' is refused, not the default
   std::string plot;
+  bool plot_given = false;
+  std::string plot_path;  // absolute, as claimed
   std::string lib;
   bool per_process_summary = false;
   std::string follow = "tree";
@@ -86,24 +90,47 @@ void prepend_preload(const fs::path& library) {
   setenv("LD_PRELOAD", value.c_str(), 1);
 }
 
-// Why the command's report could not be written where --out (or the
-// default) puts it, checked before the command runs: a missing or
-// unwritable directory, or a name that is not a regular file. "" when fine.
-std::string output_problem(const std::string& out_template, const std::string& command) {
-  const fs::path path = fs::absolute(root_output_path(out_template, command, getpid()));
-  const std::string shown = out_template.empty() ? "the report's directory" : "--out " + out_template;
-  const fs::path dir = path.parent_path();
-  struct stat info {};
-  if (::stat(dir.c_str(), &info) != 0) return shown + ": " + dir.string() + ": " + std::strerror(errno);
-  if (!S_ISDIR(info.st_mode)) return shown + ": " + dir.string() + " is not a directory";
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
-    return shown + ": cannot write in " + dir.string() + " (" + std::strerror(errno) + ")";
+// The bytes the library adds to the report's name for the names it derives
+// from it (interposer/README.md): a pid inserted (".<pid>", pids have up to
+// 7 digits), the live file's ".live", and a temporary's
+// ".<pid>.<16 hex digits>.tmp" beside either.
+constexpr std::size_t kLibraryDerivedBytes = 8 + 5 + 29;
+constexpr pid_t kWidestPid = 4194304;  // the kernel's largest pid_max
+
+// Claims the report's name (--out, or the default) and --plot's before the
+// command runs (heapline/output_file.h): a missing or unwritable directory,
+// a name that is not a regular file or is too long for the names the
+// library derives from it, and a plot named like the report are refused.
+// "" when fine, else the line to print.
+std::string claim_outputs(Options& options, heapline::OutputFiles& outputs) {
+  if (options.out_given && options.out.empty()) return "--out '': an empty name is not a file name";
+  if (options.plot_given && options.plot.empty()) return "--plot '': an empty name is not a file name";
+  const std::string shown = options.out.empty() ? "the report's directory" : "--out " + options.out;
+  const std::string& command = options.command.front();
+  std::error_code error;
+  const fs::path report = fs::absolute(root_output_path(options.out, command, kWidestPid), error);
+  if (error) return shown + ": " + error.message();
+  const heapline::OutputRules report_rules{false, kLibraryDerivedBytes};
+  if (const std::string problem = heapline::output_problem(report.string(), report_rules); !problem.empty()) {
+    return shown + ": " + problem;
   }
-  // A name without %p is the same for this run: it must be a regular file
-  // or free (the library replaces nothing else).
-  if (root_output_path(out_template, command, 1) == root_output_path(out_template, command, 2) &&
-      ::lstat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
-    return shown + ": " + path.string() + " is " + heapline::file_kind_text(info.st_mode) + ", not a regular file";
+  try {
+    // A name without %p is the same for this run, and no other output may
+    // share it; with %p, only its directory and length are known now.
+    if (root_output_path(options.out, command, 1) == root_output_path(options.out, command, 2)) {
+      outputs.claim(shown, report.string(), report_rules);
+    }
+    if (options.plot_given) {
+      if (const std::string problem = plot_output_problem(options.plot); !problem.empty()) {
+        return "--plot " + options.plot + ": " + problem;
+      }
+      const fs::path plot = fs::absolute(options.plot, error);
+      if (error) return "--plot " + options.plot + ": " + error.message();
+      options.plot_path = plot.string();
+      outputs.claim("--plot " + options.plot, options.plot_path);
+    }
+  } catch (const heapline::OutputRefused& refused) {
+    return refused.what();
   }
   return "";
 }
@@ -123,12 +150,14 @@ std::string new_run_id() {
   return text;
 }
 
+void report_on_run(const Options& options, const ChildResult& child, RunIdentity& run, ReportWatch& watch,
+                   heapline::OutputFiles& outputs);
+
 int run(Options& options) {
-  if (!options.plot.empty()) {
-    if (const std::string problem = plot_output_problem(options.plot); !problem.empty()) {
-      say("heapline", "--plot " + options.plot + ": " + problem);
-      return kUsageError;
-    }
+  heapline::OutputFiles outputs;
+  if (const std::string problem = claim_outputs(options, outputs); !problem.empty()) {
+    say("heapline", problem + "; the command was not run");
+    return kUsageError;
   }
 
   LibraryChoice choice;
@@ -139,11 +168,6 @@ int run(Options& options) {
   }
   if (const std::string problem = shared_object_problem(library->string()); !problem.empty()) {
     say("heapline", library->string() + " is " + problem + ", not libheapline.so");
-    return kUsageError;
-  }
-
-  if (const std::string problem = output_problem(options.out, options.command.front()); !problem.empty()) {
-    say("heapline", problem + "; the command was not run");
     return kUsageError;
   }
 
@@ -185,6 +209,19 @@ int run(Options& options) {
        })
                                 : std::function<void()>()});
   if (!child.started) return child.exit_status;
+  // Whatever goes wrong from here on is the launcher's own problem: it is
+  // said in one line, and the command's status is kept.
+  try {
+    report_on_run(options, child, run, watch, outputs);
+  } catch (const std::exception& error) {
+    say("heapline", std::string("after the command: ") + error.what());
+  }
+  return child.exit_status;
+}
+
+// The summary, the reports of the tree and the plot, once the command ended.
+void report_on_run(const Options& options, const ChildResult& child, RunIdentity& run, ReportWatch& watch,
+                   heapline::OutputFiles& outputs) {
   run.command_pid = child.pid;
   run.keeper_pid = child.keeper_pid;
   // With --follow command the others were never of the summary.
@@ -199,7 +236,8 @@ int run(Options& options) {
   // wrote no report but left its live file: convert it in its place.
   for (const std::string& name : names) {
     const std::string live_path = name + ".live";
-    if (!fs::exists(live_path) || report_of(name, child.pid)) continue;
+    std::error_code missing;
+    if (!fs::exists(live_path, missing) || report_of(name, child.pid)) continue;
     try {
       LiveFile file(live_path);
       if (file.region().header.pid != child.pid) continue;  // another process's
@@ -248,7 +286,7 @@ int run(Options& options) {
       say("heapline", std::to_string(tree.size()) + (tree.size() == 1 ? " process" : " processes") +
                           " it started wrote a report, for example " + tree.front().path);
     }
-    return child.exit_status;
+    return;
   }
   if (!options.quiet) {
     say_lines(summarize(report, report_path));
@@ -260,14 +298,14 @@ int run(Options& options) {
   }
   if (options.per_process_summary) say_lines(summarize_each(tree));
 
-  if (!options.plot.empty()) {
+  if (options.plot_given) {
     try {
       // A tree is drawn whole: the command alone would be a flat line for
       // make or a compiler driver. A lone process's peak names its top site.
       Symbolizer symbolizer;
       PlotFiles files = tree.size() > 1 ? write_tree_plot_files(tree, options.plot)
                                         : write_plot_files(report, options.plot, top_peak_site(report, symbolizer).value_or(""));
-      std::string problem = render_plot(files, options.plot);
+      std::string problem = render_plot(files, options.plot_path, outputs);
       if (!problem.empty()) {
         say("heapline", problem);
       } else if (!options.quiet) {
@@ -277,7 +315,6 @@ int run(Options& options) {
       say("heapline", std::string("cannot plot: ") + error.what());
     }
   }
-  return child.exit_status;
 }
 
 }  // namespace
@@ -297,10 +334,10 @@ Subcommand add_run_command(CLI::App& heapline, const std::vector<std::string>& c
       "HEAPLINE_INTERVAL_MS (sampling interval, default 10), HEAPLINE_SAMPLE (the heap\n"
       "sampler: off, the default; on, a 4 MiB mean; or a mean in bytes such as 256k).");
   auto options = std::make_shared<Options>();
-  app->add_option("--out", options->out,
+  CLI::Option* out_option = app->add_option("--out", options->out,
                   "report file for the command's process (%p pid, %e command name; "
                   "default heapline.<command>.<pid>.json)");
-  app->add_option("--plot", options->plot,
+  CLI::Option* plot_option = app->add_option("--plot", options->plot,
                   "draw the heap line into this .png or .svg file (needs gnuplot); for a tree of processes, the "
                   "command's and the largest ones' heap + mapped, and their sum");
   app->add_flag("--summary", options->per_process_summary,
@@ -317,8 +354,10 @@ Subcommand add_run_command(CLI::App& heapline, const std::vector<std::string>& c
   app->add_option("--lib", options->lib,
                   "libheapline.so to preload (default: $HEAPLINE_LIB, else next to heapline in a build tree, "
                   "<libdir>/heapline when installed; heapline --version says which)");
-  return {app, [options, &command] {
+  return {app, [options, &command, out_option, plot_option] {
             options->command = command;
+            options->out_given = out_option->count() > 0;
+            options->plot_given = plot_option->count() > 0;
             return run(*options);
           }};
 }

@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include <heapline/output_file.h>
+
 #include "heapline_bench/history/history.h"
 #include "heapline_bench/verdicts/change_points.h"
 
@@ -36,16 +38,21 @@ struct PlotFiles {
 PlotFiles plot_files(const History& history, const std::vector<std::string>& scenarios, int max_points,
                      const std::vector<HistoryChange>& changes);
 
-// Writes <scenario>.svg and history.gp into plot_dir, the last `max_points`
+// Stages <scenario>.svg and history.gp for plot_dir in `outputs` (committed
+// by the caller with the page), the last `max_points`
 // points of each scenario: three panels (wall clock, CPU time,
 // instructions) on one x axis as plot_layout(), in each one series per
 // machine and command (the key names the machine by name and fingerprint),
 // each a line through the figures with its confidence interval as a band, a dashed
 // line at each change point of the panel's figure, the key below. Without
-// gnuplot, or when it fails, returns no plot and a note that says why; never
-// throws for that.
+// gnuplot, returns no plot and a note that says why; when gnuplot fails or
+// leaves a picture that is not whole, throws std::runtime_error (one line,
+// nothing staged is kept).
 PlotOutcome draw_history_plots(const History& history, const std::vector<std::string>& scenarios,
                                const std::string& plot_dir, int max_points,
-                               const std::vector<HistoryChange>& changes);
+                               const std::vector<HistoryChange>& changes, heapline::OutputFiles& outputs);
+
+// The files draw_history_plots() writes into its plot_dir.
+std::vector<std::string> plot_file_names(const std::vector<std::string>& scenarios);
 
 }  // namespace heapline::bench

@@ -1,0 +1,305 @@
+// The one rule for every file heapline's programs write (the launcher's
+// plots, profiles and converted reports' names, heapline-bench's exports,
+// pages, plots and comparisons); the library's reports follow the same rule
+// in its own code (interposer/src/output.cpp), without the C++ runtime:
+//  - a name is checked before the work that fills it (before the command
+//    runs, before a measurement or a render): an empty name, a name longer
+//    than its filesystem takes (with room for the names derived from it),
+//    a directory that is missing or not writable, and a name that exists
+//    but is not a regular file (a symbolic link, a FIFO, a device, a
+//    directory) are refused in one line. Nothing is written through a link
+//    or into a device: a regular file is made and renamed into place, which
+//    would replace a device node or a link by a file;
+//  - two outputs of one command that name the same file are refused;
+//  - the bytes go to a temporary file of this process's own, created
+//    exclusively beside the target (".heapline-XXXXXX", short, so that any
+//    name the filesystem takes has room for it), written whole and renamed
+//    into place only when every output of the command is written: a full
+//    disk or a file size limit leaves the earlier files as they were, and a
+//    reader never sees half a file.
+// "-" is standard output only where an option says so; the caller writes
+// it (through the door of printed lines where it is a terminal).
+#pragma once
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "heapline/file_kind.h"
+
+namespace heapline {
+
+// An output refused or not written: what() is one line, "NAME: why".
+class OutputRefused : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct OutputRules {
+  // Directories missing on the way to the file are made (a page's folder);
+  // without, a missing directory is refused (a mistyped path).
+  bool create_parents = false;
+  // Bytes that names derived from this one add to its last part (the
+  // library's ".<pid>.<random>.tmp", a live file's ".live"): such a name
+  // must fit in the filesystem too.
+  std::size_t derived_bytes = 0;
+};
+
+namespace output_detail {
+
+
+// Writes all of `bytes` to `fd`; 0 or errno's value.
+inline int write_all(int fd, std::string_view bytes) {
+  std::size_t written = 0;
+  while (written < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    written += static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
+inline std::string directory_of(const std::string& path) {
+  const std::string parent = std::filesystem::path(path).parent_path().string();
+  return parent.empty() ? "." : parent;
+}
+
+// The nearest directory on the way to `dir` that exists ("" with `why`
+// when a part of the way is not a directory or cannot be looked at).
+inline std::string nearest_existing(std::string dir, std::string& why) {
+  for (;;) {
+    struct stat info {};
+    if (::stat(dir.c_str(), &info) == 0) {
+      if (!S_ISDIR(info.st_mode)) {
+        why = dir + " is not a directory";
+        return "";
+      }
+      return dir;
+    }
+    if (errno != ENOENT) {
+      why = dir + ": " + std::strerror(errno);
+      return "";
+    }
+    const std::string up = directory_of(dir);
+    if (up == dir) {
+      why = dir + ": " + std::strerror(ENOENT);
+      return "";
+    }
+    dir = up;
+  }
+}
+
+}  // namespace output_detail
+
+// Why `path` cannot be written as an output under `rules`; "" when it can.
+// The reason names the file or directory it is about ("DIR: No such file
+// or directory", "PATH is a FIFO, not a regular file"). Touches nothing on
+// disk.
+inline std::string output_problem(const std::string& path, const OutputRules& rules = {}) {
+  using namespace output_detail;
+  if (path.empty()) return "an empty name is not a file name";
+  if (path.back() == '/') return path + " names a directory, not a file";
+  const std::string dir = directory_of(path);
+  std::string why;
+  const std::string existing = nearest_existing(dir, why);
+  if (existing.empty()) return why;
+  if (existing != dir && !rules.create_parents) return dir + ": " + std::strerror(ENOENT);
+  if (::access(existing.c_str(), W_OK | X_OK) != 0) {
+    return "cannot write in " + existing + " (" + std::strerror(errno) + ")";
+  }
+  long name_max = ::pathconf(existing.c_str(), _PC_NAME_MAX);
+  if (name_max <= 0) name_max = NAME_MAX;
+  if (path.size() + rules.derived_bytes >= PATH_MAX) {
+    return "the name is too long (" + std::to_string(path.size()) + " bytes; at most " +
+           std::to_string(PATH_MAX - 1 - rules.derived_bytes) + ")";
+  }
+  const std::filesystem::path whole(path);
+  for (auto part = whole.begin(); part != whole.end(); ++part) {
+    const bool last = std::next(part) == whole.end();
+    const std::size_t room = static_cast<std::size_t>(name_max) - (last ? rules.derived_bytes : 0);
+    if (part->native().size() > room) {
+      return "the name is too long for its filesystem (a part of " + std::to_string(part->native().size()) +
+             " bytes; at most " + std::to_string(room) + ")";
+    }
+  }
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) == 0) {
+    if (S_ISLNK(info.st_mode)) return path + " is a symbolic link (nothing is written through a link: name the file itself)";
+    if (!S_ISREG(info.st_mode)) return path + " is " + file_kind_name(info.st_mode) + ", not a regular file";
+  } else if (errno != ENOENT) {
+    return path + ": " + std::strerror(errno);
+  }
+  return "";
+}
+
+// The outputs of one command: claimed (checked) before the work, staged
+// (written to temporaries) as they are made, committed (renamed into place)
+// together at the end. Whatever was not committed is removed.
+class OutputFiles {
+ public:
+  OutputFiles() = default;
+  OutputFiles(const OutputFiles&) = delete;
+  OutputFiles& operator=(const OutputFiles&) = delete;
+  ~OutputFiles() { discard(); }
+
+  // Checks `path` and that no output claimed before names the same file;
+  // throws OutputRefused "SHOWN: why", where `shown` is how the user named
+  // it ("--plot x.svg"; the path itself when empty).
+  void claim(const std::string& shown, const std::string& path, const OutputRules& rules = {}) {
+    const std::string name = shown.empty() ? path : shown;
+    if (const std::string problem = output_problem(path, rules); !problem.empty()) {
+      throw OutputRefused(name + ": " + problem);
+    }
+    const std::string key = identity(path);
+    for (const Claimed& other : claimed_) {
+      if (other.identity == key) {
+        throw OutputRefused(name + ": the same file as " + other.shown + " (each output needs a name of its own)");
+      }
+    }
+    claimed_.push_back({name, path, key, rules});
+  }
+
+  // Writes `bytes` for `path` (claimed before, or claimed now without a
+  // name for it) to a temporary file beside it; throws OutputRefused.
+  void stage(const std::string& path, std::string_view bytes) {
+    const Claimed* claim = find(path);
+    if (claim == nullptr) {
+      this->claim("", path);
+      claim = &claimed_.back();
+    }
+    const std::string dir = output_detail::directory_of(path);
+    if (claim->rules.create_parents) {
+      std::error_code error;
+      std::filesystem::create_directories(dir, error);
+      if (error) throw OutputRefused(path + ": cannot create " + dir + ": " + error.message());
+    }
+    std::string temporary = dir + "/.heapline-XXXXXX";
+    const int fd = ::mkostemp(temporary.data(), O_CLOEXEC);
+    if (fd < 0) throw OutputRefused(path + ": cannot create a file in " + dir + ": " + std::strerror(errno));
+    staged_.push_back({path, temporary});
+    if (const int error = output_detail::write_all(fd, bytes); error != 0) {
+      ::close(fd);
+      discard();
+      throw OutputRefused(path + ": cannot be written: " + std::strerror(error) + "; nothing was replaced");
+    }
+    // mkostemp makes the file 0600; what is written here is for every reader.
+    ::fchmod(fd, 0644);
+    if (::close(fd) != 0) {
+      const int error = errno;
+      discard();
+      throw OutputRefused(path + ": cannot be written: " + std::strerror(error) + "; nothing was replaced");
+    }
+  }
+
+  // Renames every staged file into place, in the order staged. A name that
+  // became something other than a regular file meanwhile is refused.
+  void commit() {
+    for (std::size_t i = 0; i < staged_.size(); ++i) {
+      const Staged& file = staged_[i];
+      struct stat info {};
+      if (::lstat(file.path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
+        staged_.erase(staged_.begin(), staged_.begin() + static_cast<std::ptrdiff_t>(i));
+        discard();
+        throw OutputRefused(file.path + " is " + file_kind_name(info.st_mode) +
+                            " now, not a regular file; nothing more was replaced");
+      }
+      if (std::rename(file.temporary.c_str(), file.path.c_str()) != 0) {
+        const int error = errno;
+        staged_.erase(staged_.begin(), staged_.begin() + static_cast<std::ptrdiff_t>(i));
+        discard();
+        throw OutputRefused(file.path + ": cannot be renamed into place: " + std::strerror(error));
+      }
+    }
+    staged_.clear();
+  }
+
+  // Removes the temporary files not committed.
+  void discard() {
+    for (const Staged& file : staged_) ::unlink(file.temporary.c_str());
+    staged_.clear();
+  }
+
+ private:
+  struct Claimed {
+    std::string shown;
+    std::string path;
+    std::string identity;
+    OutputRules rules;
+  };
+  struct Staged {
+    std::string path;
+    std::string temporary;
+  };
+
+  // The file a name stands for: an existing file's device and inode (a
+  // hard link is the same file), else its directory resolved (a link to a
+  // directory, "..", "./") and its own last part.
+  static std::string identity(const std::string& path) {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) == 0) {
+      return "inode " + std::to_string(info.st_dev) + ":" + std::to_string(info.st_ino);
+    }
+    std::error_code error;
+    const std::filesystem::path absolute = std::filesystem::absolute(path, error);
+    if (error) return path;
+    const std::filesystem::path dir = std::filesystem::weakly_canonical(absolute.parent_path(), error);
+    return ((error ? absolute.parent_path() : dir) / absolute.filename()).lexically_normal().string();
+  }
+
+  const Claimed* find(const std::string& path) const {
+    for (const Claimed& claim : claimed_) {
+      if (claim.path == path) return &claim;
+    }
+    return nullptr;
+  }
+
+  std::vector<Claimed> claimed_;
+  std::vector<Staged> staged_;
+};
+
+// One output written by the rule: checked, written whole, renamed into
+// place. Throws OutputRefused.
+inline void write_output_file(const std::string& path, std::string_view bytes, const OutputRules& rules = {}) {
+  OutputFiles files;
+  files.claim("", path, rules);
+  files.stage(path, bytes);
+  files.commit();
+}
+
+// Appends `bytes` to a file another program keeps (a CI job's summary): a
+// regular file only, never through a link, created when missing; written
+// whole or refused. Throws OutputRefused.
+inline void append_to_output_file(const std::string& path, std::string_view bytes) {
+  if (path.empty()) throw OutputRefused("an empty name is not a file name");
+  // Looked at before it is opened: opening a device can act on it.
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
+    throw OutputRefused(path + " is " + file_kind_name(info.st_mode) + ", not a regular file");
+  }
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw OutputRefused(path + ": " + std::strerror(errno));
+  }
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd);
+    throw OutputRefused(path + " is " + file_kind_name(info.st_mode) + ", not a regular file");
+  }
+  const int error = output_detail::write_all(fd, bytes);
+  ::close(fd);
+  if (error != 0) throw OutputRefused(path + ": cannot be written: " + std::strerror(error));
+}
+
+}  // namespace heapline

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# output_targets_test.sh HEAPLINE HEAPLINE_BENCH LIBHEAPLINE SOURCE_DIR
+# The output rule (heapline/output_file.h) for every file the launcher and
+# heapline-bench write: each writer, given each kind of name that cannot be
+# an output (a FIFO, a device, a symbolic link to a file, a directory, a
+# name too long for the filesystem, an empty name, a missing directory),
+# refuses it in one line before its work (the command is not run), and
+# leaves what was there as it was; two outputs of one command that name one
+# file are refused; a render cut short by a file size limit, or a gnuplot
+# that exits 0 without a whole picture, replaces no earlier output.
+set -uo pipefail
+heapline=$1 bench=$2 LIB=$3 source_dir=$4
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+mkdir store render-store
+: > store/points.jsonl
+echo "victim" > victim
+# A fake report and live file: the writers refuse before reading them.
+echo '{}' > report.json
+echo 'x' > a.live
+
+# What a target is, to compare before and after.
+describe() {
+  if [[ -L $1 ]]; then echo "link to $(readlink "$1"), victim: $(cat victim)"
+  elif [[ -p $1 ]]; then echo fifo
+  elif [[ -c $1 ]]; then echo "char device $(stat -c %t:%T "$1")"
+  elif [[ -d $1 ]]; then echo "directory $(ls -A "$1" | tr '\n' ' ')"
+  elif [[ -e $1 ]]; then echo "file $(cat "$1")"
+  else echo none; fi
+}
+
+# make_target KIND NAME: puts a KIND at NAME.
+make_target() {
+  rm -rf "$2"
+  case $1 in
+    fifo) mkfifo "$2" ;;
+    device) mknod "$2" c 1 3 2>/dev/null || return 1 ;;  # /dev/null's numbers, in the test's own directory
+    symlink) ln -s "$work/victim" "$2" ;;
+    directory) mkdir "$2" ;;
+  esac
+}
+
+# check WHAT STATUS TARGET -- COMMAND...: COMMAND exits STATUS with one line
+# on stderr and nothing on stdout, TARGET is as it was, the command it
+# would run was not run, and no temporary is left.
+check() {
+  local what=$1 status=$2 target=$3
+  shift 4
+  local before after code
+  before=$(describe "$target")
+  rm -f ran
+  "$@" >out 2>err </dev/null
+  code=$?
+  after=$(describe "$target")
+  [[ $code == "$status" ]] || fail "$what: exit $code, expected $status: $(cat err)"
+  [[ $(wc -l <err) == 1 ]] || fail "$what: stderr is not one line: $(cat err)"
+  [[ ! -s out ]] || fail "$what: printed on stdout: $(cat out)"
+  [[ $before == "$after" ]] || fail "$what: $target was '$before', is '$after'"
+  [[ ! -e ran ]] || fail "$what: the command ran"
+  if compgen -G "$work/.heapline-*" >/dev/null || compgen -G "$work/*/.heapline-*" >/dev/null; then
+    fail "$what: a temporary was left: $(ls -A "$work" "$work"/*/ | grep .heapline-)"
+  fi
+}
+
+long=$(printf 'x%.0s' {1..300})
+command=(/bin/sh -c 'touch ran; exit 3')
+# Each writer, its exit status when it refuses, and its command with @ for
+# the output's name (@.svg for a plot).
+# (run: the command follows.)
+writers=(
+  "run --out|2|$heapline --out @"
+  "run --plot|2|$heapline --plot @.svg"
+  "profile -o|1|$heapline profile report.json -o @"
+  "convert -o|2|$heapline convert a.live -o @"
+  "export --out|1|$bench export --store store --out @"
+  "compare --json|1|$bench compare --build a=$LIB --build b=$LIB --runs 1 --only churn-1t --json @"
+)
+for writer in "${writers[@]}"; do
+  IFS='|' read -r what status template <<<"$writer"
+  suffix=""
+  [[ $template == *"@.svg"* ]] && suffix=".svg"
+  for kind in fifo device symlink directory; do
+    name="$work/target$suffix"
+    make_target "$kind" "$name" || continue
+    read -r -a argv <<<"${template//@$suffix/$name}"
+    [[ $what == run* ]] && argv+=(-- "${command[@]}")
+    check "$what $kind" "$status" "$name" -- "${argv[@]}"
+  done
+  rm -rf "$work/target$suffix"
+  for name in "$work/$long$suffix" "$work/nodir/x$suffix"; do
+    read -r -a argv <<<"${template//@$suffix/$name}"
+    [[ $what == run* ]] && argv+=(-- "${command[@]}")
+    [[ $what == export* && $name == */nodir/* ]] && continue  # export makes its directories
+    [[ $what == compare* && $name == */nodir/* ]] && continue  # so does compare
+    check "$what ${name:0:40}..." "$status" "$name" -- "${argv[@]}"
+  done
+done
+# An empty name is refused, never taken for the default.
+check "run --out ''" 2 none -- "$heapline" --out '' -- "${command[@]}"
+check "run --plot ''" 2 none -- "$heapline" --plot '' -- "${command[@]}"
+check "convert -o ''" 2 a.live -- "$heapline" convert a.live -o ''
+check "profile -o ''" 1 none -- "$heapline" profile report.json -o ''
+"$bench" export --store store --out '' >out 2>err
+code=$?
+[[ $code == 2 ]] && grep -q -- "^--out: must not be empty" err || fail "export --out '': exit $code: $(cat err)"
+# Two outputs of one command that name one file.
+echo old > x.svg
+check "run --out x.svg --plot x.svg" 2 x.svg -- "$heapline" --out x.svg --plot x.svg -- "${command[@]}"
+check "run --out x.svg --plot ./x.svg" 2 x.svg -- "$heapline" --out x.svg --plot ./x.svg -- "${command[@]}"
+mkdir -p cmp
+check "compare --json OUT/release-comparison.md --out OUT" 1 x.svg -- \
+  "$bench" compare --build "a=$LIB" --build "b=$LIB" --runs 1 --only churn-1t --json cmp/release-comparison.md --out cmp
+# render: a file of the page that is not a regular file is refused before the render.
+mkdir -p page
+for kind in fifo symlink directory; do
+  make_target "$kind" page/scenarios.md
+  check "render, scenarios.md a $kind" 1 page/scenarios.md -- "$bench" render --store render-store --out page
+done
+rm -rf page
+
+# gnuplot that exits 0 without a whole picture: the launcher says so in one
+# line, keeps the command's status, and the earlier plot stays.
+mkdir fakebin
+printf '#!/bin/sh\n# a gnuplot cut short: the output it names is left empty\nexit 0\n' >fakebin/gnuplot
+chmod +x fakebin/gnuplot
+echo "earlier plot" > p.png
+PATH="$work/fakebin:$PATH" "$heapline" --plot p.png -- /bin/sh -c 'exit 3' >out 2>err
+code=$?
+[[ $code == 3 ]] || fail "cut plot: exit $code, expected the command's 3"
+grep -q "^heapline: gnuplot failed (the picture it drew is not whole); no plot written" err ||
+  fail "cut plot: not said: $(cat err)"
+[[ $(cat p.png) == "earlier plot" ]] || fail "cut plot: the earlier plot was replaced"
+# A gnuplot that refuses the script: said, with its status.
+printf '#!/bin/sh\necho "line 1: invalid command" >&2\nexit 1\n' >fakebin/gnuplot
+PATH="$work/fakebin:$PATH" "$heapline" --plot p.png -- /bin/sh -c 'exit 3' >out 2>err
+code=$?
+[[ $code == 3 ]] || fail "refused plot: exit $code, expected the command's 3"
+grep -q "^heapline: gnuplot failed (exit status 1); no plot written" err || fail "refused plot: not said: $(cat err)"
+[[ $(cat p.png) == "earlier plot" ]] || fail "refused plot: the earlier plot was replaced"
+
+# render on a full disk (a file size limit) after a good render: it fails
+# in one line and every file of the earlier render is as it was.
+/usr/bin/python3 "$source_dir/tests/docs/make_history_store.py" render-store || fail "no store for render"
+if "$bench" render --store render-store --out good >/dev/null 2>render-err; then
+  (cd good && find . -type f | sort | xargs sha256sum) >before
+  (ulimit -f 2; "$bench" render --store render-store --out good >out 2>err)
+  code=$?
+  (cd good && find . -type f | sort | xargs sha256sum) >after
+  [[ $code != 0 ]] || fail "render on a full disk: exit 0"
+  [[ $(wc -l <err) -le 2 ]] || fail "render on a full disk: $(cat err)"
+  cmp -s before after || fail "render on a full disk changed the earlier render: $(diff before after)"
+  [[ -z $(find good -name '.heapline-*') ]] || fail "render on a full disk left temporaries"
+  # A gnuplot that exits 0 and draws nothing whole: refused, nothing replaced.
+  cat >fakebin/gnuplot <<'EOF'
+#!/bin/sh
+# Each picture the script names, begun and cut short.
+sed -n "s/^set output '\(.*\)'\$/\1/p" history.gp | while read -r name; do printf '<svg' >"$name"; done
+exit 0
+EOF
+  PATH="$work/fakebin:$PATH" "$bench" render --store render-store --out good >out 2>err
+  code=$?
+  (cd good && find . -type f | sort | xargs sha256sum) >after
+  [[ $code == 1 ]] || fail "render with a cut gnuplot: exit $code"
+  grep -q "the plots could not be drawn: gnuplot left .* cut short" err || fail "render with a cut gnuplot: $(cat err)"
+  cmp -s before after || fail "render with a cut gnuplot changed the earlier render: $(diff before after)"
+else
+  fail "the good render failed: $(cat render-err)"
+fi
+
+if ((failures > 0)); then
+  echo "$failures failure(s)"
+  exit 1
+fi
+echo "every writer follows the output rule"
