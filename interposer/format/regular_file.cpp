@@ -17,6 +17,19 @@ const char* file_kind_text(unsigned mode) { return file_kind_name(mode); }
 RegularFile RegularFile::open(const std::string& path) {
   RegularFile file;
   file.path_ = path;
+  // Looked at before it is opened: opening a device can act on it (a tape
+  // rewinds, a terminal becomes the controlling one), and a FIFO is never
+  // opened at all. The type is checked again on the descriptor below, for
+  // a name swapped in between.
+  struct stat named {};
+  if (::stat(path.c_str(), &named) != 0) {
+    file.error_ = path + ": " + std::strerror(errno);
+    return file;
+  }
+  if (!S_ISREG(named.st_mode)) {
+    file.error_ = path + " is " + file_kind_text(named.st_mode) + ", not a regular file";
+    return file;
+  }
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     file.error_ = path + ": " + std::strerror(errno);
@@ -54,6 +67,11 @@ RegularFile& RegularFile::operator=(RegularFile&& other) noexcept {
     size_ = other.size_;
   }
   return *this;
+}
+
+int RegularFile::release() {
+  size_ = 0;
+  return std::exchange(fd_, -1);
 }
 
 RegularFile::~RegularFile() {

@@ -1,13 +1,17 @@
 #include "symbolizer.h"
 
 #include <cxxabi.h>
+#include <elf.h>
 #include <elfutils/libdwfl.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <vector>
+
+#include <heapline/regular_file.h>
 
 namespace heapline::launcher {
 
@@ -29,15 +33,55 @@ std::string hex_bytes(const unsigned char* bytes, int count) {
   return text;
 }
 
-// Debug files are looked up by build id only (/usr/lib/debug/.build-id),
-// never downloaded.
+constexpr const char* kBuildIdDirectory = "/usr/lib/debug/.build-id/";
+
+// A module's separate debug file: looked up by build id only, in
+// /usr/lib/debug/.build-id, and read only when it is a regular file
+// (RegularFile). Never downloaded (libdw's standard lookup asks debuginfod
+// when DEBUGINFOD_URLS is set), never looked for beside the module (a
+// report names the module: its directory is anyone's).
+int find_debuginfo_by_build_id(Dwfl_Module* module, void**, const char*, Dwarf_Addr, const char*, const char*,
+                               GElf_Word, char** debuginfo_file_name) {
+  const unsigned char* bits = nullptr;
+  GElf_Addr vaddr = 0;
+  const int length = dwfl_module_build_id(module, &bits, &vaddr);
+  if (length < 2) return -1;
+  const std::string id = hex_bytes(bits, length);
+  const std::string path = kBuildIdDirectory + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
+  RegularFile file = RegularFile::open(path);
+  if (!file.ok()) return -1;
+  *debuginfo_file_name = strdup(path.c_str());
+  return file.release();
+}
+
+// The main file of a module is always given (module_for): libdw never
+// looks for one.
+int find_no_elf(Dwfl_Module*, void**, const char*, Dwarf_Addr, char**, Elf**) { return -1; }
+
 char* g_debuginfo_path = nullptr;
 const Dwfl_Callbacks kOffline = {
-    dwfl_build_id_find_elf,
-    dwfl_standard_find_debuginfo,
+    find_no_elf,
+    find_debuginfo_by_build_id,
     dwfl_offline_section_address,
     &g_debuginfo_path,
 };
+
+// A module a report names, opened to be read: a regular file (never a FIFO,
+// a device, a directory) that holds an ELF image (not a file of /proc,
+// whose size is 0, nor any other file's text); else `problem` says why not.
+RegularFile open_module(const std::string& path, std::string& problem) {
+  RegularFile file = RegularFile::open(path);
+  if (!file.ok()) {
+    problem = file.error();
+    return file;
+  }
+  unsigned char magic[SELFMAG] = {};
+  if (file.size() < sizeof(Elf64_Ehdr) || ::pread(file.fd(), magic, sizeof magic, 0) != SELFMAG ||
+      std::memcmp(magic, ELFMAG, SELFMAG) != 0) {
+    problem = path + " is not an ELF file";
+  }
+  return file;
+}
 
 }  // namespace
 
@@ -80,12 +124,17 @@ Symbolizer::Module& Symbolizer::module_for(const ProfileModuleData& wanted) {
   auto found = modules_.find(wanted.path);
   if (found != modules_.end()) return *found->second;
   auto module = std::make_unique<Module>();
-  module->dwfl = dwfl_begin(&kOffline);
-  if (module->dwfl != nullptr) {
-    module->module = dwfl_report_offline(module->dwfl, wanted.path.c_str(), wanted.path.c_str(), -1);
+  RegularFile file = open_module(wanted.path, module->problem);
+  if (!module->problem.empty()) {
+    // said in problems()
+  } else if ((module->dwfl = dwfl_begin(&kOffline)) != nullptr) {
+    // libdw reads the file from this descriptor, never by the name again.
+    module->module = dwfl_report_offline(module->dwfl, wanted.path.c_str(), wanted.path.c_str(), file.release());
     dwfl_report_end(module->dwfl, nullptr, nullptr);
   }
-  if (module->module == nullptr) {
+  if (!module->problem.empty()) {
+    // open_module said why
+  } else if (module->module == nullptr) {
     module->problem = wanted.path + ": cannot be read (" + dwfl_errmsg(-1) + ")";
   } else {
     const unsigned char* bits = nullptr;

@@ -1,9 +1,11 @@
-// Opening a file that something outside heapline wrote (a report, a live
-// file, a store): only a regular file is ever read. A FIFO, a device, a
-// directory or a socket is refused at once, never waited on: the open is
-// non-blocking (a FIFO with no writer would block an ordinary open for
-// ever) and the type is checked on the open descriptor (fstat), so the file
-// cannot be swapped between the check and the read.
+// Opening a file that something outside heapline wrote or named (a report,
+// a live file, a store, a module a report names): only a regular file is
+// ever read. A FIFO, a device, a directory or a socket is refused at once,
+// never opened (its type is looked at first) and never waited on: the open
+// is non-blocking (a FIFO swapped in would block an ordinary open for ever)
+// and the type is checked again on the open descriptor (fstat), so the file
+// cannot be swapped between the check and the read. Symbolic links are
+// followed: a library's name is often one.
 #pragma once
 
 #include <cstddef>
@@ -28,6 +30,9 @@ class RegularFile {
   std::size_t size() const { return size_; }
   // "PATH: what is wrong", when !ok().
   const std::string& error() const { return error_; }
+  // The descriptor, handed to its new owner (a library that closes it); the
+  // object holds none after.
+  int release();
   // The whole file, at most `limit` bytes (more is an error); empty `error`
   // on success.
   std::string read_all(std::size_t limit, std::string& error) const;
