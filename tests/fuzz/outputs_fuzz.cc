@@ -419,9 +419,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     expect(rows[i].size() == rows[0].size(), "a CSV row has the header's fields");
     const Point& p = real.points[i - 1];
     const auto& row = rows[i];
-    expect(row[column.at("measured_at")] == p.measured_at && row[column.at("commit")] == p.commit &&
-               row[column.at("scenario")] == p.scenario && row[column.at("heapline_version")] == p.heapline_version &&
-               row[column.at("fingerprint")] == p.fingerprint && row[column.at("machine")] == p.machine.describe(),
+    // A text that a spreadsheet would read as a formula is kept with a
+    // leading quote (csv_field), and no cell is one.
+    auto as_cell = [](const std::string& text) {
+      return !text.empty() && std::string_view("=+-@\t\r").find(text.front()) != std::string_view::npos ? "'" + text
+                                                                                                          : text;
+    };
+    expect(row[column.at("measured_at")] == as_cell(p.measured_at) && row[column.at("commit")] == as_cell(p.commit) &&
+               row[column.at("scenario")] == as_cell(p.scenario) &&
+               row[column.at("heapline_version")] == as_cell(p.heapline_version) &&
+               row[column.at("fingerprint")] == as_cell(p.fingerprint) &&
+               row[column.at("machine")] == as_cell(p.machine.describe()),
            "a CSV field is the point's text");
   }
 

@@ -162,5 +162,18 @@ TEST(Escaping, ACsvFieldIsQuotedOnlyWhenItMustBeAndReadsBack) {
     EXPECT_EQ(read_csv_field(csv_field(text)), text) << csv_field(text);
 }
 
+// A spreadsheet formula (OWASP's CSV injection: a cell that starts with = +
+// - @, a tab or a carriage return) is text, with a leading quote, whatever
+// follows it; the rest of the text is kept.
+TEST(Escaping, ACsvFieldIsNeverASpreadsheetFormula) {
+  for (const std::string formula : {"=HYPERLINK(\"http://x\",\"y\")", "+cmd|' /C calc'!A0", "-2+3", "@SUM(A1:A2)",
+                                    "\t=1+1", "\r=1+1", "=", "+", "-", "@"}) {
+    const std::string cell = read_csv_field(csv_field(formula));
+    EXPECT_EQ(cell, "'" + formula) << csv_field(formula);
+  }
+  for (const std::string text : {"churn-4t", "a=b", "x+1", "'quoted", " =1"})
+    EXPECT_EQ(read_csv_field(csv_field(text)), text) << csv_field(text);
+}
+
 }  // namespace
 }  // namespace heapline::bench

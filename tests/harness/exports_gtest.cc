@@ -249,6 +249,32 @@ std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
   return rows;
 }
 
+// Every text cell of the CSV (OWASP's CSV injection): a point whose every
+// text is a spreadsheet formula exports no cell that a spreadsheet would
+// run; only numbers (a negative figure) start with a sign.
+TEST(CsvExport, NoCellIsASpreadsheetFormula) {
+  const std::vector<std::string> formulas = {"=HYPERLINK(\"http://x\")", "+cmd|' /C calc'!A0", "-1+1", "@SUM(A1)",
+                                             "\t=1", "\r=1"};
+  std::vector<Point> points;
+  for (const std::string& formula : formulas) {
+    Point p = point_at("c1aaaaa", 0, -0.019, -0.02, -0.01);
+    p.scenario = p.commit = p.measured_at = p.timing = p.heapline_version = p.fingerprint = formula;
+    p.commit_range = CommitRange{formula, formula};
+    p.machine = {formula, 2, formula, formula, formula, formula};
+    points.push_back(p);
+  }
+  const auto rows = csv_rows(export_as("csv", points));
+  ASSERT_EQ(rows.size(), formulas.size() + 1);
+  for (std::size_t row = 1; row < rows.size(); ++row) {
+    for (const std::string& cell : rows[row]) {
+      if (cell.empty() || std::string_view("=+-@\t\r").find(cell.front()) == std::string_view::npos) continue;
+      char* end = nullptr;
+      std::strtod(cell.c_str(), &end);
+      EXPECT_EQ(*end, '\0') << "row " << row << ": a formula cell: " << cell;
+    }
+  }
+}
+
 TEST(CsvExport, EveryFigureWithItsIntervalColumns) {
   Point with_comma = point_at("c2aaaaa", 1, 0.03, 0.04, 0.01, "resident-1t");
   with_comma.machine.cpu_model = "Some \"Fast\" CPU, 2 GHz";

@@ -39,9 +39,16 @@ std::string markdown_text(std::string_view text) {
 }
 
 std::string csv_field(std::string_view text) {
-  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
+  // A spreadsheet reads a cell that starts with = + - @ (or a tab or a
+  // carriage return before one) as a formula, which can fetch a URL or run
+  // a command: such a text is made text with a leading quote (OWASP's rule
+  // for CSV injection). Figures are written as numbers, never through here.
+  std::string cell;
+  if (!text.empty() && std::string_view("=+-@\t\r").find(text.front()) != std::string_view::npos) cell = "'";
+  cell += text;
+  if (cell.find_first_of(",\"\r\n") == std::string::npos) return cell;
   std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  for (char c : cell) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
 }
 

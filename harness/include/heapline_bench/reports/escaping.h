@@ -33,8 +33,10 @@ std::string markdown_code(std::string_view text);
 // cell's end or the end of an HTML comment escaped with a backslash.
 std::string markdown_text(std::string_view text);
 
-// One CSV field (RFC 4180): quoted when it holds a comma, a quote or a line
-// break, quotes doubled.
+// One CSV text field (RFC 4180): quoted when it holds a comma, a quote or a
+// line break, quotes doubled; a text that starts with = + - @, a tab or a
+// carriage return (a spreadsheet formula) gets a leading ' (OWASP's rule for
+// CSV injection). Every text cell of every CSV heapline-bench writes is one.
 std::string csv_field(std::string_view text);
 
 }  // namespace heapline::bench
