@@ -180,6 +180,10 @@ ProfileSiteData read_site(const json& object, const std::string& where, bool wit
   site.samples = fields.unsigned_number(key::kSampleCount);
   site.sampled_bytes = fields.byte_size(key::kSampledBytes);
   if (!with_frames) return site;
+  if (fields.find(key::kKind, false) != nullptr) {
+    static const char* const kKinds[] = {kSiteKindMapped, nullptr};
+    site.mapped = fields.choice(key::kKind, kKinds) == 0;
+  }
   const json& frames = *fields.array(key::kFrames, true);
   for (std::size_t f = 0; f < frames.size(); ++f) {
     const json& frame = frames[f];
@@ -203,6 +207,7 @@ std::optional<ProfileData> read_profile(const Fields& top, const char* name) {
   ProfileData profile;
   profile.time_ns = fields.time_ns(key::kTimeNs);
   profile.heap_bytes = fields.bytes(key::kHeapBytes);
+  profile.mapped_bytes = fields.bytes(key::kMappedBytes, false);
   profile.mean_bytes = fields.byte_size(key::kMeanBytes);
   profile.live_samples = fields.unsigned_number(key::kLiveSamples);
   profile.stacks = fields.unsigned_number(key::kStacks);

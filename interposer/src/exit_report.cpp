@@ -34,7 +34,7 @@ ProfileSnapshot g_exit_profile;  // static: see the exit path's note on stacks
 SamplingReport g_sampling_report;
 
 // The sampler's figures, and the profile of what was never freed.
-const SamplingReport* sampling_at_exit(std::int64_t final_bytes, std::uint64_t t_ns) {
+const SamplingReport* sampling_at_exit(std::int64_t final_bytes, std::int64_t mapped_bytes, std::uint64_t t_ns) {
   SamplingReport& s = g_sampling_report;
   s.mean_bytes = sampler::mean_bytes();
   if (s.mean_bytes == 0) return &s;
@@ -47,8 +47,11 @@ const SamplingReport* sampling_at_exit(std::int64_t final_bytes, std::uint64_t t
   s.live_capacity = sampler::live_capacity();
   s.stack_capacity = sampler::stack_capacity();
   s.snapshots = totals.snapshots;
+  // The exit may be the peak (a program that frees nothing): the peak
+  // profile follows it as it follows any publish.
+  sampler::peak_raised(g_region->peak_profile, final_bytes, mapped_bytes, t_ns);
   s.peak_profile = &g_region->peak_profile;
-  sampler::snapshot_now(g_exit_profile, final_bytes, t_ns);
+  sampler::snapshot_now(g_exit_profile, final_bytes, mapped_bytes, t_ns);
   s.exit_profile = &g_exit_profile;
   return &s;
 }
@@ -251,7 +254,7 @@ void write_report_at_exit() {
   report.marker_slots = g_process.markers_claimed.load(std::memory_order_acquire);
   report.ended = "exit";
   if (g_process.live_file_problem[0] != 0) report.live_file_problem = g_process.live_file_problem;
-  report.sampling = sampling_at_exit(final_bytes, report.duration_ns);
+  report.sampling = sampling_at_exit(final_bytes, mapped::enabled() ? mapped_figures.live : 0, report.duration_ns);
   const char* culprit = nullptr;
   report.allocations_seen = program_malloc_is_ours(&culprit) ? 1 : 0;
   if (report.allocations_seen == 0) {

@@ -9,7 +9,8 @@
 //   per-stack sums for a snapshot, 32 bytes each              0.5 MiB
 //   foreign index: kForeignSlots (pointer, record) pairs      2 MiB
 //   a counting filter for foreign frees, 1 byte per bucket    64 KiB
-// about 8.8 MiB of address space at most; a process with a heap of H bytes
+//   sampled mappings' ranges, kMappedRanges of 24 bytes       384 KiB
+// about 9.2 MiB of address space at most; a process with a heap of H bytes
 // touches about (H / M) x (32 + 32) bytes of the set plus 272 per distinct
 // stack. When the set is full an allocation the meter chose is not sampled
 // (counted as dropped, and the report says how many).
@@ -36,6 +37,7 @@
 
 #include "config.h"
 #include "heapline/splitmix64.h"
+#include "atomic_max.h"
 #include "heapline/seqlock.h"
 #include "mapped_memory.h"
 #include "os.h"
@@ -117,15 +119,22 @@ constexpr std::uint32_t kLiveCapacity = 1u << 16;
 constexpr std::uint32_t kStackCapacity = 1u << 14;
 constexpr std::uint32_t kForeignSlots = 1u << 17;
 constexpr std::uint32_t kFilterBuckets = 1u << 16;
+constexpr std::uint32_t kMappedRanges = 1u << 14;
+// A peak profile is summed again once the peak has risen by this fraction of
+// itself since the latest sum and the sampled set has changed (peak_raised).
+constexpr std::int64_t kSnapshotFraction = 128;
 constexpr std::uint32_t kNoRecord = 0;
 // A foreign index entry's record for a block of the library's own (no
 // record: records are below kLiveCapacity).
 constexpr std::uint32_t kOwnForeign = UINT32_MAX;
 
 struct Record {
-  std::atomic<void*> block{nullptr};  // the program's pointer; nullptr: free
-  double probability;                 // that it was sampled (the estimator's p)
-  std::int64_t chunk;                 // bytes the heap figure counts for it
+  // The program's pointer (a mapping's: where it started); nullptr: free.
+  std::atomic<void*> block{nullptr};
+  double probability;  // that it was sampled (the estimator's p)
+  // Bytes the heap figure counts for it (a mapping's: those still counted,
+  // less as parts of it go; written under the mapping layer's lock).
+  std::atomic<std::int64_t> chunk;
   std::uint32_t stack;
   std::atomic<std::uint32_t> next_free;
 };
@@ -134,8 +143,16 @@ static_assert(sizeof(Record) == 32);
 struct Stack {
   std::uint64_t hash;  // 0: empty entry
   std::uint32_t depth;
-  std::uint32_t reserved;
+  std::uint32_t kind;  // ProfileSiteKind: a stack that allocated, or one that mapped
   std::uintptr_t frames[kProfileFrames];
+};
+
+// A sampled mapping's part that is still counted: [begin, end), in the
+// record's bytes. Sorted by address, disjoint.
+struct MappedRange {
+  std::uintptr_t begin, end;
+  std::uint32_t record;
+  std::uint32_t reserved;
 };
 
 struct SiteSum {
@@ -156,6 +173,7 @@ struct Arena {
   std::uint32_t touched[kStackCapacity];
   ForeignSlot foreign[kForeignSlots];
   std::atomic<std::uint8_t> filter[kFilterBuckets];
+  MappedRange ranges[kMappedRanges];
 };
 
 Arena* g_arena = nullptr;
@@ -172,6 +190,17 @@ std::atomic<std::uint64_t> g_samples{0};
 std::atomic<std::uint64_t> g_dropped{0};
 std::atomic<std::uint64_t> g_snapshots{0};
 std::atomic<std::int64_t> g_snapshot_at{0};
+// The peak of heap + mapped that the peak profile follows (this phase's).
+std::atomic<std::int64_t> g_profile_peak{0};
+// Changes of the live sampled set (a record added or removed, a sampled
+// mapping's bytes changed): a profile taken when the count was what it is
+// now still describes the set.
+std::atomic<std::uint64_t> g_set_changes{0};
+std::uint64_t g_changes_at_snapshot = 0;  // under the lock: g_set_changes as the latest peak snapshot read it
+// The sampled mappings' ranges in use (g_arena->ranges): changed only with
+// the mapping layer's lock held (mapped_memory.cpp calls the mapping_*
+// functions under it).
+std::uint32_t g_range_count = 0;
 
 // Waits for another thread's sample or snapshot (a dropped sample would
 // bias the estimates down), but not without end.
@@ -246,8 +275,8 @@ std::uint64_t mix(std::uint64_t value) {
 
 // Under the lock: the stack's index, added if new; 0 when the table is full
 // (such samples are counted under an empty stack).
-std::uint32_t intern_stack(const std::uintptr_t* frames, std::size_t depth) {
-  std::uint64_t hash = 0x9e3779b97f4a7c15ULL ^ depth;
+std::uint32_t intern_stack(const std::uintptr_t* frames, std::size_t depth, ProfileSiteKind kind) {
+  std::uint64_t hash = 0x9e3779b97f4a7c15ULL ^ depth ^ (static_cast<std::uint64_t>(kind) << 40);
   for (std::size_t i = 0; i < depth; ++i) hash = mix(hash ^ frames[i]);
   if (hash == 0) hash = 1;
   // Entry 0 is the empty stack of a full table; probing starts past it.
@@ -257,12 +286,14 @@ std::uint32_t intern_stack(const std::uintptr_t* frames, std::size_t depth) {
     if (stack.hash == 0) {
       if (g_stack_count + 1 >= kStackCapacity * 3 / 4) return 0;  // keep probes short
       stack.depth = static_cast<std::uint32_t>(depth);
+      stack.kind = kind;
       memcpy(stack.frames, frames, depth * sizeof frames[0]);
       stack.hash = hash;
       ++g_stack_count;
       return index;
     }
-    if (stack.hash == hash && stack.depth == depth && memcmp(stack.frames, frames, depth * sizeof frames[0]) == 0) {
+    if (stack.hash == hash && stack.depth == depth && stack.kind == kind &&
+        memcmp(stack.frames, frames, depth * sizeof frames[0]) == 0) {
       return index;
     }
   }
@@ -275,9 +306,10 @@ std::uint32_t add_record(void* block, double probability, std::int64_t chunk, st
   if (index == kNoRecord) return kNoRecord;
   Record& record = g_arena->records[index];
   record.probability = probability;
-  record.chunk = chunk;
+  record.chunk.store(chunk, std::memory_order_relaxed);
   record.stack = stack;
   record.block.store(block, std::memory_order_release);
+  g_set_changes.fetch_add(1, std::memory_order_relaxed);
   g_live.fetch_add(1, std::memory_order_relaxed);
   g_samples.fetch_add(1, std::memory_order_relaxed);
   return index;
@@ -288,9 +320,11 @@ void remove_record(std::uint32_t index, void* block) {
   if (index == kNoRecord || index >= kLiveCapacity || g_arena == nullptr) return;
   void* expected = block;
   if (!g_arena->records[index].block.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel)) return;
+  g_set_changes.fetch_add(1, std::memory_order_relaxed);
   g_live.fetch_sub(1, std::memory_order_relaxed);
   give_back(index);
 }
+
 
 // The part of a sample before the block exists: the stack, captured before
 // the lock (libunwind may allocate: t_inside keeps that unsampled).
@@ -428,7 +462,7 @@ void* allocate_sampled(const GlibcRequest& request, int* error) {
   bool sampled = false;
   if (try_lock()) {
     if (have_arena()) {
-      const std::uint32_t stack = intern_stack(captured.frames, captured.depth);
+      const std::uint32_t stack = intern_stack(captured.frames, captured.depth, kProfileSiteHeap);
       void* base = serve(request, prefix, error);
       if (base == nullptr) {
         unlock();
@@ -593,7 +627,7 @@ ForeignBlock note_foreign_allocation(void* p, std::size_t size, std::int64_t byt
   bool sampled = false;
   if (try_lock()) {
     if (have_arena() && g_foreign_live.load(std::memory_order_relaxed) < kForeignSlots / 2) {
-      const std::uint32_t stack = intern_stack(captured.frames, captured.depth);
+      const std::uint32_t stack = intern_stack(captured.frames, captured.depth, kProfileSiteHeap);
       const std::uint32_t index = add_record(p, probability, bytes, stack);
       if (index != kNoRecord) {
         std::uint32_t* slot = foreign_find(reinterpret_cast<std::uintptr_t>(p), true);
@@ -656,7 +690,7 @@ namespace {
 
 // Under the lock: the live set, summed by stack, into `out` (the top sites
 // with their frames named, the rest as `other`).
-void aggregate(ProfileSnapshot& out, std::int64_t heap_bytes, std::uint64_t t_ns) {
+void aggregate(ProfileSnapshot& out, std::int64_t heap_bytes, std::int64_t mapped_bytes, std::uint64_t t_ns) {
   const SeqlockWrite change(out.seq);
   const double mean = static_cast<double>(g_mean.load(std::memory_order_relaxed));
   std::uint32_t touched = 0;
@@ -667,19 +701,21 @@ void aggregate(ProfileSnapshot& out, std::int64_t heap_bytes, std::uint64_t t_ns
     const std::uint32_t stack = record.stack < kStackCapacity ? record.stack : 0;
     SiteSum& sum = g_arena->sums[stack];
     if (sum.samples == 0) g_arena->touched[touched++] = stack;
-    const double chunk = static_cast<double>(record.chunk);
+    const std::int64_t counted = record.chunk.load(std::memory_order_relaxed);
+    const double chunk = static_cast<double>(counted);
     const double p = record.probability > 0 && record.probability <= 1 ? record.probability : 1;
     const double weight = chunk / p;
     sum.bytes += weight;
     sum.variance += weight * weight * (1 - p);
     sum.samples += 1;
-    sum.sampled_bytes += static_cast<std::uint64_t>(record.chunk);
+    sum.sampled_bytes += static_cast<std::uint64_t>(counted);
     ++live_samples;
   }
   // The top sites by estimated bytes (a selection: touched is short).
   out.state = kProfileTaken;
   out.time_ns = t_ns;
   out.heap_bytes = heap_bytes;
+  out.mapped_bytes = mapped_bytes;
   out.mean_bytes = static_cast<std::uint64_t>(mean);
   out.live_samples = live_samples;
   out.stacks = touched;
@@ -714,6 +750,7 @@ void aggregate(ProfileSnapshot& out, std::int64_t heap_bytes, std::uint64_t t_ns
     site.sampled_bytes = sum.sampled_bytes;
     const Stack& stack = g_arena->stacks[top[i]];
     site.frame_count = top[i] == 0 ? 0 : stack.depth;
+    site.kind = top[i] == 0 ? kProfileSiteHeap : stack.kind;
     for (std::uint32_t f = 0; f < site.frame_count; ++f) site.frames[f] = namer.name(stack.frames[f]);
   }
   out.site_count = top_count;
@@ -735,43 +772,187 @@ void aggregate(ProfileSnapshot& out, std::int64_t heap_bytes, std::uint64_t t_ns
 
 }  // namespace
 
-void peak_raised(ProfileSnapshot& target, std::int64_t live, std::uint64_t t_ns, std::uint64_t precision_bound) {
+void peak_raised(ProfileSnapshot& target, std::int64_t heap, std::int64_t mapped, std::uint64_t t_ns) {
+  const std::int64_t total = heap + mapped;
+  // Called at every new peak of the heap and of heap + mapped: only the
+  // latter is the profile's.
+  if (raise_to(g_profile_peak, total) >= total) return;
   if (g_arena == nullptr || t_inside) return;
-  // A new snapshot once the published peak has risen by 1/128 of itself
-  // (so a long climb takes a few hundred, not one per publish). At 1/16 the
-  // profile's moment falls far enough before the peak for the known-sites
-  // test to see site A short of what it held at the peak. Published
-  // peaks are within the precision bound of the true ones: waiting for the
-  // peak to rise by the bound itself would leave the snapshot up to twice
-  // the bound behind.
-  (void)precision_bound;
+  // While the sampled set is what the latest snapshot summed, that
+  // snapshot is this moment's too: only its moment moves (a few stores).
+  // Once the set has changed, a new sum waits until the peak has risen by
+  // 1/kSnapshotFraction since the latest one, so that a climb sampled all
+  // the way takes a few hundred, not one per publish: the profile's moment
+  // is then within that fraction of the peak it describes (plus the
+  // precision bound, within which the published peak is the true one).
   const std::int64_t at = g_snapshot_at.load(std::memory_order_relaxed);
-  std::int64_t step = 64 * 1024;
-  if (live / 128 > step) step = live / 128;
-  if (live <= at + step) return;
+  const bool changed = g_set_changes.load(std::memory_order_relaxed) != g_changes_at_snapshot;
+  if (changed && total - at <= total / kSnapshotFraction) return;
   t_inside = true;
   if (!lock_now()) {
     t_inside = false;
     return;  // another thread samples: the next publish above tries again
   }
-  g_snapshot_at.store(live, std::memory_order_relaxed);
-  aggregate(target, live, t_ns);
-  g_snapshots.fetch_add(1, std::memory_order_relaxed);
+  g_snapshot_at.store(total, std::memory_order_relaxed);
+  if (target.state == kProfileTaken && g_set_changes.load(std::memory_order_acquire) == g_changes_at_snapshot) {
+    const SeqlockWrite change(target.seq);
+    target.time_ns = t_ns;
+    target.heap_bytes = heap;
+    target.mapped_bytes = mapped;
+  } else {
+    // Read before the sum: a removal during it (it takes no lock) is a
+    // change the next peak sees.
+    g_changes_at_snapshot = g_set_changes.load(std::memory_order_acquire);
+    aggregate(target, heap, mapped, t_ns);
+    g_snapshots.fetch_add(1, std::memory_order_relaxed);
+  }
   unlock();
   t_inside = false;
 }
 
-void phase_reset() { g_snapshot_at.store(0, std::memory_order_relaxed); }
+void phase_reset() {
+  g_snapshot_at.store(0, std::memory_order_relaxed);
+  g_profile_peak.store(0, std::memory_order_relaxed);
+}
 
-void snapshot_now(ProfileSnapshot& out, std::int64_t heap_bytes, std::uint64_t t_ns) {
+void snapshot_now(ProfileSnapshot& out, std::int64_t heap_bytes, std::int64_t mapped_bytes, std::uint64_t t_ns) {
   if (g_arena == nullptr) return;
   const bool was_inside = t_inside;
   t_inside = true;
   if (try_lock()) {
-    aggregate(out, heap_bytes, t_ns);
+    aggregate(out, heap_bytes, mapped_bytes, t_ns);
     unlock();
   }
   t_inside = was_inside;
+}
+
+// --- mapped memory ------------------------------------------------------------------
+// The sampled mappings' ranges (g_arena->ranges, g_range_count), changed
+// only with the mapping layer's lock held: one change at a time, in the
+// order the kernel made them. A record's bytes go down as its ranges go;
+// the record leaves the set with its last byte.
+
+namespace {
+
+// The first range that ends after `address` (g_range_count when none).
+std::uint32_t first_range_after(std::uintptr_t address) {
+  std::uint32_t low = 0, high = g_range_count;
+  while (low < high) {
+    const std::uint32_t middle = (low + high) / 2;
+    if (g_arena->ranges[middle].end <= address) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+// Inserts a range that overlaps none; false when the table is full.
+bool insert_range(std::uintptr_t begin, std::uintptr_t end, std::uint32_t record) {
+  if (g_range_count == kMappedRanges) return false;
+  const std::uint32_t at = first_range_after(begin);
+  memmove(&g_arena->ranges[at + 1], &g_arena->ranges[at], (g_range_count - at) * sizeof(MappedRange));
+  g_arena->ranges[at] = MappedRange{begin, end, record, 0};
+  ++g_range_count;
+  return true;
+}
+
+void erase_range(std::uint32_t at) {
+  memmove(&g_arena->ranges[at], &g_arena->ranges[at + 1], (g_range_count - at - 1) * sizeof(MappedRange));
+  --g_range_count;
+}
+
+// A record's mapping lost `bytes`: out of the set with its last one.
+void uncount_mapped(std::uint32_t record, std::int64_t bytes) {
+  if (bytes <= 0) return;
+  Record& entry = g_arena->records[record];
+  g_set_changes.fetch_add(1, std::memory_order_relaxed);
+  if (entry.chunk.fetch_sub(bytes, std::memory_order_relaxed) - bytes <= 0) {
+    remove_record(record, entry.block.load(std::memory_order_relaxed));
+  }
+}
+
+struct Piece {
+  std::uintptr_t begin, end;
+  std::uint32_t record;
+};
+
+// Takes the first sampled part of [begin, end) out of the table (a range
+// that reaches past either end keeps what is outside) into *piece; false
+// when there is none. A range split in two that finds the table full loses
+// its upper part, which goes with the piece's bytes.
+bool take_piece(std::uintptr_t begin, std::uintptr_t end, Piece* piece, std::int64_t* lost) {
+  *lost = 0;
+  const std::uint32_t at = first_range_after(begin);
+  if (at == g_range_count || g_arena->ranges[at].begin >= end) return false;
+  MappedRange& range = g_arena->ranges[at];
+  const MappedRange whole = range;
+  piece->begin = whole.begin > begin ? whole.begin : begin;
+  piece->end = whole.end < end ? whole.end : end;
+  piece->record = whole.record;
+  const bool keeps_lower = whole.begin < piece->begin;
+  const bool keeps_upper = whole.end > piece->end;
+  if (keeps_lower) {
+    range.end = piece->begin;
+    if (keeps_upper && !insert_range(piece->end, whole.end, whole.record)) {
+      *lost = static_cast<std::int64_t>(whole.end - piece->end);
+    }
+  } else if (keeps_upper) {
+    range.begin = piece->end;
+  } else {
+    erase_range(at);
+  }
+  return true;
+}
+
+}  // namespace
+
+void mapping_added(std::uintptr_t begin, std::uintptr_t end) {
+  if (end <= begin || t_inside || !enabled()) return;
+  const std::size_t bytes = end - begin;
+  if (!meter_runs_out(bytes)) return;
+  const double probability = sample_probability(bytes);
+  if (probability == 0) return;
+  const Captured captured = begin_sample();
+  bool sampled = false;
+  if (try_lock()) {
+    if (have_arena() && g_range_count < kMappedRanges) {
+      const std::uint32_t stack = intern_stack(captured.frames, captured.depth, kProfileSiteMapped);
+      void* identity = reinterpret_cast<void*>(begin);
+      const std::uint32_t index = add_record(identity, probability, static_cast<std::int64_t>(bytes), stack);
+      if (index != kNoRecord) {
+        insert_range(begin, end, index);  // room checked above; only this thread changes the table
+        sampled = true;
+      }
+    }
+    unlock();
+  }
+  t_inside = false;
+  if (!sampled) g_dropped.fetch_add(1, std::memory_order_relaxed);
+}
+
+void mapping_removed(std::uintptr_t begin, std::uintptr_t end) {
+  if (g_range_count == 0) return;
+  Piece piece;
+  std::int64_t lost;
+  while (take_piece(begin, end, &piece, &lost)) {
+    uncount_mapped(piece.record, static_cast<std::int64_t>(piece.end - piece.begin) + lost);
+  }
+}
+
+void mapping_moved(std::uintptr_t old_begin, std::uintptr_t old_end, std::uintptr_t new_begin,
+                   std::uintptr_t new_end) {
+  if (g_range_count == 0) return;
+  // The new range is disjoint from the old (the kernel's rule for a move):
+  // a piece put there is never taken again by this loop.
+  Piece piece;
+  std::int64_t lost;
+  while (take_piece(old_begin, old_end, &piece, &lost)) {
+    std::uintptr_t begin = new_begin + (piece.begin - old_begin);
+    std::uintptr_t end = new_begin + (piece.end - old_begin);
+    if (end > new_end) end = new_end;
+    if (begin < end && !insert_range(begin, end, piece.record)) begin = end;  // no room: its bytes go
+    const std::int64_t kept = begin < end ? static_cast<std::int64_t>(end - begin) : 0;
+    uncount_mapped(piece.record, static_cast<std::int64_t>(piece.end - piece.begin) - kept + lost);
+  }
 }
 
 Totals totals() {

@@ -157,17 +157,33 @@ ForeignBlock forget_foreign(void* p);
 // sampler's lock is busy): then it is counted as the program's.
 bool keep_own_foreign(void* p);
 
+// --- mapped memory ---------------------------------------------------------
+// Anonymous private memory the mapped series counts (mapped_memory.h) is
+// metered like the heap: each range that starts to count (a mapping, a
+// mapping grown by mremap) subtracts its bytes from the same meter, and the
+// one that runs it out is sampled with its stack; the sampled part of a
+// range follows unmaps, shrinks and moves. Each is called with the mapping
+// layer's lock held (one change at a time).
+// [begin, end) counts from now on.
+void mapping_added(std::uintptr_t begin, std::uintptr_t end);
+// [begin, end) counts no more (unmapped, replaced, shrunk away).
+void mapping_removed(std::uintptr_t begin, std::uintptr_t end);
+// [old_begin, old_end) moved to new_begin (mremap); what lies past new_end
+// went.
+void mapping_moved(std::uintptr_t old_begin, std::uintptr_t old_end, std::uintptr_t new_begin, std::uintptr_t new_end);
+
 // --- profiles --------------------------------------------------------------
-// A new phase peak was published (sampling.cpp): snapshots the live set
-// into `target` (the live file's peak profile) when the peak rose by more
-// than 1/128 of itself since the latest snapshot.
+// A new peak of the heap or of heap + mapped (`heap` and `mapped` then) was
+// published (sampling.cpp): snapshots the live set into `target` (the live
+// file's peak profile) when heap + mapped is this phase's largest and has
+// risen by more than 1/128 of itself since the latest snapshot.
 // Never waits: when another thread holds the sampler, the next publish
 // above tries again. `t_ns`: since the start.
-void peak_raised(ProfileSnapshot& target, std::int64_t live, std::uint64_t t_ns, std::uint64_t precision_bound);
+void peak_raised(ProfileSnapshot& target, std::int64_t heap, std::int64_t mapped, std::uint64_t t_ns);
 // heapline_reset_peak(): the next phase peak gets its own snapshot.
 void phase_reset();
 // The live set now, as a profile (the exit's: what was never freed).
-void snapshot_now(ProfileSnapshot& out, std::int64_t heap_bytes, std::uint64_t t_ns);
+void snapshot_now(ProfileSnapshot& out, std::int64_t heap_bytes, std::int64_t mapped_bytes, std::uint64_t t_ns);
 // Counts for the report.
 struct Totals {
   std::uint64_t samples;     // sampled blocks, ever

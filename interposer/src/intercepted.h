@@ -51,10 +51,12 @@
   X(heapline_v1_total_peak_bytes)
 
 // The functions whose blocks the heap sampler meters, each an exported one
-// (the report's sampling.entry_points; free only gives back).
+// (the report's sampling.entry_points; free and munmap only give back).
+// mmap, mmap64 and mremap: anonymous private memory, as the mapped series
+// counts it.
 #define HEAPLINE_SAMPLED_FUNCTIONS(X)                                                           \
   X(malloc) X(calloc) X(realloc) X(reallocarray) X(posix_memalign) X(aligned_alloc) X(memalign) \
-  X(valloc) X(pvalloc)
+  X(valloc) X(pvalloc) X(mmap) X(mmap64) X(mremap)
 
 #ifdef __cplusplus
 

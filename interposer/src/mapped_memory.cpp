@@ -9,6 +9,7 @@
 #include <atomic>
 
 #include "atomic_max.h"
+#include "heap_sampler.h"
 #include "heapline/seqlock.h"
 #include "loaded_object.h"
 #include "mapped_regions.h"
@@ -217,10 +218,16 @@ void* map(void* address, std::size_t length, int prot, int flags, int fd, off_t 
   std::int64_t delta = 0;
   pthread_mutex_lock(&g_lock);
   // MAP_FIXED replaces whatever was mapped there, counted or not.
-  if (replaces) delta -= untrack(address_of(address), page_end(address, length));
+  if (replaces) {
+    delta -= untrack(address_of(address), page_end(address, length));
+    sampler::mapping_removed(address_of(address), page_end(address, length));
+  }
   inside.restore_errno();
   void* p = os::map(address, length, prot, flags, fd, offset);
-  if (p != MAP_FAILED && counted) delta += track(address_of(p), page_end(p, length));
+  if (p != MAP_FAILED && counted) {
+    delta += track(address_of(p), page_end(p, length));
+    sampler::mapping_added(address_of(p), page_end(p, length));
+  }
   inside.publish_keeping_errno(delta, p != MAP_FAILED);
   pthread_mutex_unlock(&g_lock);
   return p;
@@ -232,7 +239,10 @@ int unmap(void* address, std::size_t length) {
   pthread_mutex_lock(&g_lock);
   int result = os::unmap(address, length);
   std::int64_t removed = 0;
-  if (result == 0) removed = untrack(address_of(address), page_end(address, length));
+  if (result == 0) {
+    removed = untrack(address_of(address), page_end(address, length));
+    sampler::mapping_removed(address_of(address), page_end(address, length));
+  }
   inside.publish_keeping_errno(-removed, result == 0);
   pthread_mutex_unlock(&g_lock);
   return result;
@@ -252,14 +262,31 @@ void* remap(void* old_address, std::size_t old_length, std::size_t new_length, i
   if (p != MAP_FAILED) {
     const std::uintptr_t begin = address_of(p);
     const std::uintptr_t end = page_end(p, new_length);
+    // The heap sampler's parts of counted mappings follow (heap_sampler.h),
+    // and bytes that start to count are metered as a new mapping's.
     if (begin == old_begin) {
-      if (end < old_end) delta -= untrack(end, old_end);
-      if (end > old_end && counted) delta += track(old_end, end);
+      if (end < old_end) {
+        delta -= untrack(end, old_end);
+        sampler::mapping_removed(end, old_end);
+      }
+      if (end > old_end && counted) {
+        delta += track(old_end, end);
+        sampler::mapping_added(old_end, end);
+      }
     } else {
       // Moved. MREMAP_DONTUNMAP leaves the old range mapped (empty).
-      if ((flags & MREMAP_DONTUNMAP) == 0) delta -= untrack(old_begin, old_end);
+      const bool unmaps_old = (flags & MREMAP_DONTUNMAP) == 0;
+      if (unmaps_old) delta -= untrack(old_begin, old_end);
       delta -= untrack(begin, end);  // MREMAP_FIXED replaced what was there
-      if (counted) delta += track(begin, end);
+      sampler::mapping_removed(begin, end);
+      if (unmaps_old) sampler::mapping_moved(old_begin, old_end, begin, end);
+      if (counted) {
+        delta += track(begin, end);
+        // What the move brought along was counted before; what it grew by
+        // (or, with MREMAP_DONTUNMAP, all of it) is new.
+        const std::uintptr_t carried = unmaps_old ? begin + (old_end - old_begin) : begin;
+        if (carried < end) sampler::mapping_added(carried, end);
+      }
     }
   }
   inside.publish_keeping_errno(delta, p != MAP_FAILED);

@@ -165,6 +165,8 @@ void append_profile(TextSink& sink, const ProfileSnapshot* profile) {
   append_ns(sink, profile->time_ns);
   append_key(sink, ",", key::kHeapBytes);
   append_bytes(sink, profile->heap_bytes);
+  append_key(sink, ",", key::kMappedBytes);
+  append_bytes(sink, profile->mapped_bytes);
   append_key(sink, ",", key::kMeanBytes);
   append_byte_size(sink, profile->mean_bytes);
   append_key(sink, ",", key::kLiveSamples);
@@ -179,6 +181,10 @@ void append_profile(TextSink& sink, const ProfileSnapshot* profile) {
     const ProfileSite& site = profile->sites[i];
     sink.append(i == 0 ? "\n{" : ",\n{");
     append_site_counts(sink, site);
+    if (site.kind == kProfileSiteMapped) {
+      append_key(sink, ",", key::kKind);
+      append_string(sink, kSiteKindMapped);
+    }
     append_key(sink, ",", key::kFrames);
     sink.append('[');
     const std::uint32_t frames = site.frame_count < kProfileFrames ? site.frame_count : kProfileFrames;

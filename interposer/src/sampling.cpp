@@ -219,9 +219,7 @@ std::uint64_t peak_clock(std::uint64_t publish_now) {
   if (live > g_published.phase_peak.load(std::memory_order_relaxed)) {
     const std::uint64_t at = peak_clock(now);
     raise_peaks(live, at);
-    sampler::peak_raised(g_region->peak_profile, live, since_start(at),
-                         g_threads.max_registered.load(std::memory_order_relaxed) *
-                             static_cast<std::uint64_t>(g_budget.max_threshold.load(std::memory_order_relaxed)));
+    sampler::peak_raised(g_region->peak_profile, live, mapped::live_bytes(), since_start(at));
   }
 }
 
@@ -380,6 +378,9 @@ void publish_value(std::int64_t delta) { publish_delta(delta); }
 
 void raise_total_peak_in_file(std::int64_t total, std::uint64_t now) {
   raise_total_peak(total, now);
+  // The peak profile follows heap + mapped.
+  const std::int64_t mapped_live = mapped::live_bytes();
+  sampler::peak_raised(g_region->peak_profile, total - mapped_live, mapped_live, since_start(now));
   LiveHeader& h = g_region->header;
   if (raise_to(h.total_peak_at_once, total) < total) {
     h.total_peak_at_once_ns.store(since_start(now), std::memory_order_relaxed);

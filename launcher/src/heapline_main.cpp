@@ -1,7 +1,7 @@
 // heapline: run a command with libheapline.so preloaded, and the tools
 // around its files.
 //
-//   heapline [run] [--out F] [--plot F.png|F.svg] [--summary] [--follow tree|command] [--quiet] [--lib PATH] [--]
+//   heapline [run] [--out F] [--plot F.png|F.svg] [--summary|--quiet] [-v] [--follow tree|command] [--lib PATH] [--]
 //            CMD ARGS...                        commands/run_command.cpp
 //   heapline convert LIVE_FILE [-o OUT] [--signal N]   commands/convert_command.cpp
 //   heapline top PID [--once] [--interval SECONDS]     commands/top_command.cpp

@@ -413,6 +413,16 @@ std::string mapped_column(const ParsedReport& report) {
 
 }  // namespace
 
+bool is_trivial_helper(const TreeReport& entry, const std::vector<TreeReport>& reports) {
+  if (&entry == &reports.front()) return false;  // the command is never folded
+  const ParsedReport& report = entry.report;
+  std::int64_t largest = 0;
+  for (const TreeReport& other : reports) largest = std::max(largest, whole_peak(other.report).bytes);
+  const std::int64_t peak = whole_peak(report).bytes;
+  return report.ended_by_exit() && report.duration_ns < kHelperMostNs && peak < kHelperMostBytes &&
+         peak <= largest / 8;
+}
+
 std::string summarize_tree(const std::vector<TreeReport>& reports, std::size_t max_rows) {
   if (reports.size() < 2) return "";
   const std::uint64_t origin = tree_origin_unix_ns(reports);
@@ -423,12 +433,23 @@ std::string summarize_tree(const std::vector<TreeReport>& reports, std::size_t m
                      " processes (peak of heap + mapped and when, times from the first one's start; each one's own "
                      "heap and mapped peaks, and peak resident set; pid, parent, program):\n";
   char line[512];
-  std::size_t shown = 0;
+  std::size_t shown = 0, rest = 0;
   std::int64_t rest_largest = -1;
+  // The trivial helpers (a shim's shells), by program, in one line.
+  std::size_t helpers = 0;
+  std::int64_t helpers_largest = 0;
+  std::map<std::string, std::size_t> helper_programs;
   for (const TreeReport* entry : largest_first(reports)) {
     const ParsedReport& report = entry->report;
     const WholePeak peak = whole_peak(report);
+    if (is_trivial_helper(*entry, reports)) {
+      ++helpers;
+      helpers_largest = std::max(helpers_largest, peak.bytes);
+      ++helper_programs[program_of(report)];
+      continue;
+    }
     if (shown == max_rows) {
+      ++rest;
       rest_largest = std::max(rest_largest, peak.bytes);
       continue;
     }
@@ -444,9 +465,25 @@ std::string summarize_tree(const std::vector<TreeReport>& reports, std::size_t m
                   program.c_str());
     text += line;
   }
-  if (rest_largest >= 0) {
-    text += "heapline:   ... and " + std::to_string(reports.size() - shown) + " more, each at most " +
-            human_bytes(rest_largest) + "\n";
+  if (rest > 0) {
+    text += "heapline:   ... and " + std::to_string(rest) + " more, each at most " + human_bytes(rest_largest) + "\n";
+  }
+  if (helpers > 0) {
+    // The most frequent programs first.
+    std::vector<std::pair<std::size_t, std::string>> programs;
+    for (const auto& [program, count] : helper_programs) programs.emplace_back(count, program);
+    std::stable_sort(programs.begin(), programs.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::string names;
+    for (std::size_t i = 0; i < programs.size(); ++i) {
+      if (i == 4) {
+        names += ", ...";
+        break;
+      }
+      names += (i == 0 ? "" : ", ") + std::to_string(programs[i].first) + " " + programs[i].second;
+    }
+    text += "heapline:   " + std::to_string(helpers) + (helpers == 1 ? " short-lived helper" : " short-lived helpers") +
+            " (" + names + "), each under " + human_seconds(static_cast<std::int64_t>(kHelperMostNs)) +
+            " and at most " + human_bytes(helpers_largest) + "; --verbose lists each\n";
   }
   const TreeSum sum = sum_over_time(reports);
   if (sum.overlapping > 1) {

@@ -70,7 +70,7 @@ class ReportWatch {
 std::vector<TreeReport> find_child_reports(const std::string& plain_path, const RunIdentity& run,
                                            const std::vector<TreeReport>& seen, std::vector<std::string>& notes);
 
-// The one-line summary of each process, for --summary.
+// The one-line summary of each process, for --verbose.
 std::string summarize_each(const std::vector<TreeReport>& reports);
 
 // A process's peak of heap + mapped and its time since the process's start:
@@ -128,11 +128,20 @@ std::uint64_t tree_origin_unix_ns(const std::vector<TreeReport>& reports);
 // heap + mapped first.
 std::vector<const TreeReport*> largest_first(const std::vector<TreeReport>& reports);
 
+// A trivial short-lived helper of the tree (a shim's bash, a readlink):
+// not the command, ended by exit within kHelperMostNs, its peak of heap +
+// mapped under kHelperMostBytes and at most an eighth of the tree's
+// largest process's. The summary folds them into one line.
+constexpr std::uint64_t kHelperMostNs = 1'000'000'000;
+constexpr std::int64_t kHelperMostBytes = 1 << 20;
+bool is_trivial_helper(const TreeReport& entry, const std::vector<TreeReport>& reports);
+
 // The launcher's lines for the tree: one per process (its peak of heap +
 // mapped and when, its own peaks of the heap and of mapped memory, pid,
-// parent, program), the largest `max_rows` first and the rest counted, then
-// the sum over time when processes overlapped. The command's report is
-// first in `reports`.
-std::string summarize_tree(const std::vector<TreeReport>& reports, std::size_t max_rows = 12);
+// parent, program), the largest `max_rows` first and the rest counted, the
+// trivial helpers in one line (how many of each program), then the sum over
+// time when processes overlapped. The command's report is first in
+// `reports`.
+std::string summarize_tree(const std::vector<TreeReport>& reports, std::size_t max_rows = 5);
 
 }  // namespace heapline::launcher

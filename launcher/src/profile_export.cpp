@@ -34,8 +34,12 @@ std::string estimate_text(std::int64_t bytes, std::int64_t error_bytes) {
 
 std::string profile_text(const ProfileData& profile, const std::vector<NamedSite>& sites,
                          const std::string& title, std::size_t max_sites, bool with_stacks) {
-  std::string text = title + " at " + human_seconds(static_cast<std::int64_t>(profile.time_ns)) + ": heap " +
-                     human_bytes(profile.heap_bytes) + "; the sampled sites estimate " +
+  // A profile that follows heap + mapped says both (older ones: the heap).
+  const std::string held = profile.mapped_bytes != 0 ? "heap " + human_bytes(profile.heap_bytes) + " + mapped " +
+                                                          human_bytes(profile.mapped_bytes)
+                                                    : "heap " + human_bytes(profile.heap_bytes);
+  std::string text = title + " at " + human_seconds(static_cast<std::int64_t>(profile.time_ns)) + ": " + held +
+                     "; the sampled sites estimate " +
                      estimate_text(profile.bytes, profile.error_bytes) + " (" + std::to_string(profile.live_samples) +
                      " live samples, one per " + human_bytes(static_cast<std::int64_t>(profile.mean_bytes)) +
                      " on average; errors are three standard errors)\n";
@@ -53,13 +57,20 @@ std::string profile_text(const ProfileData& profile, const std::vector<NamedSite
     std::snprintf(head, sizeof head, "  %24s  %5llu samples  ", estimate_text(named.site->bytes, named.site->error_bytes).c_str(),
                   static_cast<unsigned long long>(named.site->samples));
     // A frame's names are the binary's and its debug file's: any bytes.
-    text += head + terminal_text(named.frames.empty() ? named.where() : named.frames[0].text()) + "\n";
+    text += std::string(head) + (named.site->mapped ? "(mapped) " : "") +
+            terminal_text(named.frames.empty() ? named.where() : named.frames[0].text()) + "\n";
     if (with_stacks) {
       for (std::size_t f = 1; f < named.frames.size(); ++f) {
         text += std::string(44, ' ') + "< " + terminal_text(named.frames[f].text()) + "\n";
       }
     } else if (named.frames.size() > 1) {
-      text += std::string(44, ' ') + "< " + terminal_text(named.frames[1].text()) + "\n";
+      // The caller, and past callers without a name (a stripped program's
+      // own functions) up to the first that has one: what the site is for.
+      std::string callers = "< " + terminal_text(named.frames[1].text());
+      for (std::size_t f = 2; f < named.frames.size() && named.frames[f - 1].function.empty(); ++f) {
+        callers += " < " + terminal_text(named.frames[f].text());
+      }
+      text += std::string(44, ' ') + callers + "\n";
     }
   }
   if (rest_sites > 0) {

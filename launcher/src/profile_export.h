@@ -27,7 +27,9 @@ std::vector<NamedSite> name_sites(const ProfileData& profile, Symbolizer& symbol
 std::string estimate_text(std::int64_t bytes, std::int64_t error_bytes);
 
 // One line per site, largest first (at most `max_sites`), each with its
-// stack below it when `with_stacks`; then the other sites, summed.
+// stack below it when `with_stacks`, else its caller (and the callers past
+// it up to the first with a name); then the other sites, summed. A site
+// that mapped memory says "(mapped)".
 std::string profile_text(const ProfileData& profile, const std::vector<NamedSite>& sites,
                          const std::string& title, std::size_t max_sites, bool with_stacks);
 

@@ -59,13 +59,19 @@ std::string summarize_tree_profile(const std::vector<TreeReport>& tree, Symboliz
                      std::to_string(report.pid) + " (" + program_name(report) + ") held up to " +
                      human_bytes(largest_point->most) + " of it";
   if (has_mapped_series(report)) {
-    // Mapped memory has no call sites: the sampled sites explain the heap.
+    // A report whose profile names no mapping sites (an older library's)
+    // explains the heap alone.
+    const std::optional<SamplingData>& sampling = report.sampling;
+    const bool heap_sites_only = sampling && sampling->peak_profile && sampling->peak_profile->mapped_bytes == 0 &&
+                                 largest_point->mapped != 0;
     text += " (heap " + human_bytes(largest_point->heap) + ", mapped " + human_bytes(largest_point->mapped) +
-            " then; the sites are the heap's)";
+            (heap_sites_only ? " then; the sites are the heap's)" : " then)");
   }
-  if (largest == 0) return text + "; its sites are above\n";
-  text += "\n";
-  return text + summarize_peak_profile(report, max_sites, symbolizer);
+  const std::string sites = summarize_peak_profile(report, max_sites, symbolizer);
+  // The first report's sites are printed just before this line; a
+  // process without a peak profile (sampling off) has none to point to.
+  if (largest == 0) return text + (sites.empty() ? "\n" : "; its sites are above\n");
+  return text + "\n" + sites;
 }
 
 std::optional<std::string> top_peak_site(const ParsedReport& report, Symbolizer& symbolizer) {

@@ -102,7 +102,7 @@ std::string function_name(const char* symbol) {
 std::string FrameName::text() const {
   if (function.empty()) return module + "+" + hex(address);
   if (!file.empty()) return function + " (" + std::filesystem::path(file).filename().string() + ":" + std::to_string(line) + ")";
-  return function + " (" + module + ")";
+  return function + "+" + hex(offset) + " (" + module + "+" + hex(address) + ")";
 }
 
 std::string FrameName::short_text() const { return function.empty() ? module + "+" + hex(address) : function; }
@@ -174,6 +174,7 @@ FrameName Symbolizer::name(const ProfileData& profile, const ProfileFrameData& f
     GElf_Sym symbol;
     const char* function = dwfl_module_addrinfo(module.module, address, &offset, &symbol, nullptr, nullptr, nullptr);
     name.function = function_name(function);
+    if (function != nullptr) name.offset = offset + 1;  // looked up one byte before the return address
     // A versioned dynamic symbol reads "__libc_start_main@@GLIBC_2.34".
     if (const std::size_t at = name.function.find('@'); at != std::string::npos && at > 0) name.function.resize(at);
     if (Dwfl_Line* line = dwfl_module_getsrc(module.module, address); line != nullptr) {

@@ -23,7 +23,10 @@ struct FrameName {
   int line = 0;
   std::string module;    // the module's file name (no directory)
   std::uint64_t address = 0;
-  // "function (file:line)", "function (module)", or "module+0xADDR".
+  std::uint64_t offset = 0;  // from the function's start (the return address's)
+  // "function (file:line)"; without a line table "function+0xOFFSET
+  // (module+0xADDR)", so that two sites in one function read apart; or
+  // "module+0xADDR".
   std::string text() const;
   // The function, or "module+0xADDR" when unknown: a stack's element.
   std::string short_text() const;

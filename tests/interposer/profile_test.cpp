@@ -221,12 +221,13 @@ TEST_F(AlignedSites, HalfTheKnownSitesFromEachAlignedFunctionWithJemalloc) {
 }
 
 // The report names the functions whose blocks the sampler meters (every
-// function that allocates), and each one named is: a block of 1 MiB from
-// it, held at exit, is in the exit profile at a site in the program, with
-// every block sampled (HEAPLINE_SAMPLE=1), under glibc and jemalloc.
+// function that allocates, and those that map anonymous memory), and each
+// one named is: a block (or mapping) of 1 MiB from it, held at exit, is in
+// the exit profile at a site in the program, with every block sampled
+// (HEAPLINE_SAMPLE=1), under glibc and jemalloc.
 TEST_F(ProfileTest, EveryFunctionTheReportNamesIsSampled) {
-  const std::vector<std::string> expected{"malloc",        "calloc",   "realloc", "reallocarray", "posix_memalign",
-                                          "aligned_alloc", "memalign", "valloc",  "pvalloc"};
+  const std::vector<std::string> expected{"malloc",   "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc",
+                                          "memalign", "valloc", "pvalloc", "mmap",         "mmap64",         "mremap"};
   constexpr std::int64_t kBytes = 1 << 20;
   std::vector<std::string> preloads{kLib};
   if (!kJemalloc.empty()) preloads.push_back(kLib + ":" + kJemalloc);
@@ -452,6 +453,64 @@ TEST_F(ProfileTest, ARecordFreedServesAgainSoALongRunsProfileStaysWhole) {
   ASSERT_TRUE(report["exit_profile"].is_object()) << report.dump();
   EXPECT_EQ(report["exit_profile"]["bytes"], report["final_bytes"]);
   EXPECT_EQ(report["exit_profile"]["error_bytes"], 0);
+}
+
+// Every mapping sampled (HEAPLINE_SAMPLE=1): the profiles follow the
+// mapped series through partial unmaps, shrinks, moves that grow, and
+// mappings placed over counted ones (mapped_patterns kinds), and hold every
+// byte of it: at exit (what is still mapped) and at the peak of heap +
+// mapped, each site told as the heap's or as mapped memory.
+TEST_F(ProfileTest, EveryMappingSampledLeavesProfilesOfEveryMappedByte) {
+  const RunResult result = run({MAPPED_PATTERNS, "kinds"},
+                               preload_options(kLib, dir_, "kinds.json", {{"HEAPLINE_SAMPLE", "1"}, {"HEAPLINE_PRECISION", "exact"}}));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto keys = parse_keys(result.out);
+  const json report = read_json(dir_ / "kinds.json");
+  ASSERT_EQ(report["mapped"]["final_bytes"].get<std::int64_t>(), keys.at("mapped_final"));
+  auto mapped_sites = [](const json& profile) {
+    std::int64_t bytes = 0;
+    for (const json& site : profile.at("sites")) {
+      if (site.value("kind", "") == "mapped") bytes += site.at("bytes").get<std::int64_t>();
+    }
+    return bytes;
+  };
+  const json& at_exit = report.at("exit_profile");
+  ASSERT_TRUE(at_exit.is_object()) << report.dump();
+  EXPECT_EQ(at_exit["mapped_bytes"].get<std::int64_t>(), keys.at("mapped_final"));
+  EXPECT_EQ(mapped_sites(at_exit), keys.at("mapped_final")) << at_exit.dump();
+  EXPECT_EQ(at_exit["bytes"], report["final_bytes"].get<std::int64_t>() + keys.at("mapped_final"));
+  const json& at_peak = report.at("peak_profile");
+  ASSERT_TRUE(at_peak.is_object()) << report.dump();
+  EXPECT_GT(at_peak["mapped_bytes"].get<std::int64_t>(), 0);
+  EXPECT_EQ(mapped_sites(at_peak), at_peak["mapped_bytes"].get<std::int64_t>()) << at_peak.dump();
+  EXPECT_EQ(at_peak["bytes"], at_peak["heap_bytes"].get<std::int64_t>() + at_peak["mapped_bytes"].get<std::int64_t>());
+}
+
+// The peak profile describes the peak of heap + mapped: its moment within
+// the stated precision bound and 1/128 of the peak, on a small heap (140
+// blocks, about 140 KiB), batched and exact. (A profile taken only when the
+// peak had risen by 64 KiB was taken at 86 096 B of a 144 416 B peak.)
+TEST_F(ProfileTest, ThePeakProfileIsTakenAtThePeak) {
+  for (const char* precision : {"exact", "262144,100"}) {
+    for (const char* mean : {"1", "16k"}) {
+      SCOPED_TRACE(std::string("HEAPLINE_PRECISION=") + precision + " HEAPLINE_SAMPLE=" + mean);
+      const RunResult result =
+          run({ALLOC_PATTERNS, "single", "chunk", "140", "10"},
+              preload_options(kLib, dir_, "small.json",
+                              {{"HEAPLINE_SAMPLE", mean}, {"HEAPLINE_SAMPLE_SEED", "3"}, {"HEAPLINE_PRECISION", precision}}));
+      ASSERT_EQ(result.exit_code, 0) << result.err;
+      const json report = read_json(dir_ / "small.json");
+      fs::remove(dir_ / "small.json");
+      const json& profile = report.at("peak_profile");
+      ASSERT_TRUE(profile.is_object()) << report.dump().substr(0, 1000);
+      const std::int64_t peak = report["total"]["peak_bytes"].get<std::int64_t>();
+      const std::int64_t bound = report["precision"]["bound_bytes"].get<std::int64_t>();
+      const std::int64_t moment = profile["heap_bytes"].get<std::int64_t>() + profile["mapped_bytes"].get<std::int64_t>();
+      EXPECT_LE(moment, peak);
+      EXPECT_GE(moment, peak - bound - peak / 128) << "the profile at " << moment << " of a peak of " << peak
+                                                   << " (bound " << bound << ")";
+    }
+  }
 }
 
 // What loading the unwinder and a thread's first stack capture allocate

@@ -490,7 +490,7 @@ TEST_F(Launcher, NamesTheReportAndChildrenInsertTheirPid) {
 }
 
 TEST_F(Launcher, PerProcessSummaries) {
-  RunResult r = launch({"--summary", "-q", kPython, "-c", "pass"});
+  RunResult r = launch({"--verbose", "-q", kPython, "-c", "pass"});
   EXPECT_TRUE(std::regex_search(
       r.err, std::regex(R"(^heapline: pid \d+ \(python3[.\d]*\): peak .* samples, report heapline\.python3\.\d+\.json\n$)")))
       << r.err;

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstring>
@@ -253,20 +254,23 @@ TEST_F(Tree, TwoConcurrentLaunchesWithOneOutListOnlyTheirOwnProcesses) {
 // A process that reuses an earlier one's pid replaces its report's file; the
 // launcher read the first as it landed and lists both.
 TEST_F(Tree, APidReusedWithinTheRunKeepsBothReports) {
+  // Two seconds each and a few MiB: not short-lived helpers, and larger
+  // than the shell's date and sleep (which fold into the helpers' line), so
+  // each keeps its row among the five largest.
   auto report = [](const std::string& start, const std::string& peak) {
     return "{\"format\":\"heapline/1\",\"pid\":555,\"ppid\":'$$',\"exe\":\"/bin/reused\",\"start_unix_ns\":'" + start +
-           "',\"duration_ns\":1,\"precision\":{\"mode\":\"exact\",\"bound_bytes\":0,\"min_threshold_bytes\":1,"
+           "',\"duration_ns\":2000000000,\"precision\":{\"mode\":\"exact\",\"bound_bytes\":0,\"min_threshold_bytes\":1,"
            "\"max_threads\":1},\"peak_bytes\":" +
            peak + ",\"peak_time_ns\":0,\"final_bytes\":0,\"calls\":{\"alloc\":1,\"free\":0,\"realloc\":0},"
            "\"publishes\":1,\"interval_ns\":1,\"samples\":[[0," +
            peak + "," + peak + "]]}";
   };
-  const std::string script = "echo '" + report("$(date +%s%N)", "1000") + "' > run.555.json; sleep 0.5; echo '" +
-                             report("$(date +%s%N)", "3000") + "' > run.555.json; sleep 0.5";
+  const std::string script = "echo '" + report("$(date +%s%N)", "1048576") + "' > run.555.json; sleep 0.5; echo '" +
+                             report("$(date +%s%N)", "3145728") + "' > run.555.json; sleep 0.5";
   RunResult r = launch({"--out", "run.json", "--", "/bin/sh", "-c", script});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find(" 1000 B at "), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find(" 2.9 KiB at "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" 1.0 MiB at "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" 3.0 MiB at "), std::string::npos) << r.err;
   std::size_t reused = 0;
   for (std::size_t at = r.err.find("pid 555 "); at != std::string::npos; at = r.err.find("pid 555 ", at + 1)) ++reused;
   EXPECT_EQ(reused, 2u) << r.err;
@@ -377,11 +381,11 @@ TEST_F(Tree, ACommandWhoseLauncherIsKilledGetsSigterm) {
 
 // Under a shim (many processes), the processes never print their own
 // summary lines, even with HEAPLINE_SUMMARY=1 in the environment: the
-// launcher prints the one summary, and with --summary one line per process.
+// launcher prints the one summary, and with --verbose one line per process.
 TEST_F(Tree, OnlyTheLauncherPrintsSummaries) {
   RunOptions o = options();
   o.env["HEAPLINE_SUMMARY"] = "1";
-  RunResult r = run({kLauncher, "--summary", "--out", "run.json", "--", "/bin/sh", "-c", two_children()}, o);
+  RunResult r = run({kLauncher, "--verbose", "--out", "run.json", "--", "/bin/sh", "-c", two_children()}, o);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err.find(", output "), std::string::npos) << r.err;  // the library's own line
   std::size_t per_process = 0;
@@ -498,6 +502,31 @@ TEST(TreeProfile, TheLargestMomentsProcessIsChosenByHeapPlusMapped) {
   EXPECT_NE(text.find("process 2 (cc1plus) held up to 400.0 KiB of it (heap 10.0 KiB, mapped 390.0 KiB then"),
             std::string::npos)
       << text;
+}
+
+// When the command itself held the tree's largest moment, its sites were
+// printed just above and the line points to them; without a peak profile
+// (sampling off) there is nothing above to point to.
+TEST(TreeProfile, TheCommandsOwnSitesArePointedToOnlyWhenItHasAProfile) {
+  std::vector<TreeReport> tree = {
+      fake_mapped(1, 0, {{0, 51200, 51200}, {5000, 51200, 51200}}, {{0, 0, 0}, {5000, 0, 0}}, 51200, 0),
+      fake_mapped(2, 1000, {{0, 1000, 1000}, {3000, 0, 1000}}, {{0, 0, 0}, {3000, 0, 0}}, 1000, 0)};
+  heapline::launcher::Symbolizer symbolizer;
+  const std::string without = heapline::launcher::summarize_tree_profile(tree, symbolizer, 10);
+  EXPECT_NE(without.find("process 1 ("), std::string::npos) << without;
+  EXPECT_EQ(without.find("sites are above"), std::string::npos) << without;
+
+  heapline::SamplingData sampling;
+  sampling.mean_bytes = 4 << 20;
+  heapline::ProfileData peak;
+  heapline::ProfileSiteData site;
+  site.bytes = 4 << 20;
+  site.samples = 1;
+  peak.sites.push_back(site);
+  sampling.peak_profile = peak;
+  tree[0].report.sampling = sampling;
+  const std::string with = heapline::launcher::summarize_tree_profile(tree, symbolizer, 10);
+  EXPECT_NE(with.find("; its sites are above\n"), std::string::npos) << with;
 }
 
 // The launcher's summary of a report whose peak profile has `sites` sites
@@ -690,9 +719,9 @@ TEST(TreeSummary, ListsTheLargestFirstAndCountsTheRest) {
   EXPECT_EQ(heapline::launcher::summarize_tree({tree[0]}), "");
 }
 
-// By default the summary lists the twelve largest processes and counts the
-// rest: 15 processes, the largest 12 with a row each, 3 more counted.
-TEST(TreeSummary, ListsTheTwelveLargestByDefault) {
+// By default the summary lists the five largest processes and counts the
+// rest: 15 processes, the largest 5 with a row each, 10 more counted.
+TEST(TreeSummary, ListsTheFiveLargestByDefault) {
   std::vector<TreeReport> tree = {fake(1, 0, {{0, 100, 100}, {9000, 100, 100}})};
   for (int pid = 2; pid <= 15; ++pid) tree.push_back(fake(pid, 10, {{0, pid * 1000, pid * 1000}, {10, 0, 0}}));
   const std::string text = heapline::launcher::summarize_tree(tree);
@@ -700,8 +729,45 @@ TEST(TreeSummary, ListsTheTwelveLargestByDefault) {
   const std::regex row(R"(pid (\d+)\s+parent)");
   std::vector<int> listed;
   for (std::sregex_iterator it(text.begin(), text.end(), row), end; it != end; ++it) listed.push_back(std::stoi((*it)[1]));
-  EXPECT_EQ(listed, (std::vector<int>{15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4})) << text;
-  EXPECT_NE(text.find("... and 3 more, each at most 2.9 KiB"), std::string::npos) << text;
+  EXPECT_EQ(listed, (std::vector<int>{15, 14, 13, 12, 11})) << text;
+  EXPECT_NE(text.find("... and 10 more, each at most 9.8 KiB"), std::string::npos) << text;
+}
+
+// A shim's helpers (pyenv runs some thirty bash and readlink processes
+// before it execs python) fold into one line, counted by program; the
+// command and a child that matters keep their rows.
+TEST(TreeSummary, TrivialShortLivedHelpersFoldIntoOneLine) {
+  std::vector<TreeReport> tree = {fake(1, 0, {{0, 6 << 20, 6 << 20}}), fake(2, 10, {{0, 3 << 20, 3 << 20}})};
+  tree[0].report.exe = "/usr/bin/python3.11";
+  tree[1].report.exe = "/usr/bin/worker";
+  for (int pid = 3; pid < 36; ++pid) {
+    tree.push_back(fake(pid, 20, {{0, 100 << 10, 100 << 10}}));
+    tree.back().report.exe = pid % 11 == 0 ? "/usr/bin/readlink" : "/bin/bash";
+    tree.back().report.duration_ns = 5'000'000;
+  }
+  // A helper that ran long is not trivial: it keeps its row.
+  tree[5].report.duration_ns = 3'000'000'000;
+  const std::string text = heapline::launcher::summarize_tree(tree);
+  EXPECT_NE(text.find("pid 1 "), std::string::npos) << text;
+  EXPECT_NE(text.find("pid 2 "), std::string::npos) << text;
+  EXPECT_NE(text.find("pid 6 "), std::string::npos) << text;
+  EXPECT_NE(text.find("heapline:   32 short-lived helpers (29 bash, 3 readlink), each under 1.000 s and at most "
+                      "100.0 KiB; --verbose lists each\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 5) << text;
+}
+
+// The same for real: a shim that runs twenty helpers, then execs python.
+// The whole summary stays short (the pyenv shim's was 67 lines).
+TEST_F(Tree, AShimsHelpersLeaveASummaryAPersonReads) {
+  const std::string shim = "i=0; while [ $i -lt 20 ]; do /bin/true; i=$((i+1)); done; exec /usr/bin/python3 -c pass";
+  RunResult r = launch({"--summary", "--out", "run.json", "--", "/bin/sh", "-c", shim});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("heapline: 21 processes"), std::string::npos) << r.err;
+  // (A helper the machine held up past a second keeps its row.)
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(heapline:   \d+ short-lived helpers \(\d+ true\))"))) << r.err;
+  EXPECT_LE(std::count(r.err.begin(), r.err.end(), '\n'), 15) << r.err;
 }
 
 // A shim that execs the real program: the command's report starts when the
@@ -710,6 +776,7 @@ TEST(TreeSummary, ListsTheTwelveLargestByDefault) {
 TEST(TreeSummary, TimesCountFromTheFirstProcess) {
   const std::uint64_t second = 1'000'000'000;
   std::vector<TreeReport> tree = {fake(1, 3 * second, {{0, 5000, 5000}}), fake(2, 1 * second, {{0, 100, 100}})};
+  tree[1].report.duration_ns = 2 * second;  // not a short-lived helper: it keeps its row
   const std::string text = heapline::launcher::summarize_tree(tree);
   EXPECT_TRUE(std::regex_search(text, std::regex(R"(at\s+2\.000 s\s+heap [^\n]+pid 1 )"))) << text;
   EXPECT_TRUE(std::regex_search(text, std::regex(R"(at\s+0\.000 s\s+heap [^\n]+pid 2 )"))) << text;

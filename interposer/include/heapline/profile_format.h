@@ -44,6 +44,10 @@ struct ProfileFrame {
 };
 static_assert(sizeof(ProfileFrame) == 16);
 
+// What a site's stack did: allocate heap blocks, or map anonymous memory
+// (mmap, mremap: the mapped series' bytes).
+enum ProfileSiteKind : std::uint32_t { kProfileSiteHeap = 0, kProfileSiteMapped = 1 };
+
 // One site: the blocks of one stack that were live and sampled.
 struct ProfileSite {
   double bytes = 0;     // the estimate: the sum of the sampled blocks' weights
@@ -51,7 +55,7 @@ struct ProfileSite {
   std::uint64_t samples = 0;
   std::uint64_t sampled_bytes = 0;  // the sampled blocks' own sizes, summed
   std::uint32_t frame_count = 0;
-  std::uint32_t reserved = 0;
+  std::uint32_t kind = kProfileSiteHeap;  // ProfileSiteKind (0 in files written before it)
   ProfileFrame frames[kProfileFrames] = {};
 };
 static_assert(sizeof(ProfileSite) == 40 + 16 * kProfileFrames);
@@ -86,7 +90,10 @@ struct ProfileSnapshot {
   double total_variance = 0;
   ProfileSite other;                // the sites past the top K, summed (no frames)
   std::uint64_t other_sites = 0;    // how many
-  std::uint64_t reserved2[7] = {};
+  // The mapped memory counted at that moment (0 in files written before it):
+  // the profile's moment is the peak of heap + mapped.
+  std::int64_t mapped_bytes = 0;
+  std::uint64_t reserved2[6] = {};
   ProfileModule modules[kProfileModules];
   ProfileSite sites[kProfileSites];
 };

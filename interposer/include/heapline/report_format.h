@@ -78,10 +78,12 @@ inline constexpr char kLiveFileProblem[] = "live_file_problem";  // why the live
 // entry_points (the functions whose blocks it meters, optional), samples
 // (blocks sampled), dropped, live_capacity, stack_capacity, snapshots},
 // then "peak_profile" and "exit_profile", each null or {time_ns,
-// heap_bytes, mean_bytes, live_samples, stacks, bytes, error_bytes, sites:
-// [{bytes, error_bytes, samples, sampled_bytes, frames: [[module, address],
-// ...]}, ...], other: {bytes, error_bytes, samples, sampled_bytes, sites},
-// modules: [{path, build_id}, ...]}.
+// heap_bytes, mapped_bytes (optional: older reports have none), mean_bytes,
+// live_samples, stacks, bytes, error_bytes, sites: [{bytes, error_bytes,
+// samples, sampled_bytes, kind ("mapped" for a site that mapped memory;
+// absent: the heap's), frames: [[module, address], ...]}, ...], other:
+// {bytes, error_bytes, samples, sampled_bytes, sites}, modules: [{path,
+// build_id}, ...]}.
 inline constexpr char kSampling[] = "sampling";
 inline constexpr char kMeanBytes[] = "mean_bytes";
 inline constexpr char kUnwinder[] = "unwinder";
@@ -94,6 +96,8 @@ inline constexpr char kPeakProfile[] = "peak_profile";
 inline constexpr char kExitProfile[] = "exit_profile";
 inline constexpr char kTimeNs[] = "time_ns";
 inline constexpr char kHeapBytes[] = "heap_bytes";
+inline constexpr char kMappedBytes[] = "mapped_bytes";
+inline constexpr char kKind[] = "kind";
 inline constexpr char kLiveSamples[] = "live_samples";
 inline constexpr char kStacks[] = "stacks";
 inline constexpr char kBytes[] = "bytes";
@@ -118,6 +122,7 @@ inline constexpr char kPrecisionBatched[] = "batched";
 inline constexpr char kMappedModeOn[] = "on";
 inline constexpr char kMappedModeOff[] = "off";
 inline constexpr char kMappedModeUnknown[] = "unknown";
+inline constexpr char kSiteKindMapped[] = "mapped";  // a profile site's kind
 inline constexpr char kEndedExit[] = "exit";
 inline constexpr char kEndedWithoutExit[] = "without-exit";
 inline constexpr char kEndedRunning[] = "running";  // a snapshot of a running process (convert)

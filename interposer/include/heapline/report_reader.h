@@ -41,12 +41,14 @@ struct ProfileSiteData {
   std::int64_t error_bytes = 0;  // three standard errors
   std::uint64_t samples = 0;
   std::uint64_t sampled_bytes = 0;
+  bool mapped = false;  // a site that mapped memory (kind "mapped"), not the heap's
   std::vector<ProfileFrameData> frames;  // innermost first
 };
 
 struct ProfileData {
   std::uint64_t time_ns = 0;
   std::int64_t heap_bytes = 0;
+  std::int64_t mapped_bytes = 0;  // 0 in reports written before mapped memory was profiled
   std::uint64_t mean_bytes = 0;
   std::uint64_t live_samples = 0;
   std::uint64_t stacks = 0;

@@ -1,8 +1,9 @@
 // heapline run (the default subcommand): run a command with libheapline.so
 // preloaded. The command's exit status is passed through (128+N when signal
 // N killed it). After it ends, a summary of the root process's report goes to
-// stderr, then one line per process of the tree it ran (stale_files.h,
-// process_tree.h) and, with --plot, the heap line (or the tree's, when the
+// stderr, then the tree it ran (stale_files.h, process_tree.h: its largest
+// processes, its short-lived helpers folded into one line; one line per
+// process with --verbose) and, with --plot, the heap line (or the tree's, when the
 // command started other processes) is drawn with gnuplot. The
 // launcher's own problems after the command ran (no report, no gnuplot) are
 // reported but never change the exit status.
@@ -74,6 +75,7 @@ struct Options {
   bool plot_given = false;
   std::string plot_path;  // absolute, as claimed
   std::string lib;
+  bool summary = false;  // --summary: the default, which --quiet turns off (the two exclude each other)
   bool per_process_summary = false;
   std::string follow = "tree";
   bool quiet = false;
@@ -328,8 +330,9 @@ Subcommand add_run_command(CLI::App& heapline, const std::vector<std::string>& c
       "The report (heapline/1 JSON) is written by the command's process itself at exit;\n"
       "processes it starts write their own, with their pid inserted before the extension\n"
       "(as does the command when a running process holds the name); the summary lists\n"
-      "each process of the tree with its peak of heap + mapped (heap, mapped and peak\n"
-      "resident set beside it), and their sum over time.\n"
+      "the tree's largest processes with their peak of heap + mapped (heap, mapped and\n"
+      "peak resident set beside it), its short-lived helpers in one line, and their sum\n"
+      "over time; --verbose adds one line per process.\n"
       "Settings for the library: HEAPLINE_PRECISION (exact | BYTES[,DIVISOR], the process's budget),\n"
       "HEAPLINE_INTERVAL_MS (sampling interval, default 10), HEAPLINE_SAMPLE (the heap\n"
       "sampler: off, the default; on, a 4 MiB mean; or a mean in bytes such as 256k).");
@@ -340,14 +343,18 @@ Subcommand add_run_command(CLI::App& heapline, const std::vector<std::string>& c
   CLI::Option* plot_option = app->add_option("--plot", options->plot,
                   "draw the heap line into this .png or .svg file (needs gnuplot); for a tree of processes, the "
                   "command's and the largest ones' heap + mapped, and their sum");
-  app->add_flag("--summary", options->per_process_summary,
-                "also print a one-line summary of every process of the tree (the launcher prints it: "
-                "the processes themselves never do)");
+  CLI::Option* summary = app->add_flag(
+      "--summary", options->summary,
+      "print the launcher's summary: the command's figures, the tree's largest processes, the sites at the peak "
+      "(the default; -q turns it off)");
+  app->add_flag("-v,--verbose", options->per_process_summary,
+                "also print a one-line summary of every process of the tree, the short-lived helpers too (the "
+                "launcher prints it: the processes themselves never do)");
   app->add_option("--follow", options->follow,
                   "tree: the command and every process it starts write a report (the default); "
                   "command: only the command")
       ->check(CLI::IsMember({"tree", "command"}));
-  app->add_flag("-q,--quiet", options->quiet, "no summary from the launcher");
+  app->add_flag("-q,--quiet", options->quiet, "no summary from the launcher")->excludes(summary);
   app->add_flag("--profile", options->profile,
                 "sample the heap for the sites that held it at the peak (HEAPLINE_SAMPLE=on, a 4 MiB mean, "
                 "unless HEAPLINE_SAMPLE is set); off by default, for its cost");
