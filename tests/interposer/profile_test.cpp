@@ -104,9 +104,19 @@ class ProfileTest : public heapline::test::TempDirTest {
     return reports.empty() ? json() : read_json(reports.front());
   }
 
+  // What a profile is held to. At the tests' mean (256 KiB, far below the
+  // sites' sizes) the estimates also rank the sites, each error is smaller
+  // than its part, and the exit's 8 MiB block is sampled for certain and
+  // exact. At a mean near the sites' sizes (tools/profile_accuracy.sh on,
+  // 4 MiB: site C is 10 MiB) only the stated error is a promise: a rank is
+  // checked where the two estimates' intervals are apart.
+  enum class Held { kAtTheTestsMean, kWithinTheStatedError };
+
   // What is wrong with the profile of a run, one line each (none: right).
   static std::vector<std::string> problems(const json& report, const std::map<std::string, std::int64_t>& keys,
-                                           bool foreign, const std::string& through = "malloc") {
+                                           bool foreign, const std::string& through = "malloc",
+                                           Held held = Held::kAtTheTestsMean) {
+    const bool strict = held == Held::kAtTheTestsMean;
     std::vector<std::string> found;
     if (!report.contains("sampling")) return {"no sampling figures"};
     if (report["sampling"]["unwinder"] != "libunwind") found.push_back("no unwinder: libunwind8 is a dependency (tools/setup.sh)");
@@ -136,7 +146,7 @@ class ProfileTest : public heapline::test::TempDirTest {
       const std::int64_t bytes = static_cast<std::int64_t>(estimate.bytes);
       const std::int64_t error = estimate.error();
       // (An error as large as the part itself would say nothing.)
-      if (std::llabs(bytes - truth) > error || error <= 0 || error >= truth) {
+      if (std::llabs(bytes - truth) > error || error <= 0 || (strict && error >= truth)) {
         found.push_back(name + ": estimate " + std::to_string(bytes) + " +/- " + std::to_string(error) + ", held " +
                         std::to_string(truth));
       }
@@ -144,7 +154,9 @@ class ProfileTest : public heapline::test::TempDirTest {
     for (int i = 0; i < 3; ++i) {
       const std::string name = std::string("site_") + expected[i];
       const std::string at_rank = ranked[i].second;
-      if (at_rank != name) found.push_back("rank " + std::to_string(i) + " is " + at_rank + ", not " + name);
+      const Estimate& there = whole[at_rank];
+      const bool apart = strict || std::fabs(there.bytes - whole[name].bytes) > there.error() + whole[name].error();
+      if (at_rank != name && apart) found.push_back("rank " + std::to_string(i) + " is " + at_rank + ", not " + name);
       check(name, whole[name], expected[i]);
       if (keys.at(std::string(expected[i]) + "_aligned_blocks") > 0) {
         check(name + " through " + through, aligned[name], std::string(expected[i]) + "_aligned");
@@ -161,8 +173,11 @@ class ProfileTest : public heapline::test::TempDirTest {
     const json& exit_profile = report.at("exit_profile");
     if (!exit_profile.is_object() || exit_profile.at("sites").empty()) return found.push_back("no exit profile"), found;
     const json& top = exit_profile["sites"][0];
-    if (site_function(exit_profile, top, keys) != "site_e" || top["bytes"].get<std::int64_t>() < 8 * kMiB ||
-        top["bytes"].get<std::int64_t>() > 8 * kMiB + 64 * 1024) {
+    const std::int64_t top_bytes = top["bytes"].get<std::int64_t>();
+    const bool exact = top_bytes >= 8 * kMiB && top_bytes <= 8 * kMiB + 64 * 1024;
+    // (A block sampled at a mean near its size stands for more than itself.)
+    const bool within = std::llabs(top_bytes - 8 * std::int64_t{kMiB}) <= top["error_bytes"].get<std::int64_t>();
+    if (site_function(exit_profile, top, keys) != "site_e" || !(exact || (!strict && within))) {
       found.push_back("exit profile's top site: " + top.dump().substr(0, 200));
     }
     return found;
@@ -579,18 +594,32 @@ TEST_F(ProfileTest, DISABLED_AccuracyOverTwentySeeds) {
   const std::string mean = mean_setting != nullptr && *mean_setting != 0 ? mean_setting : "256k";
   const std::string through = through_setting != nullptr && *through_setting != 0 ? through_setting : "malloc";
   int right = 0;
+  // The chance that a run has a site with no sample at all (no estimate, so
+  // no error can hold it): site C's chunks and the exit's 8 MiB block,
+  // each sampled unless the meter passes over all of its bytes.
+  double all_sampled = 1;
   for (int seed = 1; seed <= 20; ++seed) {
     std::map<std::string, std::int64_t> keys;
     const json report = run_sites(kLib, "threads", std::to_string(seed), keys, through, mean);
-    const std::vector<std::string> found = problems(report, keys, false, through);
+    const std::vector<std::string> found = problems(report, keys, false, through, Held::kWithinTheStatedError);
     for (const std::string& problem : found) std::printf("seed %d: %s\n", seed, problem.c_str());
     right += found.empty() ? 1 : 0;
+    if (seed == 1 && report.contains("sampling")) {
+      const double mean_bytes = report["sampling"]["mean_bytes"].get<double>();
+      const double site_c = static_cast<double>(keys.at("c_usable") + 8 * keys.at("c_blocks"));
+      all_sampled = (1 - std::exp(-site_c / mean_bytes)) * (1 - std::exp(-8.0 * kMiB / mean_bytes));
+    }
     fs::remove(dir_ / "report.json");
   }
+  // Every estimate within three standard errors: 19 runs of 20 when every
+  // site is sure to be sampled; fewer where sites near the mean may have no
+  // sample: the expected number, less three binomial standard errors.
+  const double expected = 20 * all_sampled;
+  const double least = std::min(19.0, std::floor(expected - 3 * std::sqrt(20 * all_sampled * (1 - all_sampled))));
   std::printf("HEAPLINE_SAMPLE=%s, half of sites A and B from %s: %d of 20 runs had every estimate within its "
-              "stated error\n",
-              mean.c_str(), through.c_str(), right);
-  EXPECT_GE(right, 19);
+              "stated error (%.1f expected with every site sampled, at least %.0f asked)\n",
+              mean.c_str(), through.c_str(), right, expected, least);
+  EXPECT_GE(right, least);
 }
 
 }  // namespace
