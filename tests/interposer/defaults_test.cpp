@@ -8,8 +8,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
+
+#include <heapline/live_format.h>
 
 #include "config.h"
 
@@ -74,6 +77,40 @@ TEST(Defaults, ThePrecisionBudgetIsSaidAlikeEverywhere) {
   const std::string readme = file_text("interposer/README.md");
   EXPECT_EQ(table_default(readme, "HEAPLINE_PRECISION"), "`batched`");
   EXPECT_NE(readme.find("| `HEAPLINE_PRECISION` | `batched` (= `" + pair + "`)"), std::string::npos);
+}
+
+// The live file's size is the layout's (heapline/live_format.h), which a
+// live file on disk has (interposer.Interposer.LiveFileIsRemovedAfterA...
+// stats one); the docs that say it, and the file size limit the README says
+// it does not fit under, follow it.
+TEST(Defaults, TheLiveFileSizeIsSaidAlikeEverywhere) {
+  const std::size_t bytes = sizeof(LiveRegion);
+  const std::string kib = std::to_string((bytes + 512) / 1024) + " KiB";
+  const std::string readme = file_text("interposer/README.md");
+  std::smatch said;
+  const std::string flat = std::regex_replace(readme, std::regex("\\s+"), " ");
+  ASSERT_TRUE(std::regex_search(flat, said,
+                                std::regex(R"(The live file is (\d+) bytes, (\d+ KiB) \(`sizeof\(LiveRegion\)`.*?\)\. )"
+                                           R"(Under a limit below that \(`ulimit -f (\d+)` or less, in blocks of 1 KiB\))")));
+  EXPECT_EQ(said[1].str(), std::to_string(bytes));
+  EXPECT_EQ(said[2].str(), kib);
+  // The largest limit that refuses the file, and no larger.
+  const std::size_t limit_blocks = std::stoul(said[3].str());
+  EXPECT_LT(limit_blocks * 1024, bytes);
+  EXPECT_GE((limit_blocks + 1) * 1024, bytes);
+  // Every other "(N KiB, fixed)" of the live file.
+  for (const std::string& doc : {std::string("interposer/README.md"), std::string("docs/usage.md")}) {
+    const std::string text = std::regex_replace(file_text(doc), std::regex("\\s+"), " ");
+    EXPECT_NE(text.find("(" + kib + ", fixed)"), std::string::npos) << doc;
+    std::smatch size;
+    for (auto at = text.cbegin(); std::regex_search(at, text.cend(), size, std::regex(R"(\((\d+ KiB), fixed\))")); at = size[0].second) {
+      EXPECT_EQ(size[1].str(), kib) << doc;
+    }
+    // A size of the live file said as "the live file's N KiB".
+    for (auto at = text.cbegin(); std::regex_search(at, text.cend(), size, std::regex(R"(live file's (\d+ KiB))")); at = size[0].second) {
+      EXPECT_EQ(size[1].str(), kib) << doc;
+    }
+  }
 }
 
 }  // namespace

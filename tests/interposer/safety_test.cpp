@@ -250,7 +250,7 @@ TEST_F(Safety, ALiveFileThatNoNameCanHoldLeavesNoTemporaryFile) {
 
 // --- class B: the file size limit and a full disk ----------------------------
 
-// `ulimit -f 200` (blocks of 1 KiB): the live file's 220 KiB do not fit.
+// `ulimit -f 200` (blocks of 1 KiB): the live file's 385 KiB do not fit.
 // The program runs to its end, the report says the heap line was kept in
 // memory, and one line on stderr says why.
 TEST_F(Safety, TheFileSizeLimitNeverKillsTheProgram) {
