@@ -1,20 +1,21 @@
 #include "config.h"
 
-#include <charconv>
 #include <cstring>
+#include <string_view>
+
+#include <heapline/option_values.h>
 
 #include "text.h"
 
 namespace heapline {
 namespace {
 
-bool parse_u64(const char* begin, const char* end, std::uint64_t* out) {
-  if (begin == end) return false;
-  std::uint64_t value = 0;
-  auto [ptr, ec] = std::from_chars(begin, end, value);
-  if (ec != std::errc{} || ptr != end) return false;
-  *out = value;
-  return true;
+// Every number of a setting is read by heapline/option_values.h's one rule
+// for a whole number (decimal digits only), within its range.
+bool parse_u64(const char* begin, const char* end, std::uint64_t* out, std::uint64_t low = 0,
+               std::uint64_t high = UINT64_MAX) {
+  return read_whole_number<std::uint64_t>(std::string_view(begin, static_cast<std::size_t>(end - begin)), low, high,
+                                          out);
 }
 
 // "heapline: HEAPLINE_X='value' is not valid (expected ...); using the default ..."
@@ -43,10 +44,7 @@ void report_bad_value(const char* name, const char* value, const char* expected,
 }  // namespace
 
 bool parse_interval_ms(const char* text, std::uint64_t* out_ms) {
-  std::uint64_t value;
-  if (!parse_u64(text, text + std::strlen(text), &value) || value > kMaxIntervalMs) return false;
-  *out_ms = value;
-  return true;
+  return parse_u64(text, text + std::strlen(text), out_ms, 0, kMaxIntervalMs);
 }
 
 bool parse_precision(const char* text, Precision* out) {
@@ -62,30 +60,17 @@ bool parse_precision(const char* text, Precision* out) {
   const char* end = text + std::strlen(text);
   const char* comma = std::strchr(text, ',');
   Precision parsed;
-  if (!parse_u64(text, comma ? comma : end, &parsed.budget_bytes)) return false;
-  if (comma && !parse_u64(comma + 1, end, &parsed.budget_divisor)) return false;
   // A budget of 0 bytes is exact mode spelled differently; a divisor of 0
   // would divide by zero. Both stay below 2^40 so the budget's arithmetic
   // cannot overflow.
-  if (parsed.budget_bytes < 1 || parsed.budget_divisor < 1) return false;
-  if (parsed.budget_bytes > (std::uint64_t{1} << 40) || parsed.budget_divisor > (std::uint64_t{1} << 40)) return false;
+  constexpr std::uint64_t kLargest = std::uint64_t{1} << 40;
+  if (!parse_u64(text, comma ? comma : end, &parsed.budget_bytes, 1, kLargest)) return false;
+  if (comma && !parse_u64(comma + 1, end, &parsed.budget_divisor, 1, kLargest)) return false;
   *out = parsed;
   return true;
 }
 
-bool parse_switch(const char* text, bool* out) {
-  if (std::strcmp(text, "0") == 0) *out = false;
-  else if (std::strcmp(text, "1") == 0) *out = true;
-  else return false;
-  return true;
-}
-
-bool parse_on_off(const char* text, bool* out) {
-  if (std::strcmp(text, "on") == 0) *out = true;
-  else if (std::strcmp(text, "off") == 0) *out = false;
-  else return parse_switch(text, out);
-  return true;
-}
+bool parse_switch(const char* text, bool* out) { return read_switch(text, out); }
 
 bool parse_follow(const char* text, bool* follow_children) {
   if (std::strcmp(text, "tree") == 0) *follow_children = true;
@@ -96,39 +81,12 @@ bool parse_follow(const char* text, bool* follow_children) {
 
 bool parse_pid(const char* text, int* pid) {
   std::uint64_t value;
-  if (!parse_u64(text, text + std::strlen(text), &value) || value < 1 || value > static_cast<std::uint64_t>(kMaxPid)) {
-    return false;
-  }
+  if (!parse_u64(text, text + std::strlen(text), &value, 1, static_cast<std::uint64_t>(kMaxPid))) return false;
   *pid = static_cast<int>(value);
   return true;
 }
 
-bool parse_sample_mean(const char* text, std::uint64_t* out_bytes) {
-  if (std::strcmp(text, "off") == 0 || std::strcmp(text, "0") == 0) {
-    *out_bytes = 0;
-    return true;
-  }
-  if (std::strcmp(text, "on") == 0) {
-    *out_bytes = kOnSampleMeanBytes;
-    return true;
-  }
-  const char* end = text + std::strlen(text);
-  unsigned shift = 0;
-  if (end != text) {
-    switch (end[-1]) {
-      case 'k': case 'K': shift = 10; break;
-      case 'm': case 'M': shift = 20; break;
-      case 'g': case 'G': shift = 30; break;
-      default: break;
-    }
-  }
-  std::uint64_t value;
-  if (!parse_u64(text, shift != 0 ? end - 1 : end, &value) || value == 0 || value > kMaxSampleMeanBytes >> shift) {
-    return false;
-  }
-  *out_bytes = value << shift;
-  return true;
-}
+bool parse_sample_mean(const char* text, std::uint64_t* out_bytes) { return read_sample_mean(text, out_bytes); }
 
 bool parse_seed(const char* text, std::uint64_t* out) { return parse_u64(text, text + std::strlen(text), out); }
 
@@ -169,6 +127,9 @@ struct Setting {
   const char* default_used;
 };
 
+// Every switch is read alike (heapline/option_values.h).
+constexpr const char kSwitchRule[] = "on or 1, off or 0";
+
 constexpr Setting kSettings[] = {
     {"HEAPLINE_OUT", [](const char* text, Config& c) { return parse_out_template(text, &c); },
      "off, or a path template whose only % sequences are %p, %e and %%, expanding to under 4032 bytes",
@@ -183,14 +144,14 @@ constexpr Setting kSettings[] = {
      "whole milliseconds from 0 to 86400000", HEAPLINE_TEXT_OF(HEAPLINE_DEFAULT_INTERVAL_MS)},
     {"HEAPLINE_PRECISION", [](const char* text, Config& c) { return parse_precision(text, &c.precision); },
      "exact, batched, or BYTES[,DIVISOR] such as 1048576,100", "batched (" HEAPLINE_TEXT_OF(HEAPLINE_DEFAULT_BUDGET_BYTES) "," HEAPLINE_TEXT_OF(HEAPLINE_DEFAULT_BUDGET_DIVISOR) ")"},
-    {"HEAPLINE_SUMMARY", [](const char* text, Config& c) { return parse_switch(text, &c.summary); }, "0 or 1", "0"},
-    {"HEAPLINE_MAPPED", [](const char* text, Config& c) { return parse_on_off(text, &c.mapped); }, "on or off", "on"},
+    {"HEAPLINE_SUMMARY", [](const char* text, Config& c) { return parse_switch(text, &c.summary); }, kSwitchRule, "off"},
+    {"HEAPLINE_MAPPED", [](const char* text, Config& c) { return parse_switch(text, &c.mapped); }, kSwitchRule, "on"},
     {"HEAPLINE_FOLLOW", [](const char* text, Config& c) { return parse_follow(text, &c.follow_children); },
      "tree or command", "tree"},
     {"HEAPLINE_ROOT_PID", [](const char* text, Config& c) { return parse_pid(text, &c.root_pid); },
      "the command's process id from 1 to 4194304, which the launcher sets", "unset: this process is the command"},
     {"HEAPLINE_SAMPLE", [](const char* text, Config& c) { return parse_sample_mean(text, &c.sample_mean_bytes); },
-     "off, on (4m), or a mean in bytes from 1 to 1099511627776 with an optional k, m or g such as 4m", "off"},
+     HEAPLINE_SAMPLE_MEAN_RULE, "off"},
     {"HEAPLINE_SAMPLE_SEED", [](const char* text, Config& c) { return parse_seed(text, &c.sample_seed); },
      "a number of decimal digits below 2^64", "0 (from the clock)"},
 #if HEAPLINE_TEST_HOOKS  // only in the tests' build of the library, never in libheapline.so
@@ -214,6 +175,10 @@ void load_config(Config& config, const char* (*lookup)(const char*), void (*say)
     if (text == nullptr || setting.read(text, config)) continue;
     report_bad_value(setting.name, text, setting.expected, setting.default_used, say != nullptr ? say : write_stderr);
   }
+}
+
+const char* setting_name(std::size_t index) {
+  return index < sizeof kSettings / sizeof kSettings[0] ? kSettings[index].name : nullptr;
 }
 
 int read_setting_alone(const char* name, const char* text) {

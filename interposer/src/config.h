@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <heapline/option_values.h>
+
 namespace heapline {
 
 constexpr std::size_t kMaxPath = 4096;
@@ -38,12 +40,11 @@ struct Precision {
 // not yet named). libheapline.so ignores the variable.
 enum class KillWriter { kNever, kMidWrite, kBeforeRename, kLiveBeforeRename };
 
-// HEAPLINE_SAMPLE=on: the mean a user who asks for a profile gets. The
-// sampler is off unless asked for: at this mean it costs churn's hot path
-// about a point of instructions and a large-block workload tens of points
-// (docs/design.md, "The heap sampler"), beyond the library's overhead goal.
-constexpr std::uint64_t kOnSampleMeanBytes = 4 * 1024 * 1024;
-constexpr std::uint64_t kMaxSampleMeanBytes = std::uint64_t{1} << 40;
+// HEAPLINE_SAMPLE=on (kOnSampleMeanBytes, heapline/option_values.h): the
+// mean a user who asks for a profile gets. The sampler is off unless asked
+// for: at this mean it costs churn's hot path about a point of instructions
+// and a large-block workload tens of points (docs/design.md, "The heap
+// sampler"), beyond the library's overhead goal.
 
 struct Config {
   char out_template[kMaxPath] = "heapline.%e.%p.json";
@@ -84,10 +85,8 @@ constexpr std::size_t kMaxNameBytes = 255;
 bool parse_interval_ms(const char* text, std::uint64_t* out_ms);
 // "batched" (the default budget), "exact", or "BYTES[,DIVISOR]".
 bool parse_precision(const char* text, Precision* out);
-// "0" or "1".
+// Every switch (HEAPLINE_SUMMARY, HEAPLINE_MAPPED): "on" or "1", "off" or "0".
 bool parse_switch(const char* text, bool* out);
-// "on" or "off" (also "1" or "0").
-bool parse_on_off(const char* text, bool* out);
 // "tree" (true: the command and every process it starts) or "command".
 bool parse_follow(const char* text, bool* follow_children);
 // A process id, 1 to kMaxPid, in decimal digits only.
@@ -97,8 +96,9 @@ bool parse_pid(const char* text, int* pid);
 // shorter than kMaxTemplateBytes.
 bool parse_out_template(const char* text, Config* config);
 
-// HEAPLINE_SAMPLE: "off" or "0" (0), "on" (kOnSampleMeanBytes), or bytes
-// from 1 to 2^40 with an optional k, m or g (binary) suffix.
+// HEAPLINE_SAMPLE: "off" (0), "on" (kOnSampleMeanBytes), or bytes from 1
+// to 2^40 with an optional k, m or g (binary) suffix; "0" is refused (not a
+// mean: off is spelled off).
 bool parse_sample_mean(const char* text, std::uint64_t* out_bytes);
 // HEAPLINE_SAMPLE_SEED: decimal digits, a 64-bit number.
 bool parse_seed(const char* text, std::uint64_t* out);
@@ -108,6 +108,9 @@ bool parse_seed(const char* text, std::uint64_t* out);
 // -1 `name` is not a setting (never read). From the same table as
 // load_config, so that a check of what it says needs no list of its own.
 int read_setting_alone(const char* name, const char* text);
+// The name of the table's setting `index`, nullptr past the last: every
+// HEAPLINE_* variable load_config reads.
+const char* setting_name(std::size_t index);
 
 // Reads the environment through `lookup` (getenv in production) and reports
 // each bad value with one line through `say` (stderr in production).

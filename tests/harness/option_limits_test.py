@@ -1,13 +1,19 @@
 #!/usr/bin/env python3
-"""option_limits_test.py BENCH: every bounded option of heapline-bench takes
-the limits its --help states and refuses one past each (exit status 2 and
-"OPTION: must be ..."), whichever subcommand has it.
+"""option_limits_test.py BENCH HEAPLINE: every numeric option of heapline-bench
+and heapline is read by one rule per kind (heapline/option_checks.h): it takes
+the limits its --help states and refuses one past each, and refuses every
+spelling that is not a plain decimal number (0x10, +1, spaces, NaN, an
+infinity, an empty value; a fraction or an exponent for a whole number),
+with exit status 2 and "OPTION: must be ...", whichever subcommand has it.
 
-The limits are read from each subcommand's --help ("a whole number from 1 to
-10000", "a number from 1e-06 to 0.5", "a number above 0, at most 1000"), so
-an option added later is checked too. A value taken runs the subcommand no
-further than its first refusal of another kind (a library that does not
-exist, a store that is empty): its status is then 0 or 1, never 2.
+The options are read from each subcommand's --help ("a whole number from 1
+to 10000", "a number from 1e-06 to 0.5", "a number above 0, at most 1000"),
+so an option added later is checked too; an option whose help gives a
+numeric type (INT, UINT, FLOAT) without such a range fails the test: it
+would be read by CLI11's own conversion, which takes 0x10 as 16. A value
+taken runs the subcommand no further than its first refusal of another kind
+(a library, a file or a process that does not exist, an empty store): its
+status is then 0 or 1, never 2.
 """
 import os
 import re
@@ -15,27 +21,45 @@ import subprocess
 import sys
 import tempfile
 
-BENCH = sys.argv[1]
+BENCH, HEAPLINE = sys.argv[1], sys.argv[2]
 NUMBER = r"(-?[0-9][0-9.e+-]*)"
-RANGE = re.compile(r"^\s+(--[\w-]+|RUNS) (?:INT|FLOAT):(?:a whole number from " + NUMBER + " to " + NUMBER +
-                   r"|a number from " + NUMBER + " to " + NUMBER + r"|a number above " + NUMBER + ", at most " + NUMBER +
-                   r")(?:=\S+)?(?: REQUIRED)?(?:\s|$)", re.M)
+TYPED = re.compile(r"^\s+((?:-\w,)?--[\w-]+|[A-Z]+) (INT|UINT|FLOAT|NUMBER)\b(.*)$", re.M)
+RANGE = re.compile(r"^:(?:a whole number from " + NUMBER + " to " + NUMBER + r"|a number from " + NUMBER + " to " +
+                   NUMBER + r"|a number above " + NUMBER + ", at most " + NUMBER + r")(?:=\S+)?(?: REQUIRED)?(?:\s|$)")
 
 
-def bounded_options(subcommand):
-    """[(option, kind, low, high, low included)] from the subcommand's help."""
-    text = subprocess.run([BENCH, subcommand, "--help"], capture_output=True, text=True,
+def bounded_options(program, subcommand, problems):
+    """[(option, kind, low, high, low included)] from the subcommand's help;
+    a numeric option without a stated range is a problem."""
+    text = subprocess.run([program, subcommand, "--help"], capture_output=True, text=True,
                           env=dict(os.environ, COLUMNS="200")).stdout
     found = []
-    for m in RANGE.finditer(text):
-        option = m.group(1)
-        if m.group(2) is not None:
-            found.append((option, "whole", int(m.group(2)), int(m.group(3)), True))
-        elif m.group(4) is not None:
-            found.append((option, "number", float(m.group(4)), float(m.group(5)), True))
+    for typed in TYPED.finditer(text):
+        option = typed.group(1).split(",")[-1]
+        m = RANGE.match(typed.group(3))
+        if m is None:
+            problems.append(f"{os.path.basename(program)} {subcommand} {option}: a number without a stated range "
+                            f"(read by CLI11's own conversion): {typed.group(0).strip()}")
+        elif m.group(1) is not None:
+            found.append((option, "whole", int(m.group(1)), int(m.group(2)), True))
+        elif m.group(3) is not None:
+            found.append((option, "number", float(m.group(3)), float(m.group(4)), True))
         else:
-            found.append((option, "number", float(m.group(6)), float(m.group(7)), False))
+            found.append((option, "number", float(m.group(5)), float(m.group(6)), False))
     return found
+
+
+def odd_spellings(kind, low):
+    """Values no numeric option takes, whatever its range: other bases,
+    signs, spaces, words; for a whole number, a fraction or an exponent."""
+    plain = str(low) if kind == "whole" else repr(low)
+    odd = ["", " ", "0x10", "0X1", "+" + plain.lstrip("-"), " " + plain, plain + " ", plain + "\n", "nan", "NaN", "inf",
+           "-inf", "1e400", "1,5", "ten", "1_000"]
+    if kind == "whole":
+        odd += [plain + ".0", plain + "e0", "0b1", "0o7"]
+    else:
+        odd += ["0x1p0", "infinity"]
+    return odd
 
 
 def main():
@@ -44,55 +68,77 @@ def main():
         store = os.path.join(work, "store")
         os.makedirs(store)
         missing = os.path.join(work, "missing", "libheapline.so")
+        absent = os.path.join(work, "absent")
+        # program, subcommand -> the command line a value goes into ("{}" for a positional).
         base = {
-            "overhead": ["overhead", "churn-1t", missing, "10"],
-            "suite": ["suite", "--store", store, "--lib", missing],
-            "compare": ["compare"],
-            "check": ["check", "--store", store],
-            "instructions": ["instructions", "--lib", missing],
-            "calibrate": ["calibrate", "--store", store, "--lib", missing],
+            (BENCH, "overhead"): {"RUNS": ["overhead", "churn-1t", missing, "{}"],
+                                  None: ["overhead", "churn-1t", missing, "10"]},
+            (BENCH, "suite"): {None: ["suite", "--store", store, "--lib", missing]},
+            (BENCH, "compare"): {None: ["compare"]},
+            (BENCH, "check"): {None: ["check", "--store", store]},
+            (BENCH, "instructions"): {None: ["instructions", "--lib", missing]},
+            (BENCH, "calibrate"): {None: ["calibrate", "--store", store, "--lib", missing]},
+            (BENCH, "render"): {None: ["render", "--store", absent]},
+            (HEAPLINE, "top"): {"PID": ["top", "{}", "--once"], None: ["top", "1", "--once"]},
+            (HEAPLINE, "convert"): {None: ["convert", absent + ".live"]},
+            (HEAPLINE, "profile"): {None: ["profile", absent + ".json"]},
+            (HEAPLINE, "clean"): {None: ["clean", absent]},
+            (HEAPLINE, "run"): {None: ["run", "--lib", missing, "--", "true"]},
         }
+        for program in (BENCH, HEAPLINE):
+            helped = subprocess.run([program, "--help"], capture_output=True, text=True).stdout
+            for name in re.findall(r"^  (\w+)\s", helped.split("Subcommands:")[-1], re.M):
+                if (program, name) not in base and name not in ("accuracy", "validate", "import", "export"):
+                    problems.append(f"{os.path.basename(program)} {name}: a subcommand this test does not run "
+                                    "(add its command line to base)")
 
-        def command(subcommand, option, value):
-            args = list(base[subcommand])
-            if option == "RUNS":
-                args[3] = value
-                return args
+        def command(program, subcommand, option, value):
+            lines = base[(program, subcommand)]
+            if option in lines:
+                return [value if word == "{}" else word for word in lines[option]]
+            args = list(lines[None])
+            tail = []
+            if "--" in args:
+                at = args.index("--")
+                args, tail = args[:at], args[at:]
             args += [option, value]
             # The rule between two options: --min-history at most --window.
             if option == "--window":
                 args += ["--min-history", "2"]
             if option == "--min-history":
                 args += ["--window", "10000"]
-            return args
+            return args + tail
 
-        for subcommand in base:
-            options = bounded_options(subcommand)
-            if not options:
-                problems.append(f"{subcommand} --help states no bounded option")
+        stated = 0
+        for program, subcommand in base:
+            options = bounded_options(program, subcommand, problems)
+            stated += len(options)
             for option, kind, low, high, low_included in options:
                 if kind == "whole":
-                    taken, refused = [low, high], [low - 1, high + 1]
+                    taken, refused = [str(low), str(high)], [str(low - 1), str(high + 1)]
                 else:
                     past_low = low if not low_included else low - max(abs(low), 1) * 1e-3
-                    taken = [high] + ([low] if low_included else [low + max(abs(low), 1) * 1e-6])
-                    refused = [past_low, high + max(abs(high), 1) * 1e-6]
+                    taken = [repr(high), repr(low if low_included else low + max(abs(low), 1) * 1e-6)]
+                    refused = [repr(past_low), repr(high + max(abs(high), 1) * 1e-6)]
+                # A positional's value that starts with '-' is read as an option.
+                refused += [v for v in odd_spellings(kind, low) if not (option.isupper() and v.startswith("-"))]
                 for value, expected in [(v, True) for v in taken] + [(v, False) for v in refused]:
-                    text = repr(value) if kind == "number" else str(value)
-                    args = command(subcommand, option, text)
-                    result = subprocess.run([BENCH, *args], capture_output=True, text=True, timeout=60)
+                    args = command(program, subcommand, option, value)
+                    result = subprocess.run([program, *args], capture_output=True, text=True, timeout=60)
                     checked += 1
-                    said = f"{option if option != 'RUNS' else 'RUNS'}: must be"
+                    said = f"{option}: must be"
+                    shown = f"{os.path.basename(program)} {' '.join(args)!r}"
                     if expected and (result.returncode == 2 or said in result.stderr):
-                        problems.append(f"{' '.join(args)}: refused a value within the stated limits: "
-                                        f"{result.stderr.strip()}")
+                        problems.append(f"{shown}: refused a value within the stated limits: {result.stderr.strip()}")
                     if not expected and (result.returncode != 2 or said not in result.stderr):
-                        problems.append(f"{' '.join(args)}: took a value one past the stated limits "
-                                        f"(status {result.returncode}): {result.stderr.strip()[:200]}")
+                        problems.append(f"{shown}: took {value!r}, which its rule refuses (status "
+                                        f"{result.returncode}): {result.stderr.strip()[:200]}")
+        if stated < 25:
+            problems.append(f"only {stated} numeric options found in the helps: the pattern no longer reads them")
     for problem in problems:
         print(problem)
     print(f"option limits: {checked} values, {len(problems)} problems")
-    return 1 if problems or checked < 100 else 0
+    return 1 if problems or checked < 300 else 0
 
 
 if __name__ == "__main__":

@@ -30,6 +30,26 @@ if "$bench" import --store "$work/other" "$work/bad.jsonl" 2>"$work/err"; then e
 grep -q "bad.jsonl:1: " "$work/err"
 [[ ! -e "$work/other/points.jsonl" ]]
 
+# A file cut mid-record (an interrupted write or copy): its import is one
+# line that names the file, the line and the byte where it is cut, says
+# nothing of the store's own rule for its torn lines (the file is not the
+# store), and imports nothing, not even its whole lines; validate on a store
+# cut alike adds what the next append does.
+fixture=$source_dir/tests/fixtures/legacy_points.jsonl
+head -c 500 "$fixture" >"$work/cut.jsonl"
+status=0
+"$bench" import --store "$work/fresh-store" "$work/cut.jsonl" >"$work/out" 2>"$work/err" || status=$?
+[[ $status -eq 1 ]] || { echo "import of a cut file exited $status"; exit 1; }
+line=$(( $(head -c 500 "$fixture" | wc -l) + 1 ))
+into=$(( 500 - $(head -c 500 "$fixture" | wc -l | xargs -I{} sh -c "head -n {} '$fixture' | wc -c") ))
+expected="heapline-bench: cannot import $work/cut.jsonl:$line: the last line is incomplete: the file is cut $into bytes into it, at byte 500, with no newline (a write was interrupted). Nothing was imported."
+[[ "$(cat "$work/err")" == "$expected" ]] || { printf 'cut import said:\n%s\nexpected:\n%s\n' "$(cat "$work/err")" "$expected"; exit 1; }
+[[ ! -s "$work/out" && ! -e "$work/fresh-store/points.jsonl" ]] || { echo "a cut file imported something"; exit 1; }
+mkdir -p "$work/cut-store"
+cp "$work/cut.jsonl" "$work/cut-store/points.jsonl"
+if "$bench" validate --store "$work/cut-store" >"$work/out" 2>"$work/err"; then echo "a cut store passed validate"; exit 1; fi
+grep -qF "points.jsonl:$line: the last line is incomplete: the file is cut $into bytes into it, at byte 500, with no newline (a write was interrupted); the next append moves it to a file beside the store" "$work/err"
+
 # Rendering a damaged store still writes the page, and the page says so.
 "$bench" render --store "$work/store" --out "$work/gen" --no-plots >/dev/null 2>"$work/err"
 grep -q "could not be read" "$work/gen/performance.md"

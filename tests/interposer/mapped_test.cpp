@@ -140,7 +140,7 @@ TEST_F(Mapped, OffCountsNothingAndSaysSo) {
   RunResult bad = run_with(kLib, {kMappedPatterns, "kinds"}, "bad.json", {{"HEAPLINE_MAPPED", "sometimes"}});
   EXPECT_EQ(bad.exit_code, 0);
   EXPECT_EQ(bad.err,
-            "heapline: HEAPLINE_MAPPED='sometimes' is not valid (expected on or off); using the default on\n");
+            "heapline: HEAPLINE_MAPPED='sometimes' is not valid (expected on or 1, off or 0); using the default on\n");
   EXPECT_EQ(read_json(dir_ / "bad.json")["mapped"]["mode"], "on");
 }
 

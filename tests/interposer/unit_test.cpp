@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -81,27 +84,28 @@ TEST(Config, EveryLimitIsTakenAndOnePastItRefused) {
 
 // Each spelling docs/usage.md gives a setting is taken, with its meaning,
 // and a near miss (another case, a word of another setting) is refused:
-// HEAPLINE_MAPPED on / off, HEAPLINE_SUMMARY 1 / 0, HEAPLINE_FOLLOW tree /
-// command, HEAPLINE_SAMPLE off / on / a mean with k, m or g (binary units),
+// every switch on / 1 / off / 0, HEAPLINE_FOLLOW tree / command,
+// HEAPLINE_SAMPLE off / on / a mean with k, m or g (binary units),
 // HEAPLINE_PRECISION exact / BYTES[,DIVISOR].
 TEST(Config, EverySpellingTheDocsGiveIsTakenAndNoOther) {
+  for (const auto& [text, meaning] : {std::pair<const char*, bool>{"on", true}, {"1", true}, {"off", false}, {"0", false}}) {
+    bool on = !meaning;
+    EXPECT_TRUE(parse_switch(text, &on)) << text;
+    EXPECT_EQ(on, meaning) << text;
+  }
   bool on = false;
-  EXPECT_TRUE(parse_on_off("on", &on));
-  EXPECT_TRUE(on);
-  EXPECT_TRUE(parse_on_off("off", &on));
-  EXPECT_FALSE(on);
-  for (const char* near : {"On", "OFF", "yes", "tree", ""}) EXPECT_FALSE(parse_on_off(near, &on)) << near;
-  bool summary = true;
-  EXPECT_TRUE(parse_switch("0", &summary));
-  EXPECT_FALSE(summary);
-  for (const char* near : {"on", "off", "2", "01"}) EXPECT_FALSE(parse_switch(near, &summary)) << near;
+  for (const char* near : {"On", "OFF", "yes", "true", "tree", "", "2", "01", " 1", "1 "}) {
+    EXPECT_FALSE(parse_switch(near, &on)) << near;
+  }
   std::uint64_t mean = 0;
   for (const auto& [text, bytes] : {std::pair<const char*, std::uint64_t>{"off", 0}, {"on", 4u << 20}, {"3k", 3u << 10},
-                                    {"3m", 3u << 20}, {"3g", std::uint64_t{3} << 30}, {"3000", 3000}}) {
+                                    {"3m", 3u << 20}, {"3g", std::uint64_t{3} << 30}, {"3000", 3000}, {"1", 1}}) {
     EXPECT_TRUE(parse_sample_mean(text, &mean)) << text;
     EXPECT_EQ(mean, bytes) << text;
   }
-  for (const char* near : {"On", "4 MiB", "4mib", "3kb", "1t", "exact"}) EXPECT_FALSE(parse_sample_mean(near, &mean)) << near;
+  for (const char* near : {"On", "4 MiB", "4mib", "3kb", "1t", "exact", "0", "0k", "000"}) {
+    EXPECT_FALSE(parse_sample_mean(near, &mean)) << near;
+  }
   Precision precision;
   EXPECT_TRUE(parse_precision("exact", &precision));
   EXPECT_TRUE(precision.exact);
@@ -112,13 +116,64 @@ TEST(Config, EverySpellingTheDocsGiveIsTakenAndNoOther) {
   }
 }
 
-TEST(Config, Switch) {
-  bool on = false;
-  EXPECT_TRUE(parse_switch("1", &on));
-  EXPECT_TRUE(on);
-  EXPECT_TRUE(parse_switch("0", &on));
-  EXPECT_FALSE(on);
-  EXPECT_FALSE(parse_switch("yes", &on));
+// Every HEAPLINE_* variable, by the kind of its value: each kind is read by
+// one rule (heapline/option_values.h), so the same spellings are taken and
+// refused for every variable of a kind. The table must name every variable
+// load_config reads: a new one needs its row.
+enum class Kind { kSwitch, kWholeNumber, kSampleMean, kPrecision, kWord, kTemplate };
+struct SettingRow {
+  const char* name;
+  Kind kind;
+  std::vector<const char*> taken;  // besides the kind's own
+};
+
+TEST(Config, EveryVariableOfAKindTakesTheSameSpellings) {
+  const std::vector<SettingRow> table = {
+      {"HEAPLINE_OUT", Kind::kTemplate, {"off", "r.json", "%e.%p.json"}},
+      {"HEAPLINE_INTERVAL_MS", Kind::kWholeNumber, {"0", "86400000"}},
+      {"HEAPLINE_PRECISION", Kind::kPrecision, {"exact", "batched", "1", "1099511627776,1099511627776"}},
+      {"HEAPLINE_SUMMARY", Kind::kSwitch, {}},
+      {"HEAPLINE_MAPPED", Kind::kSwitch, {}},
+      {"HEAPLINE_FOLLOW", Kind::kWord, {"tree", "command"}},
+      {"HEAPLINE_ROOT_PID", Kind::kWholeNumber, {"1", "4194304"}},
+      {"HEAPLINE_SAMPLE", Kind::kSampleMean, {"off", "on", "1", "1024g", "4m"}},
+      {"HEAPLINE_SAMPLE_SEED", Kind::kWholeNumber, {"0", "18446744073709551615"}},
+#if HEAPLINE_TEST_HOOKS
+      {"HEAPLINE_TEST_KILL_WRITER", Kind::kWord, {"mid-write", "before-rename", "live-before-rename"}},
+#endif
+  };
+  std::set<std::string> read;
+  for (std::size_t i = 0; setting_name(i) != nullptr; ++i) read.insert(setting_name(i));
+  std::set<std::string> listed;
+  for (const SettingRow& row : table) listed.insert(row.name);
+  EXPECT_EQ(listed, read) << "a HEAPLINE_* variable without its row here";
+
+  // What no variable takes: a number in another base or with a sign,
+  // spaces, an exponent, NaN, another case, an empty value.
+  const std::vector<const char*> refused_by_all = {"", " 1", "1 ", "+1", "0x10", "1e3", "1.0", "nan", "inf", "-1",
+                                                   "ON", "Off", "yes", "true", "99999999999999999999999"};
+  const std::map<Kind, std::vector<const char*>> kind_taken = {
+      {Kind::kSwitch, {"on", "1", "off", "0"}},
+      {Kind::kSampleMean, {"on", "off", "3k", "3m", "3g", "3K"}},
+  };
+  const std::map<Kind, std::vector<const char*>> kind_refused = {
+      {Kind::kSwitch, {"2", "01", "tree"}},
+      {Kind::kWholeNumber, {"1k", "one", "4194305999999999999999"}},
+      {Kind::kSampleMean, {"0", "0k", "1t", "3kb", "4 MiB", "1099511627777"}},
+      {Kind::kPrecision, {"0", "1,0", ",5", "5,", "1,2,3", "1099511627777"}},
+      {Kind::kWord, {"Tree", "on", "1"}},
+  };
+  for (const SettingRow& row : table) {
+    SCOPED_TRACE(row.name);
+    std::vector<const char*> taken = row.taken;
+    if (auto it = kind_taken.find(row.kind); it != kind_taken.end()) taken.insert(taken.end(), it->second.begin(), it->second.end());
+    for (const char* text : taken) EXPECT_EQ(read_setting_alone(row.name, text), 1) << "'" << text << "' refused";
+    std::vector<const char*> refused;
+    if (row.kind != Kind::kTemplate) refused = refused_by_all;
+    else refused = {"", "%x.json", "%"};
+    if (auto it = kind_refused.find(row.kind); it != kind_refused.end()) refused.insert(refused.end(), it->second.begin(), it->second.end());
+    for (const char* text : refused) EXPECT_EQ(read_setting_alone(row.name, text), 0) << "'" << text << "' taken";
+  }
 }
 
 TEST(Config, Follow) {

@@ -852,15 +852,17 @@ TEST_F(LiveFile, TopWithoutAHeaplineFileSaysSo) {
   RunResult top = heapline({"top", std::to_string(getpid()), "--once"});
   EXPECT_EQ(top.exit_code, 1);
   EXPECT_NE(top.err.find("has no heapline live file"), std::string::npos) << top.err;
-  RunResult gone = heapline({"top", "999999999", "--once"});
+  // Pids are below pid_max, at most 2^22: no process 4194304.
+  RunResult gone = heapline({"top", "4194304", "--once"});
   EXPECT_EQ(gone.exit_code, 1);
-  EXPECT_NE(gone.err.find("no process 999999999"), std::string::npos) << gone.err;
-  // No process has pid 0 or below (kill(0, ...) would mean this process group).
-  for (const char* pid : {"0", "-1"}) {
+  EXPECT_NE(gone.err.find("no process 4194304"), std::string::npos) << gone.err;
+  // No process has pid 0 or below (kill(0, ...) would mean this process
+  // group), nor above 2^22.
+  for (const char* pid : {"0", "-1", "4194305", "999999999"}) {
     RunResult refused = heapline({"top", "--once", "--", pid});
     EXPECT_EQ(refused.exit_code, 2) << pid;
     EXPECT_EQ(refused.err.substr(0, refused.err.find('\n')),
-              std::string("heapline top: PID: Value ") + pid + " not in range 1 to 2147483647");
+              std::string("heapline top: PID: must be a whole number from 1 to 4194304, got '") + pid + "'");
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
 #include <optional>
 #include <regex>
@@ -296,6 +297,33 @@ TEST_F(ProfileCli, LauncherSamplesOnlyWhenAsked) {
     SCOPED_TRACE(name);
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_EQ(read_json(dir_ / name)["sampling"]["mean_bytes"].get<std::int64_t>(), c.mean) << result.err;
+  }
+}
+
+// --profile with a HEAPLINE_SAMPLE that gives no profile (off, 0, garbage,
+// empty): one line saying why, before the command runs (it writes nothing,
+// runs nothing), status 2.
+TEST_F(ProfileCli, ProfileWithTheSamplerSetOffOrNotValidIsRefusedWithWhy) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"off", "heapline: --profile: HEAPLINE_SAMPLE=off in the environment turns the heap sampler off: no profile "
+              "would come; unset it or give a mean such as 4m; the command was not run\n"},
+      {"0", "heapline: --profile: HEAPLINE_SAMPLE='0' in the environment is not valid (expected off, on (4m), or a "
+            "mean in bytes from 1 to 1099511627776 with an optional k, m or g such as 4m), and the library would "
+            "sample nothing: no profile would come; unset it or give a mean; the command was not run\n"},
+      {"lots\x1b[2J", "heapline: --profile: HEAPLINE_SAMPLE='lots\\x1b[2J' in the environment is not valid"},
+      {"", "heapline: --profile: HEAPLINE_SAMPLE='' in the environment is not valid"},
+  };
+  for (const auto& [sample, said] : cases) {
+    SCOPED_TRACE("HEAPLINE_SAMPLE=" + sample);
+    RunOptions asked = options();
+    asked.env["HEAPLINE_SAMPLE"] = sample;
+    const RunResult result =
+        run({kLauncher, "--out", "refused.json", "--profile", "--", "/bin/sh", "-c", "echo ran > ran"}, asked);
+    EXPECT_EQ(result.exit_code, 2) << result.err;
+    EXPECT_EQ(result.err.substr(0, said.size()), said);
+    EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+    EXPECT_FALSE(fs::exists(dir_ / "ran"));
+    EXPECT_FALSE(fs::exists(dir_ / "refused.json"));
   }
 }
 

@@ -255,7 +255,9 @@ TEST_F(Trust, BadValuesAreRefused) {
   for (const char* interval : {"nan", "0", "-1", "inf", "1e9", "x"}) {
     RunResult r = launch({"top", "1", "--interval", interval});
     EXPECT_EQ(r.exit_code, 2) << interval << ": " << r.err;
-    EXPECT_NE(r.err.find("needs a number of seconds from 0.05 to 3600"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--interval: must be a number from 0.05 to 3600, got '" + std::string(interval) + "'"),
+              std::string::npos)
+        << r.err;
   }
   const fs::path live = aborted_live_file("a.json");
   RunResult signal = launch({"convert", live.string(), "--signal", "999"});
@@ -269,8 +271,8 @@ TEST_F(Trust, BadValuesAreRefused) {
 
 // Each limit the launcher's options state is taken, and one past it is
 // refused with status 2 before anything runs: top's --interval (0.05 to
-// 3600 s) and PID (1 to 2^31 - 1), convert's --signal (1 to SIGRTMAX, 64),
-// profile's --sites (from 1).
+// 3600 s) and PID (1 to 2^22, the kernel's largest), convert's --signal (1
+// to SIGRTMAX, 64), profile's --sites (1 to 100000).
 TEST_F(Trust, EveryOptionTakesItsLimitsAndRefusesOnePastThem) {
   auto refused = [&](std::vector<std::string> args) {
     const RunResult r = launch(args);
@@ -281,14 +283,15 @@ TEST_F(Trust, EveryOptionTakesItsLimitsAndRefusesOnePastThem) {
     EXPECT_NE(r.exit_code, 2) << args.front() << " " << args.back() << ": " << r.err;
     return r;
   };
-  // No process 2^31 - 1: top says so (status 1), past the command line.
-  const std::string absent = "2147483647";
+  // No process 4194304 (2^22: pids are below pid_max, which is at most
+  // that): top says so (status 1), past the command line.
+  const std::string absent = "4194304";
   for (const char* seconds : {"0.05", "3600"}) taken({"top", absent, "--once", "--interval", seconds});
   for (const char* seconds : {"0.0499", "3600.001"}) refused({"top", absent, "--once", "--interval", seconds});
-  EXPECT_NE(taken({"top", absent, "--once"}).err.find("no process 2147483647"), std::string::npos);
+  EXPECT_NE(taken({"top", absent, "--once"}).err.find("no process 4194304"), std::string::npos);
   taken({"top", "1", "--once"});
   refused({"top", "0", "--once"});
-  refused({"top", "2147483648", "--once"});
+  refused({"top", "4194305", "--once"});
 
   const fs::path live = aborted_live_file("a.json");
   const std::string before = read_file(live);
@@ -304,6 +307,8 @@ TEST_F(Trust, EveryOptionTakesItsLimitsAndRefusesOnePastThem) {
   }
   EXPECT_FALSE(fs::exists(dir_ / "refused.json"));
   refused({"profile", (dir_ / "any.json").string(), "--sites", "0"});
+  refused({"profile", (dir_ / "any.json").string(), "--sites", "100001"});
+  taken({"profile", (dir_ / "any.json").string(), "--sites", "100000"});
 }
 
 TEST_F(Trust, MessagesSayWhatIsWrong) {

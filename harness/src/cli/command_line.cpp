@@ -1,9 +1,6 @@
 #include "command_line.h"
 
 #include <CLI/CLI.hpp>
-#include <cerrno>
-#include <charconv>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -12,7 +9,9 @@
 
 #include "commands.h"
 #include "heapline/install_layout.h"
+#include "heapline/option_checks.h"
 #include "heapline_bench/history/point.h"
+#include "heapline_bench/measurement/catalogue.h"
 #include "heapline_bench/reports/exporter.h"
 #include "heapline_bench/text/text.h"
 
@@ -25,41 +24,11 @@ namespace {
 // seen as empty (never read as 0) and "nan" or "inf" as what they are.
 namespace check {
 
-std::string shown(const std::string& text) { return "'" + terminal_text(text) + "'"; }
-
-// A whole number from `low` to `high`.
-CLI::Validator whole_number(long long low, long long high) {
-  const std::string accepted = "a whole number from " + std::to_string(low) + " to " + std::to_string(high);
-  return CLI::Validator(
-      [=](std::string& text) -> std::string {
-        long long value = 0;
-        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-        if (text.empty() || error != std::errc{} || end != text.data() + text.size() || value < low || value > high)
-          return "must be " + accepted + ", got " + shown(text);
-        return {};
-      },
-      accepted);
-}
-
-// A finite number above `low` (or from it, with `low_included`) and at
-// most `high`.
-CLI::Validator number(double low, double high, bool low_included = true) {
-  char range[96];
-  std::snprintf(range, sizeof range, low_included ? "a number from %g to %g" : "a number above %g, at most %g", low,
-                high);
-  const std::string accepted = range;
-  return CLI::Validator(
-      [=](std::string& text) -> std::string {
-        char* end = nullptr;
-        errno = 0;
-        const double value = text.empty() ? 0 : std::strtod(text.c_str(), &end);
-        if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value) ||
-            value > high || value < low || (!low_included && value == low))
-          return "must be " + accepted + ", got " + shown(text);
-        return {};
-      },
-      accepted);
-}
+// Numbers are read by the programs' one rule per kind
+// (heapline/option_checks.h): decimal only, within the range the help says.
+using heapline::option_checks::number;
+using heapline::option_checks::shown;
+using heapline::option_checks::whole_number;
 
 // Text that is not empty and holds no control character: a name, a path, a
 // commit, something a page or a point will show.
@@ -136,7 +105,7 @@ void add_runs_option(CLI::App& command, int& runs, const char* what = "Runs per 
 }
 
 void add_scale_option(CLI::App& command, double& scale, const char* what = "Multiply every operation count") {
-  command.add_option("--scale", scale, what)->capture_default_str()->check(check::number(0, 1000, false));
+  command.add_option("--scale", scale, what)->capture_default_str()->check(check::number(kSmallestScale, kLargestScale));
 }
 
 void add_only_option(CLI::App& command, std::vector<std::string>& only) {

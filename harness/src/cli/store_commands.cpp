@@ -118,7 +118,11 @@ int run_validate(const ValidateOptions& options) {
   scan_points_file(store.points_path(), RawTimes::read, [&](Point&&, int) { ++valid; }, problems);
   const auto duplicates =
       std::count_if(problems.begin(), problems.end(), [](const StoreProblem& p) { return p.kind == StoreProblem::Kind::duplicate; });
-  for (const auto& problem : problems) say_line(std::cerr, problem.describe());
+  for (const auto& problem : problems) {
+    // The store's own rule for a cut last line (store.h).
+    const bool cut = problem.kind == StoreProblem::Kind::incomplete;
+    say_line(std::cerr, problem.describe() + (cut ? "; the next append moves it to a file beside the store" : ""));
+  }
   Say(std::cout) << terminal_text(store.points_path()) << ": " << valid << " valid point(s), "
                  << problems.size() - duplicates << " bad line(s), " << duplicates << " duplicate(s)\n";
   return problems.empty() ? kExitOk : kExitRefused;
@@ -168,7 +172,10 @@ int run_import(const ImportOptions& options) {
     } catch (const std::runtime_error& e) {
       throw Refusal(std::string(e.what()) + ". Nothing was imported.");
     }
-    // A file that validate would refuse is not imported in part.
+    // A file that validate would refuse is not imported in part. One
+    // problem (a file cut by an interrupted write) is one line.
+    if (incoming.problems.size() == 1)
+      throw Refusal("cannot import " + incoming.problems.front().describe() + ". Nothing was imported.");
     if (!incoming.problems.empty()) {
       std::string list;
       for (const auto& problem : incoming.problems) list += "\n  " + problem.describe();

@@ -424,9 +424,10 @@ class LineReader {
   LineReader(const std::string& file_name, RawTimes raw, const PointSink& sink, std::vector<StoreProblem>& problems)
       : file_name_(file_name), raw_(raw), sink_(sink), problems_(problems) {}
 
-  // Parses `all`, whose lines are numbered from `first_line` + 1 on. At
-  // least simdjson::SIMDJSON_PADDING bytes after its end must be readable.
-  void read(std::string_view all, std::size_t first_line) {
+  // Parses `all`, whose lines are numbered from `first_line` + 1 on and
+  // which starts at byte `first_byte` of its file. At least
+  // simdjson::SIMDJSON_PADDING bytes after its end must be readable.
+  void read(std::string_view all, std::size_t first_line, std::size_t first_byte) {
     std::size_t start = 0;
     int line = static_cast<int>(first_line);
     while (start < all.size()) {
@@ -438,9 +439,13 @@ class LineReader {
       start = end + 1;
       if (json_line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
       if (torn) {
+        // What is true of any file read (a store, or a file to import):
+        // where it is cut. What the store does about it is said by those
+        // that read the store.
         problems_.push_back({file_name_, line,
-                             "the last line is incomplete (no newline): an append was interrupted; the next append "
-                             "moves it to a file beside the store",
+                             "the last line is incomplete: the file is cut " + std::to_string(json_line.size()) +
+                                 " bytes into it, at byte " + std::to_string(first_byte + all.size()) +
+                                 ", with no newline (a write was interrupted)",
                              StoreProblem::Kind::incomplete});
         continue;
       }
@@ -518,7 +523,7 @@ PointsRead read_points(std::string_view text, const std::string& file_name, RawT
   PointsRead read;
   const PointSink sink = collect_into(read);
   LineReader(file_name, raw, sink, read.problems)
-      .read(std::string_view(padded.data(), padded.size()), 0);
+      .read(std::string_view(padded.data(), padded.size()), 0, 0);
   return read;
 }
 
@@ -539,9 +544,9 @@ void scan_points_file(const std::string& path, RawTimes raw, const PointSink& si
   }
   LineReader reader(path, raw, sink, problems);
   const std::string_view mapped = whole.substr(0, in_place);
-  reader.read(mapped, 0);
+  reader.read(mapped, 0, 0);
   const simdjson::padded_string last(whole.data() + in_place, whole.size() - in_place);
-  reader.read(std::string_view(last.data(), last.size()), count_lines(mapped));
+  reader.read(std::string_view(last.data(), last.size()), count_lines(mapped), in_place);
 }
 
 PointsRead read_points_file(const std::string& path, RawTimes raw) {

@@ -190,7 +190,8 @@ Catalogue load_catalogue(const std::string& path) {
 }
 
 std::vector<std::string> expand_command(const Scenario& scenario, const Placeholders& where, double scale) {
-  if (!(scale > 0 && scale <= 1000)) throw std::invalid_argument("--scale must be a number above 0, at most 1000");
+  if (!(scale >= kSmallestScale && scale <= kLargestScale))
+    throw std::invalid_argument("--scale must be a number from 1e-12 to 1000");
   std::vector<std::string> argv;
   for (const auto& word : scenario.command)
     argv.push_back(replaced(replaced(word, "{bin}", where.bin), "{source}", where.source));

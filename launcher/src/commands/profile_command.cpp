@@ -8,6 +8,8 @@
 #include <heapline/output_file.h>
 #include <heapline/report_reader.h>
 
+#include <heapline/option_checks.h>
+
 #include "commands/subcommand.h"
 #include "profile_export.h"
 #include "profile_summary.h"
@@ -19,6 +21,9 @@ namespace {
 
 // The help says the defaults the options take: one value each.
 constexpr std::size_t kDefaultSites = 20;
+// Far above the sites any report holds (a peak profile keeps 64): a larger
+// number would show the same table, so it is refused as a typo.
+constexpr long long kMostSites = 100000;
 
 struct ProfileOptions {
   std::string report;
@@ -101,7 +106,7 @@ Subcommand add_profile_command(CLI::App& heapline) {
   app->add_option("--at", options->at, "peak (the default) or exit (what was never freed)")
       ->check(CLI::IsMember({"peak", "exit"}));
   app->add_option("--sites", options->sites, "text: how many sites (default " + std::to_string(kDefaultSites) + ")")
-      ->check(CLI::PositiveNumber);
+      ->check(heapline::option_checks::whole_number(1, kMostSites));
   return {app, [options, out_option] {
             options->out_given = out_option->count() > 0;
             return write_profile(*options);

@@ -20,6 +20,7 @@
 #include <iostream>
 #include <optional>
 
+#include <heapline/option_values.h>
 #include <heapline/output_file.h>
 #include <heapline/regular_file.h>
 #include <heapline/report_reader.h>
@@ -137,6 +138,26 @@ std::string claim_outputs(Options& options, heapline::OutputFiles& outputs) {
   return "";
 }
 
+// --profile asks for the heap sampler, and a HEAPLINE_SAMPLE of the user's
+// wins (a mean of their own); one that gives no profile (off, or a value
+// the library does not take, which leaves the sampler off) is refused
+// before the command runs, saying why. "" when fine.
+std::string profile_problem(const Options& options) {
+  const char* sample = std::getenv("HEAPLINE_SAMPLE");
+  if (!options.profile || sample == nullptr) return "";
+  std::uint64_t mean_bytes = 0;
+  if (!heapline::read_sample_mean(sample, &mean_bytes)) {
+    return "--profile: HEAPLINE_SAMPLE='" + terminal_text(sample, 80) +
+           "' in the environment is not valid (expected " HEAPLINE_SAMPLE_MEAN_RULE
+           "), and the library would sample nothing: no profile would come; unset it or give a mean";
+  }
+  if (mean_bytes == 0) {
+    return "--profile: HEAPLINE_SAMPLE=off in the environment turns the heap sampler off: no profile would come; "
+           "unset it or give a mean such as 4m";
+  }
+  return "";
+}
+
 std::uint64_t unix_now_ns() {
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
@@ -158,6 +179,10 @@ void report_on_run(const Options& options, const ChildResult& child, RunIdentity
 int run(Options& options) {
   heapline::OutputFiles outputs;
   if (const std::string problem = claim_outputs(options, outputs); !problem.empty()) {
+    say("heapline", problem + "; the command was not run");
+    return kUsageError;
+  }
+  if (const std::string problem = profile_problem(options); !problem.empty()) {
     say("heapline", problem + "; the command was not run");
     return kUsageError;
   }
@@ -357,7 +382,8 @@ Subcommand add_run_command(CLI::App& heapline, const std::vector<std::string>& c
   app->add_flag("-q,--quiet", options->quiet, "no summary from the launcher")->excludes(summary);
   app->add_flag("--profile", options->profile,
                 "sample the heap for the sites that held it at the peak (HEAPLINE_SAMPLE=on, a 4 MiB mean, "
-                "unless HEAPLINE_SAMPLE is set); off by default, for its cost");
+                "unless HEAPLINE_SAMPLE is set to a mean; set to off or to a value not valid, it is refused "
+                "and the command not run); off by default, for its cost");
   app->add_option("--lib", options->lib,
                   "libheapline.so to preload (default: $HEAPLINE_LIB, else next to heapline in a build tree, "
                   "<libdir>/heapline when installed; heapline --version says which)");

@@ -5,11 +5,12 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <climits>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
 #include <thread>
+
+#include <heapline/option_checks.h>
 
 #include "commands/subcommand.h"
 #include "live_view.h"
@@ -68,26 +69,12 @@ class QuitKey {
   bool active_ = false;
 };
 
-// A number of seconds in [low, high]: written so that NaN (for which every
-// comparison is false, and which CLI::Range lets through) is refused.
-CLI::Validator seconds_between(double low, double high) {
-  return CLI::Validator(
-      [low, high](std::string& text) -> std::string {
-        char* end = nullptr;
-        const double value = std::strtod(text.c_str(), &end);
-        if (end == text.c_str() || *end != 0 || !(value >= low && value <= high)) {
-          return "needs a number of seconds from " + CLI::detail::to_string(low) + " to " +
-                 CLI::detail::to_string(high) + ", got " + text;
-        }
-        return "";
-      },
-      "SECONDS");
-}
-
 // The refresh interval's default and limits, as the help says them.
 constexpr double kDefaultInterval = 1.0;
 constexpr double kShortestInterval = 0.05;
 constexpr double kLongestInterval = 3600;
+// The largest pid Linux gives (PID_MAX_LIMIT, 2^22).
+constexpr long long kLargestPid = 4'194'304;
 
 struct TopOptions {
   pid_t pid = 0;
@@ -137,13 +124,13 @@ Subcommand add_top_command(CLI::App& heapline) {
   CLI::App* app =
       heapline.add_subcommand("top", "live bytes, peak, markers and a chart of a process run under heapline");
   auto options = std::make_shared<TopOptions>();
-  app->add_option("PID", options->pid, "the process")->required()->check(CLI::Range(1, INT_MAX));
+  app->add_option("PID", options->pid, "the process")
+      ->required()
+      ->check(heapline::option_checks::whole_number(1, kLargestPid));
   app->add_flag("--once", options->once, "print one snapshot and exit");
   app->add_option("--interval", options->interval,
-                  "seconds between refreshes, " + CLI::detail::to_string(kShortestInterval) + " to " +
-                      CLI::detail::to_string(kLongestInterval) + " (default " +
-                      CLI::detail::to_string(kDefaultInterval) + ")")
-      ->check(seconds_between(kShortestInterval, kLongestInterval));
+                  "seconds between refreshes (default " + CLI::detail::to_string(kDefaultInterval) + ")")
+      ->check(heapline::option_checks::number(kShortestInterval, kLongestInterval));
   return {app, [options] { return top(*options); }};
 }
 

@@ -63,8 +63,16 @@ struct Placeholders {
   std::string source;  // the source tree
 };
 
+// The scales --scale takes. Below kSmallestScale every operation count a
+// catalogue may hold (at most 12 digits) scales to less than 1, which is
+// taken as 1: such a scale measures nothing of the scenario, whatever it
+// says (1e-300 ran every scenario at one operation).
+constexpr double kSmallestScale = 1e-12;
+constexpr double kLargestScale = 1000;
+
 // The argv to run: placeholders replaced, the operation count scaled (at
-// least 1). Throws std::invalid_argument for a non-positive scale.
+// least 1). Throws std::invalid_argument for a scale outside
+// [kSmallestScale, kLargestScale].
 std::vector<std::string> expand_command(const Scenario& scenario, const Placeholders& where, double scale = 1.0);
 
 // The instructions_command, expanded and scaled the same way (a point records
