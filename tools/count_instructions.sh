@@ -16,7 +16,7 @@ set -euo pipefail
 trap 'echo "${0##*/}: line $LINENO failed (status $?): $BASH_COMMAND" >&2' ERR
 source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=${HEAPLINE_BUILD_DIR:-$source_dir/build/release}/bin
-memusage=/usr/lib/x86_64-linux-gnu/libmemusage.so
+memusage=/usr/lib/$(gcc -print-multiarch)/libmemusage.so
 command -v valgrind >/dev/null || { echo "count_instructions: valgrind is not installed" >&2; exit 1; }
 exec "$bin/heapline-bench" instructions --lib "$bin/libheapline_null.so" --lib "$bin/libheapline.so" \
   --lib "$memusage" "$@"

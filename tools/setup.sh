@@ -5,6 +5,13 @@
 #   tools/setup.sh          what building and running the suite needs
 #   tools/setup.sh --test   also what the tests and the docs build need
 #   tools/setup.sh --fuzz   also clang and libFuzzer, for tools/fuzz.sh
+#   tools/setup.sh --arm64  also what tools/test.sh --arch arm64 needs on
+#                           another processor: the cross compilers and
+#                           qemu-user (native packages), and apt's lists of
+#                           the arm64 packages, which tools/arm64_sysroot.sh
+#                           unpacks into the build tree. No arm64 package is
+#                           ever installed on the machine: one that cannot
+#                           stand beside the native one replaces it.
 set -euo pipefail
 # A step that fails says which: set -e alone would end the run without a word.
 trap 'echo "${0##*/}: line $LINENO failed (status $?): $BASH_COMMAND" >&2' ERR
@@ -28,6 +35,11 @@ build_packages=(
 fuzz_packages=(
   clang libfuzzer-14-dev libclang-rt-14-dev
 )
+# tools/test.sh --arch arm64 on another processor: qemu-user's static
+# build, so that a test's LD_PRELOAD reaches the arm64 program and not qemu
+arm64_packages=(
+  crossbuild-essential-arm64 qemu-user-static
+)
 test_packages=(
   python3-sphinx python3-myst-parser
   shellcheck
@@ -42,8 +54,9 @@ wanted=("${build_packages[@]}")
 case "${1:-}" in
   --test) wanted+=("${test_packages[@]}") ;;
   --fuzz) wanted+=("${fuzz_packages[@]}") ;;
+  --arm64) ;;
   "") ;;
-  *) echo "usage: tools/setup.sh [--test|--fuzz]" >&2; exit 2 ;;
+  *) echo "usage: tools/setup.sh [--test|--fuzz|--arm64]" >&2; exit 2 ;;
 esac
 
 # A package counts as installed only in this machine's architecture (or as
@@ -53,6 +66,12 @@ esac
 # the native build finds no simdjson. apt-get installs a bare name for the
 # native architecture, replacing a foreign one that cannot be beside it.
 native=$(dpkg --print-architecture)
+# On an arm64 machine the arm64 build is the native one.
+add_arm64=0
+if [[ "${1:-}" == --arm64 && "$native" != arm64 ]]; then
+  wanted+=("${arm64_packages[@]}")
+  dpkg --print-foreign-architectures | grep -qx arm64 || add_arm64=1
+fi
 installed_natively() {
   dpkg-query -W -f='${Status} ${Architecture}\n' "$1" 2>/dev/null |
     grep -qE "^install ok installed ($native|all)\$"
@@ -62,7 +81,7 @@ for package in "${wanted[@]}"; do
   installed_natively "$package" || missing+=("$package")
 done
 
-if ((${#missing[@]} == 0)); then
+if ((${#missing[@]} == 0 && !add_arm64)); then
   echo "setup: all ${#wanted[@]} Debian packages heapline needs are installed"
   exit 0
 fi
@@ -77,8 +96,14 @@ if ((EUID != 0)); then
   fi
 fi
 
-echo "setup: installing ${#missing[@]} Debian package(s): ${missing[*]}"
+if ((add_arm64)); then
+  echo "setup: adding the arm64 architecture to apt's lists (for tools/arm64_sysroot.sh; nothing arm64 is installed)"
+  "${sudo[@]}" dpkg --add-architecture arm64
+fi
 export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update -qq
-"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if ((${#missing[@]} > 0)); then
+  echo "setup: installing ${#missing[@]} Debian package(s): ${missing[*]}"
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
 echo "setup: done"

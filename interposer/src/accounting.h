@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "arch.h"
 #include "exact_shadow.h"
 #include "next_allocator.h"
 
@@ -77,9 +78,10 @@ enum CallKind : unsigned { kAllocCall = 0, kFreeCall = 1, kReallocCall = 2, kCal
 //
 // Signal safety. A signal handler that allocates runs the hot path on the
 // same slot in the middle of its owner's. Every change to `headroom` is
-// therefore a single instruction: an unlocked `sub` or `add` to memory for
-// a call (a signal arrives between instructions, never inside one, and the
-// malloc's test reads the flags of its own subtraction), the same for the
+// therefore one that a signal cannot split (arch.h: on x86-64 a single
+// instruction, an unlocked `sub` or `add` to memory, and the malloc's test
+// reads the flags of its own subtraction; on aarch64 an LSE atomic, or an
+// exclusive loop that a signal starts again) for a call, the same for the
 // slow path taking out what it publishes (it adds back the value it read,
 // so a handler's bytes meanwhile stay pending), an `add` of the difference
 // of the biases when the threshold changes, and an `xchg` when the slot is
@@ -207,61 +209,33 @@ extern void (*g_publish)(std::int64_t bytes, CallKind kind);
 inline void publish(std::int64_t bytes, CallKind kind) { g_publish(bytes, kind); }
 void bind_marked_publish();
 
-// `counter += value` as one instruction on x86-64 (an unlocked `add` to
-// memory): not split by a signal, never torn for a reader, and one
-// instruction instead of the load/add/store a relaxed atomic compiles to.
-// Only the owner thread (and its signal handlers) may use it.
+// The counters change in place (arch.h): on x86-64 one unlocked `add`,
+// `sub`, `inc` or `dec` to memory; on aarch64 an LSE atomic or an
+// exclusive loop. Not split by a signal, never torn for a reader, and no
+// more than the architecture needs for that (a relaxed atomic's
+// load/add/store can be split). Only the owner thread (and its signal
+// handlers) may use them.
 template <typename T>
 inline void add_in_place(std::atomic<T>& counter, T value) {
-#if defined(__x86_64__)
-  static_assert(sizeof(T) == 8);  // addq: an immediate operand says no size of its own
-  asm volatile("addq %1, %0" : "+m"(*reinterpret_cast<T*>(&counter)) : "er"(value));
-#else
-  counter.store(counter.load(std::memory_order_relaxed) + value, std::memory_order_relaxed);
-#endif
+  arch::in_place::add(counter, value);
 }
 
 // `counter -= value`, the same way (a free needs no negation first).
 template <typename T>
 inline void subtract_in_place(std::atomic<T>& counter, T value) {
-#if defined(__x86_64__)
-  static_assert(sizeof(T) == 8);
-  asm volatile("subq %1, %0" : "+m"(*reinterpret_cast<T*>(&counter)) : "er"(value));
-#else
-  counter.store(counter.load(std::memory_order_relaxed) - value, std::memory_order_relaxed);
-#endif
+  arch::in_place::subtract(counter, value);
 }
 
-inline void count_call(std::atomic<std::uint64_t>& counter) {
-#if defined(__x86_64__)
-  asm volatile("incq %0" : "+m"(*reinterpret_cast<std::uint64_t*>(&counter)));
-#else
-  add_in_place(counter, std::uint64_t{1});
-#endif
-}
+inline void count_call(std::atomic<std::uint64_t>& counter) { arch::in_place::increment(counter); }
 
 // Takes back one count_call, the same way.
-inline void uncount_call(std::atomic<std::uint64_t>& counter) {
-#if defined(__x86_64__)
-  asm volatile("decq %0" : "+m"(*reinterpret_cast<std::uint64_t*>(&counter)));
-#else
-  counter.store(counter.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-#endif
-}
+inline void uncount_call(std::atomic<std::uint64_t>& counter) { arch::in_place::decrement(counter); }
 
-// `counter -= value`, and whether the result is negative, read from the
-// flags of that one instruction (so a signal cannot come between them).
+// `counter -= value`, and whether the result is negative, read from that
+// one change (so a signal cannot come between them).
 // Only the owner thread (and its signal handlers) may use it.
 inline bool subtract_turns_negative(std::atomic<std::int64_t>& counter, std::int64_t value) {
-#if defined(__x86_64__)
-  bool negative;
-  asm volatile("subq %2, %0" : "+m"(*reinterpret_cast<std::int64_t*>(&counter)), "=@ccs"(negative) : "er"(value));
-  return negative;
-#else
-  const std::int64_t result = counter.load(std::memory_order_relaxed) - value;
-  counter.store(result, std::memory_order_relaxed);
-  return result < 0;
-#endif
+  return arch::in_place::subtract_turns_negative(counter, value);
 }
 
 // Moves `delta` out of the caller's pending bytes (to be published): one
@@ -269,18 +243,13 @@ inline bool subtract_turns_negative(std::atomic<std::int64_t>& counter, std::int
 inline void take_pending(Slot& slot, std::int64_t delta) { add_in_place(slot.headroom, delta); }
 
 inline void Slot::count_change() {
-  // One instruction (a signal handler sees the count before or after it),
-  // ordered with the stores around it (x86 keeps stores in order for the
-  // readers; the clobber keeps the compiler from moving them across).
-#if defined(__x86_64__)
-  asm volatile("incq %0" : "+m"(*reinterpret_cast<std::uint64_t*>(&changes)) : : "memory");
-#else
-  changes.store(changes.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
-#endif
+  // One change (a signal handler sees the count before or after it),
+  // ordered with the stores around it for the other threads' readers.
+  arch::in_place::increment_ordered(changes);
 }
 
 inline void Slot::set_threshold(std::int64_t threshold) {
-  // Rebased in one instruction: a handler's bytes before or after it are
+  // Rebased in one change: a handler's bytes before or after it are
   // counted from the threshold word of their moment.
   add_in_place(headroom, threshold - held);
   __atomic_store_n(&held, threshold, __ATOMIC_RELAXED);

@@ -78,10 +78,11 @@ int find_first_malloc(dl_phdr_info* info, std::size_t, void* data) {
   const auto* symbol = static_cast<const ElfW(Sym)*>(entry);
   if (symbol->st_shndx == SHN_UNDEF) return 0;
   // Only a definition in this very object counts now (dlsym also searched
-  // its dependencies): its mapping starts at its lowest loaded segment.
+  // its dependencies): its mapping starts at the page of its lowest loaded
+  // segment (the kernel's page: 4, 16 or 64 KiB on arm64).
   const loaded::Span span = loaded::span_of(*info);
-  if (span.empty() || reinterpret_cast<std::uintptr_t>(where.dli_fbase) != (span.begin & ~std::uintptr_t{0xfff}))
-    return 0;
+  const std::uintptr_t page = os::page_size();
+  if (span.empty() || reinterpret_cast<std::uintptr_t>(where.dli_fbase) != (span.begin & ~(page - 1))) return 0;
   const char* name = where.dli_fname != nullptr ? where.dli_fname : "";
   first->object = name[0] != 0 ? name : "the program";
   first->address = found;

@@ -56,13 +56,7 @@ constexpr std::uint64_t kUnread = UINT64_MAX;
 std::atomic<std::uint64_t> g_mean{kUnread};
 std::uint64_t g_seed = 0;  // HEAPLINE_SAMPLE_SEED; 0: from the clock and the pid
 
-inline void add_to_meter(std::int64_t bytes) {
-#if defined(__x86_64__)
-  asm volatile("addq %1, %0" : "+m"(t_meter) : "r"(bytes));
-#else
-  t_meter += bytes;
-#endif
-}
+inline void add_to_meter(std::int64_t bytes) { arch::in_place::add(t_meter, bytes); }
 
 // --- per thread ------------------------------------------------------------------
 

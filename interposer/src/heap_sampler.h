@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "arch.h"
 #include "heapline/profile_format.h"
 #include "next_allocator.h"
 
@@ -45,18 +46,9 @@ constexpr std::size_t kPrefixBytes = 16;
 // its first allocation takes the slow path, which draws the first distance.
 extern __thread std::int64_t t_meter __attribute__((tls_model("initial-exec")));
 
-// `t_meter -= bytes`, and whether it turned negative, in one instruction
+// `t_meter -= bytes`, and whether it turned negative, in one change (arch.h)
 // (a signal handler's allocation between the two cannot be lost).
-inline bool meter_runs_out(std::size_t bytes) {
-#if defined(__x86_64__)
-  bool negative;
-  asm volatile("subq %2, %0" : "+m"(t_meter), "=@ccs"(negative) : "r"(bytes));
-  return negative;
-#else
-  t_meter -= static_cast<std::int64_t>(bytes);
-  return t_meter < 0;
-#endif
-}
+inline bool meter_runs_out(std::size_t bytes) { return arch::in_place::subtract_turns_negative(t_meter, bytes); }
 
 // HEAPLINE_SAMPLE, read once (at the allocator's resolution or the init,
 // whichever asks first): the mean M in bytes, 0 when off.

@@ -12,10 +12,14 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#if defined(__aarch64__)
+#include <asm/hwcap.h>  // HWCAP_ATOMICS
+#endif
 
 #include <cerrno>
 #include <cstring>
 
+#include "arch.h"
 #include "heapline/preload_check.h"
 #include "text.h"
 
@@ -413,29 +417,15 @@ void working_directory(char* out, std::size_t capacity) {
 namespace {
 
 // The system call itself, as glibc makes it without a vDSO (valgrind hides
-// it: the instruction counts are taken there), in a few instructions rather
-// than through syscall()'s six-argument shuffle. -1 on failure, errno left
-// alone (no caller asks a clock that fails).
-int clock_gettime_by_system_call(clockid_t clock, timespec* now) {
-#if defined(__x86_64__)
-  long result;
-  asm volatile("syscall"
-               : "=a"(result)
-               : "0"(static_cast<long>(SYS_clock_gettime)), "D"(static_cast<long>(clock)), "S"(now)
-               : "rcx", "r11", "memory");
-  return result == 0 ? 0 : -1;
-#else
-  const int saved_errno = errno;
-  const int result = static_cast<int>(syscall(SYS_clock_gettime, clock, now));
-  errno = saved_errno;
-  return result;
-#endif
-}
+// it: the instruction counts are taken there), in a few instructions
+// (arch.h). -1 on failure, errno left alone (no caller asks a clock that
+// fails).
+int clock_gettime_by_system_call(clockid_t clock, timespec* now) { return arch::clock_gettime_by_system_call(clock, now); }
 
 // The vDSO's clock_gettime, which glibc's calls: the kernel maps this small
 // ELF image into every process (its address in the auxiliary vector).
-// Found in its dynamic symbol table, counted by DT_HASH (the x86-64 vDSO has
-// both hash styles), without the dynamic loader: dlopen allocates, and an
+// Found in its dynamic symbol table, counted by DT_HASH (the x86-64 and the
+// aarch64 vDSOs have it), without the dynamic loader: dlopen allocates, and an
 // allocation in the library's constructor reaches a foreign allocator
 // before its own constructor has run (mimalloc then sizes blocks otherwise).
 // nullptr without a vDSO (valgrind hides it) or without DT_HASH.
@@ -470,7 +460,7 @@ ClockFunction vdso_clock_gettime() {
   for (ElfW(Word) i = 0; i < count; ++i) {
     const ElfW(Sym)& symbol = symbols[i];
     if (ELF64_ST_TYPE(symbol.st_info) == STT_FUNC && symbol.st_shndx != SHN_UNDEF &&
-        std::strcmp(names + symbol.st_name, "__vdso_clock_gettime") == 0) {
+        std::strcmp(names + symbol.st_name, arch::kVdsoClockGettime) == 0) {
       return reinterpret_cast<ClockFunction>(bias + symbol.st_value);
     }
   }
@@ -480,6 +470,23 @@ ClockFunction vdso_clock_gettime() {
 }  // namespace
 
 ClockFunction g_clock_gettime = clock_gettime_by_system_call;
+
+#if defined(__aarch64__)
+}  // namespace heapline::os
+
+namespace heapline::arch::in_place {
+// False until the constructor below: the exclusive loop, correct anywhere.
+bool g_lse_atomics = false;
+}  // namespace heapline::arch::in_place
+
+namespace heapline::os {
+
+// The in-place counters' instructions (arch/aarch64.h), chosen once when
+// the library is loaded, before its other constructors.
+__attribute__((constructor(101))) void choose_in_place_instructions() {
+  arch::in_place::g_lse_atomics = (::getauxval(AT_HWCAP) & HWCAP_ATOMICS) != 0;
+}
+#endif
 
 // Before the library's other constructors (101: the first priority a
 // program may use), which read clocks.

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "arch.h"
 #include "heapline/figures.h"
 #include "os.h"
 
@@ -129,9 +130,7 @@ std::int64_t whole_bytes(double value) {
 
 double square_root(double x) {
   if (!(x > 0)) return 0;
-  double root;
-  asm("sqrtsd %1, %0" : "=x"(root) : "x"(x));  // no libm in the library
-  return root;
+  return arch::square_root(x);  // no libm in the library
 }
 
 void append_estimate(TextSink& sink, double bytes, double variance) {

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 
+#include "arch.h"
 #include "loaded_object.h"
 #include "mapped_memory.h"
 #include "os.h"
@@ -38,8 +39,8 @@ bool load_unwinder() {
   void* library = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) return false;
   auto backtrace = reinterpret_cast<Backtrace>(dlsym(library, "unw_backtrace"));
-  auto set_caching = reinterpret_cast<SetCachingPolicy>(dlsym(library, "_ULx86_64_set_caching_policy"));
-  void** local_space = static_cast<void**>(dlsym(library, "_ULx86_64_local_addr_space"));
+  auto set_caching = reinterpret_cast<SetCachingPolicy>(dlsym(library, arch::kUnwinderSetCachingPolicy));
+  void** local_space = static_cast<void**>(dlsym(library, arch::kUnwinderLocalAddressSpace));
   if (backtrace == nullptr) return false;
   // libunwind's caches are mapped through the exported mmap: heapline's
   // memory, not the program's mapped memory.
@@ -63,13 +64,13 @@ std::size_t capture(std::uintptr_t* frames, std::size_t capacity) {
   constexpr int kRaw = static_cast<int>(kProfileFrames) + 16;  // room for the library's own frames
   void* raw[kRaw];
   const int depth = backtrace(raw, kRaw);
+  // Return addresses as code addresses (a signed one's authentication bits
+  // cleared), so that they fall within their module.
+  const auto frame = [&](int i) { return arch::code_address(reinterpret_cast<std::uintptr_t>(raw[i])); };
   std::size_t count = 0;
   int i = 0;
-  while (i < depth && reinterpret_cast<std::uintptr_t>(raw[i]) >= g_own_start &&
-         reinterpret_cast<std::uintptr_t>(raw[i]) < g_own_end) {
-    ++i;
-  }
-  for (; i < depth && count < capacity; ++i) frames[count++] = reinterpret_cast<std::uintptr_t>(raw[i]);
+  while (i < depth && frame(i) >= g_own_start && frame(i) < g_own_end) ++i;
+  for (; i < depth && count < capacity; ++i) frames[count++] = frame(i);
   return count;
 }
 

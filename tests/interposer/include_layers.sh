@@ -13,14 +13,16 @@ src=$1/interposer/src
 declare -A layer=(
   [os]=0 [text]=0 [config]=0 [intercepted]=0 [threshold_policy]=0 [publish_clock]=0 [timeline]=0
   [live_file]=0 [output]=0 [mapped_regions]=0 [loaded_object]=0 [sampler_math]=0 [atomic_max]=0
+  [arch]=0 [arch/x86_64]=0 [arch/aarch64]=0
   [next_allocator]=1 [mapped_memory]=1 [heap_sampler]=1 [stack_capture]=1
   [accounting]=2 [process]=2 [thread_registry]=2 [published]=2 [sampling]=2 [precision_budget]=2
   [live_header]=2 [fork_child]=2 [exit_report]=2 [exact_shadow]=2
   [alloc_override]=3 [mmap_override]=3 [exit_override]=3 [exec_override]=3 [public_api]=3
 )
 status=0
-for file in "$src"/*.h "$src"/*.cpp; do
-  stem=$(basename "${file%.*}")
+for file in "$src"/*.h "$src"/*.cpp "$src"/arch/*.h; do
+  stem=${file#"$src"/}
+  stem=${stem%.*}
   own=${layer[$stem]:-}
   if [[ -z "$own" ]]; then
     echo "include_layers: $file has no layer in tests/interposer/include_layers.sh" >&2

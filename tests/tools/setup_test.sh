@@ -2,7 +2,8 @@
 # tools/setup.sh installs what is missing in this machine's architecture: a
 # package present only as a foreign architecture's (libsimdjson-dev:arm64 where
 # libsimdjson-dev:amd64 was) is missing, an architecture-independent one is
-# installed. Run beside stand-in dpkg, dpkg-query and apt-get that read a
+# installed; --arm64 installs the cross compilers and qemu, never an arm64
+# package. Run beside stand-in dpkg, dpkg-query and apt-get that read a
 # table of installed packages and record what apt-get was asked.
 set -euo pipefail
 source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -11,9 +12,13 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "setup_test: $*" >&2; exit 1; }
 
 mkdir -p "$work/bin"
-cat >"$work/bin/dpkg" <<'STUB'
+# dpkg knows the foreign architectures of $work/foreign and records an added one.
+touch "$work/foreign"
+cat >"$work/bin/dpkg" <<STUB
 #!/bin/sh
-[ "$1" = --print-architecture ] && { echo amd64; exit 0; }
+[ "\$1" = --print-architecture ] && { echo amd64; exit 0; }
+[ "\$1" = --print-foreign-architectures ] && { cat "$work/foreign"; exit 0; }
+[ "\$1" = --add-architecture ] && { printf '%s\n' "\$*" >>"$work/dpkg.calls"; exit 0; }
 exit 2
 STUB
 # The table holds "name arch" lines; dpkg-query -W prints each instance.
@@ -38,7 +43,7 @@ chmod +x "$work/bin/"*
 wanted=$(sed -n '/^build_packages=(/,/^)/p' "$source_dir/tools/setup.sh" |
   grep -v '^ *#' | sed 's/build_packages=(//; s/)//' | tr -s ' \n' '\n' | grep -v '^$')
 [[ $(wc -l <<<"$wanted") -gt 5 ]] || fail "could not read the package list: $wanted"
-run() { rm -f "$work/apt.calls"; PATH="$work/bin:$PATH" bash "$source_dir/tools/setup.sh" >"$work/out" 2>&1; }
+run() { rm -f "$work/apt.calls" "$work/dpkg.calls"; PATH="$work/bin:$PATH" bash "$source_dir/tools/setup.sh" "$@" >"$work/out" 2>&1; }
 
 # Everything native: nothing installed, no apt-get.
 sed 's/$/ amd64/' <<<"$wanted" >"$work/installed"
@@ -54,4 +59,17 @@ grep -q "install .* libsimdjson-dev" "$work/apt.calls" ||
   fail "a foreign architecture's package counted as installed: $(cat "$work/out")"
 ! grep -qw "cmake" "$work/apt.calls" || fail "an architecture-independent package counted as missing: $(cat "$work/apt.calls")"
 grep -q "installing 1 Debian package(s): libsimdjson-dev$" "$work/out" || fail "not named: $(cat "$work/out")"
+
+# --arm64 on amd64: the cross compilers and qemu as native packages, the
+# arm64 architecture added to apt's lists once, and no arm64 package.
+sed 's/$/ amd64/' <<<"$wanted" >"$work/installed"
+run --arm64 || fail "--arm64 failed: $(cat "$work/out")"
+grep -q "^install .*crossbuild-essential-arm64 qemu-user-static$" "$work/apt.calls" ||
+  fail "--arm64 did not install the cross compilers and qemu: $(cat "$work/apt.calls" 2>/dev/null)"
+! grep -q ":arm64" "$work/apt.calls" || fail "--arm64 installed an arm64 package: $(cat "$work/apt.calls")"
+grep -qx -- "--add-architecture arm64" "$work/dpkg.calls" || fail "--arm64 did not add the architecture: $(cat "$work/out")"
+echo arm64 >"$work/foreign"
+printf '%s\n' "crossbuild-essential-arm64 amd64" "qemu-user-static amd64" >>"$work/installed"
+run --arm64 || fail "--arm64 failed on a set-up machine: $(cat "$work/out")"
+[[ ! -e "$work/apt.calls" && ! -e "$work/dpkg.calls" ]] || fail "--arm64 changed a set-up machine: $(cat "$work/out")"
 echo "setup_test: ok"

@@ -18,7 +18,8 @@
 namespace heapline::bench {
 namespace {
 
-constexpr const char* kMemusage = "/usr/lib/x86_64-linux-gnu/libmemusage.so";
+// glibc's, in Debian's multiarch directory of this build's processor.
+constexpr const char* kMemusage = "/usr/lib/" HEAPLINE_MULTIARCH "/libmemusage.so";
 // Debian's heaptrack (1.4 in bookworm) installs its recording library here.
 constexpr const char* kHeaptrack = "/usr/lib/heaptrack/libheaptrack_preload.so";
 

@@ -14,9 +14,9 @@
  *
  *   dlsym_allocates
  *
- * x86-64 only: the wrapper must reach glibc's dlsym with its caller's return
- * address (RTLD_NEXT means "after the caller's object"), so it ends in a
- * jump, written in assembly. */
+ * The wrapper must reach glibc's dlsym with its caller's return address
+ * (RTLD_NEXT means "after the caller's object"), so it ends in a jump,
+ * written in assembly (x86-64 and aarch64). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <malloc.h>
@@ -53,7 +53,9 @@ void before_dlsym(void) {
     /* RTLD_NEXT from this executable: the first definition after it. dlvsym
      * allocates nothing when it finds the symbol. */
     real_dlsym = (void* (*)(void*, const char*))dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+    /* Before glibc 2.34, dlsym's version was the processor's first one. */
     if (real_dlsym == NULL) real_dlsym = (void* (*)(void*, const char*))dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+    if (real_dlsym == NULL) real_dlsym = (void* (*)(void*, const char*))dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.17");
     if (real_dlsym == NULL) abort();
   }
   ++dlsym_calls;
@@ -118,6 +120,7 @@ void before_dlsym(void) {
 
 /* dlsym(handle, name): before_dlsym(), then a jump to glibc's dlsym with the
  * arguments and the return address this call came with. */
+#if defined(__x86_64__)
 __asm__(
     ".text\n"
     ".globl dlsym\n"
@@ -132,6 +135,24 @@ __asm__(
     "  pop %rdi\n"
     "  jmp *real_dlsym(%rip)\n"
     ".size dlsym, .-dlsym\n");
+#elif defined(__aarch64__)
+__asm__(
+    ".text\n"
+    ".globl dlsym\n"
+    ".type dlsym, %function\n"
+    "dlsym:\n"
+    "  stp x29, x30, [sp, #-32]!\n" /* the return address (x30) kept */
+    "  stp x0, x1, [sp, #16]\n"
+    "  bl before_dlsym\n"
+    "  ldp x0, x1, [sp, #16]\n"
+    "  ldp x29, x30, [sp], #32\n"
+    "  adrp x16, real_dlsym\n"
+    "  ldr x16, [x16, :lo12:real_dlsym]\n"
+    "  br x16\n"
+    ".size dlsym, .-dlsym\n");
+#else
+#error "dlsym_allocates: no dlsym wrapper for this processor"
+#endif
 
 int main(void) {
   main_started = 1;

@@ -224,17 +224,23 @@ std::int64_t chunk_of(const void* p) {
 
 // The runtime's block of the calling thread: its DTV, which ld.so callocs
 // when the thread is created and frees at its join (the thread pointer's
-// second word points one 16-byte entry into it, glibc on x86-64). Its
-// chunk is 304 or 320 bytes as glibc's free chunks fall, so it is read,
-// not assumed: a fork child keeps the DTV of every thread waiting at the
-// fork.
+// second word on x86-64, its first on aarch64, points one 16-byte entry
+// into it). Its chunk is 304 or 320 bytes as glibc's free chunks fall, so
+// it is read, not assumed: a fork child keeps the DTV of every thread
+// waiting at the fork.
 std::int64_t own_dtv_bytes() {
 #if defined(__x86_64__)
   const char* dtv;
   asm volatile("mov %%fs:8, %0" : "=r"(dtv));
   return chunk_of(dtv - 16);
+#elif defined(__aarch64__)
+  // The thread pointer points at the thread control block, whose first
+  // word is the DTV pointer, one entry in as well.
+  const char* const* thread_pointer;
+  asm volatile("mrs %0, tpidr_el0" : "=r"(thread_pointer));
+  return chunk_of(thread_pointer[0] - 16);
 #else
-  return 0;
+#error "own_dtv_bytes: where is this processor's DTV?"
 #endif
 }
 

@@ -1,0 +1,143 @@
+// aarch64 (arm64): the interface of arch.h.
+//
+// An add to memory is a load, an add and a store here, which a signal can
+// split: the handler's change, made in between, would be lost when the
+// interrupted store lands. Each in-place operation is therefore either
+//   - one LSE atomic (ARMv8.1: stadd, or ldadd when the result is wanted),
+//     relaxed: a single instruction, which a signal cannot split, with no
+//     barrier; taken where getauxval(AT_HWCAP) has HWCAP_ATOMICS, read once
+//     when the library is loaded (os.cpp); or, without them (ARMv8.0),
+//   - a load-exclusive/store-exclusive loop: a signal taken between the two
+//     returns through an exception return, which clears the exclusive
+//     monitor, so the interrupted store-exclusive fails and the loop starts
+//     again from a load that sees the handler's change.
+// The choice costs a load of a read-mostly byte and a branch the predictor
+// learns at once; until the library's constructor has run (allocations of
+// libraries loaded before it) every call takes the loop, which is as
+// correct, only longer.
+#pragma once
+
+#include <sys/syscall.h>
+#include <time.h>
+
+#include <cstdint>
+
+#pragma GCC visibility push(hidden)
+namespace heapline::arch {
+
+namespace in_place {
+
+// Whether this processor has the LSE atomics: set once, at load. A plain
+// read, which the compiler may share between the operations of one call
+// (a thread that some library's constructor started before the library's
+// own reads either value, and both are correct).
+extern bool g_lse_atomics;
+inline bool lse_atomics() { return __builtin_expect(g_lse_atomics, 1); }
+
+template <typename Word>
+inline std::uint64_t& word_of(Word& word) {
+  static_assert(sizeof(Word) == 8);
+  return reinterpret_cast<std::uint64_t&>(word);
+}
+
+// word += value in the exclusive loop, returning the word's new value.
+inline std::uint64_t add_exclusively(std::uint64_t& word, std::uint64_t value) {
+  std::uint64_t sum;
+  std::uint32_t failed;
+  asm volatile(
+      "0:\n\t"
+      "ldxr %x0, %2\n\t"
+      "add %x0, %x0, %x3\n\t"
+      "stxr %w1, %x0, %2\n\t"
+      "cbnz %w1, 0b"
+      : "=&r"(sum), "=&r"(failed), "+Q"(word)
+      : "r"(value));
+  return sum;
+}
+
+// word += value, returning nothing: stadd, or the exclusive loop.
+inline void add_word(std::uint64_t& word, std::uint64_t value) {
+  if (lse_atomics()) {
+    asm volatile(".arch_extension lse\n\tstadd %x1, %0" : "+Q"(word) : "r"(value));
+  } else {
+    add_exclusively(word, value);
+  }
+}
+
+// word += value, returning the word's new value: ldadd (which returns the
+// old one), or the exclusive loop.
+inline std::uint64_t add_word_and_read(std::uint64_t& word, std::uint64_t value) {
+  if (lse_atomics()) {
+    std::uint64_t old;
+    asm volatile(".arch_extension lse\n\tldadd %x2, %x0, %1" : "=r"(old), "+Q"(word) : "r"(value));
+    return old + value;
+  }
+  return add_exclusively(word, value);
+}
+
+template <typename Word, typename Value>
+inline void add(Word& word, Value value) {
+  add_word(word_of(word), static_cast<std::uint64_t>(value));
+}
+template <typename Word, typename Value>
+inline void subtract(Word& word, Value value) {
+  add_word(word_of(word), -static_cast<std::uint64_t>(value));
+}
+template <typename Word>
+inline void increment(Word& word) {
+  add_word(word_of(word), 1);
+}
+template <typename Word>
+inline void decrement(Word& word) {
+  add_word(word_of(word), ~std::uint64_t{0});
+}
+// The sign of the value this very change gave the word.
+template <typename Word, typename Value>
+inline bool subtract_turns_negative(Word& word, Value value) {
+  return static_cast<std::int64_t>(add_word_and_read(word_of(word), -static_cast<std::uint64_t>(value))) < 0;
+}
+// Between two full barriers (dmb ish): ordered after every earlier store
+// and before every later one, for any reader.
+template <typename Word>
+inline void increment_ordered(Word& word) {
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  add_word(word_of(word), 1);
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+}  // namespace in_place
+
+// The system call as glibc makes it without a vDSO: svc with the number in
+// x8, the arguments in x0 and x1, the result in x0.
+inline int clock_gettime_by_system_call(clockid_t clock, timespec* now) {
+  register long number asm("x8") = SYS_clock_gettime;
+  register long result asm("x0") = clock;
+  register timespec* where asm("x1") = now;
+  asm volatile("svc #0" : "+r"(result) : "r"(number), "r"(where) : "memory");
+  return result == 0 ? 0 : -1;
+}
+// The vDSO's name for it.
+constexpr const char* kVdsoClockGettime = "__kernel_clock_gettime";
+
+inline double square_root(double x) {
+  double root;
+  asm("fsqrt %d0, %d1" : "=w"(root) : "w"(x));
+  return root;
+}
+
+// A return address signed by pointer authentication (code built with
+// -mbranch-protection, as Ubuntu's is) carries its signature in the bits
+// above the virtual address: xpaclri clears them. It is in the hint space,
+// a no-op on a processor without pointer authentication.
+inline std::uintptr_t code_address(std::uintptr_t return_address) {
+  register std::uintptr_t link asm("x30") = return_address;
+  asm("hint #7" : "+r"(link));  // xpaclri
+  return link;
+}
+
+// libunwind's local unwinder, by its names for this processor.
+constexpr const char* kUnwinderSetCachingPolicy = "_ULaarch64_set_caching_policy";
+constexpr const char* kUnwinderLocalAddressSpace = "_ULaarch64_local_addr_space";
+
+}  // namespace heapline::arch
+#pragma GCC visibility pop

@@ -1,0 +1,83 @@
+// x86-64: the interface of arch.h. Each in-place operation is one unlocked
+// instruction with a memory operand (add, sub, inc, dec): a signal is taken
+// between instructions, never inside one, and an aligned 8-byte access is
+// never torn. No lock prefix: only the owner thread writes these words, so
+// the read-modify-write needs to be indivisible on its own processor only.
+#pragma once
+
+#include <sys/syscall.h>
+#include <time.h>
+
+#include <cstdint>
+
+#pragma GCC visibility push(hidden)
+namespace heapline::arch {
+
+namespace in_place {
+
+// The word under an 8-byte integer or its atomic.
+template <typename Word>
+inline auto& word_of(Word& word) {
+  static_assert(sizeof(Word) == 8);  // the q suffix: an immediate operand says no size of its own
+  return reinterpret_cast<std::uint64_t&>(word);
+}
+template <typename Word, typename Value>
+inline void add(Word& word, Value value) {
+  asm volatile("addq %1, %0" : "+m"(word_of(word)) : "er"(static_cast<std::int64_t>(value)));
+}
+template <typename Word, typename Value>
+inline void subtract(Word& word, Value value) {
+  asm volatile("subq %1, %0" : "+m"(word_of(word)) : "er"(static_cast<std::int64_t>(value)));
+}
+template <typename Word>
+inline void increment(Word& word) {
+  asm volatile("incq %0" : "+m"(word_of(word)));
+}
+template <typename Word>
+inline void decrement(Word& word) {
+  asm volatile("decq %0" : "+m"(word_of(word)));
+}
+// The sign flag of the subtraction itself.
+template <typename Word, typename Value>
+inline bool subtract_turns_negative(Word& word, Value value) {
+  bool negative;
+  asm volatile("subq %2, %0" : "+m"(word_of(word)), "=@ccs"(negative) : "er"(static_cast<std::int64_t>(value)));
+  return negative;
+}
+// x86 keeps a processor's stores in order for every reader; the clobber
+// keeps the compiler from moving stores across.
+template <typename Word>
+inline void increment_ordered(Word& word) {
+  asm volatile("incq %0" : "+m"(word_of(word)) : : "memory");
+}
+
+}  // namespace in_place
+
+// The system call as glibc makes it without a vDSO, in a few instructions
+// rather than through syscall()'s six-argument shuffle.
+inline int clock_gettime_by_system_call(clockid_t clock, timespec* now) {
+  long result;
+  asm volatile("syscall"
+               : "=a"(result)
+               : "0"(static_cast<long>(SYS_clock_gettime)), "D"(static_cast<long>(clock)), "S"(now)
+               : "rcx", "r11", "memory");
+  return result == 0 ? 0 : -1;
+}
+// The vDSO's name for it.
+constexpr const char* kVdsoClockGettime = "__vdso_clock_gettime";
+
+inline double square_root(double x) {
+  double root;
+  asm("sqrtsd %1, %0" : "=x"(root) : "x"(x));
+  return root;
+}
+
+// Return addresses carry no tag on x86-64.
+inline std::uintptr_t code_address(std::uintptr_t return_address) { return return_address; }
+
+// libunwind's local unwinder, by its names for this processor.
+constexpr const char* kUnwinderSetCachingPolicy = "_ULx86_64_set_caching_policy";
+constexpr const char* kUnwinderLocalAddressSpace = "_ULx86_64_local_addr_space";
+
+}  // namespace heapline::arch
+#pragma GCC visibility pop
