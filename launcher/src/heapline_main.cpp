@@ -19,6 +19,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <heapline/cli_help.h>
 #include <heapline/install_dirs.h>
 
 #include "commands/subcommand.h"
@@ -112,7 +113,7 @@ int main(int argc, char** argv) {
     say_lines(std::cout, heapline.help());
     return 0;
   } catch (const CLI::CallForAllHelp&) {
-    say_lines(std::cout, heapline.help("", CLI::AppFormatMode::All));
+    say_lines(std::cout, heapline::whole_program_help(heapline));
     return 0;
   } catch (const CLI::CallForVersion& version) {
     say_lines(std::cout, std::string(version.what()) + "\n");

@@ -6,7 +6,9 @@
 #  - default_store: without --store, the store is <source>/bench-data;
 #  - accuracy_json: accuracy --json prints the run's figures as one object;
 #  - overhead_instructions: overhead --instructions also counts the
-#    catalogue's reduced command under callgrind, into the point.
+#    catalogue's reduced command under callgrind, into the point;
+#  - help_all: --help-all prints heapline-bench's help and every
+#    subcommand's options, also when given after a subcommand.
 set -euo pipefail
 bench=$1 case=$2
 work=$(mktemp -d)
@@ -26,6 +28,17 @@ case $case in
     "$bench" --bin-dir "$work/bin" overhead churn-1t none 1 --scale 0.001 --json >"$work/point.json" 2>"$work/err" ||
       fail "the program in --bin-dir did not run: $(cat "$work/err")"
     grep -q '"command": "malloc_churn 1 ' "$work/point.json" || fail "no point: $(cat "$work/point.json")"
+    ;;
+  help_all)
+    for words in "--help-all" "suite --help-all" "export --help-all"; do
+      # shellcheck disable=SC2086 # the words are split on purpose
+      "$bench" $words >"$work/out" 2>"$work/err" || fail "$words exited non-zero: $(cat "$work/err")"
+      # An option of the first subcommand and one of the last: every
+      # subcommand's options are there, whichever one was named.
+      grep -qF -- "--instructions" "$work/out" || fail "$words: no overhead --instructions: $(cat "$work/out")"
+      grep -qF -- "--format" "$work/out" || fail "$words: no export --format: $(cat "$work/out")"
+      grep -qF "heapline-bench: the overhead-regression service" "$work/out" || fail "$words: not heapline-bench's help"
+    done
     ;;
   default_store)
     mkdir -p "$work/source"

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -263,6 +265,53 @@ TEST(PointRules, EveryWayRefusesAPointNoMeasurementCanGive) {
     EXPECT_THROW(store.append_new({sample_point(), hostile}), std::runtime_error);
     EXPECT_TRUE(store.read().points.empty());
   }
+}
+
+// The hour of slack for clocks a little apart: a point measured half an
+// hour after this machine's clock is taken, one of an hour and a half is
+// from the future, refused.
+TEST(PointRules, AnHourOfSlackForTheMeasuringMachinesClock) {
+  auto rfc3339_after_now = [](std::chrono::seconds ahead) {
+    const std::time_t when = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now() + ahead);
+    std::tm utc{};
+    gmtime_r(&when, &utc);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    return std::string(text);
+  };
+  auto line = [](const std::string& measured_at) {
+    return nlohmann::json::parse(R"({"overhead": 0.05, "measured_at": ")" + measured_at + "\"}");
+  };
+  EXPECT_NO_THROW(point_from_json(line(rfc3339_after_now(std::chrono::minutes(30)))));
+  try {
+    point_from_json(line(rfc3339_after_now(std::chrono::minutes(90))));
+    ADD_FAILURE() << "a point an hour and a half ahead was taken";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what()).find("is in the future"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("60 minutes after this machine's clock"), std::string::npos)
+        << error.what();
+  }
+}
+
+// "Not recorded" is null (or absent) for `runs` and each median, as the
+// writer puts it: an explicit 0 is a point no measurement gives, refused;
+// null reads as 0, not recorded.
+TEST(PointRules, AnExplicitZeroForRunsOrAMedianIsRefused) {
+  const std::string head = R"({"measured_at": "2026-03-01T12:00:00Z", "overhead": 0.05, )";
+  for (const char* field : {"runs", "median_with_s", "median_without_s"}) {
+    SCOPED_TRACE(field);
+    try {
+      point_from_json(nlohmann::json::parse(head + "\"" + field + "\": 0}"));
+      ADD_FAILURE() << "an explicit 0 was taken";
+    } catch (const std::runtime_error& error) {
+      EXPECT_NE(std::string(error.what()).find(std::string("\"") + field + "\""), std::string::npos) << error.what();
+    }
+    const Point unrecorded = point_from_json(nlohmann::json::parse(head + "\"" + field + "\": null}"));
+    EXPECT_EQ(unrecorded.runs, 0);
+    EXPECT_EQ(unrecorded.median_with_seconds, 0);
+    EXPECT_EQ(unrecorded.median_without_seconds, 0);
+  }
+  EXPECT_EQ(point_from_json(nlohmann::json::parse(head + R"("runs": 1})")).runs, 1);
 }
 
 // Points that share scenario, commit, time, figure and machine but differ in

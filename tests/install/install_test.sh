@@ -216,8 +216,9 @@ debian_package() {
   # What the binaries link (dpkg-shlibdeps), and what is only loaded or run
   # when there.
   local fields
-  fields=$(dpkg-deb -f "$deb" Depends Recommends)
-  for field in "Depends: libc6 (" "libdw1 (" "Recommends: libunwind8, gnuplot-nox | gnuplot"; do
+  fields=$(dpkg-deb -f "$deb" Depends Recommends Suggests)
+  for field in "Depends: libc6 (" "libdw1 (" "Recommends: libunwind8, gnuplot-nox | gnuplot" \
+    "Suggests: valgrind, python3, heaptrack, git"; do
     [[ "$fields" == *"$field"* ]] || fail "no '$field' in: $(dpkg-deb -f "$deb")"
   done
 
@@ -238,6 +239,24 @@ debian_package() {
     fi
   done < <(find unpacked -type f -print0)
   ((elf_files >= 3)) || fail "only $elf_files ELF file(s) in the package"
+  # Debian's hardening on the programs: RELRO, bound at start (-z now) and
+  # the checked buffer functions (_FORTIFY_SOURCE); none of these in the
+  # preload library, whose every call is measured.
+  # (Each readelf's output is read whole: grep -q would close the pipe early.)
+  local program segments dynamic symbols
+  for program in unpacked/usr/bin/heapline unpacked/usr/bin/heapline-bench; do
+    segments=$(readelf -lW "$program")
+    [[ "$segments" == *GNU_RELRO* ]] || fail "$program has no RELRO segment"
+    dynamic=$(readelf -dW "$program")
+    [[ "$dynamic" == *BIND_NOW* ]] || fail "$program is not bound at start (-z now): $dynamic"
+    symbols=$(readelf --dyn-syms -W "$program")
+    [[ "$symbols" =~ __[a-z_]+_chk@ ]] || fail "$program calls no checked buffer function"
+  done
+  local library
+  library=$(find unpacked -name libheapline.so -type f | head -n 1)
+  [[ -n "$library" ]] || fail "no libheapline.so in the package"
+  symbols=$(readelf --dyn-syms -W "$library")
+  [[ ! "$symbols" =~ __[a-z_]+_chk@ ]] || fail "$library calls checked buffer functions"
   [[ "$(zcat unpacked/usr/share/doc/heapline/changelog.gz | head -n 1)" == "heapline ($version) unstable; urgency=medium" ]] ||
     fail "the Debian changelog does not start with heapline ($version)"
 

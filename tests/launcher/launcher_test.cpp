@@ -584,4 +584,19 @@ TEST_F(Launcher, HelpIsHeaplinesOwnAndRunHasItsOwn) {
   EXPECT_EQ(run_help.out.find("\n  convert "), std::string::npos) << run_help.out;
 }
 
+// --help-all prints heapline's help with every subcommand's options,
+// wherever it is given: after a subcommand too (CLI11 alone printed that
+// subcommand's help).
+TEST_F(Launcher, HelpAllPrintsEverySubcommandsOptionsFromAnywhere) {
+  for (const std::vector<std::string>& words : std::vector<std::vector<std::string>>{
+           {"--help-all"}, {"run", "--help-all"}, {"top", "--help-all"}, {"profile", "--help-all"}}) {
+    RunResult help = launch(words);
+    EXPECT_EQ(help.exit_code, 0) << words.front() << ": " << help.err;
+    // run's --plot and top's --interval: the first subcommand and another.
+    EXPECT_NE(help.out.find("--plot"), std::string::npos) << words.front() << "\n" << help.out;
+    EXPECT_NE(help.out.find("--interval"), std::string::npos) << words.front() << "\n" << help.out;
+    EXPECT_NE(help.out.find("heapline: run a command"), std::string::npos) << words.front() << "\n" << help.out;
+  }
+}
+
 }  // namespace

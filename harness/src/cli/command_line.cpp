@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "heapline/cli_help.h"
 #include "heapline/install_layout.h"
 #include "heapline/option_checks.h"
 #include "heapline_bench/history/point.h"
@@ -354,6 +355,9 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
     check::relations(suite.precision, suite.runs);
     check::relations(check.rule);
     check::relations(calibrate.rule);
+  } catch (const CLI::CallForAllHelp&) {
+    say_lines(std::cout, whole_program_help(app));
+    return kExitOk;
   } catch (const CLI::ParseError& e) {
     // CLI11's help, version and refusals (which quote the words given) go
     // out through the door of printed lines too.

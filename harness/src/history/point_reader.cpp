@@ -292,7 +292,8 @@ Point point_from(element document, RawTimes raw) {
   p.interval = o.optional_overhead_interval("interval").value_or(Interval{p.overhead, p.overhead});  // old points: zero width
   p.confidence = o.optional_number("confidence").value_or(kConfidenceOfUnlabelledPoints);
   if (!(p.confidence > 0 && p.confidence < 1)) wrong("confidence", "must be between 0 and 1");
-  const auto runs = o.optional_integer_within("runs", 0, kMaxRuns);
+  // An explicit 0 is refused: the writer records "none" as null.
+  const auto runs = o.optional_integer_within("runs", 1, kMaxRuns);
   p.runs = static_cast<int>(runs.value_or(0));  // 0: not recorded (the oldest points)
   p.scale = o.optional_number("scale").value_or(1.0);
   if (!(p.scale > 0 && p.scale <= kMaxScale))
