@@ -20,9 +20,9 @@
 # the programs they start (the launcher's command, the tests' probes) run
 # through the kernel's binfmt_misc entry for qemu-aarch64, which finds the
 # sysroot in QEMU_LD_PREFIX. Not the README's test command: the whole suite
-# under emulation takes longer than CI's budget. The tests tools/arm64.skip
-# lists, which cannot run under emulation, are left out, with the reason
-# each.
+# under emulation takes longer than CI's budget; CI runs it natively, on an
+# arm64 runner. The tests tools/arm64.skip lists, which cannot run under
+# emulation, are left out, with the reason each.
 set -euo pipefail
 # A step that fails says which: set -e alone would end the run without a word.
 trap 'echo "${0##*/}: line $LINENO failed (status $?): $BASH_COMMAND" >&2' ERR

@@ -235,6 +235,18 @@ split_jobs() {
   in_run measure env "${env[@]}" HEAPLINE_STORE_OFFLINE=1 "$ci/run_suite.sh"
   handoff=$scratch/measure/build/ci/run-points.jsonl
   assert_eq "$(wc -l <"$handoff")" 2 "the points handed over"
+  # The other machine of the matrix (arm64) measures the same commit; the
+  # publishing job downloads every hand-off, each in a folder named after
+  # its artifact (actions/download-artifact with a pattern).
+  clone measure-arm64
+  git -C "$scratch/measure-arm64" checkout --quiet --detach "$sha"
+  git -C "$scratch/measure-arm64" remote set-url origin "$scratch/unreachable.git"
+  in_run measure-arm64 env "${env[@]}" HEAPLINE_STORE_OFFLINE=1 "$ci/checkout_store.sh" >/dev/null 2>&1
+  in_run measure-arm64 env "${env[@]}" HEAPLINE_STORE_OFFLINE=1 "$ci/run_suite.sh"
+  local downloaded=$scratch/downloaded
+  mkdir -p "$downloaded/new-points-x86-64" "$downloaded/new-points-arm64"
+  cp "$handoff" "$downloaded/new-points-x86-64/run-points.jsonl"
+  cp "$scratch/measure-arm64/build/ci/run-points.jsonl" "$downloaded/new-points-arm64/run-points.jsonl"
 
   # Another run publishes before this one does.
   clone other
@@ -245,14 +257,16 @@ split_jobs() {
 
   for attempt in publish publish-again; do
     clone "$attempt"
-    in_run "$attempt" env "${env[@]}" HEAPLINE_BENCH="$scratch/no-heapline-bench" HEAPLINE_NEW_POINTS="$handoff" \
+    in_run "$attempt" env "${env[@]}" HEAPLINE_BENCH="$scratch/no-heapline-bench" HEAPLINE_NEW_POINTS="$downloaded" \
       "$ci/checkout_store.sh"
-    in_run "$attempt" env "${env[@]}" HEAPLINE_BENCH="$scratch/no-heapline-bench" HEAPLINE_NEW_POINTS="$handoff" \
+    in_run "$attempt" env "${env[@]}" HEAPLINE_BENCH="$scratch/no-heapline-bench" HEAPLINE_NEW_POINTS="$downloaded" \
       "$ci/publish_points.sh"
   done
-  assert_eq "$(remote_points | wc -l)" 6 "points on the remote after two runs and a rerun of the publish"
-  assert_eq "$(remote_points | run_ids /dev/stdin | sort)" "$(sort <(printf '%s\n' "$before_ids") <(run_ids "$handoff"))" \
-    "the remote's points: the earlier ones and the handed-over ones, each once"
+  assert_eq "$(remote_points | wc -l)" 8 "points on the remote after two runs (one of two machines) and a rerun of the publish"
+  assert_eq "$(remote_points | run_ids /dev/stdin | sort)" \
+    "$(sort <(printf '%s\n' "$before_ids") <(run_ids "$downloaded/new-points-x86-64/run-points.jsonl") \
+      <(run_ids "$downloaded/new-points-arm64/run-points.jsonl"))" \
+    "the remote's points: the earlier ones and both machines' handed-over ones, each once"
   [[ "$(remote_points | head -n 4 | run_ids /dev/stdin | sort)" == "$before_ids" ]] ||
     fail "the earlier points were rewritten"
 
@@ -268,7 +282,7 @@ split_jobs() {
   log=$(in_run publish-bad env "${env[@]}" HEAPLINE_NEW_POINTS="$scratch/bad-points.jsonl" "$ci/publish_points.sh" 2>&1) ||
     status=$?
   assert_eq "$status" 1 "the publish of a malformed point"
-  assert_contains "$log" "points.jsonl:7: missing" "validate's report"
+  assert_contains "$log" "points.jsonl:9: missing" "validate's report"
   assert_eq "$(remote_tip)" "$tip" "the remote after a refused publish"
 }
 

@@ -7,9 +7,11 @@ the job that needs it, and no build, install or container there), no token
 kept in a checkout where code is built and run, containers and actions pinned
 by digest, no expression expanded into a script, no secrets; the performance
 workflow's trigger, concurrency, main-only guard and its four jobs (measure,
-publish, site, deploy) with the hand-off between them; the pull-request
+on an x86-64 and an arm64 runner, publish, site, deploy) with the hand-off
+between them; the pull-request
 workflow's single read-only job; the ci workflow's sanitizer build
-(`tools/test.sh --sanitize`) in a job of its own; the release workflow's
+(`tools/test.sh --sanitize`) and its arm64 suite (`tools/test.sh --arch
+arm64`, on an arm64 runner) in jobs of their own; the release workflow's
 trigger (a pushed vX.Y.Z tag) and its two jobs, one that builds and
 measures with a read-only token, one that only hands the files to the
 GitHub CLI. Prints one line per broken rule and exits 1 when there is any.
@@ -91,6 +93,12 @@ def ci_rules(path, workflow):
     sanitizing = [name for name, job in workflow["jobs"].items() if "tools/test.sh --sanitize" in runs_of(job)]
     check(len(sanitizing) == 1 and not re.search(r"tools/test\.sh(?! --sanitize)", runs_of(workflow["jobs"][sanitizing[0]])),
           path, "one job must run `tools/test.sh --sanitize`, and only that test command")
+    # The arm64 suite in a job of its own, on GitHub's arm64 runner (natively:
+    # on another runner the command would emulate it, past CI's budget).
+    on_arm64 = [name for name, job in workflow["jobs"].items() if "tools/test.sh --arch arm64" in runs_of(job)]
+    check(len(on_arm64) == 1 and workflow["jobs"][on_arm64[0]].get("runs-on") == "ubuntu-24.04-arm"
+          and not re.search(r"tools/test\.sh(?! --arch arm64)", runs_of(workflow["jobs"][on_arm64[0]])),
+          path, "one job must run `tools/test.sh --arch arm64`, on `runs-on: ubuntu-24.04-arm`, and only that test command")
     # docs/ includes _generated/ pages, which exist only once rendered.
     render = scripts.find("heapline-bench render --store")
     check(0 <= render < scripts.find("python3 -m sphinx"), path,
@@ -179,6 +187,18 @@ def performance_rules(path, workflow):
           "job measure does not hand the new points over (actions/upload-artifact)")
     check("steps.upload.outputs.artifact-id" in str((measure.get("outputs") or {}).get("points", "")), path,
           "job measure must output the uploaded artifact's id as `points`")
+    # One measuring job per machine, x86-64 and arm64, each its own
+    # artifact; publish takes them all.
+    matrix = ((measure.get("strategy") or {}).get("matrix") or {}).get("include") or []
+    runners = {str(entry.get("runner")) for entry in matrix if isinstance(entry, dict)}
+    check(measure.get("runs-on") == "${{ matrix.runner }}" and {"ubuntu-latest", "ubuntu-24.04-arm"} <= runners, path,
+          "job measure must run on a matrix of an x86-64 runner (ubuntu-latest) and an arm64 one (ubuntu-24.04-arm)")
+    check((measure.get("strategy") or {}).get("fail-fast") is False, path,
+          "job measure's matrix must not be fail-fast (a failing machine must not cancel the other's points)")
+    uploads = [step.get("with") or {} for step in measure.get("steps") or []
+               if str(step.get("uses", "")).startswith("actions/upload-artifact@")]
+    check(all("${{ matrix.arch }}" in str(upload.get("name", "")) for upload in uploads), path,
+          "job measure's artifact must be named after its machine (${{ matrix.arch }}), or the machines' would clash")
 
     check(any(u.startswith("actions/download-artifact@") for u in uses_of(publish)), path,
           "job publish does not take the new points (actions/download-artifact)")
@@ -186,6 +206,10 @@ def performance_rules(path, workflow):
     check("needs.measure.outputs.points" in str(publish.get("if", "")), path,
           "job publish must run only when points were handed over (needs.measure.outputs.points)")
     check((publish.get("env") or {}).get("HEAPLINE_NEW_POINTS"), path, "job publish must set HEAPLINE_NEW_POINTS")
+    downloads = [step.get("with") or {} for step in publish.get("steps") or []
+                 if str(step.get("uses", "")).startswith("actions/download-artifact@")]
+    check(any(download.get("pattern") == "new-points-*" and not download.get("merge-multiple") for download in downloads),
+          path, "job publish must take every machine's points (pattern: new-points-*, each in a folder of its own)")
     check(set(runs_of(publish).split()) <= {"tools/ci/checkout_store.sh", "tools/ci/publish_points.sh"}, path,
           "job publish may run tools/ci/checkout_store.sh and tools/ci/publish_points.sh only")
 

@@ -8,7 +8,9 @@
 # the deployment; a pull-request workflow on pull_request_target, with a
 # write token or a checkout that keeps it; a release workflow on a branch,
 # writing where it builds, building or running more where it publishes; a
-# site whose release table is not the release's.
+# site whose release table is not the release's; a ci workflow without its
+# arm64 job on an arm64 runner; a performance history measured on one
+# machine only.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -129,7 +131,7 @@ report=$("$python" "$policy" "$source_dir" "$bad") || status=$?
 assert_eq "$status" 1 "the checker's status on a ci workflow without the sanitizer job"
 assert_contains "$report" "one job must run \`tools/test.sh --sanitize\`" "the report"
 sed -e 's|run: tools/test.sh$|run: tools/test.sh \&\& tools/test.sh --sanitize|' "$workflows/ci.yml" >"$bad"
-sed -i -e '/^  sanitize:/,$d' "$bad"
+sed -i -e '/^  sanitize:/,/^  arm64:/{/^  arm64:/!d}' "$bad"
 status=0
 report=$("$python" "$policy" "$source_dir" "$bad") || status=$?
 assert_eq "$status" 1 "the checker's status on sanitizers inside the ordinary job"
@@ -168,4 +170,45 @@ status=0
 report=$("$python" "$policy" "$source_dir" "$workflows/ci.yml" "$bad") || status=$?
 assert_eq "$status" 1 "the checker's status on a site without the release's comparison"
 assert_contains "$report" "job site must take the latest release's comparison" "the report"
+# The arm64 suite on an x86-64 runner (emulated, past the budget), then
+# without its job.
+sed -e 's|runs-on: ubuntu-24.04-arm|runs-on: ubuntu-latest|' "$workflows/ci.yml" >"$bad"
+status=0
+report=$("$python" "$policy" "$source_dir" "$bad") || status=$?
+assert_eq "$status" 1 "the checker's status on the arm64 suite on an x86-64 runner"
+assert_contains "$report" "one job must run \`tools/test.sh --arch arm64\`, on \`runs-on: ubuntu-24.04-arm\`" "the report"
+"$python" - "$workflows/ci.yml" "$bad" <<'PY'
+import sys
+import yaml
+workflow = yaml.safe_load(open(sys.argv[1]))
+del workflow["jobs"]["arm64"]
+yaml.safe_dump(workflow, open(sys.argv[2], "w"), sort_keys=False)
+PY
+status=0
+report=$("$python" "$policy" "$source_dir" "$bad") || status=$?
+assert_eq "$status" 1 "the checker's status on a ci workflow without the arm64 job"
+assert_contains "$report" "one job must run \`tools/test.sh --arch arm64\`" "the report"
+# The performance history on one machine only, the machines' hand-offs
+# under one name, and a publish that takes one of them.
+bad=$scratch/performance-one-machine.yml
+"$python" - "$workflows/performance.yml" "$bad" <<'PY'
+import sys
+import yaml
+workflow = yaml.safe_load(open(sys.argv[1]))
+jobs = workflow["jobs"]
+jobs["measure"]["strategy"]["matrix"]["include"].pop()
+for step in jobs["measure"]["steps"]:
+    if step.get("uses", "").startswith("actions/upload-artifact@"):
+        step["with"]["name"] = "new-points"
+for step in jobs["publish"]["steps"]:
+    if step.get("uses", "").startswith("actions/download-artifact@"):
+        step["with"] = {"name": "new-points-x86-64", "path": "build/ci/new-points"}
+yaml.safe_dump(workflow, open(sys.argv[2], "w"), sort_keys=False)
+PY
+status=0
+report=$("$python" "$policy" "$source_dir" "$workflows/ci.yml" "$bad") || status=$?
+assert_eq "$status" 1 "the checker's status on a performance history of one machine"
+assert_contains "$report" "job measure must run on a matrix of an x86-64 runner (ubuntu-latest) and an arm64 one" "the report"
+assert_contains "$report" "job measure's artifact must be named after its machine" "the report"
+assert_contains "$report" "job publish must take every machine's points (pattern: new-points-*" "the report"
 echo "workflow policy test: ok"

@@ -18,9 +18,11 @@
 # script only appends whole lines to what the branch holds, and the site job
 # validates the store as published.
 #
-# Environment, besides tools/ci/common.sh's: HEAPLINE_NEW_POINTS (a file of
-# points measured elsewhere, the measuring job's hand-off: its lines that the
-# store lacks are appended first), HEAPLINE_PUSH_ATTEMPTS (default 5),
+# Environment, besides tools/ci/common.sh's: HEAPLINE_NEW_POINTS (points
+# measured elsewhere, the measuring jobs' hand-off: a file, or a directory
+# whose .jsonl files, one per measuring machine, are taken in the order of
+# their paths; their lines that the store lacks are appended first),
+# HEAPLINE_PUSH_ATTEMPTS (default 5),
 # HEAPLINE_PUSH_BACKOFF_S (seconds of the first wait between attempts, growing
 # with each; default 2).
 set -euo pipefail
@@ -29,7 +31,16 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 refuse_unless_main
 new_points=${HEAPLINE_NEW_POINTS:-}
-[[ -z "$new_points" || -f "$new_points" ]] || die "HEAPLINE_NEW_POINTS names $new_points, which is not a file"
+handoffs=()
+if [[ -d "$new_points" ]]; then
+  while IFS= read -r -d '' handoff; do handoffs+=("$handoff"); done < <(
+    find "$new_points" -type f -name '*.jsonl' -print0 | LC_ALL=C sort -z)
+  ((${#handoffs[@]} > 0)) || die "HEAPLINE_NEW_POINTS names the directory $new_points, which holds no .jsonl file of points"
+elif [[ -f "$new_points" ]]; then
+  handoffs=("$new_points")
+elif [[ -n "$new_points" ]]; then
+  die "HEAPLINE_NEW_POINTS names $new_points, which is neither a file nor a directory"
+fi
 attempts=${HEAPLINE_PUSH_ATTEMPTS:-5}
 backoff_s=${HEAPLINE_PUSH_BACKOFF_S:-2}
 [[ "$attempts" =~ ^[1-9][0-9]*$ ]] || die "HEAPLINE_PUSH_ATTEMPTS must be a positive integer, got '$attempts'"
@@ -93,15 +104,15 @@ commit_points() {
 
 # The hand-off: the measured lines the store does not have yet, appended as
 # they are (a rerun of the publishing job appends nothing twice).
-if [[ -n "$new_points" ]]; then
+for handoff in "${handoffs[@]}"; do
   touch "$points"
-  lines_missing_from "$new_points" "$points" >"$scratch/handed"
+  lines_missing_from "$handoff" "$points" >"$scratch/handed"
   if [[ -s "$scratch/handed" ]]; then
     [[ ! -s "$points" || -z "$(tail -c 1 "$points")" ]] || printf '\n' >>"$points"
     cat "$scratch/handed" >>"$points"
   fi
-  say "$(grep -c . "$scratch/handed" || true) of the $(grep -c . "$new_points" || true) point(s) of $new_points appended to the store"
-fi
+  say "$(grep -c . "$scratch/handed" || true) of the $(grep -c . "$handoff" || true) point(s) of $handoff appended to the store"
+done
 
 validate_points "$store_dir" "$points"
 
