@@ -1,6 +1,6 @@
 // coarse_clock_lag: how far CLOCK_MONOTONIC_COARSE is behind CLOCK_MONOTONIC
 // on this machine, and how far a publish's time (the coarse reading plus one
-// tick, interposer/src/publish_clock.h) is from CLOCK_MONOTONIC's.
+// tick, interposer/src/base/publish_clock.h) is from CLOCK_MONOTONIC's.
 //
 //   coarse_clock_lag [READINGS]     (default 2000, after pauses of 0 to 5 ms)
 //

@@ -64,7 +64,7 @@ refused_refs() {
 
   # A ref that does not build (named first: it is built first, and nothing
   # else needs building to refuse it).
-  echo "this is not C++" >>"$work/repo/interposer/src/alloc_override.cpp"
+  echo "this is not C++" >>"$work/repo/interposer/src/overrides/alloc_override.cpp"
   git -C "$work/repo" -c user.name=test -c user.email=test@example.invalid commit -qam "break the build"
   if "$source_dir/tools/compare_releases.sh" HEAD HEAD~1 2>"$work/err"; then echo "accepted a broken ref"; exit 1; fi
   grep -q "'HEAD' does not build libheapline.so" "$work/err" || { cat "$work/err"; exit 1; }

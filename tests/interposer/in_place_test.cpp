@@ -1,4 +1,4 @@
-// The hot path's in-place counters (interposer/src/arch.h), on the
+// The hot path's in-place counters (interposer/src/base/arch.h), on the
 // processor the tests were built for: the values each operation leaves and
 // reports; on aarch64, the instructions chosen at load (LSE atomics exactly
 // where the processor has them; ctest runs these tests again on an ARMv8.0

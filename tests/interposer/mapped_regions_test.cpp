@@ -1,4 +1,4 @@
-// RegionSet (interposer/src/mapped_regions.h): the counted address ranges
+// RegionSet (interposer/src/base/mapped_regions.h): the counted address ranges
 // behind munmap's and mremap's arithmetic.
 #include "mapped_regions.h"
 

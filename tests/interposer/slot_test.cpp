@@ -1,4 +1,4 @@
-// A thread's slot (interposer/src/accounting.h): its pending bytes survive
+// A thread's slot (interposer/src/accounting/accounting.h): its pending bytes survive
 // a threshold change and a request to step down; a handover returns them.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The threshold policy (interposer/src/threshold_policy.h): the process's
+// The threshold policy (interposer/src/base/threshold_policy.h): the process's
 // precision budget and each thread's share of it, as pure functions.
 #include "threshold_policy.h"
 

@@ -8,6 +8,10 @@ anything):
   (include/) include only public headers; the library's own sources (src/)
   never include the readers for programs (heapline/report_reader.h,
   heapline/regular_file.h: format/, exceptions and allocation).
+- interposer/src goes one way: base < services < accounting < overrides
+  (interposer/README.md, "Layers"); a file includes only headers of its own
+  layer, of the layers before it, and public headers; a file outside the
+  four folders has no layer and is reported.
 - launcher/ and harness/ include of the interposer only its public headers
   (interposer/include/), never src/ or each other.
 - harness/ goes one way: text < measurement < history < verdicts < reports
@@ -32,7 +36,8 @@ COMPONENTS = ("common", "interposer", "launcher", "harness")
 # Where each component's headers are found (its CMake include directories).
 INCLUDE_ROOTS = {
     "common": ["common/include"],
-    "interposer": ["interposer/include", "interposer/src"],
+    "interposer": ["interposer/include", "interposer/src/base", "interposer/src/services", "interposer/src/accounting",
+                   "interposer/src/overrides"],
     "launcher": ["launcher/src"],
     "harness": ["harness/include", "harness/src"],
 }
@@ -40,6 +45,7 @@ INCLUDE_ROOTS = {
 # tree (configure_file): they belong to the template's component.
 GENERATED_HEADERS = {"heapline/install_dirs.h": "common/install_dirs.h.in"}
 HARNESS_LAYERS = ["text", "measurement", "history", "verdicts", "reports", "cli"]
+INTERPOSER_LAYERS = ["base", "services", "accounting", "overrides"]
 PROGRAM_ONLY_READERS = {"interposer/include/heapline/report_reader.h", "interposer/include/heapline/regular_file.h"}
 
 
@@ -57,6 +63,8 @@ def part_of(path):
             return "harness/cli"
         return "harness/" + parts[2]  # harness/src/LAYER/...
     if parts[0] == "interposer":
+        if parts[1] == "src" and len(parts) > 3:
+            return "interposer/src/" + parts[2]  # interposer/src/LAYER/...
         return "interposer/" + parts[1]
     return parts[0]
 
@@ -95,8 +103,17 @@ def broken_rule(including, included):
             return "the interposer includes nothing of " + target + "/"
         if source_part == "interposer/include" and target_part not in ("interposer/include", "common"):
             return "a public header of the interposer includes only public headers"
-        if source_part == "interposer/src" and included in PROGRAM_ONLY_READERS:
+        if source_part.startswith("interposer/src") and included in PROGRAM_ONLY_READERS:
             return "the library never includes a reader for programs (format/)"
+        if source_part.startswith("interposer/src"):
+            layer = source_part[len("interposer/src/"):]
+            if layer not in INTERPOSER_LAYERS:
+                return None  # reported once, as a file outside the layers
+            included_layer = target_part[len("interposer/src/"):] if target_part.startswith("interposer/src/") else None
+            if included_layer in INTERPOSER_LAYERS and \
+                    INTERPOSER_LAYERS.index(included_layer) > INTERPOSER_LAYERS.index(layer):
+                return "interposer layer " + layer + "/ includes the higher layer " + included_layer + "/ (" + \
+                    " < ".join(INTERPOSER_LAYERS) + ")"
     if source in ("launcher", "harness"):
         if target == "interposer" and target_part != "interposer/include":
             return source + "/ includes only the interposer's public headers (interposer/include/)"
@@ -123,6 +140,12 @@ def includes(source_dir):
 
 def problems(source_dir):
     found = []
+    # Every file of the library's sources has its layer, whatever it includes.
+    for path in sources(source_dir, ["interposer"]):
+        parts = path.split("/")
+        if parts[1] == "src" and (len(parts) < 4 or parts[2] not in INTERPOSER_LAYERS):
+            found.append(f"{path}:1: a file of interposer/src must be in one of its layers' folders (" +
+                         ", ".join(INTERPOSER_LAYERS) + ")")
     for including, line, name, bracket, included in includes(source_dir):
         if included is None:
             if bracket == '"':

@@ -16,7 +16,10 @@ SMALL_TREE = [
     "common/include/heapline/splitmix64.h",
     "interposer/include/heapline/report_format.h",
     "interposer/include/heapline/report_reader.h",
-    "interposer/src/config.h",
+    "interposer/src/base/config.h",
+    "interposer/src/services/heap_sampler.h",
+    "interposer/src/accounting/accounting.h",
+    "interposer/src/overrides/intercepted_table.h",
     "interposer/format/report_reader.cpp",
     "launcher/src/report_summary.h",
     "harness/include/heapline_bench/text/text.h",
@@ -68,16 +71,33 @@ class Rules(unittest.TestCase):
         self.assert_kept("harness/src/main.cpp", '#include "heapline_bench/reports/exporter.h"')
 
     def test_the_interposer_includes_nothing_of_the_programs(self):
-        self.assert_broken("interposer/src/output.cpp", '#include "report_summary.h"',
+        self.assert_broken("interposer/src/base/output.cpp", '#include "report_summary.h"',
                            "the interposer includes nothing of launcher/")
-        self.assert_broken("interposer/src/output.cpp", '#include "heapline_bench/text/text.h"',
+        self.assert_broken("interposer/src/base/output.cpp", '#include "heapline_bench/text/text.h"',
                            "the interposer includes nothing of harness/")
         self.assert_broken("interposer/include/heapline/live_format.h", '#include "config.h"',
                            "a public header of the interposer includes only public headers")
-        self.assert_broken("interposer/src/output.cpp", '#include "heapline/report_reader.h"',
+        self.assert_broken("interposer/src/base/output.cpp", '#include "heapline/report_reader.h"',
                            "the library never includes a reader for programs")
-        self.assert_kept("interposer/src/output.cpp", '#include "heapline/report_format.h"')
+        self.assert_kept("interposer/src/base/output.cpp", '#include "heapline/report_format.h"')
         self.assert_kept("interposer/format/report_reader.cpp", '#include "heapline/report_reader.h"')
+
+    def test_an_interposer_layer_may_not_include_a_higher_one(self):
+        self.assert_broken("interposer/src/base/output.cpp", '#include "accounting.h"',
+                           "interposer layer base/ includes the higher layer accounting/")
+        self.assert_broken("interposer/src/services/heap_sampler.cpp", '#include "accounting.h"',
+                           "interposer layer services/ includes the higher layer accounting/")
+        self.assert_broken("interposer/src/accounting/process.cpp", '#include "intercepted_table.h"',
+                           "interposer layer accounting/ includes the higher layer overrides/")
+        self.assert_kept("interposer/src/accounting/process.cpp", '#include "heap_sampler.h"')
+        self.assert_kept("interposer/src/overrides/alloc_override.cpp", '#include "accounting.h"')
+        self.assert_kept("interposer/src/services/heap_sampler.cpp", '#include "config.h"')
+
+    def test_an_interposer_source_outside_the_layers_is_reported(self):
+        self.assert_broken("interposer/src/loose.cpp", '#include "config.h"',
+                           "must be in one of its layers' folders")
+        self.assert_broken("interposer/src/loose.cpp", "#include <cstdint>",
+                           "must be in one of its layers' folders")
 
     def test_the_programs_include_only_the_public_headers_of_the_interposer(self):
         self.assert_broken("launcher/src/run_command.cpp", '#include "config.h"',

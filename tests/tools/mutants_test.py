@@ -110,7 +110,7 @@ class Journal(unittest.TestCase):
     and per selection of tests."""
 
     def mutant(self, mutated, tests=""):
-        return mutants.Mutant("interposer/src/config.cpp", 3, "relational", "  if (a < b) x();", mutated, tests=tests)
+        return mutants.Mutant("interposer/src/base/config.cpp", 3, "relational", "  if (a < b) x();", mutated, tests=tests)
 
     def test_verdicts_are_read_back_and_errors_and_torn_lines_are_not(self):
         with tempfile.TemporaryDirectory() as scratch:
@@ -120,7 +120,7 @@ class Journal(unittest.TestCase):
             journal.record(self.mutant("  if (a > b) x();"), "survived", [])
             journal.record(self.mutant("  if (!(a < b)) x();"), "error", ["ctest failed"])
             with open(path, "a", encoding="utf-8") as f:
-                f.write("interposer/src/config.cpp\tif (a < b) x();\t;\t\tkilled\tinterposer.unit")  # killed mid-write
+                f.write("interposer/src/base/config.cpp\tif (a < b) x();\t;\t\tkilled\tinterposer.unit")  # killed mid-write
             again = mutants.Journal(path)
             self.assertEqual(again.verdict(self.mutant("  if (a <= b) x();")),
                              ("killed", ["interposer.unit.A", "launcher.B"]))
@@ -140,7 +140,7 @@ class Journal(unittest.TestCase):
             self.assertIsNone(again.verdict(self.mutant("  if (a > b) x();", tests=r"^launcher\.")))
             # A journal of the tool before verdicts had their tests: not read as verdicts.
             with open(path, "a", encoding="utf-8") as f:
-                f.write("interposer/src/config.cpp\tif (a < b) x();\tif (a > b) x();\tkilled\tlauncher.A\n")
+                f.write("interposer/src/base/config.cpp\tif (a < b) x();\tif (a > b) x();\tkilled\tlauncher.A\n")
             self.assertEqual(len(mutants.Journal(path).known), 1)
 
     def test_a_passed_baseline_is_remembered_per_selection_of_tests_and_is_no_verdict(self):
@@ -253,7 +253,7 @@ class Runs(unittest.TestCase):
             list_path = os.path.join(scratch, name, "mutants.list")
             os.makedirs(os.path.dirname(list_path), exist_ok=True)
             with open(list_path, "w", encoding="utf-8") as f:
-                f.write(f"{name}_bug\tinterposer/src/config.cpp\tsame text\tother text\t{tests}\n")
+                f.write(f"{name}_bug\tinterposer/src/base/config.cpp\tsame text\tother text\t{tests}\n")
             env = {"HEAPLINE_MUTANTS_LIST": list_path, "HEAPLINE_MUTANTS_DIR": os.path.join(scratch, "runs")}
             del ran[:]
             with unittest.mock.patch.dict(os.environ, env), \
@@ -317,7 +317,7 @@ class Workers(unittest.TestCase):
             list_path = os.path.join(scratch, "bugs.list")
             with open(list_path, "w", encoding="utf-8") as f:
                 for i in range(3):
-                    f.write(f"bug{i}\tinterposer/src/config.cpp\ttext {i}\tother\t^interposer\\.\n")
+                    f.write(f"bug{i}\tinterposer/src/base/config.cpp\ttext {i}\tother\t^interposer\\.\n")
             env = {"HEAPLINE_MUTANTS_LIST": list_path, "HEAPLINE_MUTANTS_DIR": os.path.join(scratch, "runs")}
             with unittest.mock.patch.dict(os.environ, env), \
                     unittest.mock.patch.object(mutants, "Worker", FakeWorker), \
@@ -393,10 +393,10 @@ class Check(unittest.TestCase):
         self.fail("no current entry in tools/mutants.list")
 
     def test_a_dry_run_names_a_stale_entry_and_fails_as_check_does(self):
-        stale = "gone\tinterposer/src/config.cpp\tno such text\tx\t^interposer\\.\n"
+        stale = "gone\tinterposer/src/base/config.cpp\tno such text\tx\t^interposer\\.\n"
         result = self.check(self.current_entry() + stale, "", "--dry-run")
         self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
-        self.assertIn("gone: its original text is in interposer/src/config.cpp 0 times, not once", result.stdout)
+        self.assertIn("gone: its original text is in interposer/src/base/config.cpp 0 times, not once", result.stdout)
         current = self.check(self.current_entry(), "", "--dry-run")
         self.assertEqual(current.returncode, 0, current.stdout + current.stderr)
         # Only the bugs the run would meet: NAME_REGEX leaves the stale one out.
@@ -410,14 +410,14 @@ class Check(unittest.TestCase):
         self.assertIn("no line `no such line;` in launcher/src/live_view.cpp", result.stdout)
 
     def test_a_moved_line_is_reported_stale(self):
-        result = self.check("gone\tinterposer/src/config.cpp\tno such text\tx\t^interposer\\.\n",
+        result = self.check("gone\tinterposer/src/base/config.cpp\tno such text\tx\t^interposer\\.\n",
                             "launcher/src/live_view.cpp\tno such line;\t;\tsome reason\n", "--check")
         self.assertEqual(result.returncode, 1)
-        self.assertIn("gone: its original text is in interposer/src/config.cpp 0 times, not once", result.stdout)
+        self.assertIn("gone: its original text is in interposer/src/base/config.cpp 0 times, not once", result.stdout)
         self.assertIn("no line `no such line;` in launcher/src/live_view.cpp", result.stdout)
 
     def test_a_list_entry_whose_tests_ctest_cannot_select_is_named(self):
-        result = self.check("lookahead\tinterposer/src/config.cpp\tno such text\tx\t^interposer\\.(?!unit)\n", "",
+        result = self.check("lookahead\tinterposer/src/base/config.cpp\tno such text\tx\t^interposer\\.(?!unit)\n", "",
                             "--check")
         self.assertEqual(result.returncode, 1)
         self.assertIn("lookahead: not a CMake regular expression", result.stdout)

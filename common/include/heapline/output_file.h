@@ -1,7 +1,7 @@
 // The one rule for every file heapline's programs write (the launcher's
 // plots, profiles and converted reports' names, heapline-bench's exports,
 // pages, plots and comparisons); the library's reports follow the same rule
-// in its own code (interposer/src/output.cpp), without the C++ runtime:
+// in its own code (interposer/src/base/output.cpp), without the C++ runtime:
 //  - a name is checked before the work that fills it (before the command
 //    runs, before a measurement or a render): an empty name, a name longer
 //    than its filesystem takes (with room for the names derived from it),

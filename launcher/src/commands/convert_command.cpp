@@ -35,7 +35,7 @@ int convert(const ConvertOptions& options) {
   try {
     fs::path out = options.output_given ? fs::path(output) : default_converted_path(input);
     // The report is written by the library's own writer
-    // (interposer/src/output.cpp), which follows the output rule; its name
+    // (interposer/src/base/output.cpp), which follows the output rule; its name
     // is checked before the live file is read.
     if (const std::string problem = output_problem(out.string(), {false, kTemporaryBytes}); !problem.empty()) {
       say("heapline convert", (options.output_given ? "-o " + output : out.string()) + ": " + problem);

@@ -205,7 +205,7 @@ std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to *
 // header would be, and lies some bytes into a glibc block of its own (16
 // for malloc's and calloc's, the alignment for the aligned family's: the
 // high half of the word before the marker says how many); it counts that
-// block's chunk less those bytes, 32 at least (interposer/src/heap_sampler.h,
+// block's chunk less those bytes, 32 at least (interposer/src/services/heap_sampler.h,
 // marked_bytes).
 constexpr std::size_t kSampledMarker = std::size_t{1} << 60;
 

@@ -4,7 +4,7 @@
 // bound on their own (large-4t's reduced command: 4 MiB apart against a
 // 0.7 MiB bound), so the exact peak must be the batched run's own: the run
 // is made once under libheapline_accuracy.so, the library built with an
-// exact counter beside its batched figures (interposer/src/exact_shadow.h),
+// exact counter beside its batched figures (interposer/src/accounting/exact_shadow.h),
 // whose report holds both.
 #pragma once
 

@@ -46,5 +46,5 @@
 #elif defined(__aarch64__)
 #include "arch/aarch64.h"
 #else
-#error "heapline: no signal-safe in-place counters for this processor (interposer/src/arch.h)"
+#error "heapline: no signal-safe in-place counters for this processor (interposer/src/base/arch.h)"
 #endif
