@@ -21,6 +21,7 @@
 
 #include <heapline/cli_help.h>
 #include <heapline/install_dirs.h>
+#include <heapline/option_checks.h>
 
 #include "commands/subcommand.h"
 #include "library_locator.h"
@@ -96,6 +97,7 @@ int main(int argc, char** argv) {
                     "clean the files it leaves.\n"
                     "usage: heapline [run] [OPTIONS] [--] CMD [ARGS...]   (heapline run --help: the options)",
                     "heapline"};
+  heapline::option_checks::flags_take_no_value(heapline);
   heapline.require_subcommand(0, 1);
   heapline.set_help_all_flag("--help-all", "Print the help of heapline and of every subcommand and exit");
   heapline.set_version_flag("--version", version_text, "Print the version and the libheapline.so a run preloads");
@@ -121,7 +123,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& error) {
     const std::vector<CLI::App*> chosen = heapline.get_subcommands();
     const bool named = !chosen.empty() && chosen.front() != &run;
-    say(named ? "heapline " + chosen.front()->get_name() : "heapline", error.what());
+    say(named ? "heapline " + chosen.front()->get_name() : "heapline", heapline::option_checks::refusal_text(error));
     say_lines(heapline.help());
     return kUsageError;
   }

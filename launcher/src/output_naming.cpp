@@ -32,6 +32,22 @@ std::string root_output_path(const std::string& out_template, const std::string&
   return path;
 }
 
+std::string report_name_problem(const std::string& name, bool template_fields) {
+  if (name == "-") {
+    return "a report is a file, written whole, never standard output (as - is for profile -o and export --out): "
+           "give a file name";
+  }
+  if (!template_fields) return "";
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (name[i] != '%') continue;
+    if (i + 1 == name.size() || (name[i + 1] != 'p' && name[i + 1] != 'e' && name[i + 1] != '%')) {
+      return "a % must be followed by p (the pid), e (the command's name) or % (a %), as in HEAPLINE_OUT";
+    }
+    ++i;
+  }
+  return "";
+}
+
 std::string as_template(const std::string& path) {
   std::string out;
   for (char c : path) {

@@ -13,6 +13,13 @@ namespace heapline::launcher {
 // %% expanded; without --out, heapline.<command>.<pid>.json.
 std::string root_output_path(const std::string& out_template, const std::string& command, pid_t pid);
 
+// What is wrong with --out TEMPLATE (or convert -o NAME: `template_fields`
+// false), "" when nothing: "-", which other outputs of the programs take
+// for standard output, but a report is a file; a % that is not %p, %e or
+// %% (HEAPLINE_OUT's own rule: the library refuses r%q.json, and --out took
+// it for a literal name).
+std::string report_name_problem(const std::string& name, bool template_fields);
+
 // A path as a HEAPLINE_OUT template that expands to exactly that path: each
 // % doubled, since the library expands the template once more.
 std::string as_template(const std::string& path);

@@ -49,6 +49,17 @@ def bounded_options(program, subcommand, problems):
     return found
 
 
+FLAG = re.compile(r"^\s+((?:-\w,)?--[\w-]+)(?!\s+(?:INT|UINT|FLOAT|TEXT|NUMBER)\b)(?= |$)", re.M)
+
+
+def flags(program, subcommand):
+    """The flags of the subcommand's help (options that take no value)."""
+    text = subprocess.run([program, subcommand, "--help"], capture_output=True, text=True,
+                          env=dict(os.environ, COLUMNS="200")).stdout
+    names = [m.group(1).split(",")[-1] for m in FLAG.finditer(text)]
+    return [name for name in names if name not in ("--help", "--help-all", "--version")]
+
+
 def odd_spellings(kind, low):
     """Values no numeric option takes, whatever its range: other bases,
     signs, spaces, words; for a whole number, a fraction or an exponent."""
@@ -101,7 +112,7 @@ def main():
             if "--" in args:
                 at = args.index("--")
                 args, tail = args[:at], args[at:]
-            args += [option, value]
+            args += [option] if value is None else [option, value]
             # The rule between two options: --min-history at most --window.
             if option == "--window":
                 args += ["--min-history", "2"]
@@ -133,6 +144,21 @@ def main():
                     if not expected and (result.returncode != 2 or said not in result.stderr):
                         problems.append(f"{shown}: took {value!r}, which its rule refuses (status "
                                         f"{result.returncode}): {result.stderr.strip()[:200]}")
+        # A flag takes no value: CLI11's own spellings of true and false
+        # (0, no, yes, off) would set it without any setting's rule.
+        flagged = 0
+        for program, subcommand in base:
+            for flag in flags(program, subcommand):
+                flagged += 1
+                for value in ("0", "no", "yes", "off"):
+                    args = command(program, subcommand, f"{flag}={value}", None)
+                    result = subprocess.run([program, *args], capture_output=True, text=True, timeout=60)
+                    checked += 1
+                    if result.returncode != 2 or f"{flag}: a flag takes no value" not in result.stderr:
+                        problems.append(f"{os.path.basename(program)} {' '.join(args)!r}: a flag took a value "
+                                        f"(status {result.returncode}): {result.stderr.strip()[:200]}")
+        if flagged < 15:
+            problems.append(f"only {flagged} flags found in the helps: the pattern no longer reads them")
         if stated < 25:
             problems.append(f"only {stated} numeric options found in the helps: the pattern no longer reads them")
     for problem in problems:

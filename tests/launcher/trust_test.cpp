@@ -541,6 +541,55 @@ TEST_F(Trust, PercentSignsInOutAreExpandedOnce) {
   EXPECT_NE(r.err.find("heapline: peak"), std::string::npos) << r.err;
 }
 
+// --out takes HEAPLINE_OUT's template rule: a % that is not %p, %e or %%
+// is refused (the library refuses r%q.json; --out took it for a literal
+// name), and so is - (standard output elsewhere, but a report is a file),
+// for convert -o too: one line, status 2, the command not run.
+TEST_F(Trust, OutTakesTheLibrarysTemplateRuleAndNeverStandardOutput) {
+  for (const char* out : {"r%q.json", "r%", "%", "100%.json", "-"}) {
+    const RunResult r = launch({"--out", out, "--", "/bin/sh", "-c", "echo ran > ran"});
+    EXPECT_EQ(r.exit_code, 2) << out << ": " << r.err;
+    EXPECT_EQ(r.err.rfind(std::string("heapline: --out ") + out + ": ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find("; the command was not run"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(fs::exists(dir_ / "ran")) << out;
+    EXPECT_FALSE(fs::exists(dir_ / out)) << out;
+  }
+  const fs::path live = aborted_live_file("a.json");
+  const RunResult to_stdout = launch({"convert", live.string(), "-o", "-"});
+  EXPECT_EQ(to_stdout.exit_code, 2) << to_stdout.err;
+  EXPECT_EQ(to_stdout.err.rfind("heapline convert: -o -: a report is a file", 0), 0u) << to_stdout.err;
+  EXPECT_FALSE(fs::exists(dir_ / "-"));
+}
+
+// Flags take no value (CLI11 read --profile=0 as "off" and --dry-run=no as
+// "remove them", with spellings no setting takes), and a name is never
+// empty (--lib '' looked up the default library): each refused in one line
+// naming the option, status 2, nothing run or removed.
+TEST_F(Trust, FlagsTakeNoValueAndNamesAreNeverEmpty) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--profile=0", "--", "/bin/sh", "-c", "echo ran > ran"},
+        {"--summary=yes", "--", "/bin/sh", "-c", "echo ran > ran"},
+        {"--quiet=1", "--", "/bin/sh", "-c", "echo ran > ran"},
+        {"clean", dir_.string(), "--reports", "--dry-run=no"},
+        {"top", "1", "--once=0"}}) {
+    const RunResult r = launch(args);
+    EXPECT_EQ(r.exit_code, 2) << args.front() << ": " << r.err;
+    const std::string first = r.err.substr(0, r.err.find('\n'));
+    EXPECT_NE(first.find(": a flag takes no value (give "), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir_ / "ran"));
+  }
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--lib", "", "--", "/bin/sh", "-c", "echo ran > ran"},
+        {"convert", ""}, {"profile", ""}, {"clean", ""}}) {
+    const RunResult r = launch(args);
+    EXPECT_EQ(r.exit_code, 2) << args.front() << ": " << r.err;
+    const std::string first = r.err.substr(0, r.err.find('\n'));
+    EXPECT_NE(first.find(": must not be empty: an empty name names nothing"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir_ / "ran"));
+  }
+}
+
 TEST(OutputNaming, TemplatesAndPidInsertionMatchTheLibrary) {
   using heapline::launcher::as_template;
   using heapline::launcher::pid_inserted_path;

@@ -46,4 +46,34 @@ inline CLI::Validator number(double low, double high, bool low_included = true) 
       accepted);
 }
 
+// A name: a file, a directory, a library. An empty one is refused rather
+// than taken for the option's default (--lib '' looked up the default
+// library) or tried as a file (profile '' said ": No such file").
+inline CLI::Validator name() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string { return text.empty() ? "must not be empty: an empty name names nothing" : ""; },
+      "");
+}
+
+// Flags take no value. CLI11 reads `--flag=VALUE` with its own spellings of
+// true and false (yes, no, enable, 0...), which no setting of the library
+// takes, and `--profile=0` or `--dry-run=no` turned the flag off without a
+// word. Called on a program's app before its options and subcommands are
+// added, which inherit it: a flag given any value but its own "true" is
+// refused (refusal_text says so).
+inline void flags_take_no_value(CLI::App& app) { app.option_defaults()->disable_flag_override(); }
+
+// The line for a refusal of the command line: CLI11's own, but for a flag
+// given a value, which CLI11 calls "a disallowed flag override".
+inline std::string refusal_text(const CLI::Error& error) {
+  const std::string text = error.what();
+  const std::string said = " was given a disallowed flag override";
+  if (text.size() > said.size() && text.compare(text.size() - said.size(), said.size(), said) == 0) {
+    std::string flag = text.substr(0, text.size() - said.size());
+    if (flag.rfind('-', 0) != 0) flag = (flag.size() == 1 ? "-" : "--") + flag;
+    return flag + ": a flag takes no value (give " + flag + " alone)";
+  }
+  return text;
+}
+
 }  // namespace heapline::option_checks

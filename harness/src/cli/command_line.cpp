@@ -184,6 +184,7 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
   auto& [where, overhead, suite, compare, check, instructions, accuracy, calibrate, render, validate, import, export_] =
       *all;
   CLI::App app{"heapline-bench: the overhead-regression service of heapline", "heapline-bench"};
+  heapline::option_checks::flags_take_no_value(app);
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("heapline-bench ") + install_dirs::kVersion);
   app.set_help_all_flag("--help-all", "Print the help of heapline-bench and of every subcommand and exit");
@@ -362,6 +363,10 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
     // CLI11's help, version and refusals (which quote the words given) go
     // out through the door of printed lines too.
     std::ostringstream out, err;
+    if (const std::string said = heapline::option_checks::refusal_text(e); said != e.what()) {
+      say_lines(std::cerr, said + "\nRun with --help or --help-all for more information.\n");
+      return kExitUsage;
+    }
     const int status = app.exit(e, out, err);
     say_lines(std::cout, out.str());
     say_lines(std::cerr, err.str());

@@ -28,7 +28,7 @@ AccuracyRun measure_accuracy(ProcessRunner& runner, const AccuracyRequest& reque
   const RunResult result = runner.run(spec);
   const std::string what = "the accuracy run of " + request.command[0] + " under " + request.library;
   if (!result.succeeded())
-    throw Refusal(what + " failed: it " + how_it_ended(result) + ":\n" + result.stderr_tail);
+    throw Refusal(what + " failed: it " + how_it_ended_and_said(result));
   const heapline::ReportReading reading = heapline::read_report_file(request.report_path);
   if (!reading) throw Refusal(what + ": " + reading.error);
   const heapline::ParsedReport& report = *reading.report;

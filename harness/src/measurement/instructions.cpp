@@ -79,8 +79,9 @@ std::uint64_t count_once(ProcessRunner& runner, const InstructionRequest& reques
   if (!count)
     throw Refusal("the instruction count of " + request.command[0] + (with ? " with" : " without") +
                   " the library failed: callgrind " +
-                  (result.succeeded() ? std::string("printed no count") : how_it_ended(result)) + ":\n" +
-                  result.stderr_tail);
+                  (result.succeeded() ? std::string("printed no count") +
+                                            (result.stderr_tail.empty() ? "" : ":\n" + result.stderr_tail)
+                                      : how_it_ended_and_said(result)));
   // A count is the library's only if the library ran in the program. A
   // library can be gone before the program starts: valgrind is a script
   // and a launcher, and a library that removes itself from LD_PRELOAD

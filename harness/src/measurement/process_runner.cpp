@@ -30,6 +30,10 @@ std::string how_it_ended(const RunResult& result) {
   return "exited with status " + std::to_string(result.exit_status);
 }
 
+std::string how_it_ended_and_said(const RunResult& result) {
+  return how_it_ended(result) + (result.stderr_tail.empty() ? "" : ":\n" + result.stderr_tail);
+}
+
 namespace {
 
 constexpr std::size_t kStderrTail = 4096;

@@ -265,8 +265,8 @@ PlotOutcome draw_history_plots(const History& history, const std::vector<std::st
   spec.working_directory = work.path();
   RunResult result = runner.run(spec);
   if (!result.succeeded()) {
-    throw std::runtime_error("the plots could not be drawn: gnuplot " + how_it_ended(result) + ": " +
-                             result.stderr_tail + "; nothing was written");
+    throw std::runtime_error("the plots could not be drawn (nothing was written): gnuplot " +
+                             how_it_ended_and_said(result));
   }
   for (const auto& svg : files.svgs) {
     std::string error;

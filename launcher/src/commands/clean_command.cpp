@@ -1,4 +1,6 @@
 // heapline clean: live files (and reports) whose process is gone.
+#include <heapline/option_checks.h>
+
 #include "commands/subcommand.h"
 #include "stale_files.h"
 
@@ -36,7 +38,8 @@ Subcommand add_clean_command(CLI::App& heapline) {
       "remove the live files that processes which are gone left in DIR (never a running process's, never a file "
       "that is not heapline's or not yours)");
   auto options = std::make_shared<CleanCommandOptions>();
-  app->add_option("DIR", options->dir, "the directory (default: the current one; not recursive)");
+  app->add_option("DIR", options->dir, "the directory (default: the current one; not recursive)")
+      ->check(heapline::option_checks::name());
   app->add_flag("--reports", options->clean.reports, "also remove the heapline/1 reports (*.json) there");
   app->add_flag("-n,--dry-run", options->clean.dry_run, "only say what would be removed");
   return {app, [options] { return clean(*options); }};

@@ -9,6 +9,7 @@
 #include <heapline/option_checks.h>
 
 #include "commands/subcommand.h"
+#include "output_naming.h"
 #include "live_view.h"
 #include "report_summary.h"
 
@@ -33,6 +34,10 @@ int convert(const ConvertOptions& options) {
   const std::string& output = options.output;
   const int signal_number = options.signal_number;
   try {
+    if (const std::string problem = report_name_problem(output, false); options.output_given && !problem.empty()) {
+      say("heapline convert", "-o " + output + ": " + problem);
+      return kUsageError;
+    }
     fs::path out = options.output_given ? fs::path(output) : default_converted_path(input);
     // The report is written by the library's own writer
     // (interposer/src/base/output.cpp), which follows the output rule; its name
@@ -71,7 +76,9 @@ Subcommand add_convert_command(CLI::App& heapline) {
   CLI::App* app = heapline.add_subcommand(
       "convert", "turn the live file a killed process left into a heapline/1 report");
   auto options = std::make_shared<ConvertOptions>();
-  app->add_option("FILE", options->input, "the live file (<report>.live)")->required();
+  app->add_option("FILE", options->input, "the live file (<report>.live)")
+      ->required()
+      ->check(heapline::option_checks::name());
   CLI::Option* out_option =
       app->add_option("-o,--out", options->output, "where to write the report (default: FILE without .live)");
   app->add_option("--signal", options->signal_number,

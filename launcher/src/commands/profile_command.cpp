@@ -96,7 +96,7 @@ Subcommand add_profile_command(CLI::App& heapline) {
   CLI::App* app = heapline.add_subcommand(
       "profile", "the call sites that held the heap at the peak (or at exit), from a heapline/1 report, named offline");
   auto options = std::make_shared<ProfileOptions>();
-  app->add_option("REPORT", options->report, "the heapline/1 report")->required();
+  app->add_option("REPORT", options->report, "the heapline/1 report")->required()->check(heapline::option_checks::name());
   app->add_option("--format", options->format,
                   "text (the default), folded (stacks for flame graphs), or pprof (gzipped profile.proto for "
                   "go tool pprof)")

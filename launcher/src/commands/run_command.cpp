@@ -20,6 +20,7 @@
 #include <iostream>
 #include <optional>
 
+#include <heapline/option_checks.h>
 #include <heapline/option_values.h>
 #include <heapline/output_file.h>
 #include <heapline/regular_file.h>
@@ -108,6 +109,9 @@ constexpr pid_t kWidestPid = 4194304;  // the kernel's largest pid_max
 std::string claim_outputs(Options& options, heapline::OutputFiles& outputs) {
   if (options.out_given && options.out.empty()) return "--out '': an empty name is not a file name";
   if (options.plot_given && options.plot.empty()) return "--plot '': an empty name is not a file name";
+  if (const std::string problem = report_name_problem(options.out, true); !problem.empty()) {
+    return "--out " + options.out + ": " + problem;
+  }
   const std::string shown = options.out.empty() ? "the report's directory" : "--out " + options.out;
   const std::string& command = options.command.front();
   std::error_code error;
@@ -386,7 +390,8 @@ Subcommand add_run_command(CLI::App& heapline, const std::vector<std::string>& c
                 "and the command not run); off by default, for its cost");
   app->add_option("--lib", options->lib,
                   "libheapline.so to preload (default: $HEAPLINE_LIB, else next to heapline in a build tree, "
-                  "<libdir>/heapline when installed; heapline --version says which)");
+                  "<libdir>/heapline when installed; heapline --version says which)")
+      ->check(heapline::option_checks::name());
   return {app, [options, &command, out_option, plot_option] {
             options->command = command;
             options->out_given = out_option->count() > 0;

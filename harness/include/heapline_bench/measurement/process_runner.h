@@ -39,6 +39,9 @@ struct RunResult {
 // (No such file or directory)". The one wording of every failure report, so
 // that a signal is never reported as a status.
 std::string how_it_ended(const RunResult& result);
+// how_it_ended, then what its stderr ended with when it said anything:
+// ":\n" and the tail, never a colon followed by nothing.
+std::string how_it_ended_and_said(const RunResult& result);
 
 inline constexpr std::size_t kStdoutHead = 64 * 1024;
 
