@@ -17,7 +17,9 @@ foreach(line IN LISTS lines)
     endif()
     if(CMAKE_MATCH_1 STREQUAL version)
       set(in_section TRUE)
-      set(date ${CMAKE_MATCH_3})
+      # Quoted: an undated section sets it empty rather than unsetting it
+      # (an unset `date` reads as the word "date" in the test below).
+      set(date "${CMAKE_MATCH_3}")
     endif()
   elseif(in_section AND line MATCHES "^- (.*)")
     string(APPEND items "  * ${CMAKE_MATCH_1}\n")

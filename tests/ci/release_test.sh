@@ -28,7 +28,8 @@ case_name=$1
 build_dir=$(cd "$2" && pwd)
 bin_dir=$build_dir/bin
 [[ -x "$bin_dir/heapline-bench" && -f "$build_dir/CPackConfig.cmake" ]] || fail "no configured build at $build_dir"
-unset GITHUB_REPOSITORY GITHUB_API_URL GITHUB_TOKEN GH_TOKEN GH_REPO HEAPLINE_RELEASE_DIR HEAPLINE_RELEASE_ONLY
+unset GITHUB_REPOSITORY GITHUB_API_URL GITHUB_TOKEN GH_TOKEN GH_REPO HEAPLINE_RELEASE_DIR HEAPLINE_RELEASE_ONLY \
+  HEAPLINE_RELEASE_SCALE HEAPLINE_RELEASE_RUNS
 # The version as the scripts read it (common.sh's project_version).
 # shellcheck disable=SC2016 # the script's own variables
 version=$(bash -c 'source "$1" && project_version "$2"' version "$ci/common.sh" "$source_dir/CMakeLists.txt")
@@ -46,7 +47,8 @@ STUB
 cat >"$tree/tools/compare_releases.sh" <<STUB
 #!/usr/bin/env bash
 # Each tag's library is this build's; the options are the release's, kept
-# for the test, with the instruction counts left out (callgrind: minutes).
+# for the test, then run at a tiny scale, one run a side, with the
+# instruction counts left out (the release's take an hour, callgrind minutes).
 set -euo pipefail
 builds=()
 while [[ "\$1" != "--" ]]; do
@@ -56,7 +58,15 @@ while [[ "\$1" != "--" ]]; do
 done
 shift
 echo "\${builds[*]} -- \$*" >"$scratch/compare-arguments"
-exec "$bin_dir/heapline-bench" compare "\${builds[@]}" "\$@" --no-instructions
+options=()
+while ((\$# > 0)); do
+  case "\$1" in
+    --scale) options+=(--scale 0.0005); shift 2 ;;
+    --runs) options+=(--runs 1); shift 2 ;;
+    *) options+=("\$1"); shift ;;
+  esac
+done
+exec "$bin_dir/heapline-bench" compare "\${builds[@]}" "\${options[@]}" --no-instructions
 STUB
 chmod +x "$tree/tools/build.sh" "$tree/tools/compare_releases.sh"
 
@@ -151,7 +161,7 @@ package() {
   assets=$scratch/run/build/release-assets
   status=0
   log=$(HEAPLINE_REPO_DIR=$scratch/run HEAPLINE_BUILD_DIR=$build_dir HEAPLINE_RELEASE_DIR=$assets \
-    HEAPLINE_RELEASE_SCALE=0.0005 HEAPLINE_RELEASE_RUNS=1 HEAPLINE_RELEASE_ONLY=churn-1t \
+    HEAPLINE_RELEASE_ONLY=churn-1t \
     "$tree/tools/ci/build_release.sh" "$1" 2>&1) || status=$?
   [[ -z "${DEBUG:-}" ]] || printf '%s\n' "$log" >&2
 }
@@ -188,9 +198,14 @@ assert data["schema"] == "heapline-comparison/1", data["schema"]
 assert [b["label"] for b in data["builds"]] == sys.argv[2:], data["builds"]
 assert data["rounds"] == 3, data["rounds"]
 PY
-  # The user's method: three alternating rounds, the floor and the peers.
-  assert_contains "$(cat "$scratch/compare-arguments")" "-- --floor --memusage --heaptrack --rounds 3" \
+  # The user's method: three alternating rounds, the floor and the peers,
+  # ten runs a side at the docs' scale (a quarter of the operation counts),
+  # and the instructions counted (compare's default).
+  local arguments
+  arguments=$(cat "$scratch/compare-arguments")
+  assert_contains "$arguments" "-- --floor --memusage --heaptrack --rounds 3 --runs 10 --scale 0.25 " \
     "compare_releases.sh's options"
+  [[ "$arguments" != *--no-instructions* ]] || fail "the release comparison counts no instructions: $arguments"
   assert_contains "$(cat "$assets/notes.md")" "## heapline $release_version (" "the release's text"
   assert_contains "$(cat "$assets/notes.md")" "apt install ./$deb" "the release's text"
 }

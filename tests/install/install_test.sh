@@ -18,6 +18,9 @@
 #   man_pages   heapline(1) and heapline-bench(1) name every option the
 #               programs' --help-all does, and no path of the build
 #   docs        the docs, the changelog and the copyright file
+#   debian_changelog  packaging/debian_changelog.cmake, the step cpack runs,
+#               on changelogs of its own: a version's dated section becomes
+#               Debian's changelog, a version without one is refused
 #   debian_package  cpack -G DEB: heapline_VERSION_ARCH.deb holds the same
 #               files as the install, under /usr, its binaries stripped, its
 #               dependencies computed and its optional ones recommended, a
@@ -41,6 +44,66 @@ if [[ "$case_name" == install ]]; then
   outside=$(grep -v "^$prefix/" "$build_dir/install_manifest.txt" || true)
   [[ -z "$outside" ]] || fail "installed outside $prefix: $outside"
   echo "install: $(wc -l <"$build_dir/install_manifest.txt") file(s) in $prefix"
+  exit 0
+fi
+
+# debian_changelog: the script cpack runs before it packs (its
+# CPACK_PRE_BUILD_SCRIPTS), given what cpack gives it, on CHANGELOG.md texts
+# of the test's own.
+if [[ "$case_name" == debian_changelog ]]; then
+  work=$(mktemp -d "${TMPDIR:-/tmp}/heapline-changelog.XXXXXX")
+  trap 'rm -rf "$work"' EXIT
+  cat >"$work/CHANGELOG.md" <<'CHANGES'
+# Changelog
+
+## [Unreleased]
+
+- Not released yet.
+
+## [2.1.0]
+
+- Undated.
+
+## [2.0.0] - 2031-02-03
+
+### Added
+
+- The first item, on
+  two lines.
+- The second item.
+
+## [1.9.0] - 2030-12-31
+
+## [1.0.0] - 2030-01-01
+
+- An older item.
+CHANGES
+  # changelog VERSION: runs the script for VERSION; sets status and said.
+  changelog() {
+    rm -rf "$work/staging"
+    mkdir -p "$work/staging/usr/share/doc/heapline"
+    status=0
+    said=$(cmake -DCPACK_PACKAGE_VERSION="$1" -DCPACK_HEAPLINE_CHANGELOG="$work/CHANGELOG.md" \
+      -DCPACK_PACKAGE_NAME=heapline -DCPACK_PACKAGE_CONTACT="A Maintainer <maintainer@example.org>" \
+      -DCPACK_TEMPORARY_DIRECTORY="$work/staging" -DCPACK_PACKAGING_INSTALL_PREFIX=/usr \
+      -DCPACK_HEAPLINE_DOCDIR=share/doc/heapline -P "$source_dir/packaging/debian_changelog.cmake" 2>&1) || status=$?
+  }
+  made=$work/staging/usr/share/doc/heapline/changelog.gz
+  changelog 2.0.0
+  ((status == 0)) || fail "2.0.0's section refused: $said"
+  expected=$(printf '%s\n' "heapline (2.0.0) unstable; urgency=medium" "" "  * The first item, on" "    two lines." \
+    "  * The second item." "" " -- A Maintainer <maintainer@example.org>  Mon, 03 Feb 2031 00:00:00 +0000")
+  [[ "$(zcat "$made")" == "$expected" ]] || fail "2.0.0's Debian changelog: $(zcat "$made")"
+  # Refused: no section, an undated one, a dated one without items.
+  for version in 3.0.0 2.1.0 1.9.0 Unreleased; do
+    changelog "$version"
+    ((status != 0)) || fail "$version's changelog was made: $(zcat "$made" 2>&1)"
+    said=$(tr -s '[:space:]' ' ' <<<"$said")  # CMake wraps its messages
+    [[ "$said" == *"has no dated section \`## [$version] - YYYY-MM-DD\` with items"* ]] ||
+      fail "$version refused without saying why: $said"
+    [[ ! -e "$made" ]] || fail "$version refused, yet a changelog was left: $made"
+  done
+  echo "debian_changelog: a dated section made, the others refused"
   exit 0
 fi
 [[ -x "$prefix/bin/heapline" ]] || fail "no heapline in $prefix/bin (the install fixture did not run?)"
@@ -67,6 +130,15 @@ py_check() {
 
 launcher() {
   local said
+  # On Debian <libdir> is the multiarch directory of the build's compiler,
+  # whatever the prefix (this one is not /usr).
+  if [[ -f /etc/debian_version ]]; then
+    local compiler multiarch
+    compiler=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$build_dir/CMakeCache.txt")
+    multiarch=$("$compiler" -print-multiarch)
+    [[ -n "$multiarch" && "$library_dir" == "$prefix/lib/$multiarch/heapline" ]] ||
+      fail "libheapline.so is in $library_dir, not in Debian's multiarch $prefix/lib/${multiarch:-?}/heapline"
+  fi
   said=$("$prefix/bin/heapline" --version)
   [[ "$said" == "heapline $version"$'\n'"preloads $library" ]] || fail "heapline --version said: $said"
 

@@ -149,6 +149,45 @@ TEST_F(Interposer, ThePeakResidentSetIsTheImagesOwnNotThatOfTheProcessBeforeExec
   EXPECT_LT(child["peak_rss_bytes"].get<std::int64_t>(), std::int64_t{64} << 20);
 }
 
+// Without /proc (a user and mount namespace of its own, where a tmpfs hides
+// it) the kernel's memory figures have nothing to be read from: the report
+// has no "peak_rss_bytes" and no "resident", its resident series is empty,
+// and the heap's figures are whole. The same program with /proc has them.
+TEST_F(Interposer, WithoutProcTheResidentFiguresAreAbsent) {
+  if (run({"/usr/bin/unshare", "-Urm", "true"}).exit_code != 0) {
+    GTEST_SKIP() << "no user namespaces here (unshare -Urm): /proc cannot be hidden";
+  }
+  RunOptions options;
+  options.env["LD_PRELOAD"] = std::nullopt;
+  options.env["HEAPLINE_ROOT_PID"] = std::nullopt;
+  options.env["HEAPLINE_OUT"] = std::nullopt;
+  options.cwd = dir_;
+  const auto in_namespace = [&](const std::string& name, bool hide_proc) {
+    const std::string program = "exec env LD_PRELOAD='" + kLib + "' HEAPLINE_OUT='" + (dir_ / name).string() +
+                                "' HEAPLINE_INTERVAL_MS=1 '" + kPatterns + "' untouched chunk 64 16";
+    RunResult result = run({"/usr/bin/unshare", "-Urm", "/bin/sh", "-c",
+                            (hide_proc ? "mount -t tmpfs none /proc && " : "") + program},
+                           options);
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.err, "");
+    const json report = read_json(dir_ / name);
+    EXPECT_EQ(heapline_format_problem(report), "");
+    EXPECT_GE(peak(report), std::int64_t{64} << 20);
+    EXPECT_GE(report["samples"].size(), 2u);
+    return report;
+  };
+  const json with_proc = in_namespace("with.json", false);
+  EXPECT_TRUE(with_proc.contains("peak_rss_bytes")) << with_proc.dump();
+  EXPECT_TRUE(with_proc.contains("resident")) << with_proc.dump();
+  EXPECT_FALSE(with_proc["resident_samples"].empty()) << with_proc.dump();
+
+  const json without_proc = in_namespace("without.json", true);
+  EXPECT_FALSE(without_proc.contains("peak_rss_bytes")) << without_proc.dump();
+  EXPECT_FALSE(without_proc.contains("resident")) << without_proc.dump();
+  ASSERT_TRUE(without_proc.contains("resident_samples")) << without_proc.dump();
+  EXPECT_TRUE(without_proc["resident_samples"].empty()) << without_proc.dump();
+}
+
 // The resident set is read at the timed samples too, not only at a
 // marker's or at the exit: a program that allocates a block every 20 ms,
 // with no marker, has a reading at its samples (every 10 ms at most), each

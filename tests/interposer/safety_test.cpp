@@ -42,7 +42,7 @@ const std::string kPatterns = ALLOC_PATTERNS;
 const std::string kPhaseProbe = PHASE_PROBE;
 const std::string kMarkerRace = MARKER_RACE;
 const std::string kStaticProgram = STATIC_PROGRAM;
-const std::string kWithoutRenameFlags = WITHOUT_RENAME_FLAGS;
+const std::string kOlderKernel = OLDER_KERNEL;
 const std::string kExecProbe = EXEC_PROBE;
 const std::string kCloneProbe = CLONE_PROBE;
 
@@ -418,17 +418,17 @@ TEST_F(Safety, AHalfMadeLiveFileIsNeverLeftUnderItsName) {
 }
 
 // A filesystem without renameat2's flags (some network and FUSE ones: the
-// flags fail with EINVAL; here a seccomp filter, without_rename_flags):
+// flags fail with EINVAL; here a seccomp filter, older_kernel rename-flags):
 // every name is still claimed exclusively, through a hard link. A run
 // writes its report and leaves nothing; a killed run leaves its live file
 // under its name; an old file without identity is still taken over.
 TEST_F(Safety, WithoutRenameFlagsEveryNameIsStillClaimedExclusively) {
   const auto without_flags = [&](const std::string& report, const std::vector<std::string>& argv) {
     std::string command = under_library(report, argv);
-    return shell(command.replace(0, std::string("exec ").size(), "exec " + shell_quote(kWithoutRenameFlags) + " "));
+    return shell(command.replace(0, std::string("exec ").size(), "exec " + shell_quote(kOlderKernel) + " rename-flags "));
   };
   RunResult plain = without_flags("r.json", small_program());
-  if (plain.exit_code == 3 && plain.err.starts_with("without_rename_flags: seccomp")) {
+  if (plain.exit_code == 3 && plain.err.starts_with("older_kernel: seccomp")) {
     GTEST_SKIP() << "this machine lets no process install a seccomp filter: " << plain.err;
   }
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
@@ -586,6 +586,27 @@ TEST_F(Safety, AFailedExecKeepsTheLiveFile) {
 
 // --- class E: processes are who they say they are ---------------------------
 
+namespace {
+
+// clone_probe's heaps: the parent holds 4 MiB, its child adds 16 MiB.
+constexpr std::int64_t kParentHolds = 4096 * 1000;
+constexpr std::int64_t kChildAdds = 16 * 1024 * 1000;
+
+// The pids clone_probe printed ("parent=PID child=PID") in a run that ended
+// as the probe ends (its own SIGKILL, nothing on stderr); parent 0 when not.
+std::pair<int, std::string> probe_family(const RunResult& result) {
+  EXPECT_EQ(result.signal, SIGKILL) << result.err;
+  EXPECT_EQ(result.err, "");
+  std::smatch m;
+  if (!std::regex_search(result.out, m, std::regex(R"(parent=(\d+) child=(\d+))"))) {
+    ADD_FAILURE() << "clone_probe said: " << result.out;
+    return {0, ""};
+  }
+  return {std::stoi(m[1]), m[2]};
+}
+
+}  // namespace
+
 // A child made without glibc's fork runs no fork handler: its copy of the
 // library's state names the parent's report and maps the parent's live
 // file. Every way of making one, and every way it can end: the parent's
@@ -605,20 +626,15 @@ TEST_F(Safety, AChildMadeWithoutForkHandlersNeverActsAsItsParent) {
       {"clone", {"exit", "_exit", "exec", "kill"}},         {"syscall-clone", {"exit", "_exit", "exec", "kill"}},
       {"_Fork", {"exit", "_exit", "exec", "kill"}},         {"syscall-fork", {"exit", "_exit", "exec", "kill"}},
       {"clone3", {"exit", "_exit", "exec", "kill"}},        {"vfork-clone", {"_exit", "exec", "kill"}},
+      {"posix_spawn", {"exec"}},
   };
-  constexpr std::int64_t kParentHolds = 4096 * 1000;
-  constexpr std::int64_t kChildAdds = 16 * 1024 * 1000;
   for (const Case& c : cases) {
     for (const std::string& end : c.ends) {
       SCOPED_TRACE(c.how + " then " + end);
       const std::string name = c.how + "-" + end;
       RunResult result = traced({kCloneProbe, c.how, end}, name + ".json", {{"HEAPLINE_INTERVAL_MS", "1"}});
-      ASSERT_EQ(result.signal, SIGKILL) << result.err;
-      EXPECT_EQ(result.err, "");
-      std::smatch m;
-      ASSERT_TRUE(std::regex_search(result.out, m, std::regex(R"(parent=(\d+) child=(\d+))"))) << result.out;
-      const int parent = std::stoi(m[1]);
-      const std::string child = m[2];
+      const auto [parent, child] = probe_family(result);
+      ASSERT_NE(parent, 0);
       // The parent's: its live file, with its own heap line only.
       EXPECT_FALSE(fs::exists(dir_ / (name + ".json")));
       const LiveContent live = read_live(dir_ / (name + ".json.live"));
@@ -628,7 +644,7 @@ TEST_F(Safety, AChildMadeWithoutForkHandlersNeverActsAsItsParent) {
       EXPECT_GE(live.samples.back().live, kParentHolds * 3 / 4);
       // The child's: its own report, or live file, or nothing.
       const fs::path child_report = dir_ / (name + "." + child + ".json");
-      const bool shares_memory = c.how == "vfork-clone";
+      const bool shares_memory = c.how == "vfork-clone" || c.how == "posix_spawn";
       if (end == "kill") {
         EXPECT_FALSE(fs::exists(child_report));
         if (shares_memory) {
@@ -656,6 +672,53 @@ TEST_F(Safety, AChildMadeWithoutForkHandlersNeverActsAsItsParent) {
       } else {
         EXPECT_GE(report["final_bytes"].get<std::int64_t>(), kParentHolds + kChildAdds);
       }
+    }
+  }
+}
+
+// Without MADV_WIPEONFORK (a kernel before 4.14; here a seccomp filter that
+// refuses the advice as such a kernel does, older_kernel wipe-on-fork) a copy
+// made without the fork handler cannot be told from a vfork child. Every way
+// of making one and every way it ends: it stays silent at exit and exec (no
+// report or live file of its own, the parent's live file stays the parent's
+// under its name) and its heap reaches the parent's live file meanwhile (the
+// program it execs copies that file while the parent waits: the child's
+// 16 MiB are in it). Only the program it execs reports, as itself.
+TEST_F(Safety, WithoutWipeOnForkACopyIsSilentAndItsHeapReachesItsParentsLiveFile) {
+  const fs::path snapshot = dir_ / "snapshot";
+  {
+    std::ofstream script(snapshot);
+    script << "#!/bin/sh\nexec cp \"$HEAPLINE_OUT.live\" \"$HEAPLINE_OUT.snapshot\"\n";
+  }
+  fs::permissions(snapshot, fs::perms::owner_all);
+  for (const std::string how : {"clone", "syscall-clone", "_Fork", "syscall-fork", "clone3"}) {
+    for (const std::string end : {"exit", "_exit", "exec", "kill"}) {
+      SCOPED_TRACE(how + " then " + end);
+      const std::string name = how + "-" + end;
+      RunResult result = traced({kOlderKernel, "wipe-on-fork", kCloneProbe, how, end, snapshot.string()},
+                                name + ".json", {{"HEAPLINE_INTERVAL_MS", "1"}});
+      if (result.exit_code == 3 && result.err.starts_with("older_kernel: seccomp")) {
+        GTEST_SKIP() << "this machine lets no process install a seccomp filter: " << result.err;
+      }
+      const auto [parent, child] = probe_family(result);
+      ASSERT_NE(parent, 0);
+      EXPECT_FALSE(fs::exists(dir_ / (name + ".json")));
+      EXPECT_EQ(read_live(dir_ / (name + ".json.live")).pid, parent);
+      const fs::path child_report = dir_ / (name + "." + child + ".json");
+      EXPECT_FALSE(fs::exists(child_report.string() + ".live"));
+      if (end != "exec") {
+        EXPECT_FALSE(fs::exists(child_report));
+        continue;
+      }
+      ASSERT_TRUE(fs::exists(child_report));
+      const json report = read_json(child_report);
+      EXPECT_EQ(report["pid"].get<int>(), std::stoi(child));
+      EXPECT_LT(report["peak_bytes"].get<std::int64_t>(), kParentHolds) << "the exec'd program's heap is its own";
+      const LiveContent seen = read_live(dir_ / (name + ".json.snapshot"));
+      EXPECT_EQ(seen.pid, parent);
+      std::int64_t most = 0;
+      for (const auto& sample : seen.samples) most = std::max(most, sample.max_live);
+      EXPECT_GE(most, kParentHolds + kChildAdds / 2) << "the copy's publishes did not reach its parent's live file";
     }
   }
 }

@@ -64,6 +64,38 @@ class Tree : public heapline::test::TempDirTest {
   }
 };
 
+// The state of process `pid` ("R", "S", "T", "Z"... of /proc/PID/stat),
+// 0 when there is no such process.
+char process_state(pid_t pid) {
+  const std::string stat = heapline::test::read_file("/proc/" + std::to_string(pid) + "/stat");
+  const std::size_t after_name = stat.rfind(") ");
+  return after_name == std::string::npos || after_name + 2 >= stat.size() ? 0 : stat[after_name + 2];
+}
+
+// The parent of process `pid` (the fourth field of /proc/PID/stat), 0 when
+// there is no such process.
+pid_t parent_of(pid_t pid) {
+  const std::string text = heapline::test::read_file("/proc/" + std::to_string(pid) + "/stat");
+  const std::size_t after_name = text.rfind(") ");
+  if (after_name == std::string::npos) return 0;
+  std::istringstream fields(text.substr(after_name + 2));
+  char state = 0;
+  pid_t parent = 0;
+  fields >> state >> parent;
+  return parent;
+}
+
+// Polls `done` every 20 ms until it holds or `seconds` have passed.
+template <typename Condition>
+bool within(double seconds, Condition done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    usleep(20000);
+  }
+  return true;
+}
+
 // alloc_patterns "single chunk 2000 0": 2000 blocks held, about 2 MiB.
 std::string two_children() {
   const std::string child = kPatterns + " single chunk 2000 0";
@@ -151,12 +183,20 @@ TEST_F(Tree, WhatTheCommandLeftRunningIsWaitedForAndSummarised) {
   EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(heapline:\s+2\.\d MiB at .* pid \d+\s+parent \d+\s+alloc_patterns\n)")))
       << r.err;
 
+  // With --follow command the launcher ends with the command, and what the
+  // command left running runs on: the keeper, released, stopped nothing
+  // (the launcher waited for the keeper to end before it did).
   const auto before = std::chrono::steady_clock::now();
-  RunResult only = launch({"--follow", "command", "--out", "only.json", "--", "/bin/sh", "-c", "sleep 6 & exit 0"});
+  RunResult only =
+      launch({"--follow", "command", "--out", "only.json", "--", "/bin/sh", "-c", "sleep 30 & echo $!; exit 0"});
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - before;
   ASSERT_EQ(only.exit_code, 0) << only.err;
   EXPECT_EQ(only.err.find("waiting for"), std::string::npos) << only.err;
-  EXPECT_LT(took.count(), 5) << "waited for what --follow command does not follow";
+  EXPECT_LT(took.count(), 20) << "waited for what --follow command does not follow";
+  const pid_t left = std::stoi(only.out);
+  const char state = process_state(left);
+  EXPECT_TRUE(state != 0 && state != 'Z') << "the process the command left running was not left to run";
+  kill(left, SIGKILL);
 }
 
 // A stop signal while the launcher waits for what the command left running
@@ -201,10 +241,16 @@ TEST_F(Tree, WhenTheLauncherIsKilledEveryProcessOfTheTreeStops) {
   for (std::string line; std::getline(lines, line) && line != "ready";) tree.push_back(std::stoi(line));
   ASSERT_EQ(tree.size(), 4u) << launched.out_so_far();
   for (const pid_t pid : tree) ASSERT_EQ(kill(pid, 0), 0) << pid;
+  // Its SIGTERM is ignored once it runs sleep (bash sets the trap first).
+  const pid_t ignores_sigterm = tree[3];
+  ASSERT_TRUE(within(20, [&] {
+    return heapline::test::read_file("/proc/" + std::to_string(ignores_sigterm) + "/comm") == "sleep\n";
+  }));
+  const auto killed = std::chrono::steady_clock::now();
   ASSERT_EQ(kill(launched.pid, SIGKILL), 0);
   EXPECT_EQ(finish(launched).signal, SIGKILL);
   // The grace before SIGKILL is 2 s; the bound leaves room for a loaded machine.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  const auto deadline = killed + std::chrono::seconds(30);
   auto running = [&] {
     std::vector<pid_t> left;
     for (const pid_t pid : tree) {
@@ -212,10 +258,64 @@ TEST_F(Tree, WhenTheLauncherIsKilledEveryProcessOfTheTreeStops) {
     }
     return left;
   };
-  while (!running().empty() && std::chrono::steady_clock::now() < deadline) usleep(20000);
+  std::chrono::duration<double> sigkilled_after{0};
+  while (!running().empty() && std::chrono::steady_clock::now() < deadline) {
+    if (sigkilled_after.count() == 0 && kill(ignores_sigterm, 0) != 0) {
+      sigkilled_after = std::chrono::steady_clock::now() - killed;
+    }
+    usleep(20000);
+  }
+  if (sigkilled_after.count() == 0) sigkilled_after = std::chrono::steady_clock::now() - killed;
   const std::vector<pid_t> left = running();
   for (const pid_t pid : left) kill(pid, SIGKILL);
   EXPECT_TRUE(left.empty()) << left.size() << " of the tree's 4 processes still ran 30 s after the launcher was killed";
+  // Not before the grace: a bound that only a longer wait than stated can
+  // break, whatever the load.
+  EXPECT_GE(sigkilled_after.count(), 2.0) << "the process that ignores SIGTERM was killed before the 2 s of grace";
+}
+
+// A process of the tree stopped (SIGSTOP, a Ctrl-Z of its own) when the
+// launcher is killed is continued with its SIGTERM: its handler runs (a
+// stopped process that handles SIGTERM would only take the SIGKILL of 2 s
+// later, its handler never run).
+TEST_F(Tree, AStoppedProcessOfTheTreeIsContinuedToHearItsSigterm) {
+  const fs::path told = dir_ / "told";
+  const std::string script = "(trap 'echo TERM > " + told.string() +
+                             "; exit 0' TERM; kill -STOP $BASHPID; sleep 40) & echo $!; wait";
+  auto launched = start({kLauncher, "--out", "run.json", "--", "/bin/bash", "-c", script}, options());
+  ASSERT_TRUE(wait_for_output(launched, "\n"));
+  const pid_t stopped = std::stoi(launched.out_so_far());
+  ASSERT_TRUE(within(20, [&] { return process_state(stopped) == 'T'; })) << "never stopped";
+  ASSERT_EQ(kill(launched.pid, SIGKILL), 0);
+  EXPECT_EQ(finish(launched).signal, SIGKILL);
+  const bool gone = within(30, [&] { return kill(stopped, 0) != 0; });
+  if (!gone) kill(stopped, SIGKILL);
+  ASSERT_TRUE(gone) << "the stopped process still ran 30 s after the launcher was killed";
+  EXPECT_EQ(heapline::test::read_file(told), "TERM\n") << "the stopped process was not continued: its handler never ran";
+}
+
+// The keeper killed: the launcher, a subreaper too, adopts the command and
+// follows it itself, to its exit status and its summary.
+TEST_F(Tree, WhenTheKeeperIsKilledTheLauncherFollowsTheCommand) {
+  const std::string script = "echo $$ $PPID; while [ ! -e go ]; do sleep 0.05; done; exit 5";
+  auto launched = start({kLauncher, "--out", "run.json", "--", "/bin/sh", "-c", script}, options());
+  ASSERT_TRUE(wait_for_output(launched, "\n"));
+  std::istringstream pids(launched.out_so_far());
+  pid_t command = 0, keeper = 0;
+  pids >> command >> keeper;
+  ASSERT_EQ(heapline::test::read_file("/proc/" + std::to_string(keeper) + "/comm"), "heapline-keeper\n");
+  ASSERT_EQ(parent_of(keeper), launched.pid);
+  ASSERT_EQ(kill(keeper, SIGKILL), 0);
+  const bool adopted = within(20, [&] { return parent_of(command) == launched.pid; });
+  std::ofstream(dir_ / "go").close();
+  EXPECT_TRUE(adopted) << "the command's parent is " << parent_of(command) << ", not the launcher " << launched.pid;
+  RunResult r = finish(launched);
+  EXPECT_EQ(r.exit_code, 5) << r.err;
+  EXPECT_NE(r.err.find("heapline: the keeper of the run (pid " + std::to_string(keeper) +
+                       ") ended before the command: the launcher follows the command itself\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("heapline: report run.json\n"), std::string::npos) << r.err;
 }
 
 TEST_F(Tree, AnEarlierRunsChildReportsAreNotThisRuns) {

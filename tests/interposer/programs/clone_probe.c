@@ -12,12 +12,15 @@
 //        syscall-clone (the raw system call on the parent's stack, copied),
 //        _Fork (glibc's fork without handlers), syscall-fork, clone3, or
 //        vfork-clone (clone(CLONE_VM | CLONE_VFORK): the child runs in the
-//        parent's memory, as posix_spawn's does; it allocates nothing)
+//        parent's memory, as posix_spawn's does; it allocates nothing), or
+//        posix_spawn (glibc's own, whose child runs in the parent's memory
+//        until it execs PROGRAM; END must be exec)
 //   END: exit, _exit, exec (PROGRAM, with no argument), kill (SIGKILL)
 #define _GNU_SOURCE
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +62,21 @@ static int child_main(void* unused) {
 static pid_t make_child(const char* how) {
   static char stack[256 * 1024] __attribute__((aligned(16)));
   if (strcmp(how, "clone") == 0) return clone(child_main, stack + sizeof stack, SIGCHLD, NULL);
+  if (strcmp(how, "posix_spawn") == 0) {
+    if (strcmp(g_end, "exec") != 0) {
+      fprintf(stderr, "clone_probe: posix_spawn's child only ends by exec\n");
+      exit(2);
+    }
+    extern char** environ;
+    char* argv[] = {(char*)g_program, NULL};
+    pid_t child = -1;
+    const int error = posix_spawn(&child, g_program, NULL, NULL, argv, environ);
+    if (error != 0) {
+      fprintf(stderr, "clone_probe: posix_spawn: %s\n", strerror(error));
+      exit(1);
+    }
+    return child;
+  }
   if (strcmp(how, "vfork-clone") == 0) {
     g_shares_memory = 1;
     return clone(child_main, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, NULL);
