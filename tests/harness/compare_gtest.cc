@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <sstream>
 
 namespace heapline::bench {
@@ -338,6 +339,62 @@ TEST(CompareBuilds, ARoundWithoutCpuTimesLeavesItsBuildWithoutACpuFigure) {
   EXPECT_NE(markdown.find("| `churn-1t` | wall | +20.0% [20.0, 20.0] | +5.0% [5.0, 5.0] ▼ faster |"),
             std::string::npos)
       << markdown;
+}
+
+// Rounds with missing figures, as a property over every pattern of them:
+// for 1 to 4 rounds and each set of rounds whose runs held no CPU time on
+// B's side, B has a cpu figure only when every round has one (then the
+// median of the rounds'); its wall figure, and A's figures, are the medians
+// of all the rounds whatever B's CPU times. Each round's cpu figure is kept
+// or absent as its runs were. Seeded round costs, all distinct.
+TEST(CompareBuilds, ABuildHasACpuFigureOnlyWhenEveryRoundHasOne) {
+  class CpuMissingInRounds : public CpuCostRunner {
+   public:
+    unsigned missing_mask = 0;  // bit r: B's round r holds no CPU time
+    RunResult run(const RunSpec& spec) override {
+      RunResult r = CpuCostRunner::run(spec);
+      auto preload = spec.env.find("LD_PRELOAD");
+      if (preload != spec.env.end() && preload->second == "/b.so" &&
+          (missing_mask >> (measurements_seen["/b.so"] - 1) & 1u) != 0) {
+        r.user_seconds = r.system_seconds = 0;
+      }
+      return r;
+    }
+  };
+  std::mt19937 random(44);
+  std::uniform_real_distribution<double> cost(0.01, 0.6);
+  const auto scratch = std::filesystem::temp_directory_path() / ("heapline-missing-" + std::to_string(getpid()));
+  std::filesystem::create_directories(scratch);
+  for (int rounds = 1; rounds <= 4; ++rounds) {
+    for (unsigned mask = 0; mask < (1u << rounds); ++mask) {
+      SCOPED_TRACE(std::to_string(rounds) + " rounds, missing mask " + std::to_string(mask));
+      CpuMissingInRounds runner;
+      runner.missing_mask = mask;
+      for (const std::string lib : {"/a.so", "/b.so"}) {
+        for (int r = 0; r < rounds; ++r) {
+          runner.cost_per_round[lib].push_back(cost(random));
+          runner.cpu_cost_per_round[lib].push_back(cost(random));
+        }
+      }
+      const Comparison comparison = compare_builds(runner, {{"A", "/a.so"}, {"B", "/b.so"}}, {"churn-1t"}, rounds, 3,
+                                                   1.0, requests_in(scratch));
+      const auto& a = comparison.cells[0][0];
+      const auto& b = comparison.cells[0][1];
+      ASSERT_EQ(b.round_cpu.size(), static_cast<std::size_t>(rounds));
+      for (int r = 0; r < rounds; ++r) {
+        EXPECT_EQ(b.round_cpu[static_cast<std::size_t>(r)].has_value(), (mask >> r & 1u) == 0) << "round " << r;
+      }
+      EXPECT_EQ(b.cpu_overhead.has_value(), mask == 0);
+      if (mask == 0) EXPECT_NEAR(*b.cpu_overhead, median(runner.cpu_cost_per_round["/b.so"]), 1e-9);
+      EXPECT_NEAR(b.overhead, median(runner.cost_per_round["/b.so"]), 1e-9);
+      ASSERT_TRUE(a.cpu_overhead);
+      EXPECT_NEAR(*a.cpu_overhead, median(runner.cpu_cost_per_round["/a.so"]), 1e-9);
+      EXPECT_NEAR(a.overhead, median(runner.cost_per_round["/a.so"]), 1e-9);
+      const auto json = comparison_json(comparison);
+      EXPECT_EQ(json["scenarios"][0]["results"][1]["cpu_overhead"].is_null(), mask != 0);
+    }
+  }
+  std::filesystem::remove_all(scratch);
 }
 
 // The repository's comparison, written before compare kept a cpu figure, is

@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <regex>
 #include <string>
@@ -901,6 +902,78 @@ TEST_F(LiveFile, ConvertRejectsWhatIsNotALiveFile) {
   RunResult r = heapline({"convert", junk.string()});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("is not a heapline live file"), std::string::npos) << r.err;
+}
+
+// The reader's bounds, as a property over each of a live file's three series
+// (heap, mapped, resident): a count at the capacity is read, one past it is
+// refused with one line naming the series; a merge in progress is believed
+// up to the capacity and refused one past it, or when it claims more merged
+// samples than the half it can have written. The file is a real one (a run
+// that aborted), patched in place.
+TEST_F(LiveFile, EachSeriesIsReadUpToItsCapacityAndRefusedOnePast) {
+  RunResult aborted = run({kProbe, "abort", "40"}, traced("model"));
+  ASSERT_EQ(aborted.signal, SIGABRT) << aborted.err;
+  const fs::path model = dir_ / "model.live";
+  using heapline::kTimelineCapacity;
+  using heapline::LiveRegion;
+  using Series = heapline::TimelineStorage LiveRegion::*;
+  const std::pair<std::string, Series> all_series[] = {{"", &LiveRegion::timeline},
+                                                       {"mapped series: ", &LiveRegion::mapped_timeline},
+                                                       {"resident series: ", &LiveRegion::resident_timeline}};
+  // A copy of the model whose series `which` is changed by `patch`: the
+  // snapshot's refusal, "" when it was read.
+  int copies = 0;
+  const auto refusal = [&](Series which, const std::function<void(heapline::TimelineStorage&)>& patch) {
+    const fs::path copy = dir_ / ("patched" + std::to_string(++copies) + ".live");
+    fs::copy_file(model, copy);
+    const int fd = ::open(copy.c_str(), O_RDWR | O_CLOEXEC);
+    EXPECT_GE(fd, 0);
+    void* address = ::mmap(nullptr, sizeof(LiveRegion), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ::close(fd);
+    EXPECT_NE(address, MAP_FAILED);
+    if (address == MAP_FAILED) return std::string("not mapped");
+    patch(static_cast<LiveRegion*>(address)->*which);
+    ::munmap(address, sizeof(LiveRegion));
+    try {
+      heapline::launcher::LiveFile file(copy);
+      const heapline::launcher::LiveSnapshot snapshot = heapline::launcher::take_snapshot(file, false);
+      EXPECT_LE(snapshot.samples.size(), kTimelineCapacity);
+      EXPECT_LE(snapshot.mapped_samples.size(), kTimelineCapacity);
+      EXPECT_LE(snapshot.resident_samples.size(), kTimelineCapacity);
+      return std::string();
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+  };
+  {
+    heapline::launcher::LiveFile file(model);
+    ASSERT_TRUE(file.has_mapped_series() && file.has_resident_series()) << "the model has the three series";
+  }
+  for (const auto& [name, which] : all_series) {
+    SCOPED_TRACE(name.empty() ? "heap series" : name);
+    const std::uint64_t held = (heapline::launcher::LiveFile(model).region().*which).count.load();
+    ASSERT_GT(held, 0u);
+    const auto count = [&](std::uint64_t n) { return [n](heapline::TimelineStorage& t) { t.count.store(n); }; };
+    EXPECT_EQ(refusal(which, count(kTimelineCapacity)), "");
+    EXPECT_NE(refusal(which, count(kTimelineCapacity + 1))
+                  .find("is corrupt: " + name + "sample count " + std::to_string(kTimelineCapacity + 1) +
+                        " beyond the capacity"),
+              std::string::npos);
+    const auto merging = [&](std::uint64_t from, std::uint64_t done) {
+      return [held, from, done](heapline::TimelineStorage& t) {
+        t.count.store(held);
+        t.merge_seq.store(1);
+        t.merge_from.store(from);
+        t.merge_done.store(done);
+      };
+    };
+    EXPECT_EQ(refusal(which, merging(kTimelineCapacity, kTimelineCapacity / 2)), "");
+    EXPECT_NE(refusal(which, merging(kTimelineCapacity + 1, 0)).find("is corrupt: " + name + "impossible merge"),
+              std::string::npos);
+    EXPECT_NE(refusal(which, merging(kTimelineCapacity, kTimelineCapacity / 2 + 1))
+                  .find("is corrupt: " + name + "impossible merge"),
+              std::string::npos);
+  }
 }
 
 TEST(LiveView, DefaultConvertedPath) {
