@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& error) {
     const std::vector<CLI::App*> chosen = heapline.get_subcommands();
     const bool named = !chosen.empty() && chosen.front() != &run;
-    say(named ? "heapline " + chosen.front()->get_name() : "heapline", heapline::option_checks::refusal_text(error));
+    say(named ? "heapline " + chosen.front()->get_name() : "heapline", heapline::option_checks::refusal_text(error, heapline));
     say_lines(heapline.help());
     return kUsageError;
   }

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include <heapline/figures.h>
+#include <heapline/file_extension.h>
 #include <heapline/gnuplot_text.h>
 #include <heapline/output_file.h>
 #include <heapline/plot_image.h>
@@ -186,18 +187,22 @@ std::string process_title(const TreeReport& entry, bool command) {
 
 }  // namespace
 
+// The plot's formats, by extension (heapline/file_extension.h's rule), in
+// PlotFormat's order.
+constexpr std::string_view kPlotExtensions[] = {".png", ".svg"};
+
 std::string plot_output_problem(const fs::path& output) {
-  if (plot_format_for(output) == PlotFormat::kUnknown) return "the file name must end in .png or .svg";
+  if (plot_format_for(output) == PlotFormat::kUnknown) return extension_rule(kPlotExtensions);
   if (!shows_as_written(output.string())) return "the file name must not hold control characters";
   return "";
 }
 
 PlotFormat plot_format_for(const fs::path& output) {
-  std::string extension = output.extension().string();
-  for (auto& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (extension == ".png") return PlotFormat::kPng;
-  if (extension == ".svg") return PlotFormat::kSvg;
-  return PlotFormat::kUnknown;
+  switch (extension_index(output.native(), kPlotExtensions)) {
+    case 0: return PlotFormat::kPng;
+    case 1: return PlotFormat::kSvg;
+    default: return PlotFormat::kUnknown;
+  }
 }
 
 std::string plot_script(const ParsedReport& report, const fs::path& output, const fs::path& data,

@@ -121,7 +121,7 @@ status=0
   >"$work/gate" 2>/dev/null || status=$?
 [[ $status -eq 0 ]] || { echo "a 0.6-point instruction step below a 1-point minimum failed the run"; exit 1; }
 if "$bench" check --store "$work/store" --gate cycles 2>"$work/err"; then echo "accepted --gate cycles"; exit 1; fi
-grep -q -- "--gate: cycles not in {wall,cpu,instructions}" "$work/err"
+grep -q -- "--gate: must name wall, cpu or instructions, got 'cycles'" "$work/err"
 
 "$bench" render --store "$work/store" --out "$work/gen" --no-plots >/dev/null 2>&1
 grep -q '▲ \*\*regression\*\*' "$work/gen/performance.md"

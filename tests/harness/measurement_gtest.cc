@@ -448,7 +448,9 @@ TEST_F(MeasureTest, UntilCiStopsAtTheFirstIntervalNarrowEnoughOrAtTheCap) {
 
 TEST(LibraryCheck, APreloadListIsSplitOnColonsAndEachPartChecked) {
   EXPECT_EQ(preload_list("/a.so:/b.so"), (std::vector<std::string>{"/a.so", "/b.so"}));
-  EXPECT_EQ(preload_list("/a.so::"), (std::vector<std::string>{"/a.so"}));
+  // The options' list rule: an empty part or a library twice is refused, never skipped.
+  for (const char* list : {"", ":", "/a.so:", ":/a.so", "/a.so::/b.so", "/a.so::", "/a.so:/a.so"})
+    EXPECT_THROW(preload_list(list), Refusal) << list;
   EXPECT_THROW(checked_preload_libraries(":"), Refusal);
   EXPECT_THROW(checked_preload_libraries(std::string(HEAPLINE_SOURCE_DIR) + "/no-such.so"), Refusal);
 }

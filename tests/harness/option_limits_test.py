@@ -5,6 +5,16 @@ the limits its --help states and refuses one past each, and refuses every
 spelling that is not a plain decimal number (0x10, +1, spaces, NaN, an
 infinity, an empty value; a fraction or an exponent for a whole number),
 with exit status 2 and "OPTION: must be ...", whichever subcommand has it.
+A number's range is closed and sensible: each end 0 or a magnitude from
+1e-12 to 1e12 ("a number above 0" took 1e-300).
+
+Every list option (its help says A:B or comma-separated) refuses an empty
+part (a separator first, last or twice) and a name given twice, in one value
+or, where the option is given several times, across them: "OPTION: has an
+empty part" or "OPTION: names 'X' twice", status 2.
+
+A word where a subcommand goes that names none, and a word after a
+subcommand's own, are named in the refusal (status 2).
 
 The options are read from each subcommand's --help ("a whole number from 1
 to 10000", "a number from 1e-06 to 0.5", "a number above 0, at most 1000"),
@@ -25,7 +35,12 @@ BENCH, HEAPLINE = sys.argv[1], sys.argv[2]
 NUMBER = r"(-?[0-9][0-9.e+-]*)"
 TYPED = re.compile(r"^\s+((?:-\w,)?--[\w-]+|[A-Z]+) (INT|UINT|FLOAT|NUMBER)\b(.*)$", re.M)
 RANGE = re.compile(r"^:(?:a whole number from " + NUMBER + " to " + NUMBER + r"|a number from " + NUMBER + " to " +
-                   NUMBER + r"|a number above " + NUMBER + ", at most " + NUMBER + r")(?:=\S+)?(?: REQUIRED)?(?:\s|$)")
+                   NUMBER + r")(?:=\S+)?(?: REQUIRED)?(?:\s|$)")
+
+
+def sensible_limit(limit):
+    """A number's range ends at 0 or at a magnitude from 1e-12 to 1e12."""
+    return limit == 0 or 1e-12 <= abs(limit) <= 1e12
 
 
 def bounded_options(program, subcommand, problems):
@@ -42,10 +57,32 @@ def bounded_options(program, subcommand, problems):
                             f"(read by CLI11's own conversion): {typed.group(0).strip()}")
         elif m.group(1) is not None:
             found.append((option, "whole", int(m.group(1)), int(m.group(2)), True))
-        elif m.group(3) is not None:
-            found.append((option, "number", float(m.group(3)), float(m.group(4)), True))
         else:
-            found.append((option, "number", float(m.group(5)), float(m.group(6)), False))
+            low, high = float(m.group(3)), float(m.group(4))
+            if not (sensible_limit(low) and sensible_limit(high) and low < high):
+                problems.append(f"{os.path.basename(program)} {subcommand} {option}: the range {low:g} to {high:g} "
+                                "is not sensible (each end 0 or a magnitude from 1e-12 to 1e12)")
+            found.append((option, "number", low, high, True))
+    return found
+
+
+LISTED = re.compile(r"^\s+((?:-\w,)?--[\w-]+|[A-Z]+) TEXT\b[^\n]*?(?:\n {20,}[^\n]*?)?(A:B|comma-separated)",
+                    re.M)
+# A name each list option takes, to repeat and to cut.
+LIST_NAMES = {"LIB": "libheapline.so", "--lib": "libheapline.so", "--only": "churn-1t", "--gate": "wall"}
+
+
+def list_options(program, subcommand):
+    """[(option, separator, several)] of the subcommand's help: an option
+    whose help says A:B separates by ':', comma-separated by ','; `several`
+    when the help shows it may be given more than once (TEXT ...)."""
+    text = subprocess.run([program, subcommand, "--help"], capture_output=True, text=True,
+                          env=dict(os.environ, COLUMNS="200")).stdout
+    found = []
+    for m in LISTED.finditer(text):
+        line = text[m.start():text.find("\n", m.start())]
+        found.append((m.group(1).split(",")[-1], ":" if m.group(2) == "A:B" else ",",
+                      re.search(r" TEXT(:\S+|=\S+)? \.\.\.", line) is not None))
     return found
 
 
@@ -83,6 +120,7 @@ def main():
         # program, subcommand -> the command line a value goes into ("{}" for a positional).
         base = {
             (BENCH, "overhead"): {"RUNS": ["overhead", "churn-1t", missing, "{}"],
+                                  "LIB": ["overhead", "churn-1t", "{}", "10"],
                                   None: ["overhead", "churn-1t", missing, "10"]},
             (BENCH, "suite"): {None: ["suite", "--store", store, "--lib", missing]},
             (BENCH, "compare"): {None: ["compare"]},
@@ -157,6 +195,62 @@ def main():
                     if result.returncode != 2 or f"{flag}: a flag takes no value" not in result.stderr:
                         problems.append(f"{os.path.basename(program)} {' '.join(args)!r}: a flag took a value "
                                         f"(status {result.returncode}): {result.stderr.strip()[:200]}")
+        # Lists: no empty part, no name twice.
+        listed = 0
+        for program, subcommand in base:
+            for option, separator, several in list_options(program, subcommand):
+                listed += 1
+                name = LIST_NAMES.get(option)
+                if name is None:
+                    problems.append(f"{os.path.basename(program)} {subcommand} {option}: a list option without "
+                                    "a name to try (add one to LIST_NAMES)")
+                    continue
+                other = "x" + name
+                cases = [(name + separator, "has an empty part"), (separator + name, "has an empty part"),
+                         (name + separator * 2 + other, "has an empty part"), (separator, "has an empty part"),
+                         (name + separator + name, f"names '{name}' twice"),
+                         (other + separator + name + separator + name, f"names '{name}' twice")]
+                for value, said in cases:
+                    args = command(program, subcommand, option, value)
+                    result = subprocess.run([program, *args], capture_output=True, text=True, timeout=60)
+                    checked += 1
+                    if result.returncode != 2 or f"{option}: {said}" not in result.stderr:
+                        problems.append(f"{os.path.basename(program)} {' '.join(args)!r}: took a list its rule "
+                                        f"refuses (status {result.returncode}): {result.stderr.strip()[:200]}")
+                if several:
+                    args = command(program, subcommand, option, name)
+                    at = args.index(option)
+                    args = args[:at + 2] + [option, name] + args[at + 2:]
+                    result = subprocess.run([program, *args], capture_output=True, text=True, timeout=60)
+                    checked += 1
+                    if result.returncode != 2 or f"{option}: names '{name}' twice" not in result.stderr:
+                        problems.append(f"{os.path.basename(program)} {' '.join(args)!r}: took a name twice "
+                                        f"(status {result.returncode}): {result.stderr.strip()[:200]}")
+        if listed < 8:
+            problems.append(f"only {listed} list options found in the helps: the pattern no longer reads them")
+        # A stray word is named: where heapline-bench's subcommand goes, and
+        # after a subcommand's own words (not where a command to run starts:
+        # heapline's first word, run's and overhead's COMMAND).
+        stray = "stray-word"
+        strays = [[BENCH, stray], [BENCH, "--bin-dir", work, stray], [BENCH, "validate", "--store", store, stray],
+                  [BENCH, "export", "--store", store, stray]]
+        for (program, subcommand), lines in base.items():
+            if subcommand in ("overhead", "run"):
+                continue
+            args = list(lines[None])
+            # After the last word, unless that is an option that takes
+            # several values (instructions --lib): then right after the
+            # subcommand's name.
+            at = args.index("--") if "--" in args else len(args)
+            if subcommand == "instructions":
+                at = 1
+            strays.append([program, *args[:at], stray, *args[at:]])
+        for args in strays:
+            result = subprocess.run(args, capture_output=True, text=True, timeout=60)
+            checked += 1
+            if result.returncode != 2 or stray not in result.stderr:
+                problems.append(f"{os.path.basename(args[0])} {' '.join(args[1:])!r}: a stray word not named in "
+                                f"the refusal (status {result.returncode}): {result.stderr.strip()[:200]}")
         if flagged < 15:
             problems.append(f"only {flagged} flags found in the helps: the pattern no longer reads them")
         if stated < 25:

@@ -75,6 +75,6 @@ for value in '' $'a\nb' 'a b' main HEAD~1 zz 123456 ABCDEF0 "$(printf 'a%.0s' {1
   refused "--commit-range: must be FIRST..LAST, two commits' SHAs" suite --store "$work/fresh" --commit-range "$value..abcdef0"
 done
 refused "--until-ci-of: x not in {wall,cpu}" suite --store "$work/fresh" --until-ci-of x
-refused "--gate: speed not in {wall,cpu,instructions}" check --store "$work/store" --gate speed
+refused "--gate: must name wall, cpu or instructions, got 'speed'" check --store "$work/store" --gate speed
 refused "--source-dir: Directory does not exist" --source-dir "$work/missing" validate --store "$work/store"
 echo "option values: ok"

@@ -348,6 +348,36 @@ TEST(Plot, FormatFromExtension) {
   EXPECT_EQ(plot_format_for("a.pdf"), PlotFormat::kUnknown);
 }
 
+// The refusal of --plot's name states exactly which names are taken
+// (heapline/file_extension.h): every extension it lists is taken in the
+// letter cases it says, and nothing else. Read from the message itself, so
+// a message and a matcher that part ways fail here.
+TEST(Plot, TheRefusalSaysExactlyWhichNamesAreTaken) {
+  using heapline::launcher::plot_output_problem;
+  const std::string refusal = plot_output_problem("heap.pdf");
+  const std::string start = "the file name must end in ";
+  ASSERT_EQ(refusal.rfind(start, 0), 0u) << refusal;
+  const bool any_case = refusal.find(" (in any letter case)") != std::string::npos;
+  std::vector<std::string> listed;
+  for (std::size_t at = refusal.find('.'); at != std::string::npos; at = refusal.find('.', at + 1)) {
+    std::size_t end = at + 1;
+    while (end < refusal.size() && std::isalnum(static_cast<unsigned char>(refusal[end]))) ++end;
+    listed.push_back(refusal.substr(at, end - at));
+  }
+  ASSERT_EQ(listed.size(), 2u) << refusal;
+  for (const std::string& extension : listed) {
+    std::string upper = extension, mixed = extension;
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    mixed[1] = static_cast<char>(std::toupper(static_cast<unsigned char>(mixed[1])));
+    EXPECT_EQ(plot_output_problem("dir/heap" + extension), "") << extension;
+    for (const std::string& other_case : {upper, mixed})
+      EXPECT_EQ(plot_output_problem("heap" + other_case) == "", any_case) << other_case << ": " << refusal;
+    for (const std::string& not_it : {extension.substr(1), "heap" + extension + ".txt", "heap" + extension.substr(0, 3),
+                                      extension, "dir" + extension + "/heap"})
+      EXPECT_EQ(plot_output_problem(not_it), refusal) << not_it;
+  }
+}
+
 // --- the command line -----------------------------------------------------
 
 class Launcher : public heapline::test::TempDirTest {

@@ -7,7 +7,11 @@
 #pragma once
 
 #include <cstdio>
+#include <functional>
+#include <stdexcept>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -30,20 +34,97 @@ inline CLI::Validator whole_number(long long low, long long high) {
       accepted);
 }
 
-// A number from `low` (above it without `low_included`) to `high`: "a
-// number from LOW to HIGH" or "a number above LOW, at most HIGH".
-inline CLI::Validator number(double low, double high, bool low_included = true) {
+// A number from `low` to `high`: "a number from LOW to HIGH". The range is
+// closed and sensible (heapline/option_values.h: each end 0 or a magnitude
+// from 1e-12 to 1e12); a program that states another fails as it starts.
+inline CLI::Validator number(double low, double high) {
+  if (!sensible_number_range(low, high)) {
+    throw std::logic_error("option_checks::number: " + std::to_string(low) + " to " + std::to_string(high) +
+                           " is not a range an option may state");
+  }
   char range[96];
-  std::snprintf(range, sizeof range, low_included ? "a number from %g to %g" : "a number above %g, at most %g", low,
-                high);
+  std::snprintf(range, sizeof range, "a number from %g to %g", low, high);
   const std::string accepted = range;
   return CLI::Validator(
       [=](std::string& text) -> std::string {
         double value = 0;
-        if (!read_number(text, low, high, low_included, &value)) return "must be " + accepted + ", got " + shown(text);
+        if (!read_number(text, low, high, &value)) return "must be " + accepted + ", got " + shown(text);
         return {};
       },
       accepted);
+}
+
+// What a list's refusal says after "must be ...": the problem and the text.
+inline std::string list_refusal(ListProblem problem, char separator, std::string_view repeated,
+                                const std::string& text) {
+  const std::string mark(1, separator);
+  switch (problem) {
+    case ListProblem::kNone: return "";
+    case ListProblem::kEmpty: return "must not be empty";
+    case ListProblem::kEmptyPart:
+      return "has an empty part (a '" + mark + "' first, last or beside another), got " + shown(text);
+    case ListProblem::kRepeated:
+      return "names " + shown(std::string(repeated)) + " twice, got " + shown(text);
+  }
+  return "";
+}
+
+// One value that is a list of names separated by `separator` (a
+// library's A:B, preloaded in that order): none empty, none twice. An empty
+// value is left to the rule it is combined with (name(), a text check).
+inline CLI::Validator list(char separator) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        if (text.empty()) return "";
+        std::string_view repeated;
+        return list_refusal(read_list(text, separator, [](std::string_view) {}, &repeated), separator, repeated,
+                            text);
+      },
+      "");
+}
+
+// Each value of a repeated option once (--lib a --lib a, --only x --only
+// x): "OPTION: names 'VALUE' twice".
+inline void each_once(const std::string& option, const std::vector<std::string>& values) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (values[i] == values[j]) throw CLI::ValidationError(option, "names " + shown(values[i]) + " twice");
+}
+
+// An option whose values are names separated by `separator`, given once or
+// more (--only a,b --only c): every name into `names`, in order. A value
+// with an empty part (a,, ,a a,,b) or a name given twice, in one value or
+// across them, is refused; `each` checks every name ("" when fine, else
+// what is wrong with it). CLI11's own delimiter dropped empty parts without
+// a word.
+inline CLI::Option* add_list_option(CLI::App& app, const std::string& name, std::vector<std::string>& names,
+                                    char separator, const std::string& description,
+                                    std::function<std::string(const std::string&)> each = {}) {
+  const std::string option_name = name.substr(name.rfind(',') == std::string::npos ? 0 : name.rfind(',') + 1);
+  CLI::Option* option = app.add_option_function<std::vector<std::string>>(
+      name,
+      [&names, option_name, separator, each](const std::vector<std::string>& given) {
+        std::vector<std::string> read;
+        for (const std::string& text : given) {
+          std::string_view repeated;
+          const ListProblem problem =
+              read_list(text, separator, [&](std::string_view part) { read.emplace_back(part); }, &repeated);
+          if (problem != ListProblem::kNone)
+            throw CLI::ValidationError(option_name, list_refusal(problem, separator, repeated, text));
+        }
+        each_once(option_name, read);
+        if (each) {
+          for (const std::string& part : read)
+            if (const std::string problem = each(part); !problem.empty())
+              throw CLI::ValidationError(option_name, problem);
+        }
+        names = std::move(read);
+      },
+      description);
+  std::string joined;
+  for (const std::string& part : names) joined += (joined.empty() ? "" : std::string(1, separator)) + part;
+  if (!joined.empty()) option->default_str(joined);
+  return option;
 }
 
 // A name: a file, a directory, a library. An empty one is refused rather
@@ -63,10 +144,21 @@ inline CLI::Validator name() {
 // refused (refusal_text says so).
 inline void flags_take_no_value(CLI::App& app) { app.option_defaults()->disable_flag_override(); }
 
-// The line for a refusal of the command line: CLI11's own, but for a flag
-// given a value, which CLI11 calls "a disallowed flag override".
-inline std::string refusal_text(const CLI::Error& error) {
+// The line for a refusal of `program`'s command line: CLI11's own, but for
+// a flag given a value, which CLI11 calls "a disallowed flag override", and
+// a word where the subcommand goes that names none, which CLI11 calls "A
+// subcommand is required" without naming the word.
+inline std::string refusal_text(const CLI::Error& error, const CLI::App& program) {
   const std::string text = error.what();
+  if (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr && program.get_subcommands().empty()) {
+    const std::vector<std::string> unused = program.remaining();
+    if (!unused.empty()) {
+      std::string names;
+      for (const CLI::App* subcommand : program.get_subcommands([](const CLI::App*) { return true; }))
+        names += (names.empty() ? "" : ", ") + subcommand->get_name();
+      return shown(unused.front()) + " is not a subcommand of " + program.get_name() + " (" + names + ")";
+    }
+  }
   const std::string said = " was given a disallowed flag override";
   if (text.size() > said.size() && text.compare(text.size() - said.size(), said.size(), said) == 0) {
     std::string flag = text.substr(0, text.size() - said.size());

@@ -7,7 +7,11 @@
 // - a number: decimal, with an optional fraction and exponent (1.5, 2e-3);
 //   no '+', no space, no hexadecimal (0x10 is not 16 to someone who wrote
 //   a number of seconds), never NaN or an infinity, nor a value the double
-//   cannot hold (1e-400);
+//   cannot hold (1e-400); its range is closed, both ends stated, each 0 or
+//   a magnitude from 1e-12 to 1e12 (sensible_number_limit), so no option
+//   takes a value far below anything it can measure ("above 0" took 1e-300);
+// - a list: names with one separator between two (a:b, x,y), none empty
+//   (no separator first, last or twice) and none twice;
 // - a switch: on or 1, off or 0, nothing else;
 // - the heap sampler's mean (HEAPLINE_SAMPLE): off, on (kOnSampleMeanBytes),
 //   or a whole number of bytes from 1 with an optional k, m or g (binary
@@ -39,16 +43,66 @@ bool read_whole_number(std::string_view text, Integer low, Integer high, Integer
   return true;
 }
 
-// A finite decimal number in [low, high] (above low when !low_included).
-inline bool read_number(std::string_view text, double low, double high, bool low_included, double* out) {
-  if (text.empty()) return false;
+// The ends a number's range may have: 0, or a magnitude from
+// kSmallestNumberLimit to kLargestNumberLimit.
+constexpr double kSmallestNumberLimit = 1e-12;
+constexpr double kLargestNumberLimit = 1e12;
+constexpr bool sensible_number_limit(double limit) {
+  const double magnitude = limit < 0 ? -limit : limit;
+  return limit == 0 || (magnitude >= kSmallestNumberLimit && magnitude <= kLargestNumberLimit);
+}
+constexpr bool sensible_number_range(double low, double high) {
+  return sensible_number_limit(low) && sensible_number_limit(high) && low < high;
+}
+
+// A finite decimal number in [low, high], a sensible range; nothing is
+// taken from a range that is not one.
+inline bool read_number(std::string_view text, double low, double high, double* out) {
+  if (text.empty() || !sensible_number_range(low, high)) return false;
   double value = 0;
   const auto [end, error] =
       std::from_chars(text.data(), text.data() + text.size(), value, std::chars_format::general);
   if (error != std::errc{} || end != text.data() + text.size() || !std::isfinite(value)) return false;
-  if (value > high || value < low || (!low_included && value == low)) return false;
+  if (value > high || value < low) return false;
   *out = value;
   return true;
+}
+
+// What is wrong with a list (read_list).
+enum class ListProblem { kNone, kEmpty, kEmptyPart, kRepeated };
+
+// Names separated by `separator`: calls each_name(name) for every one, in
+// order, when none is empty (a separator first, last or beside another)
+// and none is there twice; otherwise returns the problem, with the name
+// given twice in *repeated. No allocation.
+template <typename EachName>
+ListProblem read_list(std::string_view text, char separator, EachName&& each_name,
+                      std::string_view* repeated = nullptr) {
+  if (text.empty()) return ListProblem::kEmpty;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t end = text.find(separator, start);
+    const std::string_view name = text.substr(start, end == std::string_view::npos ? text.npos : end - start);
+    if (name.empty()) return ListProblem::kEmptyPart;
+    // Every earlier name is before `start`: compare with each of them.
+    for (std::size_t earlier = 0; earlier < start;) {
+      const std::size_t earlier_end = text.find(separator, earlier);
+      if (text.substr(earlier, earlier_end - earlier) == name) {
+        if (repeated != nullptr) *repeated = name;
+        return ListProblem::kRepeated;
+      }
+      earlier = earlier_end + 1;
+    }
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  start = 0;
+  for (;;) {
+    const std::size_t end = text.find(separator, start);
+    each_name(text.substr(start, end == std::string_view::npos ? text.npos : end - start));
+    if (end == std::string_view::npos) return ListProblem::kNone;
+    start = end + 1;
+  }
 }
 
 // on or 1 (true), off or 0 (false).

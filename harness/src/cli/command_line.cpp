@@ -31,6 +31,10 @@ using heapline::option_checks::number;
 using heapline::option_checks::shown;
 using heapline::option_checks::whole_number;
 
+// Lists (heapline/option_checks.h): a library's A:B, names separated by
+// ':', none empty, none twice; --only's and --gate's comma-separated names.
+const CLI::Validator libraries = heapline::option_checks::list(':');
+
 // Text that is not empty and holds no control character: a name, a path, a
 // commit, something a page or a point will show.
 const CLI::Validator text(
@@ -110,7 +114,12 @@ void add_scale_option(CLI::App& command, double& scale, const char* what = "Mult
 }
 
 void add_only_option(CLI::App& command, std::vector<std::string>& only) {
-  command.add_option("--only", only, "Only these scenarios (comma-separated)")->delimiter(',')->check(check::text);
+  heapline::option_checks::add_list_option(command, "--only", only, ',', "Only these scenarios (comma-separated)",
+                                           [](const std::string& name) {
+                                             std::string checked = name;
+                                             return check::text(checked);
+                                           })
+      ->type_name("TEXT");
 }
 
 void add_render_options(CLI::App& command, RenderCommandOptions& render) {
@@ -141,18 +150,26 @@ void add_verdict_options(CLI::App& command, VerdictOptions& rule) {
                      "Smallest change of the instruction figure reported, in percentage points")
       ->capture_default_str()
       ->check(check::number(0, 100));
-  command.add_option("--gate", rule.gate,
-                     "Figures whose regressions fail --fail-on-regression (comma-separated: wall, cpu, instructions)")
-      ->delimiter(',')
-      ->capture_default_str()
-      ->check(CLI::IsMember({"wall", "cpu", "instructions"}));
+  heapline::option_checks::add_list_option(
+      command, "--gate", rule.gate, ',',
+      "Figures whose regressions fail --fail-on-regression (comma-separated: wall, cpu, instructions)",
+      [](const std::string& figure) -> std::string {
+        if (figure == "wall" || figure == "cpu" || figure == "instructions") return "";
+        return "must name wall, cpu or instructions, got " + check::shown(figure);
+      })
+      ->type_name("TEXT");
 }
+
+// The narrowest interval --until-ci asks for, in points either side: a
+// hundredth of a point is far below what a run's timer and noise resolve,
+// and a smaller one only runs --max-runs pairs.
+constexpr double kSmallestUntilCi = 0.01;
 
 void add_precision_options(CLI::App& command, AdaptivePrecision& precision) {
   command.add_option("--until-ci", precision.points,
                      "Add interleaved pairs until the " + confidence_level_text() +
                          " interval is at most this many points either side")
-      ->check(check::number(0, 1000, false));
+      ->check(check::number(kSmallestUntilCi, 1000));
   command.add_option("--until-ci-of", precision.figure, "The figure --until-ci narrows: wall or cpu")
       ->capture_default_str()
       ->check(CLI::IsMember({"wall", "cpu"}));
@@ -202,7 +219,7 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
       ->check(check::text);
   overhead_cmd->add_option("LIB", overhead.library, "Preload library (or A:B, preloaded in that order), or 'none' for an A/A run (noise floor)")
       ->required()
-      ->check(check::text);
+      ->check(check::text & check::libraries);
   overhead_cmd->add_option("RUNS", overhead.runs, "Runs per side")->required()->check(check::whole_number(1, 10000));
   overhead_cmd->add_option("COMMAND", overhead.command, "Command to run (after --); default: the catalogue's");
   add_scale_option(*overhead_cmd, overhead.scale, "Multiply the catalogue command's operation count");
@@ -213,7 +230,7 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
 
   auto* suite_cmd = app.add_subcommand("suite", "Measure every catalogue scenario with the library");
   suite_cmd->add_option("--lib", suite.library, "Preload library, or A:B (default: libheapline.so in --bin-dir)")
-      ->check(check::text);
+      ->check(check::text & check::libraries);
   add_runs_option(*suite_cmd, suite.runs);
   add_scale_option(*suite_cmd, suite.scale);
   add_only_option(*suite_cmd, suite.only);
@@ -282,9 +299,9 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
   instructions_cmd
       ->add_option("--lib", instructions.libraries,
                    "Preload library, or A:B; several for a column each (default: libheapline.so)")
-      ->check(check::text);
+      ->check(check::text & check::libraries);
   instructions_cmd->add_option("--base", instructions.base, "A base build's library to judge --lib against")
-      ->check(check::text);
+      ->check(check::text & check::libraries);
   add_scale_option(*instructions_cmd, instructions.scale, "Multiply the reduced commands' operation counts");
   add_only_option(*instructions_cmd, instructions.only);
   instructions_cmd->add_option("--min-effect-instructions", instructions.rule.min_effect_instructions_points,
@@ -301,14 +318,15 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
   accuracy_cmd->add_option("--lib", accuracy.library,
                            "The library (its libheapline_accuracy.so runs), or an accuracy build itself "
                            "(default: libheapline.so in --bin-dir)")
-      ->check(check::text);
+      ->check(check::text & check::libraries);
   accuracy_cmd->add_flag("--json", accuracy.json, "Print JSON instead of one line");
   accuracy_cmd->add_option("COMMAND", accuracy.command, "Command to run (after --)")->required()->check(check::text);
 
   auto* calibrate_cmd = app.add_subcommand(
       "calibrate", "Measure how much each figure moves when nothing changed (A/A and repeats); store it");
   add_store_option(*calibrate_cmd, calibrate.store);
-  calibrate_cmd->add_option("--lib", calibrate.library, "Preload library (default: libheapline.so)")->check(check::text);
+  calibrate_cmd->add_option("--lib", calibrate.library, "Preload library (default: libheapline.so)")
+      ->check(check::text & check::libraries);
   add_runs_option(*calibrate_cmd, calibrate.runs);
   calibrate_cmd->add_option("--repeats", calibrate.repeats, "Figures of each kind per scenario (a spread needs a few)")
       ->capture_default_str()
@@ -356,6 +374,7 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
     check::relations(suite.precision, suite.runs);
     check::relations(check.rule);
     check::relations(calibrate.rule);
+    heapline::option_checks::each_once("--lib", instructions.libraries);
   } catch (const CLI::CallForAllHelp&) {
     say_lines(std::cout, whole_program_help(app));
     return kExitOk;
@@ -363,7 +382,7 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
     // CLI11's help, version and refusals (which quote the words given) go
     // out through the door of printed lines too.
     std::ostringstream out, err;
-    if (const std::string said = heapline::option_checks::refusal_text(e); said != e.what()) {
+    if (const std::string said = heapline::option_checks::refusal_text(e, app); said != e.what()) {
       say_lines(std::cerr, said + "\nRun with --help or --help-all for more information.\n");
       return kExitUsage;
     }

@@ -47,6 +47,8 @@ void apply_setting(std::vector<Build>& builds, const std::string& setting) {
   const std::string value = setting.substr(equals + 1);
   for (Build& build : builds) {
     if (build.label != label) continue;
+    if (build.env.count(name) != 0)
+      throw Refusal("--env sets " + name + " for build '" + label + "' twice ('" + setting + "').");
     build.env[name] = value;
     build.note += std::string(build.note.empty() ? "" : " ") + "Run with " + name + "=" + value + ".";
     return;

@@ -15,6 +15,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <heapline/option_values.h>
+
 #include <heapline/preload_check.h>
 #include <heapline/report_reader.h>
 #include <heapline/shared_object.h>
@@ -176,17 +178,23 @@ std::string checked_preload_library(const std::string& path) {
 }
 
 std::vector<std::string> preload_list(const std::string& list) {
+  // The options' list rule (heapline/option_values.h): an empty part or a
+  // library named twice is a mistake, never skipped.
   std::vector<std::string> libraries;
-  std::istringstream parts(list);
-  std::string part;
-  while (std::getline(parts, part, ':'))
-    if (!part.empty()) libraries.push_back(part);
+  std::string_view repeated;
+  switch (heapline::read_list(list, ':', [&](std::string_view part) { libraries.emplace_back(part); }, &repeated)) {
+    case heapline::ListProblem::kNone: return libraries;
+    case heapline::ListProblem::kEmpty: throw Refusal("no library given to preload ('" + list + "').");
+    case heapline::ListProblem::kEmptyPart:
+      throw Refusal("the libraries to preload, '" + list + "', have an empty part (a ':' first, last or beside another).");
+    case heapline::ListProblem::kRepeated:
+      throw Refusal("the libraries to preload, '" + list + "', name " + std::string(repeated) + " twice.");
+  }
   return libraries;
 }
 
 std::string checked_preload_libraries(const std::string& list) {
   const auto libraries = preload_list(list);
-  if (libraries.empty()) throw Refusal("no library given to preload ('" + list + "').");
   std::string joined;
   for (const auto& library : libraries) {
     if (!joined.empty()) joined += ':';
