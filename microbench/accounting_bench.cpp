@@ -92,13 +92,15 @@ void BM_AccountedLarge(benchmark::State& state) { churn<true>(state, 65536, 1 <<
 // read, sample check). Multiply by the publishes per call of a run (the
 // report's publishes / calls) for its share of the overhead.
 //
-// The change is four times the larger of the policy's fair share and the
+// The change is four times the larger of the free windows' cap and the
 // thread's own threshold: the earlier benchmarks leave a heap, and a
 // threshold, of their own, and a fixed size below it would time the inline
-// test alone. The run is refused if a call did not publish.
+// test alone (a threshold lent from the headroom stays below it: the
+// headroom is at most the change). The run is refused if a call did not
+// publish.
 void BM_PublishEveryCall(benchmark::State& state) {
-  const std::int64_t own = static_cast<std::int64_t>((accounting::t_own.span + 1) / 2);
-  const std::int64_t policy = static_cast<std::int64_t>((accounting::g_policy.span.load(std::memory_order_relaxed) + 1) / 2);
+  const std::int64_t own = accounting::t_own.held;
+  const std::int64_t policy = accounting::g_policy.free_window.load(std::memory_order_relaxed);
   const std::int64_t bytes = 4 * std::max<std::int64_t>({own, policy, 16 * 1024});
   const std::uint64_t publishes_before = accounting::t_own.publishes.load(std::memory_order_relaxed);
   for (auto _ : state) {

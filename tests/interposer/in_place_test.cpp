@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <thread>
 
 #include "arch.h"
 
@@ -134,5 +135,41 @@ TEST(InPlace, AHandlerAfterAnyInstructionOfAnOperationLosesNothing) {
   EXPECT_FALSE(negative);
 }
 #endif
+
+// The pair's compare-and-swap: swaps only when both words hold what is
+// expected, reports what they held otherwise, and is one atomic step for
+// other threads (two threads that each add 1 to both words through it
+// never leave the words apart, and lose no step). With the LSE atomics
+// and without (arm64's two paths) alike.
+TEST(ComparePair, SwapsBothWordsOnlyWhenBothMatchAndNeverTearsThem) {
+  alignas(16) std::atomic<std::int64_t> pair[2] = {{5}, {9}};
+  std::int64_t e0 = 5, e1 = 8;
+  EXPECT_FALSE(heapline::arch::compare_exchange_pair(&pair[0], e0, e1, 1, 2)) << "the second word differs";
+  EXPECT_EQ(e0, 5);
+  EXPECT_EQ(e1, 9);
+  EXPECT_EQ(pair[0].load(), 5);
+  EXPECT_EQ(pair[1].load(), 9);
+  EXPECT_TRUE(heapline::arch::compare_exchange_pair(&pair[0], e0, e1, -1, 1LL << 62));
+  EXPECT_EQ(pair[0].load(), -1);
+  EXPECT_EQ(pair[1].load(), 1LL << 62);
+  pair[0] = 0;
+  pair[1] = 0;
+  constexpr int kSteps = 200000;
+  std::atomic<bool> apart{false};
+  auto climb = [&] {
+    for (int i = 0; i < kSteps; ++i) {
+      std::int64_t seen0 = pair[0].load(std::memory_order_relaxed), seen1 = pair[1].load(std::memory_order_relaxed);
+      while (!heapline::arch::compare_exchange_pair(&pair[0], seen0, seen1, seen0 + 1, seen1 + 1)) {
+        if (seen0 != seen1) apart = true;  // a failed step reads the pair whole
+      }
+    }
+  };
+  std::thread a(climb), b(climb);
+  a.join();
+  b.join();
+  EXPECT_FALSE(apart.load());
+  EXPECT_EQ(pair[0].load(), 2 * kSteps);
+  EXPECT_EQ(pair[1].load(), 2 * kSteps);
+}
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -236,6 +238,116 @@ TEST(ThresholdPolicy, AnIdleLoneShareAndTheFairSharesFitAtEveryCount) {
     }
     ASSERT_LE(reserved, budget);
   }
+}
+
+
+// The limit on what the threads hold back: B at and above the peak, and B
+// plus the headroom below it while shares can be lent; so live + the
+// limit is never above peak + B, and the exposure it allows is at most B.
+TEST(ThresholdPolicy, TheLimitLendsTheHeadroomBelowThePeakAndTheExposureStaysWithinB) {
+  const std::int64_t budget = static_cast<std::int64_t>(2 * kMiB);
+  const std::int64_t peak = static_cast<std::int64_t>(100 * kMiB);
+  EXPECT_EQ(reserve_limit(peak, peak, budget, true), budget);
+  EXPECT_EQ(reserve_limit(peak - 40 * static_cast<std::int64_t>(kMiB), peak, budget, true), budget + 40 * static_cast<std::int64_t>(kMiB));
+  EXPECT_EQ(reserve_limit(peak - 40 * static_cast<std::int64_t>(kMiB), peak, budget, false), budget) << "no revocation: B alone";
+  EXPECT_EQ(reserve_limit(peak + 5, peak + 5, budget, true), budget) << "a publish past the peak is the peak";
+  std::mt19937_64 random(7);
+  for (int i = 0; i < 10000; ++i) {
+    const std::int64_t live = static_cast<std::int64_t>(random() % (2 * peak));
+    const std::int64_t top = live > peak ? live : peak;
+    const std::int64_t limit = reserve_limit(live, top, budget, true);
+    EXPECT_LE(live + limit, top + budget);
+    EXPECT_LE(exposure(live, limit, top), budget);
+    EXPECT_EQ(exposure(live, limit, top), budget) << "the limit is reached exactly at an exposure of B";
+  }
+  EXPECT_EQ(exposure(peak, 1000, peak), 1000) << "at the peak: what is held back";
+}
+
+// The peak the headroom is lent below: the heap's while nothing is mapped,
+// and with mapped memory no higher than the peak of heap + mapped less the
+// mapped bytes (claims included), so that the limit keeps what the threads
+// hold back within B of the sum's peak too: live + mapped + the limit is
+// never above the sum's peak + B, wherever the two peaks are.
+TEST(ThresholdPolicy, TheLendingPeakKeepsHeapPlusMappedWithinItsPeakToo) {
+  const std::int64_t mib = static_cast<std::int64_t>(kMiB);
+  EXPECT_EQ(lending_peak(10 * mib, 100 * mib, 0, 0, 0), 100 * mib) << "nothing mapped: the heap's peak";
+  EXPECT_EQ(lending_peak(120 * mib, 100 * mib, 0, 0, 0), 120 * mib) << "a step past the peak is the peak";
+  EXPECT_EQ(lending_peak(10 * mib, 100 * mib, 150 * mib, 80 * mib, 80 * mib), 70 * mib)
+      << "the sum's peak 150 less 80 mapped: 70, below the heap's 100";
+  EXPECT_EQ(lending_peak(10 * mib, 100 * mib, 300 * mib, 80 * mib, 80 * mib), 100 * mib)
+      << "the heap's peak when the sum's is far";
+  EXPECT_EQ(lending_peak(10 * mib, 100 * mib, 150 * mib, 80 * mib, 120 * mib), 30 * mib)
+      << "a claim in flight counts as mapped";
+  EXPECT_EQ(lending_peak(10 * mib, 100 * mib, 0, 80 * mib, 80 * mib), 20 * mib)
+      << "the sum's peak is at least the heap's (a sum not raised yet)";
+  EXPECT_EQ(lending_peak(90 * mib, 100 * mib, 150 * mib, 80 * mib, 80 * mib), 90 * mib)
+      << "live + mapped past the sum's peak: the step raises it, no headroom";
+  const std::int64_t budget = 2 * mib;
+  std::mt19937_64 random(11);
+  for (int i = 0; i < 10000; ++i) {
+    const std::int64_t live = static_cast<std::int64_t>(random() % (200 * kMiB));
+    const std::int64_t heap_peak = static_cast<std::int64_t>(random() % (200 * kMiB));
+    const std::int64_t mapped = static_cast<std::int64_t>(random() % (200 * kMiB));
+    const std::int64_t claimed = mapped + static_cast<std::int64_t>(random() % (50 * kMiB));
+    const std::int64_t total_peak = static_cast<std::int64_t>(random() % (400 * kMiB));
+    const std::int64_t peak = lending_peak(live, heap_peak, total_peak, mapped, claimed);
+    const std::int64_t limit = reserve_limit(live, peak, budget, true);
+    const std::int64_t sum_peak = std::max({total_peak, heap_peak, live, live + mapped});
+    EXPECT_LE(live + limit, std::max(heap_peak, live) + budget) << "the heap's own bound";
+    EXPECT_LE(live + claimed + limit, std::max(sum_peak, live + claimed) + budget) << "the sum's, claims mapped";
+  }
+}
+
+// A thread's target: F(B) at the peak, F(B + 2 × headroom) below it while
+// shares can be lent; four threads at it fit within the limit.
+TEST(ThresholdPolicy, TheTargetIsAFairShareOfTheBudgetAndTwiceTheHeadroom) {
+  const std::int64_t budget = static_cast<std::int64_t>(kMiB);
+  const std::int64_t peak = static_cast<std::int64_t>(100 * kMiB);
+  EXPECT_EQ(pooled_bytes(peak, peak, budget, true), kMiB);
+  EXPECT_EQ(pooled_bytes(peak - static_cast<std::int64_t>(10 * kMiB), peak, budget, true), 21 * kMiB);
+  EXPECT_EQ(pooled_bytes(peak - static_cast<std::int64_t>(10 * kMiB), peak, budget, false), kMiB);
+  EXPECT_EQ(target_threshold(kMiB, kMinDivider), fair_share(kMiB, kMinDivider));
+  for (std::int64_t below = 0; below <= 64 * static_cast<std::int64_t>(kMiB); below += static_cast<std::int64_t>(kMiB) / 3) {
+    const std::int64_t live = peak - below;
+    const std::uint64_t four = 4 * share_of(target_threshold(pooled_bytes(live, peak, budget, true), kMinDivider));
+    EXPECT_LE(four, static_cast<std::uint64_t>(reserve_limit(live, peak, budget, true))) << below;
+  }
+}
+
+// The range in which a threshold stays: while it is at most twice the
+// target before the grid and the target at most half as much again as the
+// threshold; in live values, the same range under the peak and B.
+TEST(ThresholdPolicy, AThresholdStaysWhileItsTargetIsWithinAFactorOfIt) {
+  const std::uint64_t divider = kMinDivider;
+  const std::uint64_t threshold = 64 * kKiB;
+  const KeepRange keep = keep_range(threshold, divider);
+  auto raw_target = [&](std::uint64_t pooled) { return 7.0 / 8.0 * static_cast<double>(pooled) / static_cast<double>(divider); };
+  EXPECT_LE(static_cast<double>(threshold), 2 * raw_target(keep.from) + 1);
+  EXPECT_GT(static_cast<double>(threshold), 2 * raw_target(keep.from - 8));
+  EXPECT_GE(1.5 * static_cast<double>(threshold) + 1, raw_target(keep.to));
+  EXPECT_LT(1.5 * static_cast<double>(threshold), raw_target(keep.to + 8));
+  EXPECT_EQ(keep_range(UINT64_MAX / 2, 1u << 20).to, UINT64_MAX) << "saturated, not wrapped";
+  const std::int64_t budget = static_cast<std::int64_t>(256 * kKiB);
+  const std::int64_t peak = static_cast<std::int64_t>(100 * kMiB);
+  const LiveRange live = keep_live_range(keep, peak, budget, true);
+  ASSERT_LT(live.from, live.to);
+  EXPECT_LE(pooled_bytes(live.from, peak, budget, true), keep.to);
+  EXPECT_GT(pooled_bytes(live.from - 2, peak, budget, true), keep.to);
+  EXPECT_GE(pooled_bytes(live.to, peak, budget, true), keep.from);
+  EXPECT_LT(pooled_bytes(live.to + 2, peak, budget, true), keep.from);
+  const LiveRange never = keep_live_range({budget_for_peak(0, Precision{}) * 4, budget_for_peak(0, Precision{}) * 2}, peak, budget, true);
+  EXPECT_GT(never.from, never.to) << "an empty range keeps no live value";
+  const LiveRange unlent = keep_live_range({0, UINT64_MAX}, peak, budget, false);
+  EXPECT_EQ(unlent.from, INT64_MIN);
+  EXPECT_EQ(unlent.to, INT64_MAX);
+}
+
+// The free windows' cap: B split over the registered threads, at least 1.
+TEST(ThresholdPolicy, TheFreeWindowsOfAllThreadsFitInTheBudget) {
+  EXPECT_EQ(free_window_cap(256 * kKiB, 1), 256 * kKiB);
+  EXPECT_EQ(free_window_cap(256 * kKiB, 5), 256 * kKiB / 5);
+  EXPECT_EQ(free_window_cap(0, 3), 1u) << "exact: every free publishes";
+  for (std::uint64_t count = 1; count <= 1024; ++count) EXPECT_LE(count * free_window_cap(kMiB, count), kMiB);
 }
 
 }  // namespace

@@ -190,7 +190,7 @@ void write_report_at_exit() {
   os::program_path(exe, sizeof g_exe);
   const std::uint64_t max_threads = g_threads.max_registered.load(std::memory_order_relaxed);
   const std::uint64_t max_threshold = static_cast<std::uint64_t>(g_budget.max_threshold.load(std::memory_order_relaxed));
-  const std::uint64_t bound = static_cast<std::uint64_t>(g_budget.max_reserved.load(std::memory_order_relaxed));
+  const std::uint64_t bound = static_cast<std::uint64_t>(g_budget.bound.load(std::memory_order_relaxed));
   Report report{};
   report.pid = os::pid();
   report.ppid = os::parent_pid();

@@ -55,12 +55,16 @@ void after_fork_in_child() {
   // The budget starts again from the child's own peak, with this thread
   // alone in it (at threshold 1 until its share is granted below): the
   // parent's threads' shares went with them.
-  g_budget.reserved.store(0, std::memory_order_relaxed);
-  g_budget.max_reserved.store(0, std::memory_order_relaxed);
+  g_published.reserved.store(0, std::memory_order_relaxed);
+  g_budget.bound.store(0, std::memory_order_relaxed);
   g_budget.bytes.store(0, std::memory_order_relaxed);
   g_budget.divider.store(kMinDivider, std::memory_order_relaxed);
   g_budget.max_threshold.store(1, std::memory_order_relaxed);
   refresh_policy();
+  // A new memory: membarrier(2) registered again (shares lent by the parent
+  // went with its threads), and the revocation lock the fork held released.
+  enable_revocation();
+  unlock_revocation_after_fork();
   std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
   g_process.start_mono_ns.store(now, std::memory_order_relaxed);
   g_process.start_unix_ns = clock_ns(CLOCK_REALTIME);

@@ -333,7 +333,7 @@ void write_identity(LiveRegion& region) {
   h.max_threads.store(g_threads.max_registered.load(std::memory_order_relaxed), std::memory_order_relaxed);
   h.max_threshold_bytes.store(static_cast<std::uint64_t>(g_budget.max_threshold.load(std::memory_order_relaxed)),
                               std::memory_order_relaxed);
-  h.bound_bytes.store(static_cast<std::uint64_t>(g_budget.max_reserved.load(std::memory_order_relaxed)),
+  h.bound_bytes.store(static_cast<std::uint64_t>(g_budget.bound.load(std::memory_order_relaxed)),
                       std::memory_order_relaxed);
   h.publish_mono_ns.store(0, std::memory_order_relaxed);
   h.publish_live.store(0, std::memory_order_relaxed);

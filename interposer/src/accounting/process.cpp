@@ -100,9 +100,12 @@ bool ensure_process_init() {
   os::working_directory(g_process.base_dir, sizeof g_process.base_dir);
   g_sampling.coarse_tick_ns = os::clock_resolution_ns(CLOCK_MONOTONIC_COARSE);
   refresh_policy();
+  enable_revocation();
   mapped::configure(g_process.config.mapped);
   pthread_key_create(&g_process.exit_key, flush_exiting_thread);
-  pthread_atfork(nullptr, nullptr, after_fork_in_child);
+  // No revocation runs across a fork: the child's copy of a slot is then
+  // either revoked whole or not at all.
+  pthread_atfork(lock_revocation_for_fork, unlock_revocation_after_fork, after_fork_in_child);
   // Threads without a slot publish (and may sample) while this runs: keep
   // them out of the timeline until it has moved to the live file.
   const bool locked = lock_sampling();

@@ -6,10 +6,14 @@
 
 #include <atomic>
 #include <climits>
+#include <cstddef>
 #include <cstdint>
 
+#include "arch.h"
 #include "atomic_max.h"
+#include "mapped_memory.h"
 #include "process.h"
+#include "threshold_policy.h"
 
 #pragma GCC visibility push(hidden)
 namespace heapline::accounting {
@@ -19,6 +23,11 @@ struct alignas(128) Published {
   // The one shared counter: every publish adds its delta. The true live heap
   // is this plus every registered thread's pending delta (precision_budget.h).
   std::atomic<std::int64_t> live{0};
+  // The shares the registered threads hold (the sum of their t - 1), plus
+  // raises in flight. Beside `live`, so that the two move together in one
+  // step (change_live_and_reserved): what the budget allows depends on both
+  // (precision_budget.h).
+  std::atomic<std::int64_t> reserved{0};
   // The run's peak (the report's peak_bytes): the largest value `live` took,
   // or an exact live value someone computed (api, exit). Only grows but in a
   // fork child.
@@ -41,6 +50,60 @@ struct alignas(128) Published {
   std::atomic<std::int64_t> phase_total_peak{0};
 };
 extern Published g_published;
+static_assert(offsetof(Published, reserved) == offsetof(Published, live) + 8 && offsetof(Published, live) % 16 == 0,
+              "live and reserved are one 16-byte pair for arch::compare_exchange_pair");
+
+// `live` and `reserved` as one value.
+struct LiveAndReserved {
+  std::int64_t live;
+  std::int64_t reserved;
+};
+
+// Both read, each atomically but not together: a first guess for
+// change_live_and_reserved, which tells a torn pair.
+inline LiveAndReserved read_live_and_reserved() {
+  return {g_published.live.load(std::memory_order_relaxed), g_published.reserved.load(std::memory_order_relaxed)};
+}
+
+// Replaces `live` and `reserved` with `desired` if both still hold
+// `expected`, as one atomic step (arch.h); else loads what they hold into
+// `expected`. The single-word changes of either (a publish of freed bytes,
+// a share released) are locked instructions on the same 16 bytes, which
+// this one sees as changes.
+inline bool change_live_and_reserved(LiveAndReserved& expected, LiveAndReserved desired) {
+  return arch::compare_exchange_pair(&g_published.live, expected.live, expected.reserved, desired.live,
+                                     desired.reserved);
+}
+
+// The peak the budget lends its headroom below, for a step that leaves
+// `live` (threshold_policy.h, lending_peak), with the claims of mapping
+// calls in flight counted as mapped; the same peak with only what is mapped
+// counted, which the exposure a step leaves is measured from (a claim is
+// room kept for a growth that has not happened); and the mapped figure
+// they were computed with: a step made with them reads that figure again
+// once made (mapped_grew_since), since a mapping call may have claimed
+// growth in between, and that call's own check may have read the figures
+// before the step.
+struct LendingPeak {
+  std::int64_t peak;
+  std::int64_t exposed;
+  std::int64_t mapped;
+};
+inline LendingPeak lending_peak_after(std::int64_t live) {
+  const std::int64_t mapped = mapped::bytes_for_budget();
+  const std::int64_t heap_peak = g_published.peak.load(std::memory_order_relaxed);
+  if (mapped == 0) [[likely]] {
+    const std::int64_t heap = heap_peak > live ? heap_peak : live;
+    return {heap, heap, 0};
+  }
+  const std::int64_t total_peak = g_published.total_peak.load(std::memory_order_relaxed);
+  const std::int64_t mapped_live = mapped::live_bytes();
+  return {lending_peak(live, heap_peak, total_peak, mapped_live, mapped),
+          lending_peak(live, heap_peak, total_peak, mapped_live, mapped_live), mapped};
+}
+// After a step made with `lent` (its compare-and-swap a full barrier):
+// whether a mapping call claimed more since.
+inline bool mapped_grew_since(const LendingPeak& lent) { return mapped::bytes_for_budget() > lent.mapped; }
 
 // A live value that was seen: neither peak may stay below it.
 inline void raise_peaks(std::int64_t live, std::uint64_t now) {

@@ -80,7 +80,7 @@ void publish_figures(std::uint64_t t_ns, std::int64_t live, std::int64_t mapped_
   h.last_sample_ns.store(t_ns, std::memory_order_relaxed);
   raise_to(h.max_threads, g_threads.max_registered.load(std::memory_order_relaxed));
   raise_to(h.max_threshold_bytes, static_cast<std::uint64_t>(g_budget.max_threshold.load(std::memory_order_relaxed)));
-  raise_to(h.bound_bytes, static_cast<std::uint64_t>(g_budget.max_reserved.load(std::memory_order_relaxed)));
+  raise_to(h.bound_bytes, static_cast<std::uint64_t>(g_budget.bound.load(std::memory_order_relaxed)));
   for (unsigned kind = 0; kind < kCallKinds; ++kind) {
     h.calls[kind].store(totals.calls[kind], std::memory_order_relaxed);
   }
@@ -339,13 +339,130 @@ bool lock_sampling() {
   return locked;
 }
 
-// The publish itself, inlined into publish() (the path of every batched
-// publish: one call less) and publish_value() (the others). What is rare
-// (a new maximum, a new threshold, a race, a sample) is out of line, so the
-// common path is the add, the publish clock (publish_clock.h), the stores
-// of its state and a few compares.
-[[gnu::always_inline]] inline void publish_delta(std::int64_t delta) {
-  const std::int64_t live = g_published.live.fetch_add(delta, std::memory_order_relaxed) + delta;
+namespace {
+
+// `pending` bytes into `live` and `shares` (at least `pending`: the shares
+// covered them while they were held back) out of `reserved`, in one step;
+// returns the live figure it left. The exposure cannot rise here; it is
+// noted all the same, so that the stated bound stays true whatever this
+// step did.
+std::int64_t commit_covered(std::int64_t pending, std::int64_t shares) {
+  LiveAndReserved seen = read_live_and_reserved();
+  while (!change_live_and_reserved(seen, {seen.live + pending, seen.reserved - shares})) {
+  }
+  const std::int64_t live = seen.live + pending;
+  note_exposure(exposure(live, seen.reserved - shares, lending_peak_after(live).exposed));
+  return live;
+}
+
+}  // namespace
+
+// Below (inlined into every publish).
+inline void after_commit(std::int64_t live, bool rose);
+
+// A publish of allocated bytes that reserve_limit refuses as things stand
+// (precision_budget.h, "Lending the headroom"): this thread's own share
+// first (its threshold down to 1, the share released with the bytes it
+// covered), then the other threads' shares, revoked, and the room that no
+// revocation can take back waited for: it is held by threads running with
+// every signal blocked (OwnBytesWindow), which only the scheduler delays.
+// When nothing can be revoked (no membarrier, a revocation under way in
+// this very thread), the bytes are published all the same (they were
+// allocated) and the stated bound takes the exposure in.
+[[gnu::noinline]] std::int64_t commit_beyond_room(std::int64_t delta) {
+  if (t_mode == kRegistered && t_own.counting() && !t_own.changing() && t_own.held > 1) {
+    // The share given up covers `released` of these bytes: they go at once,
+    // with the share, in a step that cannot raise the exposure
+    // (commit_covered); only the rest waits for room, and this thread holds
+    // none of `reserved` meanwhile. (Kept until the rest was published, the
+    // share of each thread waiting here was room that no revocation could
+    // free, a threshold of 1 holding nothing revocable, and that every other
+    // waiting thread needed: they waited for one another.)
+    std::int64_t live = 0;
+    std::int64_t covered = 0;
+    {
+      const OwnBytesWindow window;
+      t_own.begin_change();
+      std::int64_t released = 0;
+      if (t_own.revoked()) {
+        released = t_own.settle_revocation();
+      } else {
+        released = t_own.held - 1;
+        t_own.set_threshold(1);  // before its share is released
+      }
+      t_own.end_change();
+      if (released > 0) {
+        covered = delta < released ? delta : released;
+        live = commit_covered(covered, released);
+      }
+    }
+    if (covered > 0) {
+      delta -= covered;
+      if (delta == 0) return live;
+      after_commit(live, true);
+    }
+  }
+  bool waiting = true;
+  bool revoked = false;
+  unsigned tries = 0;
+  LiveAndReserved seen = read_live_and_reserved();
+  for (;;) {
+    const std::int64_t next = seen.live + delta;
+    const LendingPeak lent = lending_peak_after(next);
+    const std::int64_t peak = lent.peak;
+    if (waiting && seen.reserved > reserve_limit(next, peak, g_budget.bytes.load(std::memory_order_relaxed),
+                                                 g_budget.lends_headroom.load(std::memory_order_relaxed))) {
+      // Revoked already: what is missing is held by threads inside a window
+      // of their own bytes; they are running, or about to.
+      if (revoked) os::yield_then_nap(++tries);
+      if (!revoke_for_room()) {
+        waiting = false;  // nothing can be revoked now
+        continue;
+      }
+      revoked = true;
+      seen = read_live_and_reserved();
+      continue;
+    }
+    if (change_live_and_reserved(seen, {next, seen.reserved})) {
+      note_exposure(exposure(next, seen.reserved, lent.exposed));
+      if (mapped_grew_since(lent)) keep_room_for_mapping();
+      return next;
+    }
+  }
+}
+
+// Adds `delta` to the published live figure; returns the figure it left.
+// Freed bytes (or none) with one locked add: they lower the exposure. A
+// raise together with `reserved`, within reserve_limit (precision_budget.h,
+// (2)), with the exposure it leaves noted when it is the run's largest.
+[[gnu::always_inline]] inline std::int64_t commit_delta(std::int64_t delta) {
+  if (delta <= 0) return g_published.live.fetch_add(delta, std::memory_order_relaxed) + delta;
+  LiveAndReserved seen = read_live_and_reserved();
+  for (;;) {
+    const std::int64_t next = seen.live + delta;
+    const LendingPeak lent = lending_peak_after(next);
+    const std::int64_t peak = lent.peak;
+    if (seen.reserved > reserve_limit(next, peak, g_budget.bytes.load(std::memory_order_relaxed),
+                                      g_budget.lends_headroom.load(std::memory_order_relaxed))) [[unlikely]] {
+      return commit_beyond_room(delta);
+    }
+    if (change_live_and_reserved(seen, {next, seen.reserved})) {
+      if (const std::int64_t left = exposure(next, seen.reserved, lent.exposed);
+          left > g_budget.bound.load(std::memory_order_relaxed)) [[unlikely]] {
+        note_exposure(left);
+      }
+      if (mapped_grew_since(lent)) [[unlikely]] keep_room_for_mapping();
+      return next;
+    }
+  }
+}
+
+// What every publish does once `live` holds its value: the publish clock
+// (publish_clock.h), a sample when the interval has passed, the stores of
+// its state, and what is rare (a new maximum, a new budget, a race) out of
+// line. `rose`: the publish raised `live` (only then can heap + mapped
+// pass its peak, or the peak the budget's next step).
+[[gnu::always_inline]] inline void after_commit(std::int64_t live, bool rose) {
   std::uint64_t now = publish_time();
   // The interval has passed: it ends with its last publish, before this
   // one opens the next, at a sample's own CLOCK_MONOTONIC reading.
@@ -365,16 +482,30 @@ bool lock_sampling() {
       live > g_published.phase_peak.load(std::memory_order_relaxed)) [[unlikely]] {
     raise_maxima(live, now, h);
   }
+  if (!rose) return;
   // While nothing is mapped the sum is the heap, whose peak is kept anyway:
   // total_peak() takes the larger of the two, so this costs one load here.
   if (const std::int64_t mapped_live = mapped::live_bytes(); mapped_live != 0) [[unlikely]] {
     raise_total_maxima(live + mapped_live, now);
   }
-  // The peak (raised above when live passed it) may raise the fair share.
+  // The peak (raised above when live passed it) may raise the budget.
   if (live >= g_policy.grow_at.load(std::memory_order_relaxed)) [[unlikely]] change_policy();
 }
 
+// The publish itself, inlined into publish() (the path of every batched
+// publish: one call less) and publish_value() (the others): the commit,
+// then its bookkeeping. Returns the live figure it left.
+[[gnu::always_inline]] inline std::int64_t publish_delta(std::int64_t delta) {
+  const std::int64_t live = commit_delta(delta);
+  after_commit(live, delta > 0);
+  return live;
+}
+
 void publish_value(std::int64_t delta) { publish_delta(delta); }
+
+void publish_covered(std::int64_t pending, std::int64_t shares) {
+  after_commit(commit_covered(pending, shares), pending > 0);
+}
 
 void raise_total_peak_in_file(std::int64_t total, std::uint64_t now) {
   raise_total_peak(total, now);
@@ -407,8 +538,13 @@ void heapline::mapped::on_change(std::int64_t mapped_live, std::uint64_t now, st
   h.mapped_change_live.store(mapped_live, std::memory_order_relaxed);
   h.mapped_open_max.store(open_max, std::memory_order_relaxed);
   h.mapped_change_mono_ns.store(now, std::memory_order_release);
-  const std::int64_t total = g_published.live.load(std::memory_order_relaxed) + mapped_live;
+  const LiveAndReserved seen = read_live_and_reserved();
+  const std::int64_t total = seen.live + mapped_live;
   if (total > g_published.total_peak.load(std::memory_order_relaxed)) raise_total_peak_in_file(total, now);
+  // A growth is a step of heap + mapped: what the threads hold back may
+  // now count against its peak (room for it was made before the call:
+  // before_growth).
+  note_exposure(exposure(seen.live, seen.reserved, lending_peak_after(seen.live).exposed));
   // A program that maps without allocating still gets samples.
   if (now >= g_identity.next_sample_ns.load(std::memory_order_relaxed) &&
       g_process.init_state.load(std::memory_order_acquire) == kDone) {
@@ -416,9 +552,134 @@ void heapline::mapped::on_change(std::int64_t mapped_live, std::uint64_t now, st
   }
 }
 
+// The mapping layer's other hook (mapped_memory.h): before a mapping call
+// that may add counted bytes, the lent headroom that the growth would use
+// is taken back.
+void heapline::mapped::before_growth() {
+  using namespace heapline::accounting;
+  if (g_process.init_state.load(std::memory_order_acquire) != kDone) return;  // nothing lent before the init
+  keep_room_for_mapping();
+}
+
 namespace heapline::accounting {
 
 namespace {
+
+// This thread's share of `reserved` given back, with the pending bytes it
+// covered, in one step that cannot raise the exposure (publish_covered):
+// its threshold 1 until its publishes raise it again. Nothing when it holds
+// no share, or is inside its own publish or threshold change (a signal
+// handler's mapping call), or a sampled block's marker is in flight.
+void give_up_own_share() {
+  if (t_mode != kRegistered || !t_own.counting() || t_own.changing() || t_own.publishing || t_own.held <= 1 ||
+      t_own.marker_in_flight()) {
+    return;
+  }
+  std::int64_t pending = 0;
+  {
+    const OwnBytesWindow window;  // the share released after it is no longer held
+    std::int64_t share_left = 0;
+    pending = t_own.start_over(1, nullptr, &share_left);
+    const std::int64_t covered = pending < share_left ? pending : share_left;
+    if (covered != 0 || share_left != 0) publish_covered(covered, share_left);
+    pending -= covered;
+  }
+  // More than the share (a call of this thread's in flight, interrupted):
+  // published as any change.
+  if (pending != 0) publish_value(pending);
+}
+
+}  // namespace
+
+void keep_room_for_mapping() {
+  if (!g_budget.lends_headroom.load(std::memory_order_relaxed)) return;  // the limit is B alone: nothing is lent
+  bool own_given_up = false;
+  for (unsigned tries = 0;;) {
+    const LiveAndReserved seen = read_live_and_reserved();
+    const LendingPeak lent = lending_peak_after(seen.live);
+    if (seen.reserved <= reserve_limit(seen.live, lent.peak, g_budget.bytes.load(std::memory_order_relaxed),
+                                       g_budget.lends_headroom.load(std::memory_order_relaxed))) {
+      note_exposure(exposure(seen.live, seen.reserved, lent.exposed));
+      return;
+    }
+    // This thread's own share first, with the bytes it covers (as a publish
+    // beyond the room does), then the others', revoked.
+    if (!own_given_up) {
+      own_given_up = true;
+      give_up_own_share();
+      continue;
+    }
+    if (!revoke_for_room()) {  // nothing can be revoked now: the bound takes the exposure in
+      note_exposure(exposure(seen.live, seen.reserved, lent.exposed));
+      return;
+    }
+    os::yield_then_nap(++tries);
+  }
+}
+
+namespace {
+
+// A revocation's offset in this thread's headroom: settled (precision_budget.h).
+[[gnu::noinline, gnu::cold]] void settle_own_revocation() {
+  const OwnBytesWindow window;  // the share released after it is no longer held
+  t_own.begin_change();
+  const std::int64_t share = t_own.revoked() ? t_own.settle_revocation() : 0;
+  t_own.end_change();
+  release_share(share);
+}
+
+// Publishes what this thread's slot holds pending (once), then moves its
+// threshold toward its target; or settles a revocation, which the next
+// round of the caller's loop publishes after.
+template <bool kMarkers>
+[[gnu::always_inline]] inline void publish_own_pending() {
+  t_own.publishing = true;
+  std::int64_t delta = t_own.own_pending();
+  std::int64_t markers = 0;
+  if constexpr (kMarkers) {
+    // A marker in flight (accounting.h) stays for its own slow path.
+    if (has_markers_in_flight(delta)) [[unlikely]] markers = markers_in_flight(delta);
+  }
+  delta -= markers;
+  if (holds_revocation(delta)) [[unlikely]] {
+    t_own.publishing = false;
+    settle_own_revocation();
+    return;
+  }
+  // Allocated bytes past a threshold larger than the free window (one lent
+  // from the headroom below the peak): what puts the pending delta back in
+  // the middle of the window stays pending (it may: allocations held back
+  // are within the contract up to the threshold), so that the frees that
+  // follow have room. At the peak the window is symmetric and nothing stays.
+  if (delta > 0 && t_own.span != 0) {
+    const std::int64_t window_middle = (2 * t_own.held - 1 - static_cast<std::int64_t>(t_own.span)) / 2;
+    if (window_middle > 0) delta -= window_middle < delta ? window_middle : delta;
+  }
+  // Covered by the share until committed: a revoker keeps that much of it.
+  t_own.in_flight.store(delta, std::memory_order_relaxed);
+  take_pending(t_own, delta);  // a signal handler's bytes meanwhile stay pending
+  // A revocation's offset that came between the read and the take: the
+  // revoker may have adopted `delta` too. Put back, and settled first.
+  if (holds_revocation(t_own.own_pending() - markers)) [[unlikely]] {
+    subtract_in_place(t_own.headroom, delta);
+    t_own.in_flight.store(0, std::memory_order_relaxed);
+    t_own.publishing = false;
+    settle_own_revocation();
+    return;
+  }
+  t_own.publishing = false;
+  count_call(t_own.publishes);
+  const std::int64_t live =
+      shadow::test_drops_this_publish() ? g_published.live.load(std::memory_order_relaxed) : publish_delta(delta);
+  t_own.in_flight.store(0, std::memory_order_relaxed);
+  // The threshold moves toward its target (precision_budget.cpp) when live
+  // has left the range in which it stays, after a request to step down
+  // (its span is then 0) or when F(B) changed (the free window follows it).
+  if (live < t_own.keep_from || live > t_own.keep_to || t_own.span == 0 ||
+      t_own.kept_under != g_policy.free_window.load(std::memory_order_relaxed)) [[unlikely]] {
+    move_threshold(live);
+  }
+}
 
 template <bool kMarkers>
 [[gnu::always_inline]] inline void publish_pending(std::int64_t bytes, CallKind kind) {
@@ -428,24 +689,15 @@ template <bool kMarkers>
     unregistered_change(bytes, kind);
     return;
   }
-  // A signal handler that interrupted its thread's threshold change: its
-  // bytes stay pending, and the interrupted call publishes them once the
-  // change is done (the loop below, or the handover's own accounting).
-  if (t_own.changing()) [[unlikely]] return;
+  // A signal handler that interrupted its thread's threshold change or
+  // publish: its bytes stay pending, and the interrupted call publishes
+  // them once it is done (the loop below, or the handover's own accounting).
+  if (t_own.changing() || t_own.publishing) [[unlikely]] return;
   // Left within range (a malloc's one-sided test relies on it): a signal
   // handler's bytes that arrived meanwhile and exceed a lowered threshold
   // are published too.
   do {
-    std::int64_t delta = t_own.own_pending();
-    if constexpr (kMarkers) {
-      if (has_markers_in_flight(delta)) [[unlikely]] delta -= markers_in_flight(delta);
-    }
-    take_pending(t_own, delta);  // a signal handler's bytes meanwhile stay pending
-    count_call(t_own.publishes);
-    if (!shadow::test_drops_this_publish()) publish_delta(delta);
-    // The threshold moves toward the fair share (precision_budget.cpp).
-    if (t_own.span != g_policy.span.load(std::memory_order_relaxed)) [[unlikely]] move_threshold();
-    // A marker in flight (accounting.h) stays for its own slow path.
+    publish_own_pending<kMarkers>();
   } while (__builtin_expect(t_own.out_of_range(), 0) && !(kMarkers && t_own.marker_in_flight()));
 }
 
@@ -457,6 +709,17 @@ void publish_marked(std::int64_t bytes, CallKind kind) { publish_pending<true>(b
 void (*g_publish)(std::int64_t, CallKind) = publish_unmarked;
 
 void bind_marked_publish() { __atomic_store_n(&g_publish, &publish_marked, __ATOMIC_RELEASE); }
+
+void publish_calling_thread() {
+  if (t_mode != kRegistered || !t_own.counting() || t_own.changing() || t_own.publishing) return;
+  // Whatever is pending, within the threshold too: a revocation settled
+  // first, then what it left.
+  for (int round = 0; round < 2; ++round) {
+    const std::int64_t pending = t_own.own_pending();
+    if (pending - markers_in_flight(pending) == 0) return;
+    publish_own_pending<true>();
+  }
+}
 
 
 }  // namespace heapline::accounting

@@ -79,6 +79,23 @@ inline void reset_timelines(std::uint64_t interval_ns) {
 
 // take_sample needs g_sampling.busy held.
 void publish_value(std::int64_t delta);
+// Bytes published together with the shares that covered them while they
+// were held back: `pending` into `live` and `shares` (at least `pending`)
+// out of `reserved`, in one step, which cannot raise the exposure. A
+// revoker's for the owners of the slots it revoked (precision_budget.h,
+// "Revocation"), and a refused publish's for its own share.
+void publish_covered(std::int64_t pending, std::int64_t shares);
+// The calling thread's pending bytes published now, whatever its threshold
+// (a marker's heap figure), when it has a slot and is not inside its own
+// publish or threshold change.
+void publish_calling_thread();
+// The budget's limit made true for the mapped bytes as they stand, claims
+// of mapping calls in flight included (mapped_memory.h, before_growth):
+// this thread's share given back, then the others' revoked, until what the
+// threads hold back fits below the peak of heap + mapped too
+// (precision_budget.h, "Heap and mapped"). Also after a publish that finds
+// that a mapping call claimed growth while it was being made.
+void keep_room_for_mapping();
 // Heap + mapped reached `total` at `now` (CLOCK_MONOTONIC): the run's total
 // peaks raised, and the live file's copy of the total peak at once
 // (LiveHeader::total_peak_at_once), as a heap publish writes its own.

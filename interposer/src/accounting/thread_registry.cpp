@@ -73,9 +73,17 @@ void flush_exiting_thread(void* value) {
   // Any call after this point (later key destructors, libc's own thread
   // teardown) publishes exactly: span 0 and kExited.
   t_mode = kExited;
-  std::int64_t threshold = 0;
-  const std::int64_t pending = t_own.start_over(0, &threshold);
-  release_threshold(threshold);  // after the slot stopped holding anything back
+  std::int64_t pending = 0;
+  {
+    // The share no longer held and not yet released: a window of its own
+    // bytes.
+    const OwnBytesWindow window;
+    std::int64_t share_left = 0;
+    pending = t_own.start_over(0, nullptr, &share_left);
+    // After the slot stopped holding anything back (what a revoker did not
+    // take back already).
+    release_share(share_left);
+  }
   std::uint64_t publishes = t_own.publishes.load(std::memory_order_relaxed) + (pending != 0 ? 1 : 0);
   if (pending != 0) publish_value(pending);
   // Folded before the entry goes, so that a reader never misses them (it
@@ -119,8 +127,12 @@ void flush_exiting_thread(void* value) {
         if (keyed) {
           // Its share reserved first, then held (from span 0: no signal
           // handler of this thread can have changed it, its calls publish
-          // exactly while it registers).
-          t_own.start_over(grant_threshold());
+          // exactly while it registers); reserved and not yet held, a
+          // window of its own bytes.
+          {
+            const OwnBytesWindow window;
+            t_own.start_over(grant_threshold());
+          }
           t_mode = kRegistered;
           record(bytes, kind);
           return;

@@ -29,6 +29,18 @@
 //                                        earlier store and before every
 //                                        later one (a sequence count)
 //
+// A pair of shared words (not in place: any thread changes them):
+//   compare_exchange_pair(pair, e0, e1, d0, d1)
+//                                        pair[0], pair[1] become d0, d1 if
+//                                        they hold e0, e1, in one atomic
+//                                        step, sequentially consistent;
+//                                        else e0, e1 get what they hold
+//                                        (read in one atomic step too).
+//                                        Whether it swapped. `pair` is
+//                                        16-byte aligned; the single-word
+//                                        locked changes of either word
+//                                        are seen as changes.
+//
 // And the rest of what differs:
 //   clock_gettime_by_system_call(clock, now)  the system call itself, no
 //                                        vDSO (0 or -1, errno untouched)

@@ -282,6 +282,51 @@ long read_small_file(const char* path, char* text, std::size_t capacity) {
   return length;
 }
 
+namespace {
+
+// The Seccomp field of /proc/self/status ("Seccomp:\t0": none), or -1.
+int seccomp_mode() {
+  char text[4096];
+  if (read_small_file("/proc/self/status", text, sizeof text) <= 0) return -1;
+  const char* field = std::strstr(text, "\nSeccomp:");
+  if (field == nullptr) return -1;
+  field += std::strlen("\nSeccomp:");
+  while (*field == ' ' || *field == '\t') ++field;
+  return *field >= '0' && *field <= '9' ? *field - '0' : -1;
+}
+
+// <linux/membarrier.h>'s commands (the header is not in every libc's).
+constexpr int kMembarrierQuery = 0;
+constexpr int kMembarrierPrivateExpedited = 1 << 3;
+constexpr int kMembarrierRegisterPrivateExpedited = 1 << 4;
+
+}  // namespace
+
+bool register_membarrier_private_expedited() {
+#if defined(SYS_membarrier)
+  if (seccomp_mode() != 0) return false;
+  const int saved_errno = errno;
+  const long commands = syscall(SYS_membarrier, kMembarrierQuery, 0, 0);
+  const bool registered = commands >= 0 && (commands & kMembarrierPrivateExpedited) != 0 &&
+                          syscall(SYS_membarrier, kMembarrierRegisterPrivateExpedited, 0, 0) == 0;
+  errno = saved_errno;
+  return registered;
+#else
+  return false;
+#endif
+}
+
+bool membarrier_private_expedited() {
+#if defined(SYS_membarrier)
+  const int saved_errno = errno;
+  const bool done = syscall(SYS_membarrier, kMembarrierPrivateExpedited, 0, 0) == 0;
+  errno = saved_errno;
+  return done;
+#else
+  return false;
+#endif
+}
+
 std::uint64_t process_start_ticks(int pid) {
   char path[48];
   TextSink name(path, sizeof path);

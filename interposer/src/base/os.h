@@ -23,6 +23,7 @@
 // dlopen, dladdr) is not the OS: the files that resolve symbols call it.
 #pragma once
 
+#include <errno.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <time.h>
@@ -191,6 +192,21 @@ void set_environment(const char* name, const char* value);
 // thread (sched_yield, the system call).
 inline void yield() { syscall(SYS_sched_yield); }
 
+// The same in a wait of unknown length, at its `tries`-th round: the first
+// rounds yield, the later ones sleep a millisecond, so that a thread the
+// scheduler puts below the waiting one (a lower real-time priority on the
+// same processor) runs all the same.
+inline void yield_then_nap(unsigned tries) {
+  if (tries <= 64) {
+    yield();
+    return;
+  }
+  const timespec nap{0, 1'000'000};
+  const int saved_errno = errno;  // EINTR, should a signal end the nap
+  syscall(SYS_nanosleep, &nap, nullptr);
+  errno = saved_errno;
+}
+
 // Ends the process at once with `status`, as glibc's _exit does.
 [[noreturn]] void exit_process(int status);
 
@@ -230,6 +246,21 @@ std::int64_t resident_bytes();
 // lock), no wrapper another preload may hook. Returns the length read, or
 // -1 with nothing read.
 long read_small_file(const char* path, char* text, std::size_t capacity);
+
+// --- barriers on the other threads --------------------------------------------
+
+// Registers this process image for membarrier(MEMBARRIER_CMD_PRIVATE_
+// EXPEDITED) (a fork child or an exec'd image registers again). False when
+// the kernel lacks it, or when the process runs under a seccomp filter,
+// which might end the process for a system call it does not expect: the
+// library then never calls membarrier (/proc/self/status says whether a
+// filter is there; without /proc, no).
+bool register_membarrier_private_expedited();
+// Every running thread of this process passes a full barrier before this
+// returns, each at an instruction boundary: an instruction of theirs in
+// flight when it was called has completed and its stores are visible.
+// False if the kernel refused.
+bool membarrier_private_expedited();
 
 // --- signals -------------------------------------------------------------------
 

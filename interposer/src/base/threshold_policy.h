@@ -144,7 +144,121 @@ constexpr std::uint64_t threshold_step(std::uint64_t threshold, std::uint64_t sh
   return target > threshold ? target : threshold;
 }
 
+// The largest free window (accounting.h, free_window): the budget split
+// over the `registered` threads, B / count (not on the grid, without the
+// divider's floor of 8: the free windows of all registered threads
+// together stay within B, however far below the peak their thresholds are).
+// At least 1.
+constexpr std::uint64_t free_window_cap(std::uint64_t budget, std::uint64_t registered) {
+  const std::uint64_t cap = budget / (registered > 0 ? registered : 1);
+  return cap > 1 ? cap : 1;
+}
+
 // What a thread at `threshold` may hide: its share of the budget.
 constexpr std::uint64_t share_of(std::uint64_t threshold) { return threshold > 0 ? threshold - 1 : 0; }
+
+// The most the registered threads may hold back together (`reserved`)
+// while the published live figure is `live` and the run's published peak
+// `peak` (at least `live`: a publish that passes the peak raises it): the
+// budget B, and, when shares can be revoked, the headroom below the peak.
+// So live + reserved never passes peak + B (the peak's bound), and a value
+// of `live` is within B + (peak − live) of the true heap (a timeline
+// sample's).
+constexpr std::int64_t reserve_limit(std::int64_t live, std::int64_t peak, std::int64_t budget, bool lend_headroom) {
+  const std::int64_t headroom = lend_headroom && peak > live ? peak - live : 0;
+  return budget + headroom;
+}
+
+// The peak below which the headroom is lent, once a step has left `live`
+// (precision_budget.h, "Heap and mapped"): the heap's published peak (at
+// least `live`), and while mapped memory counts (`mapped_for_budget`: the
+// mapped bytes and the growth claimed by mapping calls in flight), no
+// higher than the peak of heap + mapped less those bytes, so that what
+// the threads hold back never hides a peak of the sum either. The peak of
+// the sum is at least the heap's (a heap value was a sum with nothing, or
+// more, mapped) and at least live + the mapped bytes now, which the step
+// raises it to.
+constexpr std::int64_t lending_peak(std::int64_t live, std::int64_t heap_peak, std::int64_t total_peak,
+                                    std::int64_t mapped_live, std::int64_t mapped_for_budget) {
+  const std::int64_t heap = heap_peak > live ? heap_peak : live;
+  if (mapped_for_budget <= 0) return heap;
+  std::int64_t total = total_peak > heap ? total_peak : heap;
+  if (live + mapped_live > total) total = live + mapped_live;
+  const std::int64_t below_total = total - mapped_for_budget;
+  return below_total < heap ? below_total : heap;
+}
+
+// How far `reserved` may take the true heap above the published peak: the
+// exposure live + reserved − peak (peak at least live). Its largest value
+// of the run is the stated bound of the peak, both ways (precision_budget.h).
+constexpr std::int64_t exposure(std::int64_t live, std::int64_t reserved, std::int64_t peak) {
+  return live + reserved - (peak > live ? peak : live);
+}
+
+// The threshold a thread moves toward at a publish: the fair share of
+// `pooled` (pooled_bytes: the budget and, while shares can be revoked,
+// twice the headroom below the peak). At the peak that is what the budget
+// alone gives; below it, as much as the limit allows once the threads are
+// few: with the divider at least 8, four threads at F(B + 2 × headroom)
+// hold at most 7/16 × B + 7/8 × headroom, within B + headroom (more
+// threads, a larger divider). Shares above the limit's room are not
+// granted (reserve_limit decides), and a publish that the limit refuses
+// takes its room back (precision_budget.h).
+constexpr std::uint64_t target_threshold(std::uint64_t pooled, std::uint64_t divider) {
+  return fair_share(pooled, divider);
+}
+
+// The range of `pooled` (pooled_bytes) in which a thread at `threshold`
+// stays where it is: while its threshold is at most twice 7/8 × pooled /
+// divider (the target before the grid) and that is at most half as much
+// again as the threshold. The target follows the headroom, which moves at
+// every publish; a threshold that followed it closely would change at
+// nearly every publish. (One that stays too high costs no precision: a
+// publish that the limit refuses gives the share up, precision_budget.h.)
+// A publish then only compares.
+struct KeepRange {
+  std::uint64_t from;
+  std::uint64_t to;
+};
+constexpr KeepRange keep_range(std::uint64_t threshold, std::uint64_t divider) {
+  if (divider < 1) divider = 1;
+  std::uint64_t scaled;  // threshold × divider, saturated
+  if (__builtin_mul_overflow(threshold, divider, &scaled)) scaled = UINT64_MAX;
+  // threshold <= 2 × 7/8 × pooled / divider  <=>  pooled >= 4/7 × threshold × divider
+  // threshold >= 2/3 × 7/8 × pooled / divider  <=>  pooled <= 12/7 × threshold × divider
+  const std::uint64_t from = scaled / 7 * 4 + scaled % 7 * 4 / 7;
+  const std::uint64_t to = scaled / 7 > UINT64_MAX / 12 ? UINT64_MAX : scaled / 7 * 12 + scaled % 7 * 12 / 7;
+  return {from, to};
+}
+
+// The range of published live values in which `pooled` (pooled_bytes, a
+// decreasing function of live) stays within `keep`, for the peak and the
+// budget as they are: a publish compares its live value with it, two
+// compares. (As the peak and B grow, the range grows stale; it is made
+// again at the thread's next move, which a change of F(B) also brings.)
+struct LiveRange {
+  std::int64_t from;
+  std::int64_t to;
+};
+constexpr LiveRange keep_live_range(KeepRange keep, std::int64_t peak, std::int64_t budget, bool lend_headroom) {
+  const std::uint64_t floor = static_cast<std::uint64_t>(budget);  // pooled at the peak and above
+  if (keep.to < floor) return {INT64_MAX, INT64_MIN};               // no live value keeps it
+  if (!lend_headroom) return keep.from <= floor ? LiveRange{INT64_MIN, INT64_MAX} : LiveRange{INT64_MAX, INT64_MIN};
+  // pooled = budget + 2 × (peak − live) below the peak: pooled <= keep.to
+  // from live = peak − ⌊(keep.to − budget) / 2⌋ up, pooled >= keep.from up
+  // to live = peak − ⌈(keep.from − budget) / 2⌉.
+  auto live_at = [&](std::uint64_t half) {
+    return half >= static_cast<std::uint64_t>(peak) + (std::uint64_t{1} << 62) ? INT64_MIN
+                                                                               : peak - static_cast<std::int64_t>(half);
+  };
+  return {live_at((keep.to - floor) / 2), keep.from <= floor ? INT64_MAX : live_at((keep.from - floor + 1) / 2)};
+}
+
+// What a thread's target is a fair share of (target_threshold): B, and
+// while shares can be revoked twice the headroom below the peak.
+constexpr std::uint64_t pooled_bytes(std::int64_t live, std::int64_t peak, std::int64_t budget, bool lend_headroom) {
+  const std::int64_t headroom = lend_headroom && peak > live ? peak - live : 0;
+  return static_cast<std::uint64_t>(budget) + 2 * static_cast<std::uint64_t>(headroom);
+}
 
 }  // namespace heapline::accounting

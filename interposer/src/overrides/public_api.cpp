@@ -35,15 +35,7 @@ void api_mark(const char* name) {
   int saved_errno = errno;
   // The heap at the marker: publish the caller's pending bytes first (which
   // may take a sample of its own).
-  if (t_mode == kRegistered && t_own.counting() && !t_own.changing()) {
-    std::int64_t pending = t_own.own_pending();
-    pending -= markers_in_flight(pending);  // a marker's own slow path takes it (accounting.h)
-    if (pending != 0) {
-      take_pending(t_own, pending);
-      count_call(t_own.publishes);
-      publish_value(pending);
-    }
-  }
+  publish_calling_thread();
   // Markers are ordered as samples are: the index and the time are taken
   // under the sampling lock, the time never before the latest marker's, and
   // the marker's sample is taken at once. Signals are blocked meanwhile, so

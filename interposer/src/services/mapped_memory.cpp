@@ -143,6 +143,9 @@ void publish(std::int64_t delta) {
   if (delta == 0) return;
   g_counters.changes.fetch_add(1, std::memory_order_relaxed);
   const std::int64_t live = detail::g_live.bytes.fetch_add(delta, std::memory_order_relaxed) + delta;
+  // Before the call's claim is given back (GrowthClaim): the budget's
+  // figure never passes below what is mapped.
+  detail::g_live.for_budget.fetch_add(delta, std::memory_order_relaxed);
   const std::uint64_t now = os::clock_ns(CLOCK_MONOTONIC);
   if (raise_to(g_counters.peak, live) < live) g_counters.peak_time_ns.store(now, std::memory_order_relaxed);
   // The interval's maximum before the latest change: a sample that takes
@@ -185,6 +188,42 @@ class Inside {
   int saved_errno_;
 };
 
+// The counted bytes a mapping call may add, claimed before its system call
+// and given back once the change is published (bytes_for_budget): the
+// accounting has taken its lent headroom back from under them first
+// (before_growth). Outside g_lock: taking it back may publish heap bytes,
+// which may take a sample of the mapped series.
+class GrowthClaim {
+ public:
+  explicit GrowthClaim(std::int64_t bytes) : bytes_(bytes) {
+    if (bytes_ <= 0) return;
+    detail::g_live.for_budget.fetch_add(bytes_, std::memory_order_seq_cst);
+    // The claim before the budget's figures are read: a publish that read
+    // the figure before the claim reads it again after its own step and
+    // sees it (sampling.cpp), or this thread's read sees that step.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    before_growth();
+  }
+  ~GrowthClaim() {
+    if (bytes_ > 0) detail::g_live.for_budget.fetch_sub(bytes_, std::memory_order_release);
+  }
+  GrowthClaim(const GrowthClaim&) = delete;
+  GrowthClaim& operator=(const GrowthClaim&) = delete;
+
+ private:
+  std::int64_t bytes_;
+};
+
+// A length in whole pages, as a claim: at most 2^50 (a length beyond it
+// is one the kernel refuses; its claim only needs to be larger than any
+// growth). MAP_FIXED may replace counted pages with as many: the claim
+// is then larger than the growth, never smaller.
+std::int64_t claim_for(std::size_t length) {
+  constexpr std::uintptr_t kLargest = std::uintptr_t{1} << 50;
+  const std::uintptr_t pages = page_end(nullptr, length);
+  return static_cast<std::int64_t>(pages < kLargest ? pages : kLargest);
+}
+
 // The allocator heapline forwards to is resolved before any mapping is judged
 // (jemalloc maps its first arenas from its own constructor, before any call
 // through heapline); when it is foreign, its object's addresses are noted.
@@ -212,9 +251,12 @@ void* map(void* address, std::size_t length, int prot, int flags, int fd, off_t 
   const bool counted = (flags & MAP_ANONYMOUS) != 0 && (flags & MAP_TYPE) == MAP_PRIVATE && prot != PROT_NONE &&
                        !from_allocator(caller);
   const bool replaces = (flags & MAP_FIXED) != 0 && (flags & MAP_FIXED_NOREPLACE) == 0;
-  inside.restore_errno();
-  if (!counted && !replaces) return os::map(address, length, prot, flags, fd, offset);
+  if (!counted && !replaces) {
+    inside.restore_errno();
+    return os::map(address, length, prot, flags, fd, offset);
+  }
 
+  const GrowthClaim claim(counted ? claim_for(length) : 0);
   std::int64_t delta = 0;
   pthread_mutex_lock(&g_lock);
   // MAP_FIXED replaces whatever was mapped there, counted or not.
@@ -251,6 +293,14 @@ int unmap(void* address, std::size_t length) {
 void* remap(void* old_address, std::size_t old_length, std::size_t new_length, int flags, void* new_address) {
   if (forward_only()) return os::remap(old_address, old_length, new_length, flags, new_address);
   Inside inside;
+  // What the remap may add, before the lock (whether the old range counts
+  // is known only under it: a claim for one that does not is only larger
+  // than needed). MREMAP_DONTUNMAP leaves the old range counted and adds
+  // the whole new one.
+  const std::int64_t grows_by = (flags & MREMAP_DONTUNMAP) != 0 ? claim_for(new_length)
+                                                                 : claim_for(new_length) - claim_for(old_length);
+  const GrowthClaim claim(grows_by);
+  inside.restore_errno();
   pthread_mutex_lock(&g_lock);
   const std::uintptr_t old_begin = address_of(old_address);
   const std::uintptr_t old_end = page_end(old_address, old_length);
@@ -309,6 +359,7 @@ void configure(bool enabled) {
   g_regions.clear();
   pthread_mutex_unlock(&g_lock);
   detail::g_live.bytes.store(0, std::memory_order_relaxed);
+  detail::g_live.for_budget.store(0, std::memory_order_relaxed);
   g_counters.peak.store(0, std::memory_order_relaxed);
   g_counters.changes.store(0, std::memory_order_relaxed);
   g_counters.untracked.store(0, std::memory_order_relaxed);
@@ -367,6 +418,8 @@ Interval take_interval() {
 
 void after_fork_in_child() {
   const std::int64_t live = detail::g_live.bytes.load(std::memory_order_relaxed);
+  // The other threads' claims stayed with them, in the parent.
+  detail::g_live.for_budget.store(live, std::memory_order_relaxed);
   g_counters.peak.store(live, std::memory_order_relaxed);
   g_counters.peak_time_ns.store(0, std::memory_order_relaxed);
   g_counters.changes.store(0, std::memory_order_relaxed);

@@ -75,6 +75,12 @@ namespace detail {
 // The counted bytes now; own cache line, written only by mapping calls.
 struct alignas(128) Live {
   std::atomic<std::int64_t> bytes{0};
+  // `bytes` plus the growth that mapping calls in flight have claimed
+  // before their system call (GrowthClaim in mapped_memory.cpp), never
+  // below what is mapped: what the precision budget counts as mapped,
+  // since the lent headroom must be taken back before heap + mapped can
+  // grow into it (precision_budget.h, "Heap and mapped").
+  std::atomic<std::int64_t> for_budget{0};
 };
 // Hidden, as in accounting.h: every heap publish reads it, and a hidden
 // declaration reaches it rip-relative instead of through the GOT.
@@ -82,6 +88,9 @@ extern Live g_live __attribute__((visibility("hidden")));
 }  // namespace detail
 // Inline: every heap publish reads it (sampling.cpp).
 inline std::int64_t live_bytes() { return detail::g_live.bytes.load(std::memory_order_relaxed); }
+// Inline: every heap publish of allocated bytes reads it, before and after
+// the step it checks against the budget's limit (sampling.cpp).
+inline std::int64_t bytes_for_budget() { return detail::g_live.for_budget.load(std::memory_order_relaxed); }
 
 // For a sample of the mapped series, which ends its open interval: the
 // latest change since the previous sample (its CLOCK_MONOTONIC time, the
@@ -106,5 +115,12 @@ void after_fork_in_child();
 // of heap + mapped, a sample when one is due), which this layer never
 // includes. Hidden: a direct call.
 __attribute__((visibility("hidden"))) void on_change(std::int64_t live, std::uint64_t now, std::int64_t open_max);
+
+// The other hook, before a mapping call that may add counted bytes makes
+// its system call, once the growth it may make is in bytes_for_budget(),
+// g_lock not held: the accounting takes back the headroom it lent below the
+// peak of heap + mapped that the growth would use (precision_budget.h).
+// Defined by the accounting (sampling.cpp).
+__attribute__((visibility("hidden"))) void before_growth();
 
 }  // namespace heapline::mapped

@@ -107,6 +107,56 @@ inline void increment_ordered(Word& word) {
 
 }  // namespace in_place
 
+// With the LSE atomics, caspal (compare and swap pair, acquire and
+// release): the registers of each pair consecutive and even-numbered, the
+// first one the lower address. Without them, an exclusive pair loop: a
+// pair read by ldaxp is single-copy atomic only once a store-exclusive
+// of it succeeds, so a pair that differs from the expected one is stored
+// back as read before it is reported. Both full barriers for the words
+// around (acquire-release on the pair, with the fences of
+// compare_exchange's seq_cst kept by the clobber and dmb).
+template <typename Word>
+inline bool compare_exchange_pair(Word* pair, std::int64_t& expected0, std::int64_t& expected1,
+                                  std::int64_t desired0, std::int64_t desired1) {
+  static_assert(sizeof(Word) == 8);
+  const std::int64_t want0 = expected0, want1 = expected1;
+  if (in_place::lse_atomics()) {
+    register std::int64_t seen0 asm("x0") = want0;
+    register std::int64_t seen1 asm("x1") = want1;
+    register std::int64_t new0 asm("x2") = desired0;
+    register std::int64_t new1 asm("x3") = desired1;
+    asm volatile(".arch_extension lse\n\tcaspal x0, x1, x2, x3, [%[pair]]"
+                 : "+r"(seen0), "+r"(seen1)
+                 : [pair] "r"(pair), "r"(new0), "r"(new1)
+                 : "memory");
+    expected0 = seen0;
+    expected1 = seen1;
+  } else {
+    std::int64_t seen0, seen1;
+    std::uint32_t failed;
+    asm volatile(
+        "0:\n\t"
+        "ldaxp %[seen0], %[seen1], [%[pair]]\n\t"
+        "cmp %[seen0], %[want0]\n\t"
+        "ccmp %[seen1], %[want1], #0, eq\n\t"
+        "b.ne 1f\n\t"
+        "stlxp %w[failed], %[new0], %[new1], [%[pair]]\n\t"
+        "cbnz %w[failed], 0b\n\t"
+        "b 2f\n"
+        "1:\n\t"
+        "stlxp %w[failed], %[seen0], %[seen1], [%[pair]]\n\t"
+        "cbnz %w[failed], 0b\n"
+        "2:"
+        : [seen0] "=&r"(seen0), [seen1] "=&r"(seen1), [failed] "=&r"(failed)
+        : [pair] "r"(pair), [want0] "r"(want0), [want1] "r"(want1), [new0] "r"(desired0), [new1] "r"(desired1)
+        : "cc", "memory");
+    expected0 = seen0;
+    expected1 = seen1;
+  }
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  return expected0 == want0 && expected1 == want1;
+}
+
 // The system call as glibc makes it without a vDSO: svc with the number in
 // x8, the arguments in x0 and x1, the result in x0.
 inline int clock_gettime_by_system_call(clockid_t clock, timespec* now) {

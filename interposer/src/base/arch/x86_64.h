@@ -53,6 +53,21 @@ inline void increment_ordered(Word& word) {
 
 }  // namespace in_place
 
+// lock cmpxchg16b: a full barrier, like every locked instruction. The
+// address in a register and a memory clobber: the 16 bytes are two
+// 8-byte atomics, which no 16-byte operand may name.
+template <typename Word>
+inline bool compare_exchange_pair(Word* pair, std::int64_t& expected0, std::int64_t& expected1,
+                                  std::int64_t desired0, std::int64_t desired1) {
+  static_assert(sizeof(Word) == 8);
+  bool swapped;
+  asm volatile("lock cmpxchg16b (%[pair])"
+               : "=@ccz"(swapped), "+a"(expected0), "+d"(expected1)
+               : [pair] "r"(pair), "b"(desired0), "c"(desired1)
+               : "memory");
+  return swapped;
+}
+
 // The system call as glibc makes it without a vDSO, in a few instructions
 // rather than through syscall()'s six-argument shuffle.
 inline int clock_gettime_by_system_call(clockid_t clock, timespec* now) {
