@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <heapline/json_document.h>
+
 #include "heapline/figures.h"
 #include "heapline/regular_file.h"
 
@@ -370,20 +372,15 @@ ReportReading parse_report(std::string_view text, const std::string& source) {
     reading.error = source + ": " + what;
     return std::move(reading);
   };
-  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
-    return refuse(ReportProblem::kEmpty, text.empty() ? "empty file, not a heapline/1 report"
-                                                      : "only white space, not a heapline/1 report");
+  // The programs' one reader of a JSON document (heapline/json_document.h).
+  JsonDocument document = read_json_document(text, source, "a heapline/1 report");
+  if (!document) {
+    const bool empty = document.problem == JsonProblem::kEmpty || document.problem == JsonProblem::kBlank;
+    reading.problem = empty ? ReportProblem::kEmpty : ReportProblem::kNotJson;
+    reading.error = document.error;
+    return reading;
   }
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error& error) {
-    return refuse(ReportProblem::kNotJson,
-                  "not JSON (syntax error at byte " + std::to_string(error.byte) + "), not a heapline/1 report");
-  } catch (const json::exception&) {  // a number beyond any double (1e999)
-    return refuse(ReportProblem::kNotJson, "not JSON this reader takes (a number out of range), not a heapline/1 report");
-  }
-  if (!root.is_object()) return refuse(ReportProblem::kNotJson, "not a JSON object, not a heapline/1 report");
+  json root = std::move(document.value);
   const auto format = root.find(report_key::kFormat);
   if (format == root.end() || !format->is_string() || format->get_ref<const std::string&>() != kReportFormatName) {
     return refuse(ReportProblem::kNotThisFormat, std::string("no \"") + report_key::kFormat + "\": \"" +

@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -119,6 +121,71 @@ TEST(Catalogue, CommandsFromIsAFileBesideTheCatalogue) {
   EXPECT_EQ(commands_from_path(R"({"commands_from": "five.json"})", "allocators.json"), "five.json");
   EXPECT_EQ(commands_from_path(R"({"scenarios": []})", "a.json"), "");
   EXPECT_EQ(commands_from_path("not json", "a.json"), "");
+}
+
+// What is wrong with a catalogue is said as it is: a catalogue whose
+// commands_from names itself (it was blamed on "a catalogue read from a
+// file"), one whose commands_from has one of its own, another schema, a
+// scale_arg that is no word after the program (-1 left --scale unapplied
+// while the point recorded it), a field of the wrong type named (not
+// nlohmann's "[json.exception.type_error.302]"), and a text of the file
+// escaped once (a newline was shown as \x5cx0a).
+TEST(Catalogue, EachFaultOfACatalogueIsSaidAsItIs) {
+  char dir_template[] = "/tmp/catalogue-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  auto write = [&](const std::string& name, const std::string& text) {
+    const std::string path = dir + "/" + name;
+    FILE* file = std::fopen(path.c_str(), "w");
+    std::fputs(text.c_str(), file);
+    std::fclose(file);
+    return path;
+  };
+  auto load_refusal = [](const std::string& path) {
+    try {
+      load_catalogue(path);
+      return std::string("accepted");
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+  };
+  const std::string self = write("self.json", R"({"commands_from": "self.json", "scenarios": [{"name": "x", "command_of": "x"}]})");
+  EXPECT_EQ(load_refusal(self), "scenario catalogue " + self +
+                                    ": \"commands_from\" names this catalogue itself (it names the catalogue the "
+                                    "commands come from)");
+  write("two.json", R"({"commands_from": "self.json", "scenarios": [{"name": "y", "command_of": "x"}]})");
+  const std::string one = write("one.json", R"({"commands_from": "two.json", "scenarios": [{"name": "z", "command_of": "y"}]})");
+  EXPECT_EQ(load_refusal(one), "scenario catalogue " + one + ": \"commands_from\" names " + dir +
+                                   "/two.json, which has a \"commands_from\" of its own (one level only)");
+  std::remove(self.c_str());
+  std::remove((dir + "/two.json").c_str());
+  std::remove(one.c_str());
+  ::rmdir(dir.c_str());
+
+  auto refusal = [](const std::string& text) {
+    try {
+      parse_catalogue(text, "c.json");
+      return std::string("accepted");
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+  };
+  EXPECT_EQ(refusal(R"({"schema": "heapline-scenarios/2", "scenarios": [{"name": "a", "command": ["x", "1"]}]})"),
+            "scenario catalogue c.json: \"schema\" is \"heapline-scenarios/2\": this heapline-bench reads "
+            "\"heapline-scenarios/1\"");
+  EXPECT_EQ(refusal(R"({"schema": "heapline-scenarios/1", "scenarios": [{"name": "a", "command": ["x", "1"]}]})"),
+            "accepted");
+  for (const std::string index : {"-1", "0", "-2", "1.5"}) {
+    EXPECT_EQ(refusal(R"({"scenarios": [{"name": "a", "command": ["x", "1"], "scale_arg": )" + index + "}]}"),
+              "scenario catalogue c.json: a: scale_arg must be a whole number, the index of a word of the command (1 "
+              "to 1), got " + index)
+        << index;
+  }
+  EXPECT_EQ(refusal(R"({"scenarios": [{"name": "a", "command": "x 1"}]})"),
+            "scenario catalogue c.json: scenario a: field \"command\" must be an array of strings, got a string");
+  EXPECT_EQ(refusal(R"({"scenarios": [7]})"), "scenario catalogue c.json: scenario 1 must be a JSON object, got a whole number");
+  EXPECT_EQ(refusal(R"({"scenarios": [{"name": "a", "command": ["x"], "shows": "line\nbreak"}]})"),
+            "scenario catalogue c.json: a: shows holds a control character ('line\\x0abreak')");
 }
 
 // The many-thread entry does churn-4t's work over 64 threads, in full and

@@ -109,7 +109,9 @@ TEST(PointReader, EveryReaderRefusesTheSameLinesForTheSameReason) {
       {replaced("0.05,", "0.05,\"overhead\":0.5,"), "field \"overhead\" appears twice"},
       {replaced("\"wall_s\":1.0}],\"without\"", "\"wall_s\":1.0,\"wall_s\":2}],\"without\""),
        "field \"raw.with[0].wall_s\" appears twice"},
-      {replaced("0.05,", "1e400,"), "not valid JSON"},
+      {replaced("0.05,", "1e400,"), "a number beyond any field's range"},
+      {replaced("0.05,", "100000000000000000000000,"), "a number beyond any field's range"},
+      {good.substr(0, good.size() - 2), "not valid JSON (cut short: the line ends inside a value)"},
       {replaced("2026-03-01T12:00:00Z", "Sun, 01 Mar 2026 12:00:00 GMT"),
        "field \"measured_at\" must be a UTC time as RFC 3339 writes it (\"2026-03-01T12:00:00Z\", 1970 to 2261), got \"Sun, 01 Mar "
        "2026 12:00:00 GMT\""},

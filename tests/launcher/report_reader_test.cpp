@@ -480,9 +480,11 @@ TEST_F(ReportReader, AReportOfAnyFiguresReadsBack) {
 }
 
 TEST_F(ReportReader, WhatIsNotAReportIsSaidSo) {
-  EXPECT_EQ(error_of(""), "r.json: empty file, not a heapline/1 report");
-  EXPECT_EQ(error_of("{\"format\""), "r.json: not JSON (syntax error at byte 10), not a heapline/1 report");
-  EXPECT_EQ(error_of("[1]"), "r.json: not a JSON object, not a heapline/1 report");
+  EXPECT_EQ(error_of(""), "r.json: empty, not a heapline/1 report");
+  EXPECT_EQ(error_of(" \n"), "r.json: only white space, not a heapline/1 report");
+  EXPECT_EQ(error_of("{\"format\""), "r.json: cut short (its JSON ends at byte 9, inside a value), not a heapline/1 report");
+  EXPECT_EQ(error_of("{\"format\" x}"), "r.json: not JSON (a syntax error at byte 11), not a heapline/1 report");
+  EXPECT_EQ(error_of("[1]"), "r.json: an array at the top level, not a heapline/1 report (a JSON object)");
   EXPECT_EQ(error_of("{\"format\":\"other/2\"}"), "r.json: no \"format\": \"heapline/1\": not a heapline/1 report");
   EXPECT_EQ(parse_report("{}", "r.json").problem, ReportProblem::kNotThisFormat);
   EXPECT_EQ(parse_report("{\"format\":\"heapline/1\"}", "r.json").problem, ReportProblem::kBadField);
@@ -502,7 +504,7 @@ TEST_F(ReportReader, OnlyARegularFileIsRead) {
             (dir_ / "none.json").string() + ": No such file or directory");
   std::ofstream(dir_ / "empty.json").flush();
   EXPECT_EQ(read_report_file((dir_ / "empty.json").string()).error,
-            (dir_ / "empty.json").string() + ": empty file, not a heapline/1 report");
+            (dir_ / "empty.json").string() + ": empty, not a heapline/1 report");
 }
 
 // The repro: a process of the run leaves a mistyped report. The launcher

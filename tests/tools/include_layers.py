@@ -7,7 +7,8 @@ anything):
 - interposer/ includes nothing of launcher/ or harness/; its public headers
   (include/) include only public headers; the library's own sources (src/)
   never include the readers for programs (heapline/report_reader.h,
-  heapline/regular_file.h: format/, exceptions and allocation).
+  heapline/regular_file.h: format/; heapline/json_document.h: exceptions
+  and allocation).
 - interposer/src goes one way: base < services < accounting < overrides
   (interposer/README.md, "Layers"); a file includes only headers of its own
   layer, of the layers before it, and public headers; a file outside the
@@ -46,7 +47,8 @@ INCLUDE_ROOTS = {
 GENERATED_HEADERS = {"heapline/install_dirs.h": "common/install_dirs.h.in"}
 HARNESS_LAYERS = ["text", "measurement", "history", "verdicts", "reports", "cli"]
 INTERPOSER_LAYERS = ["base", "services", "accounting", "overrides"]
-PROGRAM_ONLY_READERS = {"interposer/include/heapline/report_reader.h", "interposer/include/heapline/regular_file.h"}
+PROGRAM_ONLY_READERS = {"interposer/include/heapline/report_reader.h", "interposer/include/heapline/regular_file.h",
+                        "common/include/heapline/json_document.h"}
 
 
 def component_of(path):

@@ -14,6 +14,7 @@ SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__f
 # One file per folder a rule speaks of.
 SMALL_TREE = [
     "common/include/heapline/splitmix64.h",
+    "common/include/heapline/json_document.h",
     "interposer/include/heapline/report_format.h",
     "interposer/include/heapline/report_reader.h",
     "interposer/src/base/config.h",
@@ -81,6 +82,9 @@ class Rules(unittest.TestCase):
                            "the library never includes a reader for programs")
         self.assert_kept("interposer/src/base/output.cpp", '#include "heapline/report_format.h"')
         self.assert_kept("interposer/format/report_reader.cpp", '#include "heapline/report_reader.h"')
+        self.assert_broken("interposer/src/base/output.cpp", "#include <heapline/json_document.h>",
+                           "the library never includes a reader for programs")
+        self.assert_kept("interposer/format/report_reader.cpp", "#include <heapline/json_document.h>")
 
     def test_an_interposer_layer_may_not_include_a_higher_one(self):
         self.assert_broken("interposer/src/base/output.cpp", '#include "accounting.h"',

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include <heapline/json_document.h>
 #include <heapline/output_file.h>
 #include <algorithm>
 #include <map>
@@ -34,10 +35,14 @@ void render_release_comparison(const std::string& json_path, const std::string& 
     markdown = "No release comparison has been measured on this checkout yet: `tools/compare_releases.sh REF_A "
                "REF_B -- --write-docs` measures one and writes `docs/release-comparison.json`.\n";
   } else {
+    // The programs' one reader of a JSON document (heapline/json_document.h).
+    const heapline::JsonDocument document =
+        heapline::read_json_document(read_regular_file(json_path), json_path, "a release comparison");
+    if (!document) throw std::runtime_error(document.error);
     try {
-      markdown = comparison_markdown_from_json(nlohmann::json::parse(read_regular_file(json_path)));
-    } catch (const std::exception& e) {
-      throw std::runtime_error(json_path + " is not a release comparison: " + e.what());
+      markdown = comparison_markdown_from_json(document.value);
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error(json_path + ": not a release comparison: " + heapline::json_library_problem(e));
     }
   }
   outputs.stage(out_dir + "/release-comparison.md", markdown);

@@ -18,6 +18,8 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include <heapline/json_document.h>
+
 #include "heapline/regular_file.h"
 #include "heapline_bench/measurement/catalogue.h"
 #include "heapline_bench/measurement/utc_time.h"
@@ -25,6 +27,26 @@
 
 namespace heapline::bench {
 namespace {
+
+// What is wrong with a line simdjson refused, in the words of the programs'
+// other JSON readers (heapline/json_document.h), never simdjson's own text
+// ("NUMBER_ERROR: Problem while parsing a number" of a valid number too
+// large for it). The rule's reader, on this slow path only, tells a number
+// too large from a malformed one, and a line cut short from a syntax error.
+std::string json_line_problem(simdjson::error_code error, std::string_view line) {
+  switch (error) {
+    case simdjson::UTF8_ERROR: return "not valid JSON (bytes that are not UTF-8)";
+    case simdjson::DEPTH_ERROR: return "nested deeper than any point";
+    case simdjson::EMPTY: return "only white space, not a point";
+    default: break;
+  }
+  const heapline::JsonDocument document = heapline::read_json_document(line, "", "a point");
+  const bool number = error == simdjson::NUMBER_ERROR || error == simdjson::NUMBER_OUT_OF_RANGE;
+  if (number && (document || document.problem == heapline::JsonProblem::kNumberRange))
+    return "a number beyond any field's range (a whole number past 64 bits, or beyond any double)";
+  if (document.problem == heapline::JsonProblem::kCut) return "not valid JSON (cut short: the line ends inside a value)";
+  return "not valid JSON (a syntax error)";
+}
 
 using simdjson::dom::element;
 
@@ -469,7 +491,7 @@ class LineReader {
         same_key.push_back({line, json_line});
         sink_(std::move(point), line);
       } catch (const simdjson::simdjson_error& e) {
-        problems_.push_back({file_name_, line, std::string("not valid JSON: ") + e.what()});
+        problems_.push_back({file_name_, line, json_line_problem(e.error(), json_line)});
       } catch (const std::exception& e) {
         problems_.push_back({file_name_, line, e.what()});
       }

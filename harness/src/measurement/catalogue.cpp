@@ -1,9 +1,12 @@
 #include "heapline_bench/measurement/catalogue.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+
+#include <heapline/json_document.h>
 #include <sstream>
 #include <stdexcept>
 
@@ -64,71 +67,90 @@ std::vector<std::string> Catalogue::names() const {
 Catalogue parse_catalogue(const std::string& json_text, const std::string& origin, const Catalogue* commands_from) {
   // One line whatever the file holds: a parser's message quotes the bytes
   // it stopped at.
+  // `why` is escaped here, once: a text put into it raw (a name, a word of
+  // the file) must not be escaped before (a newline was shown as \x5cx0a).
   auto fail = [&](const std::string& why) {
     return std::runtime_error("scenario catalogue " + terminal_text(origin) + ": " + terminal_text(why));
   };
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number out of range (2e308)
-    throw fail(std::string("not valid JSON: ") + e.what());
-  }
-  if (!doc.is_object() || !doc.contains("scenarios") || !doc["scenarios"].is_array())
+  // The programs' one reader of a JSON document (heapline/json_document.h):
+  // an empty, cut or malformed file, or one that is not an object, is one
+  // line in the project's words.
+  heapline::JsonDocument document = heapline::read_json_document(json_text, origin, "a scenario catalogue");
+  if (!document) throw std::runtime_error("scenario catalogue " + terminal_text(document.error));
+  nlohmann::json& doc = document.value;
+  // A catalogue of another schema is not read as this one.
+  if (doc.contains("schema") &&
+      (!doc["schema"].is_string() || doc["schema"].get_ref<const std::string&>() != "heapline-scenarios/1"))
+    throw fail("\"schema\" is " + doc["schema"].dump() + ": this heapline-bench reads \"heapline-scenarios/1\"");
+  if (!doc.contains("scenarios") || !doc["scenarios"].is_array())
     throw fail("expected an object with a \"scenarios\" array");
   if (doc.contains("commands_from") && !doc["commands_from"].is_string())
     throw fail("\"commands_from\" must be the file name of a catalogue beside this one");
   if (doc.contains("commands_from") && commands_from == nullptr)
     throw fail("\"commands_from\" names a catalogue, which only a catalogue read from a file can have");
   Catalogue catalogue;
+  int position = 0;
   for (const auto& entry : doc["scenarios"]) {
+    ++position;
     Scenario scenario;
+    if (!entry.is_object())
+      throw fail("scenario " + std::to_string(position) + " must be a JSON object, got " +
+                 heapline::json_type_name(entry));
     try {
-      scenario.name = entry.at("name").get<std::string>();
+      using heapline::json_field;
+      using Words = std::vector<std::string>;
+      const std::string none;
+      scenario.name = json_field<std::string>(entry, "name");
       if (entry.contains("command_of")) {
-        const std::string of = entry["command_of"].get<std::string>();
+        const std::string of = json_field<std::string>(entry, "command_of");
         const Scenario* source = commands_from != nullptr ? commands_from->find(of) : nullptr;
         if (source == nullptr)
-          throw fail(terminal_text(scenario.name) + ": command_of names '" + terminal_text(of) + "', " +
+          throw fail(scenario.name + ": command_of names '" + of + "', " +
                      (commands_from != nullptr ? "which is no scenario of commands_from"
                                                : "but the catalogue has no commands_from"));
         if (entry.contains("command") || entry.contains("scale_arg"))
-          throw fail(terminal_text(scenario.name) + ": command_of takes the command and scale_arg of '" +
-                     terminal_text(of) + "': give neither beside it");
+          throw fail(scenario.name + ": command_of takes the command and scale_arg of '" + of +
+                     "': give neither beside it");
         scenario.command = source->command;
         scenario.scale_arg = source->scale_arg;
       } else {
-        scenario.command = entry.at("command").get<std::vector<std::string>>();
+        scenario.command = json_field<Words>(entry, "command");
         // A whole number that fits: a float or a huge integer would be
         // converted to an int silently (or, past its range, undefinedly).
+        // Word 0 is the program; -1 is how the reader says "none", never a
+        // value of the file (a scale_arg of -1 left --scale unapplied while
+        // the point recorded it).
         if (entry.contains("scale_arg")) {
           const auto& index = entry["scale_arg"];
-          if (!index.is_number_integer() || index.get<std::int64_t>() < -1 ||
+          if (!index.is_number_integer() || index.get<std::int64_t>() < 1 ||
               index.get<std::int64_t>() > std::numeric_limits<int>::max())
-            throw fail(terminal_text(scenario.name) +
-                       ": scale_arg must be a whole number, the index of a word of the command");
+            throw fail(scenario.name + ": scale_arg must be a whole number, the index of a word of the command (1 to " +
+                       std::to_string(scenario.command.empty() ? 0 : scenario.command.size() - 1) + "), got " +
+                       index.dump());
           scenario.scale_arg = index.get<int>();
         }
       }
-      scenario.shows = entry.value("shows", "");
-      if (entry.contains("instructions_command"))
-        scenario.instructions_command = entry["instructions_command"].get<std::vector<std::string>>();
-      scenario.allocator = entry.value("allocator", "");
-      if (entry.contains("env")) scenario.env = entry["env"].get<std::map<std::string, std::string>>();
-      if (entry.contains("spread_goal_points"))
-        scenario.spread_goal_points = entry["spread_goal_points"].get<std::map<std::string, double>>();
-    } catch (const nlohmann::json::exception& e) {
-      throw fail("a scenario is malformed: " + std::string(e.what()));
+      scenario.shows = json_field<std::string>(entry, "shows", &none);
+      const Words no_words;
+      scenario.instructions_command = json_field<Words>(entry, "instructions_command", &no_words);
+      scenario.allocator = json_field<std::string>(entry, "allocator", &none);
+      const std::map<std::string, std::string> no_env;
+      scenario.env = json_field<std::map<std::string, std::string>>(entry, "env", &no_env);
+      const std::map<std::string, double> no_goals;
+      scenario.spread_goal_points = json_field<std::map<std::string, double>>(entry, "spread_goal_points", &no_goals);
+    } catch (const heapline::JsonFieldError& e) {
+      throw fail("scenario " + (scenario.name.empty() ? std::to_string(position) : scenario.name) + ": " + e.what());
     }
     if (scenario.name.empty() || scenario.command.empty()) throw fail("a scenario has no name or no command");
     // A name is a file name of the page's plots and a word of its tables.
     if (!is_scenario_name(scenario.name))
-      throw fail("scenario name '" + terminal_text(scenario.name) +
+      throw fail("scenario name '" + scenario.name +
                  "' must be 1 to 64 letters, digits, '.', '_' or '-', not starting with '.' or '-'");
     const std::string& name = scenario.name;
     // The text of a scenario reaches points, pages and terminals.
     auto plain = [&](const std::string& text, const std::string& what) {
       if (find_control_character(text) != std::string::npos)
-        throw fail(name + ": " + what + " holds a control character ('" + terminal_text(text) + "')");
+        throw fail(name + ": " + what + " holds a control character ('" + text + "')");
     };
     for (const auto& word : scenario.command) plain(word, "a word of its command");
     for (const auto& word : scenario.instructions_command) plain(word, "a word of its instructions_command");
@@ -138,7 +160,7 @@ Catalogue parse_catalogue(const std::string& json_text, const std::string& origi
       plain(variable, "the name of a variable of env");
       plain(value, "the value of " + variable);
       if (variable.empty() || variable.find('=') != std::string::npos)
-        throw fail(name + ": env variable names must be non-empty, without '=' ('" + terminal_text(variable) + "')");
+        throw fail(name + ": env variable names must be non-empty, without '=' ('" + variable + "')");
     }
     if (scenario.scale_arg < -1 || scenario.scale_arg >= static_cast<int>(scenario.command.size()) ||
         (!scenario.instructions_command.empty() &&
@@ -185,7 +207,16 @@ Catalogue load_catalogue(const std::string& path) {
   const std::string base_path = commands_from_path(text, path);
   if (base_path.empty()) return parse_catalogue(text, path);
   // One level: the catalogue the commands come from names none itself.
-  const Catalogue base = parse_catalogue(catalogue_text(base_path), base_path);
+  std::error_code same_error;
+  if (std::filesystem::equivalent(base_path, path, same_error))
+    throw std::runtime_error("scenario catalogue " + terminal_text(path) +
+                             ": \"commands_from\" names this catalogue itself (it names the catalogue the commands "
+                             "come from)");
+  const std::string base_text = catalogue_text(base_path);
+  if (!commands_from_path(base_text, base_path).empty())
+    throw std::runtime_error("scenario catalogue " + terminal_text(path) + ": \"commands_from\" names " +
+                             terminal_text(base_path) + ", which has a \"commands_from\" of its own (one level only)");
+  const Catalogue base = parse_catalogue(base_text, base_path);
   return parse_catalogue(text, path, &base);
 }
 

@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <tuple>
 
+#include <heapline/json_document.h>
+
 #include "heapline_bench/text/regular_file.h"
 #include "heapline_bench/text/text.h"
 
@@ -66,17 +68,27 @@ std::vector<NoiseCalibration> read_calibrations(const std::string& path, std::ve
     ++number;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     try {
-      const auto j = nlohmann::json::parse(line);
+      // The programs' one reader of a JSON document (heapline/json_document.h).
+      const std::string where = path + ":" + std::to_string(number);
+      const heapline::JsonDocument document = heapline::read_json_document(line, where, "a calibration");
+      if (!document) {
+        problems.push_back(terminal_text(document.error));
+        continue;
+      }
+      const auto& j = document.value;
+      using heapline::json_field;
       NoiseCalibration c;
-      c.scenario = j.at("scenario").get<std::string>();
-      c.fingerprint = j.at("fingerprint").get<std::string>();
-      c.sigma = j.at("sigma").get<double>();
-      const std::string figure = j.value("figure", std::string("wall"));
+      c.scenario = json_field<std::string>(j, "scenario");
+      c.fingerprint = json_field<std::string>(j, "fingerprint");
+      c.sigma = json_field<double>(j, "sigma");
+      const std::string wall = "wall", none;
+      const double unscaled = 1.0;
+      const std::string figure = json_field<std::string>(j, "figure", &wall);
       const auto known = figure_from_name(figure);
       if (!known) throw std::runtime_error("unknown figure '" + figure + "'");
       c.figure = *known;
-      c.scale = j.value("scale", 1.0);
-      c.command = j.value("command", std::string());
+      c.scale = json_field<double>(j, "scale", &unscaled);
+      c.command = json_field<std::string>(j, "command", &none);
       if (!(c.sigma >= 0) || !(c.scale > 0)) throw std::runtime_error("sigma and scale must be positive numbers");
       newest[{c.scenario, c.fingerprint, c.figure, c.scale, c.command}] = c;  // later lines are newer
     } catch (const std::exception& e) {
