@@ -36,12 +36,9 @@ LiveFile::LiveFile(const fs::path& path) : path_(path) {
     throw std::runtime_error(path.string() + " is not a heapline live file (too short: " +
                              std::to_string(info.st_size) + " bytes)");
   }
-  if (static_cast<std::size_t>(info.st_size) < kLiveRegionV1Bytes) {
-    throw std::runtime_error(path.string() + " is not a heapline live file of this version (size " +
-                             std::to_string(info.st_size) + ")");
-  }
-  // The older layout ends before the mapped series: map no page past the
-  // file's end (reading one would raise SIGBUS).
+  // The older layout ends before the mapped series, and a file may be cut
+  // anywhere after its header: map no page past the file's end (reading
+  // one would raise SIGBUS); the header says how long the file must be.
   mapped_bytes_ = std::min(static_cast<std::size_t>(info.st_size), sizeof(LiveRegion));
   void* address = ::mmap(nullptr, mapped_bytes_, PROT_READ, MAP_SHARED, fd, 0);
   if (address == MAP_FAILED) throw std::runtime_error("cannot map " + path.string() + ": " + std::strerror(errno));
@@ -49,7 +46,7 @@ LiveFile::LiveFile(const fs::path& path) : path_(path) {
   const LiveHeader& h = region_->header;
   std::string problem;
   if (h.magic.load(std::memory_order_acquire) != kLiveMagic) {
-    problem = path.string() + " is not a heapline live file (no magic; a process killed while creating it?)";
+    problem = path.string() + " is not a heapline live file (no magic: its header was never written)";
   } else if (h.version != kLiveVersion && h.version != kLiveVersionWithoutProfile) {
     problem = path.string() + ": live file version " + std::to_string(h.version) +
               " is not supported (this heapline reads version " + std::to_string(kLiveVersion) + ")";
@@ -60,6 +57,22 @@ LiveFile::LiveFile(const fs::path& path) : path_(path) {
               " markers, " + std::to_string(h.sample_capacity) + " samples; version " + std::to_string(kLiveVersion) +
               " has " + std::to_string(sizeof(LiveHeader)) + ", " + std::to_string(kLiveMarkerCapacity) + ", " +
               std::to_string(kTimelineCapacity) + ")";
+  }
+  if (problem.empty()) {
+    // The bytes its header says it holds: a file shorter than that is cut
+    // (a copy cut short), never read as an older, shorter layout, which
+    // would drop its mapped and resident series without a word.
+    // The parts the header promises (live_format.h): the mapped series
+    // when mapped_mode is set, the profile with version 2 beside it. (The
+    // resident series is read when flagged and the file is that long.)
+    std::size_t said = kLiveRegionV1Bytes;
+    if (h.mapped_mode != kMappedUnknown) {
+      said = h.version >= kLiveVersion ? kLiveRegionWithoutResidentBytes : kLiveRegionWithoutProfileBytes;
+    }
+    if (static_cast<std::size_t>(info.st_size) < said) {
+      problem = path.string() + " is cut: " + std::to_string(info.st_size) + " of the " + std::to_string(said) +
+                " bytes its header says it holds";
+    }
   }
   if (!problem.empty()) {
     ::munmap(const_cast<LiveRegion*>(region_), mapped_bytes_);

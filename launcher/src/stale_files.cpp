@@ -68,6 +68,18 @@ bool open_or_mapped_anywhere(const struct stat& info) {
   return false;
 }
 
+// What is known of a live file without its identity, as clean says it:
+// whether it is empty, its age, and whether a process has it open. Why it
+// has no identity is not known (a writer killed while making it, one that
+// stopped, a file made by another program), so it is not said.
+std::string headerless_facts(const struct stat& info, bool& open) {
+  const long age = static_cast<long>(::time(nullptr) - info.st_mtime);
+  open = open_or_mapped_anywhere(info);
+  return std::string(info.st_size == 0 ? "empty" : "its header never written") + ", last written " +
+         std::to_string(age < 0 ? 0 : age) + " s ago, " +
+         (open ? "open or mapped by a process" : "no process has it open or mapped");
+}
+
 }  // namespace
 
 LiveFileState live_file_state(const fs::path& path, pid_t& pid) {
@@ -110,17 +122,16 @@ CleanOutcome clean_directory(const fs::path& dir, const CleanOptions& options) {
         outcome.kept.push_back(path.string() + ": process " + std::to_string(pid) + " is running");
         continue;
       }
-      if (state == LiveFileState::kBeingCreated) {
-        outcome.kept.push_back(path.string() + ": being created (no identity yet; removed once " +
-                               std::to_string(kHalfCreatedAfterSeconds) +
-                               " s old and no process has it open)");
-        continue;
-      }
-      if (state == LiveFileState::kHalfCreated) {
+      if (state == LiveFileState::kBeingCreated || state == LiveFileState::kHalfCreated) {
         if (!own_regular_file(path, info)) continue;
-        if (options.dry_run || remove_if_unchanged(path, info)) {
-          outcome.removed.push_back(path.string() +
-                                    " (half-created: its process was killed while creating it)");
+        bool open = false;
+        const std::string facts = headerless_facts(info, open);
+        if (state == LiveFileState::kBeingCreated) {
+          outcome.kept.push_back(path.string() + ": no identity (" + facts + "; removed once " +
+                                 std::to_string(kHalfCreatedAfterSeconds) +
+                                 " s old and no process has it open or mapped)");
+        } else if (options.dry_run || remove_if_unchanged(path, info)) {
+          outcome.removed.push_back(path.string() + " (no identity: " + facts + ")");
         }
         continue;
       }

@@ -15,14 +15,15 @@ namespace heapline::launcher {
 enum class LiveFileState {
   kRunning,      // its process runs and has the file mapped: never touched
   kGone,         // its process is gone (or the pid now belongs to another program)
-  kHalfCreated,  // no identity yet (killed while creating it), and nobody has it open or mapped
+  kHalfCreated,  // no identity, old, and nobody has it open or mapped: never to be finished
   kBeingCreated, // no identity yet, but young or still open or mapped: left alone
   kNotOurs,      // not a regular file of ours (this user's) with the live file's identity
 };
 
 // A live file without its identity (magic) older than this, that no process
-// has open or mapped, was left by a process killed while creating it (a
-// writer publishes the identity within microseconds of creating the file).
+// has open or mapped, will never have one: a writer publishes the identity
+// within microseconds of creating the file. (Why it has none, a writer
+// killed while making it or a file another program made, is not known.)
 constexpr int kHalfCreatedAfterSeconds = 10;
 
 // What the file at `path` is; `pid` gets the process it names.
