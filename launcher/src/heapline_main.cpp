@@ -30,14 +30,25 @@ using namespace heapline::launcher;
 
 namespace {
 
+// Whether `word` is the separator or names an option of `run` (with or
+// without "=VALUE"): never the value of the option before it.
+bool is_option_word(const CLI::App& run, const std::string& word) {
+  if (word == "--") return true;
+  if (word.size() < 2 || word[0] != '-') return false;
+  const std::string name = word.substr(0, word.find('='));
+  return run.get_option_no_throw(name) != nullptr || name == "-h" || name == "--help" || name == "--help-all";
+}
+
 // The words CLI11 parses, last first; `command` gets the command to run and
 // its arguments. Everything from the command on belongs to it: split there
 // before CLI11 sees the arguments, so an unknown heapline flag is an error
 // rather than the start of the command, and the command's own flags are
 // never parsed. Which options take a value is asked of the run subcommand's
-// own definitions.
+// own definitions. An option whose value is missing sets `missing_value` to
+// the refusal.
 std::vector<std::string> heaplines_words(int argc, char** argv, const std::vector<std::string>& subcommand_names,
-                                         const CLI::App& run, std::vector<std::string>& command) {
+                                         const CLI::App& run, std::vector<std::string>& command,
+                                         std::string& missing_value) {
   std::vector<std::string> words;
   int first = 1;
   if (argc > 1 && std::find(subcommand_names.begin(), subcommand_names.end(), argv[1]) != subcommand_names.end()) {
@@ -63,7 +74,19 @@ std::vector<std::string> heaplines_words(int argc, char** argv, const std::vecto
     }
     options.push_back(arg);
     const CLI::Option* option = arg.find('=') == std::string::npos ? run.get_option_no_throw(arg) : nullptr;
-    if (option != nullptr && option->get_expected_min() > 0 && i + 1 < argc) options.push_back(argv[++i]);
+    // The next word is the value, unless it is the separator or an option
+    // of run's (--out -- CMD, --out -q): then the value is missing, rather
+    // than a report named "--" or "-q".
+    if (option != nullptr && option->get_expected_min() > 0 && i + 1 < argc) {
+      const std::string next = argv[i + 1];
+      if (is_option_word(run, next)) {
+        missing_value = arg + ": needs a value (" +
+                        (next == "--" ? std::string("-- is the separator") : next + " is an option of heapline run") +
+                        ")";
+        break;
+      }
+      options.push_back(argv[++i]);
+    }
   }
   command.assign(argv + command_start, argv + argc);
   // `heapline --help` is heapline's own help, which lists the subcommands
@@ -108,7 +131,12 @@ int main(int argc, char** argv) {
   const CLI::App& run = *subcommands[0].app;
   std::vector<std::string> names;
   for (const Subcommand& subcommand : subcommands) names.push_back(subcommand.app->get_name());
-  std::vector<std::string> words = heaplines_words(argc, argv, names, run, command);
+  std::string missing_value;
+  std::vector<std::string> words = heaplines_words(argc, argv, names, run, command, missing_value);
+  if (!missing_value.empty()) {
+    say("heapline", missing_value + " (heapline run --help: the options)");
+    return kUsageError;
+  }
   try {
     heapline.parse(words);
   } catch (const CLI::CallForHelp&) {
@@ -123,8 +151,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& error) {
     const std::vector<CLI::App*> chosen = heapline.get_subcommands();
     const bool named = !chosen.empty() && chosen.front() != &run;
-    say(named ? "heapline " + chosen.front()->get_name() : "heapline", heapline::option_checks::refusal_text(error, heapline));
-    say_lines(heapline.help());
+    // One line: the refusal, and where the options are said (run's are
+    // in `heapline run --help`; `heapline --help` lists the subcommands).
+    const std::string who = named ? "heapline " + chosen.front()->get_name() : "heapline";
+    const std::string help = named ? who : std::string("heapline run");
+    say(who, heapline::option_checks::refusal_text(error, heapline) + " (" + help + " --help: the options)");
     return kUsageError;
   }
   for (const Subcommand& subcommand : subcommands) {

@@ -106,11 +106,19 @@ check "convert -o ''" 2 a.live -- "$heapline" convert a.live -o ''
 check "profile -o ''" 1 none -- "$heapline" profile report.json -o ''
 "$bench" export --store store --out '' >out 2>err
 code=$?
-[[ $code == 2 ]] && grep -q -- "^--out: must not be empty" err || fail "export --out '': exit $code: $(cat err)"
+[[ $code == 2 ]] && grep -q -- "^heapline-bench export: --out: must not be empty" err || fail "export --out '': exit $code: $(cat err)"
 # Two outputs of one command that name one file.
 echo old > x.svg
 check "run --out x.svg --plot x.svg" 2 x.svg -- "$heapline" --out x.svg --plot x.svg -- "${command[@]}"
 check "run --out x.svg --plot ./x.svg" 2 x.svg -- "$heapline" --out x.svg --plot ./x.svg -- "${command[@]}"
+
+# The separator or an option of run is never an option's value: a report
+# named "--" or "-q" was written.
+for value in -- -q --quiet --plot=x.svg; do
+  check "run --out $value" 2 none -- "$heapline" --out "$value" -- "${command[@]}"
+  [[ ! -e ./$value ]] || fail "run --out $value: a file named $value was written"
+done
+check "run --plot --" 2 none -- "$heapline" --plot -- "${command[@]}"
 mkdir -p cmp
 check "compare --json OUT/release-comparison.md --out OUT" 1 x.svg -- \
   "$bench" compare --build "a=$LIB" --build "b=$LIB" --runs 1 --only churn-1t --json cmp/release-comparison.md --out cmp

@@ -16,6 +16,10 @@ empty part" or "OPTION: names 'X' twice", status 2.
 A word where a subcommand goes that names none, and a word after a
 subcommand's own, are named in the refusal (status 2).
 
+Every refusal of these is one line on stderr that starts with the
+program's name (heapline printed its whole help after it, heapline-bench a
+second line without its name).
+
 The options are read from each subcommand's --help ("a whole number from 1
 to 10000", "a number from 1e-06 to 0.5", "a number above 0, at most 1000"),
 so an option added later is checked too; an option whose help gives a
@@ -141,6 +145,17 @@ def main():
                     problems.append(f"{os.path.basename(program)} {name}: a subcommand this test does not run "
                                     "(add its command line to base)")
 
+        # A refusal of the command line is one line, that starts with the
+        # program's name (heapline printed its whole help after it;
+        # heapline-bench a second line without its name).
+        def one_line(args, result):
+            lines = result.stderr.splitlines()
+            name = os.path.basename(args[0])
+            if result.returncode == 2 and (len(lines) != 1 or not lines[0].startswith(name + ":") and
+                                           not lines[0].startswith(name + " ")):
+                problems.append(f"{name} {' '.join(args[1:])!r}: the refusal is not one line of {name}'s: "
+                                f"{result.stderr.strip()[:300]}")
+
         def command(program, subcommand, option, value):
             lines = base[(program, subcommand)]
             if option in lines:
@@ -179,6 +194,8 @@ def main():
                     shown = f"{os.path.basename(program)} {' '.join(args)!r}"
                     if expected and (result.returncode == 2 or said in result.stderr):
                         problems.append(f"{shown}: refused a value within the stated limits: {result.stderr.strip()}")
+                    if not expected:
+                        one_line([program, *args], result)
                     if not expected and (result.returncode != 2 or said not in result.stderr):
                         problems.append(f"{shown}: took {value!r}, which its rule refuses (status "
                                         f"{result.returncode}): {result.stderr.strip()[:200]}")
@@ -192,6 +209,7 @@ def main():
                     args = command(program, subcommand, f"{flag}={value}", None)
                     result = subprocess.run([program, *args], capture_output=True, text=True, timeout=60)
                     checked += 1
+                    one_line([program, *args], result)
                     if result.returncode != 2 or f"{flag}: a flag takes no value" not in result.stderr:
                         problems.append(f"{os.path.basename(program)} {' '.join(args)!r}: a flag took a value "
                                         f"(status {result.returncode}): {result.stderr.strip()[:200]}")
@@ -214,6 +232,7 @@ def main():
                     args = command(program, subcommand, option, value)
                     result = subprocess.run([program, *args], capture_output=True, text=True, timeout=60)
                     checked += 1
+                    one_line([program, *args], result)
                     if result.returncode != 2 or f"{option}: {said}" not in result.stderr:
                         problems.append(f"{os.path.basename(program)} {' '.join(args)!r}: took a list its rule "
                                         f"refuses (status {result.returncode}): {result.stderr.strip()[:200]}")
@@ -248,6 +267,7 @@ def main():
         for args in strays:
             result = subprocess.run(args, capture_output=True, text=True, timeout=60)
             checked += 1
+            one_line(args, result)
             if result.returncode != 2 or stray not in result.stderr:
                 problems.append(f"{os.path.basename(args[0])} {' '.join(args[1:])!r}: a stray word not named in "
                                 f"the refusal (status {result.returncode}): {result.stderr.strip()[:200]}")

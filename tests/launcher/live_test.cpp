@@ -862,8 +862,8 @@ TEST_F(LiveFile, TopWithoutAHeaplineFileSaysSo) {
   for (const char* pid : {"0", "-1", "4194305", "999999999"}) {
     RunResult refused = heapline({"top", "--once", "--", pid});
     EXPECT_EQ(refused.exit_code, 2) << pid;
-    EXPECT_EQ(refused.err.substr(0, refused.err.find('\n')),
-              std::string("heapline top: PID: must be a whole number from 1 to 4194304, got '") + pid + "'");
+    EXPECT_EQ(refused.err, std::string("heapline top: PID: must be a whole number from 1 to 4194304, got '") + pid +
+                               "' (heapline top --help: the options)\n");
   }
 }
 

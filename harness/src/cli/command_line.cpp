@@ -379,17 +379,20 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
     say_lines(std::cout, whole_program_help(app));
     return kExitOk;
   } catch (const CLI::ParseError& e) {
-    // CLI11's help, version and refusals (which quote the words given) go
-    // out through the door of printed lines too.
-    std::ostringstream out, err;
-    if (const std::string said = heapline::option_checks::refusal_text(e, app); said != e.what()) {
-      say_lines(std::cerr, said + "\nRun with --help or --help-all for more information.\n");
-      return kExitUsage;
+    // CLI11's help and version go out through the door of printed lines;
+    // a refusal (which quotes the words given) is one line, naming the
+    // subcommand it is about.
+    if (e.get_exit_code() == 0) {
+      std::ostringstream out, err;
+      app.exit(e, out, err);
+      say_lines(std::cout, out.str());
+      say_lines(std::cerr, err.str());
+      return kExitOk;
     }
-    const int status = app.exit(e, out, err);
-    say_lines(std::cout, out.str());
-    say_lines(std::cerr, err.str());
-    return status == 0 ? kExitOk : kExitUsage;
+    const std::vector<CLI::App*> named = app.get_subcommands();
+    const std::string who = "heapline-bench" + (named.empty() ? std::string() : " " + named.front()->get_name());
+    say(who, heapline::option_checks::refusal_text(e, app) + " (" + who + " --help: the options)");
+    return kExitUsage;
   }
   // A build tree's store and page follow --source-dir; an install's go
   // into the current directory.
