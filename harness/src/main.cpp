@@ -25,7 +25,15 @@
 #include "heapline_bench/measurement/measurement.h"
 #include "heapline_bench/text/text.h"
 
+int bench_main(int argc, char** argv);
+
+// What heapline-bench printed on stdout (an export, a table, JSON, the
+// help) is whole, or its status says it is not.
 int main(int argc, char** argv) {
+  return heapline::finish_standard_output("heapline-bench", bench_main(argc, argv), heapline::bench::kExitRefused);
+}
+
+int bench_main(int argc, char** argv) {
   using namespace heapline::bench;
   // 1. Which subcommand, with which options (cli/command_line.cpp).
   std::function<int()> subcommand;

@@ -105,8 +105,8 @@ int wait_for(pid_t pid) {
   return wait_status;
 }
 
-// The command's path as execvp finds it: `program` itself when it holds a
-// slash, else the first executable regular file of that name on PATH.
+}  // namespace
+
 std::string resolve_on_path(const std::string& program) {
   if (program.find('/') != std::string::npos) return program;
   const char* path = std::getenv("PATH");
@@ -126,6 +126,8 @@ std::string resolve_on_path(const std::string& program) {
   }
   return "";
 }
+
+namespace {
 
 // The interpreter a script names on its #! line ("" when none).
 std::string interpreter_of(const std::string& path) {

@@ -82,4 +82,9 @@ std::string shared_object_problem(const std::string& path);
 // could not be started.
 int run_helper(const std::vector<std::string>& argv);
 
+// The command's path as execvp finds it: `program` itself when it holds a
+// slash, else the first executable regular file of that name on PATH; ""
+// when none.
+std::string resolve_on_path(const std::string& program);
+
 }  // namespace heapline::launcher

@@ -115,7 +115,15 @@ std::string version_text() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int heapline_main(int argc, char** argv);
+
+// What heapline printed on stdout (a profile, top's screen, the help) is
+// whole, or its status says it is not; a command's own status other than 0
+// is kept. (A command's own output is its own: the launcher writes none of
+// it.)
+int main(int argc, char** argv) { return heapline::finish_standard_output("heapline", heapline_main(argc, argv), 1); }
+
+int heapline_main(int argc, char** argv) {
   CLI::App heapline{"heapline: run a command and record its live heap over time, with its peak; convert, watch and "
                     "clean the files it leaves.\n"
                     "usage: heapline [run] [OPTIONS] [--] CMD [ARGS...]   (heapline run --help: the options)",

@@ -4,15 +4,19 @@
 
 namespace heapline::launcher {
 
-std::string root_output_path(const std::string& out_template, const std::string& command, pid_t pid) {
+namespace {
+
+constexpr const char* kDefaultTemplate = "heapline.%e.%p.json";
+
+// `pattern` with %p as `pid`, %e as the command's base name, %% as %.
+std::string expanded(const std::string& pattern, const std::string& command, const std::string& pid) {
   const std::string name = std::filesystem::path(command).filename().string();
-  const std::string pattern = out_template.empty() ? "heapline.%e.%p.json" : out_template;
   std::string path;
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] == '%' && i + 1 < pattern.size()) {
       char field = pattern[i + 1];
       if (field == 'p') {
-        path += std::to_string(pid);
+        path += pid;
         ++i;
         continue;
       }
@@ -31,6 +35,14 @@ std::string root_output_path(const std::string& out_template, const std::string&
   }
   return path;
 }
+
+}  // namespace
+
+std::string root_output_path(const std::string& out_template, const std::string& command, pid_t pid) {
+  return expanded(out_template.empty() ? kDefaultTemplate : out_template, command, std::to_string(pid));
+}
+
+std::string shown_default_output_path(const std::string& command) { return expanded(kDefaultTemplate, command, "PID"); }
 
 std::string report_name_problem(const std::string& name, bool template_fields) {
   if (name == "-") {

@@ -13,6 +13,10 @@ namespace heapline::launcher {
 // %% expanded; without --out, heapline.<command>.<pid>.json.
 std::string root_output_path(const std::string& out_template, const std::string& command, pid_t pid);
 
+// The name of `command`'s report without --out, as a message shows it
+// before the command runs: heapline.<command>.PID.json.
+std::string shown_default_output_path(const std::string& command);
+
 // What is wrong with --out TEMPLATE (or convert -o NAME: `template_fields`
 // false), "" when nothing: "-", which other outputs of the programs take
 // for standard output, but a report is a file; a % that is not %p, %e or

@@ -6,7 +6,9 @@
 # name too long for the filesystem, an empty name, a missing directory),
 # refuses it in one line before its work (the command is not run), and
 # leaves what was there as it was; two outputs of one command that name one
-# file are refused; a render cut short by a file size limit, or a gnuplot
+# file are refused, and so is an output that names a file the command
+# reads (the report profile reads, the store export reads) or a directory
+# of the program's own that is a link (a page's plots/); a render cut short by a file size limit, or a gnuplot
 # that exits 0 without a whole picture, replaces no earlier output.
 set -uo pipefail
 heapline=$1 bench=$2 LIB=$3 source_dir=$4
@@ -74,7 +76,7 @@ command=(/bin/sh -c 'touch ran; exit 3')
 writers=(
   "run --out|2|$heapline --out @"
   "run --plot|2|$heapline --plot @.svg"
-  "profile -o|1|$heapline profile report.json -o @"
+  "profile -o|2|$heapline profile report.json -o @"
   "convert -o|2|$heapline convert a.live -o @"
   "export --out|1|$bench export --store store --out @"
   "compare --json|1|$bench compare --build a=$LIB --build b=$LIB --runs 1 --only churn-1t --json @"
@@ -103,7 +105,7 @@ done
 check "run --out ''" 2 none -- "$heapline" --out '' -- "${command[@]}"
 check "run --plot ''" 2 none -- "$heapline" --plot '' -- "${command[@]}"
 check "convert -o ''" 2 a.live -- "$heapline" convert a.live -o ''
-check "profile -o ''" 1 none -- "$heapline" profile report.json -o ''
+check "profile -o ''" 2 none -- "$heapline" profile report.json -o ''
 "$bench" export --store store --out '' >out 2>err
 code=$?
 [[ $code == 2 ]] && grep -q -- "^heapline-bench export: --out: must not be empty" err || fail "export --out '': exit $code: $(cat err)"
@@ -111,6 +113,33 @@ code=$?
 echo old > x.svg
 check "run --out x.svg --plot x.svg" 2 x.svg -- "$heapline" --out x.svg --plot x.svg -- "${command[@]}"
 check "run --out x.svg --plot ./x.svg" 2 x.svg -- "$heapline" --out x.svg --plot ./x.svg -- "${command[@]}"
+# A name too long is blamed on what is too long: the file's name (given,
+# or the default one made from the command's name), a directory's on the
+# way, or the whole path.
+long_command=$(printf 'p%.0s' {1..240})
+cp /bin/true "$long_command"
+check "run, a default name too long" 2 none -- "$heapline" -- "./$long_command"
+grep -q "^heapline: the report's default name heapline\.$long_command\.PID\.json: the file's name is too long (" err ||
+  fail "run, a default name too long: not blamed on the name: $(cat err)"
+rm -f "$long_command"
+check "run --out, a directory's name too long" 2 none -- "$heapline" --out "$long/r.json" -- "${command[@]}"
+grep -q "^heapline: --out $long/r.json: a directory's name on the way is too long (300 bytes" err ||
+  fail "run --out DIR/r.json: not blamed on the directory's name: $(cat err)"
+check "run --out, the file's name too long" 2 none -- "$heapline" --out "$long.json" -- "${command[@]}"
+grep -q "^heapline: --out $long.json: the file's name is too long (305 bytes" err ||
+  fail "run --out LONG.json: not blamed on the file's name: $(cat err)"
+deep=$(printf 'd%.0s/' {1..3000})
+check "export --out, a path too long" 1 none -- "$bench" export --store store --out "${deep}x.csv"
+grep -q "the path is too long (6005 bytes" err || fail "export --out DEEP: not blamed on the path: $(cat err)"
+
+# A name with a control character (a newline, an escape) is refused by
+# every writer, as --plot's was alone.
+for bad in $'n\nl' $'\e[31m'; do
+  check "run --out with a control character" 2 none -- "$heapline" --out "$bad.json" -- "${command[@]}"
+  grep -q "the name holds a control character" err || fail "run --out with a control character: $(cat err)"
+  check "convert -o with a control character" 2 a.live -- "$heapline" convert a.live -o "$bad.json"
+  check "profile -o with a control character" 2 none -- "$heapline" profile report.json -o "$bad.txt"
+done
 
 # The separator or an option of run is never an option's value: a report
 # named "--" or "-q" was written.
@@ -119,6 +148,45 @@ for value in -- -q --quiet --plot=x.svg; do
   [[ ! -e ./$value ]] || fail "run --out $value: a file named $value was written"
 done
 check "run --plot --" 2 none -- "$heapline" --plot -- "${command[@]}"
+
+# The plot's name made a link, a directory or a FIFO while the command
+# runs: no plot, and the line names what the name became (it printed freed
+# memory).
+for make in "ln -s $work/victim late.svg" "mkdir late.svg" "mkfifo late.svg"; do
+  rm -rf late.svg
+  "$heapline" -q --plot late.svg -- /bin/sh -c "$make; exit 3" >out 2>err
+  code=$?
+  [[ $code == 3 ]] || fail "plot made '$make' during the run: exit $code, expected the command's 3"
+  grep -qE "^heapline: no plot written: .*late\.svg.* is (a symbolic link|a directory|a FIFO)" err ||
+    fail "plot made '$make' during the run: not said as it is: $(cat -A err)"
+  [[ $(cat victim) == victim ]] || fail "plot made '$make' during the run: written through the link"
+done
+rm -rf late.svg
+
+# Standard output is an output too: a write that fails (a full disk
+# behind > file, here /dev/full) is one line and a status that says so.
+for argv in "$heapline --help" "$heapline top --help" "$bench --help" "$bench validate --store store"; do
+  read -r -a words <<<"$argv"
+  "${words[@]}" >/dev/full 2>err
+  code=$?
+  [[ $code == 1 ]] || fail "$argv > /dev/full: exit $code, expected 1: $(cat err)"
+  # The reason is said when the last flush gave it (a write that failed
+  # earlier, inside the standard library, left errno to what came after).
+  grep -qE "cannot write to standard output(: No space left on device)?; what it holds is not whole" err ||
+    fail "$argv > /dev/full: not said: $(cat err)"
+  [[ $(wc -l <err) == 1 ]] || fail "$argv > /dev/full: stderr is not one line: $(cat err)"
+done
+
+# An output that is a file the command reads: the report, the store.
+ln report.json report-link.json
+check "profile R -o R" 2 report.json -- "$heapline" profile report.json -o report.json
+check "profile R -o ./R" 2 report.json -- "$heapline" profile report.json -o ./report.json
+check "profile R -o a hard link to R" 2 report.json -- "$heapline" profile report.json -o report-link.json
+check "export --out the store's points" 1 store/points.jsonl -- "$bench" export --store store --out store/points.jsonl
+check "compare --json the catalogue" 1 "$source_dir/scenarios/scenarios.json" -- \
+  "$bench" compare --build "a=$LIB" --build "b=$LIB" --runs 1 --only churn-1t --json "$source_dir/scenarios/scenarios.json"
+cp /bin/true prog
+check "run --out the program it runs" 2 prog -- "$heapline" --out prog -- ./prog
 mkdir -p cmp
 check "compare --json OUT/release-comparison.md --out OUT" 1 x.svg -- \
   "$bench" compare --build "a=$LIB" --build "b=$LIB" --runs 1 --only churn-1t --json cmp/release-comparison.md --out cmp
@@ -129,6 +197,13 @@ for kind in fifo symlink directory; do
   check "render, scenarios.md a $kind" 1 page/scenarios.md -- "$bench" render --store render-store --out page
 done
 rm -rf page
+# render: the page's plots/ a link to another directory: nothing written there.
+mkdir -p page victim-dir
+echo keep > victim-dir/history.gp
+ln -s "$work/victim-dir" page/plots
+check "render, plots/ a link" 1 victim-dir/history.gp -- "$bench" render --store render-store --out page
+[[ $(ls -A victim-dir) == history.gp ]] || fail "render, plots/ a link: written into the link's directory: $(ls -A victim-dir)"
+rm -rf page victim-dir
 
 # gnuplot that exits 0 without a whole picture: the launcher says so in one
 # line, keeps the command's status, and the earlier plot stays.

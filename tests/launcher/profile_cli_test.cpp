@@ -164,7 +164,7 @@ TEST_F(ProfileCli, PprofFileIsGzippedAndGoToolPprofListsTheSites) {
 TEST_F(ProfileCli, PprofNeedsAFile) {
   const fs::path path = report();
   const RunResult refused = run({kLauncher, "profile", path.string(), "--format", "pprof"}, options());
-  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_EQ(refused.exit_code, 2);
   EXPECT_NE(refused.err.find("give it with -o FILE"), std::string::npos) << refused.err;
 }
 

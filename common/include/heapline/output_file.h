@@ -10,7 +10,12 @@
 //    directory) are refused in one line. Nothing is written through a link
 //    or into a device: a regular file is made and renamed into place, which
 //    would replace a device node or a link by a file;
-//  - two outputs of one command that name the same file are refused;
+//  - two outputs of one command that name the same file are refused, and
+//    so is an output that names a file the command reads (profile -o
+//    REPORT replaced the report it read);
+//  - the directories the program names itself below a user's (a page's
+//    plots/) are never symbolic links: a link there would send the files
+//    anywhere;
 //  - the bytes go to a temporary file of this process's own, created
 //    exclusively beside the target (".heapline-XXXXXX", short, so that any
 //    name the filesystem takes has room for it), written whole and renamed
@@ -55,6 +60,10 @@ struct OutputRules {
   // library's ".<pid>.<random>.tmp", a live file's ".live"): such a name
   // must fit in the filesystem too.
   std::size_t derived_bytes = 0;
+  // How many of the directories on the way to the file the program names
+  // itself (a page's "plots"), below the one the user named: each must be
+  // a directory, not a symbolic link to one.
+  std::size_t own_directories = 0;
 };
 
 namespace output_detail {
@@ -112,27 +121,60 @@ inline std::string output_problem(const std::string& path, const OutputRules& ru
   using namespace output_detail;
   if (path.empty()) return "an empty name is not a file name";
   if (path.back() == '/') return path + " names a directory, not a file";
+  // A name with a newline or an escape breaks every script that lists
+  // names line by line (ls | while read), and forges lines where printed.
+  for (const char c : path) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      char shown[8];
+      std::snprintf(shown, sizeof shown, "\\x%02x", static_cast<unsigned char>(c));
+      return std::string("the name holds a control character (") + shown +
+             "): give a name without one, as a script that lists names line by line needs";
+    }
+  }
+  if (path.size() + rules.derived_bytes >= PATH_MAX) {
+    return "the path is too long (" + std::to_string(path.size()) + " bytes; the system takes at most " +
+           std::to_string(PATH_MAX - 1 - rules.derived_bytes) + (rules.derived_bytes > 0 ? " here" : "") + ")";
+  }
+  // Which part is too long, the file's name or a directory's, is said as
+  // it is: no filesystem takes a part above NAME_MAX, and the one the file
+  // goes to may take fewer (below).
+  const std::filesystem::path whole(path);
+  for (auto part = whole.begin(); part != whole.end(); ++part) {
+    if (std::next(part) != whole.end() && part->native().size() > NAME_MAX) {
+      return "a directory's name on the way is too long (" + std::to_string(part->native().size()) +
+             " bytes; a name has at most " + std::to_string(NAME_MAX) + "): " + part->native().substr(0, 40) + "...";
+    }
+  }
   const std::string dir = directory_of(path);
   std::string why;
   const std::string existing = nearest_existing(dir, why);
   if (existing.empty()) return why;
   if (existing != dir && !rules.create_parents) return dir + ": " + std::strerror(ENOENT);
+  {
+    std::string own = dir;
+    for (std::size_t i = 0; i < rules.own_directories; ++i, own = directory_of(own)) {
+      struct stat info {};
+      if (::lstat(own.c_str(), &info) == 0 && S_ISLNK(info.st_mode)) {
+        return own + " is a symbolic link (nothing is written through a link: remove it, the program makes the "
+                     "directory)";
+      }
+    }
+  }
   if (::access(existing.c_str(), W_OK | X_OK) != 0) {
     return "cannot write in " + existing + " (" + std::strerror(errno) + ")";
   }
   long name_max = ::pathconf(existing.c_str(), _PC_NAME_MAX);
   if (name_max <= 0) name_max = NAME_MAX;
-  if (path.size() + rules.derived_bytes >= PATH_MAX) {
-    return "the name is too long (" + std::to_string(path.size()) + " bytes; at most " +
-           std::to_string(PATH_MAX - 1 - rules.derived_bytes) + ")";
-  }
-  const std::filesystem::path whole(path);
   for (auto part = whole.begin(); part != whole.end(); ++part) {
     const bool last = std::next(part) == whole.end();
     const std::size_t room = static_cast<std::size_t>(name_max) - (last ? rules.derived_bytes : 0);
     if (part->native().size() > room) {
-      return "the name is too long for its filesystem (a part of " + std::to_string(part->native().size()) +
-             " bytes; at most " + std::to_string(room) + ")";
+      const std::string sizes = " (" + std::to_string(part->native().size()) + " bytes; its filesystem takes at most " +
+                                std::to_string(room) + (last && rules.derived_bytes > 0
+                                                            ? ", with room for the names made from it)"
+                                                            : ")");
+      return last ? "the file's name is too long" + sizes
+                  : "a directory's name on the way is too long" + sizes + ": " + part->native().substr(0, 40) + "...";
     }
   }
   struct stat info {};
@@ -155,9 +197,10 @@ class OutputFiles {
   OutputFiles& operator=(const OutputFiles&) = delete;
   ~OutputFiles() { discard(); }
 
-  // Checks `path` and that no output claimed before names the same file;
-  // throws OutputRefused "SHOWN: why", where `shown` is how the user named
-  // it ("--plot x.svg"; the path itself when empty).
+  // Checks `path` and that no output claimed before, and no file the
+  // command reads, names the same file; throws OutputRefused "SHOWN: why",
+  // where `shown` is how the user named it ("--plot x.svg"; the path
+  // itself when empty).
   void claim(const std::string& shown, const std::string& path, const OutputRules& rules = {}) {
     const std::string name = shown.empty() ? path : shown;
     if (const std::string problem = output_problem(path, rules); !problem.empty()) {
@@ -169,7 +212,27 @@ class OutputFiles {
         throw OutputRefused(name + ": the same file as " + other.shown + " (each output needs a name of its own)");
       }
     }
+    for (const Claimed& input : inputs_) {
+      if (input.identity == key) {
+        throw OutputRefused(name + ": the same file as " + input.shown +
+                            ", which this command reads (give the output another name)");
+      }
+    }
     claimed_.push_back({name, path, key, rules});
+  }
+
+  // Names a file the command reads (`shown` as the user named it), before
+  // or after the outputs are claimed: no output may be it.
+  void reads(const std::string& shown, const std::string& path) {
+    const std::string name = shown.empty() ? path : shown;
+    const std::string key = identity(path);
+    for (const Claimed& output : claimed_) {
+      if (output.identity == key) {
+        throw OutputRefused(output.shown + ": the same file as " + name +
+                            ", which this command reads (give the output another name)");
+      }
+    }
+    inputs_.push_back({name, path, key, {}});
   }
 
   // Writes `bytes` for `path` (claimed before, or claimed now without a
@@ -185,6 +248,10 @@ class OutputFiles {
       std::error_code error;
       std::filesystem::create_directories(dir, error);
       if (error) throw OutputRefused(path + ": cannot create " + dir + ": " + error.message());
+    }
+    if (const std::string problem = output_problem(path, claim->rules); !problem.empty()) {
+      discard();
+      throw OutputRefused(path + ": " + problem);
     }
     std::string temporary = dir + "/.heapline-XXXXXX";
     const int fd = ::mkostemp(temporary.data(), O_CLOEXEC);
@@ -208,7 +275,10 @@ class OutputFiles {
   // became something other than a regular file meanwhile is refused.
   void commit() {
     for (std::size_t i = 0; i < staged_.size(); ++i) {
-      const Staged& file = staged_[i];
+      // A copy: the refusals below erase the files already in place from
+      // staged_ before they say which name failed (a reference into it
+      // read freed memory).
+      const Staged file = staged_[i];
       struct stat info {};
       if (::lstat(file.path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
         staged_.erase(staged_.begin(), staged_.begin() + static_cast<std::ptrdiff_t>(i));
@@ -267,6 +337,7 @@ class OutputFiles {
   }
 
   std::vector<Claimed> claimed_;
+  std::vector<Claimed> inputs_;
   std::vector<Staged> staged_;
 };
 

@@ -8,6 +8,10 @@
 // a newline); they pass the door unchanged.
 #pragma once
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -63,5 +67,24 @@ class Say {
   std::ostream& out_;
   std::ostringstream text_;
 };
+
+// The end of a program's standard output: everything written to it is
+// flushed, and a write that failed (a full disk behind `> file`, a closed
+// pipe, /dev/full) is one line on stderr and status `failed_status` rather
+// than a silent 0 with the output lost. `status` when all of it was written.
+inline int finish_standard_output(std::string_view who, int status, int failed_status) {
+  // The reason is said when these flushes gave it (a write that failed
+  // earlier left errno to whatever came after).
+  errno = 0;
+  std::cout.flush();
+  int error = errno;
+  if (std::fflush(stdout) != 0) error = errno;
+  if (!std::cout.fail() && std::ferror(stdout) == 0) return status;
+  std::cerr << terminal_line(std::string(who) + ": cannot write to standard output" +
+                             (error != 0 ? std::string(": ") + std::strerror(error) : std::string()) +
+                             "; what it holds is not whole")
+            << '\n';
+  return status != 0 ? status : failed_status;
+}
 
 }  // namespace heapline

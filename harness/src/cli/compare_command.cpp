@@ -106,6 +106,12 @@ int run_compare(const CompareOptions& options) {
                                                        : options.json;
   const std::string markdown_path = out_dir + "/release-comparison.md";
   heapline::OutputFiles outputs;
+  // What heapline-bench reads is never an output: the catalogue, and the
+  // default store's files (--json bench-data/points.jsonl replaced the
+  // history with a comparison).
+  const std::string store = store_directory("", options.where);
+  for (const std::string& input : {options.where.catalogue, store + "/points.jsonl", store + "/calibration.jsonl"})
+    outputs.reads("", input);
   outputs.claim(options.json.empty() ? json_path : "--json " + options.json, json_path, {true, 0});
   outputs.claim(options.out.empty() ? markdown_path : "--out " + options.out, markdown_path, {true, 0});
 

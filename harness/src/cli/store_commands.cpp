@@ -88,6 +88,8 @@ int run_render(const RenderCommandOptions& options) {
   // Every file of the render is checked before the work, and all are
   // renamed into place together at its end.
   heapline::OutputFiles outputs;
+  for (const std::string& input : {store.points_path(), store.calibration_path(), options.where.catalogue})
+    outputs.reads("", input);
   claim_render_outputs(catalogue, render, outputs);
   // The whole store: the newest points may be anywhere in it (an import
   // appends older points after newer ones).
@@ -139,6 +141,7 @@ int run_export(const ExportOptions& options) {
   heapline::OutputFiles outputs;
   if (!to_stdout) outputs.claim("--out " + options.out, options.out, {true, 0});
   const Store store = existing_store(options.store, options.where);
+  outputs.reads("", store.points_path());
   StoreContents contents = store.read();
   // Exporting part of the history silently would mislead the dashboard.
   if (!contents.problems.empty())

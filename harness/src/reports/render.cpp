@@ -14,7 +14,10 @@ void claim_render_outputs(const Catalogue& catalogue, const RenderOptions& optio
   outputs.claim("", options.out_dir + "/scenarios.md", rules);
   outputs.claim("", options.out_dir + "/release-comparison.md", rules);
   if (options.draw_plots) {
-    for (const auto& name : plot_file_names(catalogue.names())) outputs.claim("", options.out_dir + "/plots/" + name, rules);
+    // plots/ is the page's own directory: never a link to another.
+    const heapline::OutputRules plot_rules{true, 0, 1};
+    for (const auto& name : plot_file_names(catalogue.names()))
+      outputs.claim("", options.out_dir + "/plots/" + name, plot_rules);
   }
 }
 

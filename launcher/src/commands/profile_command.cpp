@@ -52,11 +52,19 @@ int write_profile(const ProfileOptions& options) {
   try {
     const bool to_stdout = !options.out_given || options.out == "-";
     if (options.format == "pprof" && to_stdout) {
-      throw std::runtime_error("--format pprof writes a binary file: give it with -o FILE");
+      say("heapline profile", "--format pprof writes a binary file: give it with -o FILE");
+      return kUsageError;
     }
-    // The output is checked before the report is read and named.
+    // The output is checked before the report is read and named: a
+    // refusal of the command line, status 2.
     OutputFiles outputs;
-    if (!to_stdout) outputs.claim("-o " + options.out, options.out);
+    try {
+      outputs.reads(options.report, options.report);
+      if (!to_stdout) outputs.claim("-o " + (options.out.empty() ? "''" : options.out), options.out);
+    } catch (const OutputRefused& refused) {
+      say("heapline profile", refused.what());
+      return kUsageError;
+    }
     ReportReading reading = read_report_file(options.report);
     if (!reading) throw std::runtime_error(reading.error);
     const ParsedReport& report = *reading.report;

@@ -112,16 +112,30 @@ std::string claim_outputs(Options& options, heapline::OutputFiles& outputs) {
   if (const std::string problem = report_name_problem(options.out, true); !problem.empty()) {
     return "--out " + options.out + ": " + problem;
   }
-  const std::string shown = options.out.empty() ? "the report's directory" : "--out " + options.out;
   const std::string& command = options.command.front();
+  // What the refusal is about: the name given, or the default one (made
+  // from the command's name), never "the directory" when it is the name.
+  const std::string shown =
+      options.out.empty() ? "the report's default name " + shown_default_output_path(command) : "--out " + options.out;
   std::error_code error;
   const fs::path report = fs::absolute(root_output_path(options.out, command, kWidestPid), error);
   if (error) return shown + ": " + error.message();
   const heapline::OutputRules report_rules{false, kLibraryDerivedBytes};
-  if (const std::string problem = heapline::output_problem(report.string(), report_rules); !problem.empty()) {
+  // The default name is made from the program's file name, which may hold
+  // any byte: a control character there is the program's, not a name given
+  // here, so it is checked as a plain byte (the summary shows it escaped).
+  std::string checked = report.string();
+  if (options.out.empty()) {
+    for (char& c : checked)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '_';
+  }
+  if (const std::string problem = heapline::output_problem(checked, report_rules); !problem.empty()) {
     return shown + ": " + problem;
   }
   try {
+    // The program run is read by the command: no output may be it (--out
+    // prog -- ./prog replaced the program with its report).
+    if (const std::string program = resolve_on_path(command); !program.empty()) outputs.reads(command, program);
     // A name without %p is the same for this run, and no other output may
     // share it; with %p, only its directory and length are known now.
     if (root_output_path(options.out, command, 1) == root_output_path(options.out, command, 2)) {
