@@ -118,6 +118,31 @@ TEST_F(Tree, TheSummaryShowsEveryProcessOfTheTreeAndTheirSum) {
   EXPECT_TRUE(files_matching(dir_, R"(.*\.live)").empty());
 }
 
+// A process that changes directory before exec (a make recipe's
+// `cd sub && cc ...`) writes its report beside the command's, and is in the
+// summary: the launcher gives every process the report's name as a full
+// path (a relative one was resolved in sub/, and the summary lost its
+// largest process). With the default name and with a relative --out.
+TEST_F(Tree, AProcessThatChangesDirectoryBeforeExecIsInTheSummary) {
+  for (const std::vector<std::string>& out : {std::vector<std::string>{}, std::vector<std::string>{"--out", "run.json"}}) {
+    fs::remove_all(dir_ / "sub");
+    fs::create_directories(dir_ / "sub");
+    std::vector<std::string> args = out;
+    for (const std::string& word : {std::string("--"), std::string("/bin/sh"), std::string("-c"),
+                                    "cd sub && " + kPatterns + " single chunk 2000 0; true"})
+      args.push_back(word);
+    RunResult r = launch(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("heapline: 2 processes (peak of heap + mapped and when"), std::string::npos) << r.err;
+    EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(\d\.\d MiB at .*pid \d+\s+parent \d+\s+alloc_patterns\n)")))
+        << r.err;
+    EXPECT_TRUE(files_matching(dir_ / "sub", R"(.*\.json)").empty()) << r.err;
+    const std::string child_report = out.empty() ? R"(heapline\.sh\.\d+\.\d+\.json)" : R"(run\.\d+\.json)";
+    EXPECT_EQ(files_matching(dir_, child_report).size(), 1u) << r.err;
+    for (const fs::path& report : files_matching(dir_, R"(.*\.json)")) fs::remove(report);
+  }
+}
+
 // --plot of a tree draws the tree: the sum and each process, not the
 // command's line alone (a flat line for a shell or a make).
 TEST_F(Tree, ThePlotOfATreeDrawsEveryProcessAndTheSum) {

@@ -217,6 +217,16 @@ int run(Options& options) {
   }
 
   std::fflush(stdout);
+  // Every process of the tree gets the report's name as a full path from
+  // here: a relative one is resolved in each process's own directory, so a
+  // process that changes directory before exec (a make recipe's
+  // `cd sub && cc ...`) wrote its report there, and the summary lost it.
+  std::error_code no_directory;
+  const fs::path launch_directory = fs::current_path(no_directory);
+  if (no_directory) {
+    say("heapline", "cannot tell the working directory (" + no_directory.message() + "); the command was not run");
+    return kUsageError;
+  }
   // Reports of this run start after this instant; older files of the same
   // names are an earlier run's. The run id tells this run's processes from
   // those of another launch writing beside it.
@@ -230,7 +240,8 @@ int run(Options& options) {
       [&](pid_t pid) {
         // Runs in the child before exec: its own pid names the root report.
         prepend_preload(*library);
-        setenv("HEAPLINE_OUT", as_template(root_output_path(options.out, options.command.front(), pid)).c_str(), 1);
+        const fs::path report = launch_directory / root_output_path(options.out, options.command.front(), pid);
+        setenv("HEAPLINE_OUT", as_template(report.string()).c_str(), 1);
         setenv("HEAPLINE_ROOT_PID", std::to_string(pid).c_str(), 1);
         setenv("HEAPLINE_FOLLOW", options.follow.c_str(), 1);
         setenv(heapline::kRunIdVariable, run.run_id.c_str(), 1);
