@@ -519,6 +519,21 @@ TEST(ComparisonMarkdown, RoundsAndRunsMustBeWholeCounts) {
   }
 }
 
+// A file of another schema is refused, not read as this one's.
+TEST(ComparisonMarkdown, AFileOfAnotherSchemaIsRefused) {
+  auto file = comparison_file({{"old", 1.20}});
+  file["schema"] = "heapline-comparison/9";
+  try {
+    comparison_markdown_from_json(file);
+    ADD_FAILURE() << "another schema was read";
+  } catch (const std::runtime_error& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "\"schema\" is \"heapline-comparison/9\": this heapline-bench reads \"heapline-comparison/1\"");
+  }
+  file.erase("schema");  // files older than the field
+  EXPECT_NO_THROW(comparison_markdown_from_json(file));
+}
+
 // A file whose cells do not line up (a build with a round more or less than
 // the file's count, or a scenario with a result more or less than there are
 // builds: a file edited by hand, or cut) is refused with one line that says

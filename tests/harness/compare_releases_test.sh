@@ -29,7 +29,8 @@ two_refs() {
   "$source_dir/tools/compare_releases.sh" HEAD~1 HEAD -- --floor --only churn-1t --runs 2 --rounds 2 \
     --scale 0.0005 --json "$work/comparison.json" --out "$work/generated" >"$work/table" 2>"$work/log" ||
     { cat "$work/log"; exit 1; }
-  grep -q '^| Scenario | Figure | HEAD~1 | HEAD | forwarding only |$' "$work/table" || { cat "$work/table"; exit 1; }
+  # The labels are Markdown text: '~' escaped, as every text of the page.
+  grep -qxF '| Scenario | Figure | HEAD\~1 | HEAD | forwarding only |' "$work/table" || { cat "$work/table"; exit 1; }
   # The same sources are built once.
   [[ $(find "$work/compare" -maxdepth 1 -name 'build-*' -type d | wc -l) -eq 1 ]] ||
     { ls "$work/compare"; echo "two commits of one tree built twice"; exit 1; }
@@ -102,7 +103,7 @@ compare_options() {
     --env exact:HEAPLINE_PRECISION=exact --env exact:HEAPLINE_INTERVAL_MS=5 --only churn-1t --runs 1 --rounds 1 \
     --scale 0.0005 --json "$work/settings.json" --out "$work/settings" >"$work/table" 2>"$work/err" ||
     { cat "$work/err"; exit 1; }
-  grep -q '^exact: Run with HEAPLINE_PRECISION=exact. Run with HEAPLINE_INTERVAL_MS=5.$' "$work/table" ||
+  grep -qxF 'exact: Run with HEAPLINE\_PRECISION=exact. Run with HEAPLINE\_INTERVAL\_MS=5.' "$work/table" ||
     { cat "$work/table"; exit 1; }
   /usr/bin/python3 - "$work/settings.json" <<'PY'
 import json, sys
@@ -128,7 +129,7 @@ PY
     { cat "$work/err"; exit 1; }
   grep -q "heaptrack is absent" "$work/err"
   grep -qE "^\| \`churn-1t\` \| wall \| $cell \| $marked \| absent \|\$" "$work/table" || { cat "$work/table"; exit 1; }
-  grep -q '^heaptrack: absent, not installed here (no /nonexistent/libheaptrack_preload.so; Debian package heaptrack).$' \
+  grep -qxF 'heaptrack: absent, not installed here (no /nonexistent/libheaptrack\_preload.so; Debian package heaptrack).' \
     "$work/table" || { cat "$work/table"; exit 1; }
   heaptrack_library=/usr/lib/heaptrack/libheaptrack_preload.so
   if [[ -r "$heaptrack_library" ]]; then

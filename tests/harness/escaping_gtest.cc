@@ -9,8 +9,17 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdint>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
+
+#include "heapline_bench/reports/comparison_export.h"
+#include "heapline_bench/reports/history_page_export.h"
+#include "heapline_bench/reports/scenarios_export.h"
 
 namespace heapline::bench {
 namespace {
@@ -173,6 +182,150 @@ TEST(Escaping, ACsvFieldIsNeverASpreadsheetFormula) {
   }
   for (const std::string text : {"churn-4t", "a=b", "x+1", "'quoted", " =1"})
     EXPECT_EQ(read_csv_field(csv_field(text)), text) << csv_field(text);
+}
+
+// The markup a line of Markdown holds: each character that GFM, CommonMark
+// or MyST could act on (a cell's end, a tag, a link, emphasis, an entity, a
+// heading, math) where no backslash escapes it, outside code spans; and a
+// '|' inside a code span too (GFM splits a table's cells on it there).
+std::map<char, int> active_markup(const std::string& line) {
+  const std::string markup = "|<>[]*_~!&$#";
+  std::map<char, int> counted;
+  for (std::size_t i = 0; i < line.size();) {
+    if (line[i] == '\\') {
+      i += 2;
+      continue;
+    }
+    if (line[i] == '`') {
+      std::size_t run = 0;
+      while (i + run < line.size() && line[i + run] == '`') ++run;
+      // The closing fence: the next run of exactly as many backquotes.
+      std::size_t close = std::string::npos;
+      for (std::size_t at = i + run; at < line.size();) {
+        if (line[at] != '`') {
+          ++at;
+          continue;
+        }
+        std::size_t other = 0;
+        while (at + other < line.size() && line[at + other] == '`') ++other;
+        if (other == run) {
+          close = at;
+          break;
+        }
+        at += other;
+      }
+      if (close == std::string::npos) {
+        i += run;
+        continue;
+      }
+      for (std::size_t at = i + run; at < close; ++at)
+        if (line[at] == '|' && line[at - 1] != '\\') ++counted['|'];
+      i = close + run;
+      continue;
+    }
+    if (markup.find(line[i]) != std::string::npos) ++counted[line[i]];
+    ++i;
+  }
+  return counted;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// A page made from plain texts and the same page made from hostile ones
+// have the same lines, each with the same markup: the texts added none.
+void expect_same_markup(const std::string& what, const std::string& plain, const std::string& hostile) {
+  const std::vector<std::string> plain_lines = lines_of(plain), hostile_lines = lines_of(hostile);
+  ASSERT_EQ(plain_lines.size(), hostile_lines.size()) << what << ": a text added or removed a line:\n" << hostile;
+  for (std::size_t i = 0; i < plain_lines.size(); ++i) {
+    EXPECT_EQ(active_markup(plain_lines[i]), active_markup(hostile_lines[i]))
+        << what << ", line " << i + 1 << ": a text added markup:\n  " << plain_lines[i] << "\n  " << hostile_lines[i];
+    EXPECT_EQ(hostile_lines[i].find('\x1b'), std::string::npos) << what << ": " << hostile_lines[i];
+    EXPECT_EQ(hostile_lines[i].find('\r'), std::string::npos) << what << ": " << hostile_lines[i];
+  }
+}
+
+const std::string kHostile =
+    "A|B <img src=x onerror=alert(1)> [l](javascript:alert(1)) *e* _u_ ~s~ !x &amp; $x$ #h `c` \\| <!-- \n"
+    "\x1b[2J\r| forged | row |";
+
+// Every text of a JSON document (every string that is not a key) as `text`.
+nlohmann::json every_text_as(nlohmann::json value, const std::string& text) {
+  if (value.is_string()) return text;
+  if (value.is_array() || value.is_object())
+    for (auto& each : value) each = every_text_as(each, text);
+  return value;
+}
+
+// Every page heapline-bench writes in Markdown puts each outside text
+// through escaping.h, whichever text it is: the release comparison (every
+// string of docs/release-comparison.json, with a note, an absent peer and a
+// build's instructions not counted added, is a label, a name, a machine's
+// description or a reason: its labels reached the published page raw, with
+// '|' splitting the table and '<img ...>' live), the scenario table, and the
+// performance page (a machine's fields, a commit, the store's name and a bad
+// line's reason).
+TEST(Escaping, EveryMarkdownPageKeepsOutsideTextOutOfItsMarkup) {
+  std::ifstream in(HEAPLINE_SOURCE_DIR "/docs/release-comparison.json");
+  nlohmann::json comparison = nlohmann::json::parse(in);
+  comparison["builds"][0]["note"] = "a note";
+  comparison["absent"] = nlohmann::json::array({{{"label", "peer"}, {"reason", "not installed"}}});
+  comparison["scenarios"][0]["results"][1]["instructions_not_counted"] = "no valgrind";
+  // Every text but the schema, which says how the file is read.
+  auto comparison_of = [&](const std::string& text) {
+    nlohmann::json each = every_text_as(comparison, text);
+    each["schema"] = comparison["schema"];
+    return comparison_markdown_from_json(each);
+  };
+  expect_same_markup("release comparison", comparison_of("plain"), comparison_of(kHostile));
+
+  auto catalogue_of = [](const std::string& text) {
+    Catalogue catalogue;
+    Scenario scenario;
+    scenario.name = text;
+    scenario.command = {text, "1"};
+    scenario.shows = text;
+    scenario.allocator = text;
+    catalogue.scenarios.push_back(scenario);
+    return catalogue;
+  };
+  expect_same_markup("scenario table", scenarios_markdown(catalogue_of("plain")), scenarios_markdown(catalogue_of(kHostile)));
+
+  auto page_of = [](const std::string& text) {
+    History history;
+    HistoryMachine machine;
+    machine.fingerprint = "f00dfeedbeef";
+    machine.machine = {text, 2, text, text, text, text};
+    history.machines = {machine};
+    HistoryEntry entry;
+    entry.scenario = "churn-1t";
+    entry.commit = text;
+    entry.measured_at = "2026-11-30T00:01:00Z";
+    entry.overhead = 0.05;
+    entry.low = 0.04;
+    entry.high = 0.06;
+    entry.timing = "command";
+    entry.fingerprint = machine.fingerprint;
+    entry.command = text;
+    entry.machine = 0;
+    history.entries = {entry};
+    history.problems = {{text, 3, text}};
+    Catalogue catalogue;
+    Scenario scenario;
+    scenario.name = "churn-1t";
+    scenario.command = {"malloc_churn", "1"};
+    scenario.shows = text;
+    catalogue.scenarios.push_back(scenario);
+    RenderOptions options;
+    options.store_label = text;
+    // (The plot's note is the program's own Markdown, no outside text.)
+    return history_page_markdown(history, catalogue, options, "");
+  };
+  expect_same_markup("performance page", page_of("plain"), page_of(kHostile));
 }
 
 }  // namespace

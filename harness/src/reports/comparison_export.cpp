@@ -10,11 +10,14 @@
 
 #include "heapline_bench/history/point.h"
 #include "heapline_bench/measurement/statistics.h"
+#include "heapline_bench/reports/escaping.h"
 #include "heapline_bench/reports/percent_format.h"
 #include "heapline_bench/verdicts/verdict.h"
 
 namespace heapline::bench {
 namespace {
+
+constexpr const char* kComparisonSchema = "heapline-comparison/1";
 
 using nlohmann::json;
 using nlohmann::ordered_json;
@@ -135,7 +138,8 @@ std::string instructions_cell_text(const json& result, const json& first, bool i
   return text + (change >= min_effect ? " ▲ slower" : change <= -min_effect ? " ▼ faster" : " = same");
 }
 
-// What the cells hold, true of every cell of the table.
+// What the cells hold, true of every cell of the table; `first_label` is
+// Markdown already.
 std::string cells_note(const json& scenarios, const std::string& first_label) {
   std::size_t with_cpu = 0;
   for (const auto& row : scenarios)
@@ -182,6 +186,10 @@ void check_shape(const json& j) {
   const auto counted = [](std::size_t n, const char* thing) {
     return std::to_string(n) + " " + thing + (n == 1 ? "" : "s");
   };
+  // A file of another schema is not read as this one.
+  const std::string schema = j.value("schema", std::string(kComparisonSchema));
+  if (schema != kComparisonSchema)
+    throw std::runtime_error("\"schema\" is \"" + schema + "\": this heapline-bench reads \"" + kComparisonSchema + "\"");
   const int rounds = whole_count(j, "rounds");
   const auto& builds = j.at("builds");
   for (const auto& row : j.at("scenarios")) {
@@ -204,7 +212,7 @@ void check_shape(const json& j) {
 
 ordered_json comparison_json(const Comparison& c) {
   ordered_json out;
-  out["schema"] = "heapline-comparison/1";
+  out["schema"] = kComparisonSchema;
   out["measured_at"] = c.measured_at;
   out["rounds"] = c.rounds;
   out["runs"] = c.runs;
@@ -256,9 +264,14 @@ ordered_json comparison_json(const Comparison& c) {
   return out;
 }
 
+// Every text of the file reaches the page through markdown_text or
+// markdown_code (escaping.h), as the store's texts do: the file is tracked
+// and editable, and a label holding '|', '<img ...>' or a newline split the
+// table or put live HTML into the published page.
 std::string comparison_markdown_from_json(const json& j) {
   check_shape(j);
   std::ostringstream out;
+  const auto text = [](const json& value) { return markdown_text(value.get<std::string>()); };
   const auto& builds = j.at("builds");
   const json absent = j.value("absent", json::array());
   bool any_cpu = false, any_instructions = false;
@@ -268,8 +281,8 @@ std::string comparison_markdown_from_json(const json& j) {
       any_instructions |= instructions_overhead_of(result).has_value() || result.contains("instructions_not_counted");
     }
   out << "| Scenario | Figure |";
-  for (const auto& b : builds) out << ' ' << b.at("label").get<std::string>() << " |";
-  for (const auto& a : absent) out << ' ' << a.at("label").get<std::string>() << " |";
+  for (const auto& b : builds) out << ' ' << text(b.at("label")) << " |";
+  for (const auto& a : absent) out << ' ' << text(a.at("label")) << " |";
   out << "\n|---|---|";
   for (std::size_t i = 0; i < builds.size() + absent.size(); ++i) out << "---:|";
   out << "\n";
@@ -277,14 +290,15 @@ std::string comparison_markdown_from_json(const json& j) {
     const auto& results = row.at("results");
     for (Figure figure : {Figure::wall, Figure::cpu}) {
       if (figure == Figure::cpu && !any_cpu) continue;
-      out << "| `" << row.at("name").get<std::string>() << "` | " << figure_name(figure) << " |";
+      out << "| " << markdown_code(row.at("name").get<std::string>()) << " | " << figure_name(figure) << " |";
       for (std::size_t b = 0; b < results.size(); ++b)
         out << ' ' << cell_text(results[b], results[0], b == 0, figure) << " |";
       for (std::size_t i = 0; i < absent.size(); ++i) out << " absent |";
       out << "\n";
     }
     if (any_instructions) {
-      out << "| `" << row.at("name").get<std::string>() << "` | " << figure_name(Figure::instructions) << " |";
+      out << "| " << markdown_code(row.at("name").get<std::string>()) << " | " << figure_name(Figure::instructions)
+          << " |";
       for (std::size_t b = 0; b < results.size(); ++b)
         out << ' ' << instructions_cell_text(results[b], results[0], b == 0) << " |";
       for (std::size_t i = 0; i < absent.size(); ++i) out << " absent |";
@@ -292,15 +306,15 @@ std::string comparison_markdown_from_json(const json& j) {
     }
   }
   const int rounds = whole_count(j, "rounds");
-  out << "\nMeasured on " << j.at("machine").at("description").get<std::string>() << ", on "
-      << j.at("measured_at").get<std::string>().substr(0, 10) << ", with `heapline-bench compare`: "
+  out << "\nMeasured on " << text(j.at("machine").at("description")) << ", on "
+      << markdown_text(j.at("measured_at").get<std::string>().substr(0, 10)) << ", with `heapline-bench compare`: "
       << whole_count(j, "runs") << " interleaved runs per side and point, each figure the median of " << rounds
       << (rounds == 1 ? " round" : " rounds") << " that alternate the builds";
   const double scale = j.value("scale", 1.0);
   if (scale != 1.0) out << ", operation counts scaled by " << scale;
-  out << ". " << cells_note(j.at("scenarios"), builds.at(0).at("label").get<std::string>()) << "\n";
+  out << ". " << cells_note(j.at("scenarios"), text(builds.at(0).at("label"))) << "\n";
   for (const auto& b : builds) {
-    if (b.contains("note")) out << "\n" << b.at("label").get<std::string>() << ": " << b.at("note").get<std::string>() << "\n";
+    if (b.contains("note")) out << "\n" << text(b.at("label")) << ": " << text(b.at("note")) << "\n";
   }
   for (std::size_t b = 0; b < builds.size(); ++b) {
     // Why a build's instructions were not counted: said once, from its first
@@ -308,13 +322,13 @@ std::string comparison_markdown_from_json(const json& j) {
     for (const auto& row : j.at("scenarios")) {
       const auto& result = row.at("results").at(b);
       if (!result.contains("instructions_not_counted")) continue;
-      out << "\n" << builds[b].at("label").get<std::string>() << ": instructions not counted: "
-          << result.at("instructions_not_counted").get<std::string>() << "\n";
+      out << "\n" << text(builds[b].at("label")) << ": instructions not counted: "
+          << text(result.at("instructions_not_counted")) << "\n";
       break;
     }
   }
   for (const auto& a : absent) {
-    out << "\n" << a.at("label").get<std::string>() << ": absent, " << a.at("reason").get<std::string>() << "\n";
+    out << "\n" << text(a.at("label")) << ": absent, " << text(a.at("reason")) << "\n";
   }
   return out.str();
 }
