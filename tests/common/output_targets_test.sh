@@ -254,6 +254,23 @@ else
   fail "the good render failed: $(cat render-err)"
 fi
 
+# The mode of an output (every writer's, through the one rule): a new file
+# gets 0666 less the umask, as open(2) gives it (export's, profile's and the
+# pages were 0644 under umask 077), and a regular file replaced keeps its
+# own (a private file came back world-readable).
+mkdir modes
+(umask 077 && "$bench" export --store render-store --out modes/new.csv >out 2>err) || fail "export under umask 077: $(cat err)"
+(umask 077 && "$bench" render --store render-store --out modes/page --no-plots >out 2>err) ||
+  fail "render under umask 077: $(cat err)"
+for file in modes/new.csv modes/page/performance.md modes/page/scenarios.md; do
+  [[ $(stat -c %a "$file") == 600 ]] || fail "$file under umask 077: mode $(stat -c %a "$file"), expected 600"
+done
+echo old >modes/kept.csv
+chmod 640 modes/kept.csv
+"$bench" export --store render-store --out modes/kept.csv >out 2>err || fail "export over a 640 file: $(cat err)"
+[[ $(stat -c %a modes/kept.csv) == 640 ]] || fail "a replaced 640 file: mode $(stat -c %a modes/kept.csv)"
+[[ $(head -c 3 modes/kept.csv) != old ]] || fail "a replaced 640 file: not replaced"
+
 if ((failures > 0)); then
   echo "$failures failure(s)"
   exit 1

@@ -21,7 +21,9 @@
 //    name the filesystem takes has room for it), written whole and renamed
 //    into place only when every output of the command is written: a full
 //    disk or a file size limit leaves the earlier files as they were, and a
-//    reader never sees half a file.
+//    reader never sees half a file;
+//  - a new file gets the mode open(2) would give it (0666 less the umask),
+//    a file replaced keeps its own.
 // "-" is standard output only where an option says so; the caller writes
 // it (through the door of printed lines where it is a terminal).
 #pragma once
@@ -79,6 +81,31 @@ inline int write_all(int fd, std::string_view bytes) {
     written += static_cast<std::size_t>(n);
   }
   return 0;
+}
+
+// This process's umask, read without changing it (umask(2) sets it to
+// read it, which another thread could see in between).
+inline mode_t process_umask() {
+  if (std::FILE* status = std::fopen("/proc/self/status", "re")) {
+    char line[256];
+    unsigned mask = 0;
+    bool found = false;
+    while (!found && std::fgets(line, sizeof line, status) != nullptr) found = std::sscanf(line, "Umask: %o", &mask) == 1;
+    std::fclose(status);
+    if (found) return static_cast<mode_t>(mask);
+  }
+  const mode_t mask = ::umask(022);
+  ::umask(mask);
+  return mask;
+}
+
+// The mode of the file written at `path`: the regular file it replaces
+// keeps its permissions; a new file gets 0666 less the umask, as open(2)
+// would give it.
+inline mode_t mode_for(const std::string& path) {
+  struct stat replaced {};
+  if (::lstat(path.c_str(), &replaced) == 0 && S_ISREG(replaced.st_mode)) return replaced.st_mode & 0777;
+  return 0666 & ~process_umask();
 }
 
 inline std::string directory_of(const std::string& path) {
@@ -262,8 +289,11 @@ class OutputFiles {
       discard();
       throw OutputRefused(path + ": cannot be written: " + std::strerror(error) + "; nothing was replaced");
     }
-    // mkostemp makes the file 0600; what is written here is for every reader.
-    ::fchmod(fd, 0644);
+    // mkostemp makes the file 0600: the file gets the mode a new file of
+    // this user's gets (0666 less the umask), or keeps the one of the file
+    // it replaces (a profile a user made private stayed private after a
+    // rerun only by luck of the writer; 0644 made it world-readable).
+    ::fchmod(fd, output_detail::mode_for(path));
     if (::close(fd) != 0) {
       const int error = errno;
       discard();
