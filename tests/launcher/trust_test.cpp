@@ -25,6 +25,7 @@
 #include "report_summary.h"
 #include <heapline/report_reader.h>
 #include <heapline/terminal_text.h>
+#include <nlohmann/json.hpp>
 
 namespace fs = std::filesystem;
 using heapline::test::read_file;
@@ -71,6 +72,42 @@ TEST_F(Trust, ConvertNeverReplacesWhatIsNotARegularFile) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(fs::is_fifo(fifo));
   EXPECT_EQ(r.err, "heapline convert: -o " + fifo.string() + ": " + fifo.string() + " is a FIFO, not a regular file\n");
+}
+
+// convert's default output (the live file's name without .live) that holds
+// another process's report, or a file that is no report, is kept: refused,
+// status 2 (live files moved or copied between directories replaced a
+// report of another program without a word). The process's own report is
+// replaced, and -o names a file to replace on purpose.
+TEST_F(Trust, ConvertNeverReplacesAnotherProcesssReportByDefault) {
+  const fs::path live = aborted_live_file("a.json");
+  const fs::path report = dir_ / "a.json";
+  ASSERT_EQ(launch({"convert", live.string(), "-o", (dir_ / "own.json").string()}).exit_code, 0);
+  const std::string own = read_file(dir_ / "own.json");
+  nlohmann::json other = nlohmann::json::parse(own);
+  const int pid = other["pid"].get<int>();
+  other["pid"] = pid + 1;
+  other["exe"] = "/bin/other";
+  nlohmann::json earlier = nlohmann::json::parse(own);
+  earlier["start_unix_ns"] = earlier["start_unix_ns"].get<std::uint64_t>() - 1000000000;
+  for (const auto& [kept, said] :
+       std::vector<std::pair<std::string, std::string>>{
+           {other.dump(), report.string() + " holds the report of process " + std::to_string(pid + 1) + " (other)"},
+           {earlier.dump(), report.string() + " holds the report of an earlier process " + std::to_string(pid)},
+           {"hello", report.string() + " exists and is not a report of process " + std::to_string(pid)}}) {
+    std::ofstream(report) << kept;
+    RunResult r = launch({"convert", live.string()});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err.rfind("heapline convert: " + said, 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(": give another name with -o\n"), std::string::npos) << r.err;
+    EXPECT_EQ(read_file(report), kept);
+    EXPECT_TRUE(fs::exists(live));
+  }
+  std::ofstream(report) << own;
+  EXPECT_EQ(launch({"convert", live.string()}).exit_code, 0);
+  std::ofstream(report) << "hello";
+  EXPECT_EQ(launch({"convert", live.string(), "-o", report.string()}).exit_code, 0);
+  EXPECT_NE(read_file(report), "hello");
 }
 
 // A live file cut short (a copy that stopped) is refused with what its

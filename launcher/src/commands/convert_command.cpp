@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include <heapline/output_file.h>
+#include <heapline/report_reader.h>
 
 #include <heapline/option_checks.h>
 
@@ -22,6 +23,24 @@ namespace {
 // The bytes the library's writer adds to the report's name for its
 // temporary: ".<pid>.<16 hex digits>.tmp".
 constexpr std::size_t kTemporaryBytes = 29;
+
+// Why the default output `out`, which exists, is not this process's own
+// report to replace: another process's report, or a file that is no
+// report. "" when it is the report of the process `live` describes (the
+// same pid and start), or there is no file.
+std::string default_output_problem(const fs::path& out, const LiveHeader& live) {
+  std::error_code missing;
+  if (!fs::exists(fs::symlink_status(out, missing))) return "";
+  const ReportReading existing = read_report_file(out.string());
+  if (!existing) return out.string() + " exists and is not a report of process " + std::to_string(live.pid) + " (" +
+                        existing.error + ")";
+  const ParsedReport& report = *existing.report;
+  if (report.pid == live.pid && report.start_unix_ns == live.start_unix_ns) return "";
+  return out.string() + " holds the report of " +
+         (report.pid == live.pid ? "an earlier process " : "process ") + std::to_string(report.pid) + " (" +
+         terminal_text(fs::path(report.exe).filename().string(), 64) + "), not of the process " +
+         std::to_string(live.pid) + " whose live file this is";
+}
 
 struct ConvertOptions {
   std::string input, output;
@@ -53,6 +72,16 @@ int convert(const ConvertOptions& options) {
     }
     LiveFile file(input);
     const int pid = file.region().header.pid;
+    // The name made from the live file's may hold another process's report
+    // (live files moved or copied between directories, a CI artifact
+    // restored): replaced only when it is this process's own, never
+    // without a word.
+    if (!options.output_given) {
+      if (const std::string problem = default_output_problem(out, file.region().header); !problem.empty()) {
+        say("heapline convert", problem + ": give another name with -o");
+        return kUsageError;
+      }
+    }
     std::string why;
     auto mapped_by = find_live_file(pid, why);
     const bool running = mapped_by && fs::equivalent(*mapped_by, input);
