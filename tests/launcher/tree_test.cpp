@@ -143,6 +143,32 @@ TEST_F(Tree, AProcessThatChangesDirectoryBeforeExecIsInTheSummary) {
   }
 }
 
+// A command that puts a link, a FIFO or a directory at its own report's
+// name and dies: the launcher never reads through it (it read the link's
+// target as the report and lost the summary), converts the live file into
+// the name with the pid inserted, says so, and summarises the run.
+TEST_F(Tree, WhatTheCommandPutAtItsReportsNameIsNeverReadAsItsReport) {
+  for (const std::string& make : {std::string("ln -s victim.txt r.json; kill -9 $$"),
+                                  std::string("mkfifo r.json; kill -9 $$"), std::string("mkdir r.json; kill -9 $$"),
+                                  std::string("mkdir r.json")}) {
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "victim.txt") << "precious";
+    RunResult r = launch({"--out", "r.json", "--", "/bin/sh", "-c", make});
+    const std::string kind = make.rfind("ln", 0) == 0 ? "a symbolic link" : make.rfind("mkfifo", 0) == 0 ? "a FIFO" : "a directory";
+    EXPECT_TRUE(std::regex_search(r.err, std::regex("heapline: " + (dir_ / "r.json").string() + " is " + kind +
+                                                    R"(, not the command's report: its live file is converted into )" +
+                                                    (dir_ / "r").string() + R"(\.\d+\.json\n)")) ||
+                std::regex_search(r.err, std::regex("heapline: r.json is " + kind +
+                                                    R"(, not the command's report: its live file is converted into r\.\d+\.json\n)")))
+        << make << "\n" << r.err;
+    EXPECT_NE(r.err.find("heapline: report r."), std::string::npos) << make << "\n" << r.err;
+    EXPECT_EQ(r.err.find("no report from the command"), std::string::npos) << make << "\n" << r.err;
+    EXPECT_EQ(heapline::test::read_file(dir_ / "victim.txt"), "precious") << make;
+    EXPECT_TRUE(files_matching(dir_, R"(.*\.live)").empty()) << make << "\n" << r.err;
+  }
+}
+
 // --plot of a tree draws the tree: the sum and each process, not the
 // command's line alone (a flat line for a shell or a make).
 TEST_F(Tree, ThePlotOfATreeDrawsEveryProcessAndTheSum) {

@@ -20,6 +20,7 @@
 #include <iostream>
 #include <optional>
 
+#include <heapline/file_kind.h>
 #include <heapline/option_checks.h>
 #include <heapline/option_values.h>
 #include <heapline/output_file.h>
@@ -43,8 +44,20 @@ namespace heapline::launcher {
 
 namespace {
 
+// What is at `path` when it is not a regular file ("a symbolic link", "a
+// FIFO", "a directory"); "" when it is one, or nothing is there. The
+// library writes its report and live file as regular files only: anything
+// else at their names was put there by someone else, and is never read
+// through.
+std::string not_regular_at(const std::string& path) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0 || S_ISREG(info.st_mode)) return "";
+  return heapline::file_kind_name(info.st_mode);
+}
+
 // The heapline/1 report at `path` when it is process `pid`'s.
 std::optional<heapline::ParsedReport> report_of(const std::string& path, pid_t pid) {
+  if (!not_regular_at(path).empty()) return std::nullopt;
   heapline::ReportReading reading = heapline::read_report_file(path);
   if (!reading || reading.report->pid != pid) return std::nullopt;
   return std::move(reading.report);
@@ -57,6 +70,8 @@ std::string why_no_report(const std::string& path, pid_t pid, const std::string&
   const fs::path dir = file.parent_path();
   std::error_code error;
   if (fs::exists(fs::symlink_status(file, error))) {
+    if (const std::string kind = not_regular_at(file.string()); !kind.empty())
+      return file.string() + " is " + kind + ", not a report (the library writes regular files only)";
     const heapline::ReportReading reading = heapline::read_report_file(file.string());
     if (!reading) return reading.error;
     return file.string() + " is from an earlier run (pid " + std::to_string(reading.report->pid) +
@@ -293,13 +308,29 @@ void report_on_run(const Options& options, const ChildResult& child, RunIdentity
   for (const std::string& name : names) {
     const std::string live_path = name + ".live";
     std::error_code missing;
-    if (!fs::exists(live_path, missing) || report_of(name, child.pid)) continue;
+    if (!fs::exists(fs::symlink_status(live_path, missing)) || !not_regular_at(live_path).empty() ||
+        report_of(name, child.pid))
+      continue;
     try {
       LiveFile file(live_path);
       if (file.region().header.pid != child.pid) continue;  // another process's
+      // The report's name taken by what is not a regular file (the command
+      // put a link, a FIFO or a directory there before it died): the
+      // report goes to the name with its pid inserted, never through it.
+      std::string target = name;
+      if (const std::string kind = not_regular_at(name); !kind.empty()) {
+        target = pid_inserted_path(name, child.pid);
+        if (target == name || fs::exists(fs::symlink_status(target, missing))) {
+          say("heapline", "cannot convert " + live_path + ": " + name + " is " + kind + " and " + target +
+                              " is taken");
+          continue;
+        }
+        say("heapline", name + " is " + kind + ", not the command's report: its live file is converted into " +
+                            target);
+      }
       LiveSnapshot snapshot = take_snapshot(file, false);
       const int signal_number = child.exit_status > 128 ? child.exit_status - 128 : 0;
-      write_converted_report(file, snapshot, name, snapshot.exited ? "exit" : "without-exit", signal_number);
+      write_converted_report(file, snapshot, target, snapshot.exited ? "exit" : "without-exit", signal_number);
       fs::remove(live_path);
       if (snapshot.dropped_samples > 0) say("heapline", dropped_samples_note(snapshot));
       if (!options.quiet && signal_number > 0) {
