@@ -120,6 +120,37 @@ status=0
 "$bench" check --store "$work/store" --gate instructions --min-effect-instructions 1 --fail-on-regression \
   >"$work/gate" 2>/dev/null || status=$?
 [[ $status -eq 0 ]] || { echo "a 0.6-point instruction step below a 1-point minimum failed the run"; exit 1; }
+# A check never passes a gate in silence: a gated figure that no newest
+# point has (instructions counted without valgrind) is said, and when
+# nothing was judged at all (points of scenarios the catalogue does not
+# hold, renamed or removed) --fail-on-regression fails; those points are
+# said by check and by render, never left out without a word.
+mkdir -p "$work/uncounted" "$work/renamed"
+/usr/bin/python3 - "$work/store/points.jsonl" "$work" <<'PY'
+import json, sys
+points = [json.loads(line) for line in open(sys.argv[1])]
+with open(sys.argv[2] + "/uncounted/points.jsonl", "w") as out:
+    for p in points:
+        p = dict(p, instructions=None)
+        out.write(json.dumps(p) + "\n")
+with open(sys.argv[2] + "/renamed/points.jsonl", "w") as out:
+    for p in points:
+        out.write(json.dumps(dict(p, scenario="old-" + p["scenario"])) + "\n")
+PY
+status=0
+"$bench" check --store "$work/uncounted" --gate instructions --fail-on-regression >/dev/null 2>"$work/err" || status=$?
+[[ $status -eq 0 ]] || { echo "a gate of a figure never measured failed (status $status)"; cat "$work/err"; exit 1; }
+grep -q "^check: --gate instructions: no newest point of a scenario of the catalogue has an instruction figure" "$work/err" ||
+  { cat "$work/err"; exit 1; }
+status=0
+"$bench" check --store "$work/renamed" --fail-on-regression >/dev/null 2>"$work/err" || status=$?
+[[ $status -eq 1 ]] || { echo "points of no scenario of the catalogue passed the gate (status $status)"; exit 1; }
+grep -q "^check: --fail-on-regression: nothing was judged" "$work/err" || { cat "$work/err"; exit 1; }
+grep -q "^heapline-bench: warning: 86 point(s) of scenarios the catalogue does not hold (old-churn-1t: 16, old-churn-4t: 22, old-large-4t: 16, old-python: 16, old-resident-4t: 16) are judged by no verdict$" "$work/err" ||
+  { cat "$work/err"; exit 1; }
+"$bench" render --store "$work/renamed" --out "$work/renamed-page" --no-plots >/dev/null 2>"$work/err"
+grep -q "^heapline-bench: warning: 86 point(s) of scenarios the catalogue does not hold (.*) are not shown$" "$work/err" ||
+  { cat "$work/err"; exit 1; }
 if "$bench" check --store "$work/store" --gate cycles 2>"$work/err"; then echo "accepted --gate cycles"; exit 1; fi
 grep -q -- "--gate: must name wall, cpu or instructions, got 'cycles'" "$work/err"
 

@@ -25,8 +25,12 @@ run_suite "$work/without" "$work/empty-path" >"$work/out" 2>"$work/err" || { cat
 grep -q '### CPU time and instructions' "$work/gen/performance.md"
 grep -q '| `0123456` | [^|]* | [-+][0-9.]*% \[[^]]*\] · – | [-+][0-9.]*% \[[^]]*\] · – |' "$work/gen/performance.md" ||
   { cat "$work/gen/performance.md"; exit 1; }
-"$bench" check --store "$work/without" --fail-on-regression >"$work/check"
+# The gate of the default (instructions and cpu) judged cpu: it passes, and
+# says that the instruction figure was judged nowhere.
+"$bench" check --store "$work/without" --fail-on-regression >"$work/check" 2>"$work/check-err"
 if grep -q '| instructions' "$work/check"; then echo "a verdict on a figure the points do not have"; exit 1; fi
+grep -q -- "--gate instructions: no newest point of a scenario of the catalogue has an instruction figure" \
+  "$work/check-err" || { echo "an ungated instruction figure not said"; cat "$work/check-err"; exit 1; }
 
 # overhead --instructions says so too, and still prints its figure.
 env PATH="$work/empty-path" "$bench" overhead churn-1t "$(dirname "$bench")/libheapline.so" 1 --scale 0.0005 \

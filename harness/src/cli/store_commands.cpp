@@ -108,6 +108,8 @@ int run_render(const RenderCommandOptions& options) {
   const double seconds = stopwatch.lap();
 
   for (const auto& problem : history.problems) say("heapline-bench", "warning: " + problem.describe());
+  if (const std::string outside = points_outside(history, catalogue.names()); !outside.empty())
+    say("heapline-bench", "warning: " + outside + " are not shown");
   Say(std::cerr) << "render: " << history.entries.size() << " point(s), " << history.problems.size()
                  << " line(s) not shown, in " << static_cast<long>(seconds * 1000 + 0.5) << " ms\n";
   say_line(std::cout, "page:  " + terminal_text(result.page));

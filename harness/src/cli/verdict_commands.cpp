@@ -103,6 +103,22 @@ int run_check(const CheckOptions& options) {
   const std::vector<Figure> gated = gated_figures(options.rule);
   auto is_gated = [&](Figure f) { return std::find(gated.begin(), gated.end(), f) != gated.end(); };
   const auto verdicts = judge_newest(history, catalogue.names(), rule, calibrations);
+  if (const std::string outside = points_outside(history, catalogue.names()); !outside.empty())
+    say("heapline-bench", "warning: " + outside + " are judged by no verdict");
+  // A gated figure that no newest point has (instructions counted without
+  // valgrind on the machine) judged nothing: said; and a check that judged
+  // nothing at all (no newest point of a scenario of the catalogue) fails,
+  // never passes in silence.
+  for (Figure f : gated) {
+    if (!history.entries.empty() &&
+        std::none_of(verdicts.begin(), verdicts.end(), [&](const PointVerdict& v) { return v.figure == f; })) {
+      say("check", std::string("--gate ") + figure_name(f) + ": no newest point of a scenario of the catalogue has " +
+                       (f == Figure::instructions ? "an instruction figure (measured without valgrind?)"
+                                                  : std::string("a ") + figure_name(f) + " figure") +
+                       ": nothing was judged for it");
+    }
+  }
+  const bool judged_nothing = !history.entries.empty() && verdicts.empty();
   const auto changes = history_change_points(history, catalogue.names());
   const auto machines = machine_names(history);
 
@@ -160,7 +176,7 @@ int run_check(const CheckOptions& options) {
     const Accuracy& a = *newest->accuracy;
     const bool within = a.within_bound();
     if (!within) ++outside_bound;
-    accuracy_text << "| `" << name << "` | `" << short_commit(newest->commit) << "` | " << a.error_bytes() << " B | "
+    accuracy_text << "| " << markdown_code(name) << " | " << commit_code(newest->commit) << " | " << a.error_bytes() << " B | "
                   << a.bound_bytes << " B | **" << (within ? "within the bound" : "outside the bound") << "** |\n";
     if (!within && options.github) {
       Say(std::cout) << "::error title=Accuracy regression::"
@@ -201,7 +217,10 @@ int run_check(const CheckOptions& options) {
   if (regressions > 0) say("check", std::to_string(regressions) + " regression(s) of a gated figure");
   if (outside_bound > 0)
     say("check", std::to_string(outside_bound) + " scenario(s) with an error outside the stated bound");
-  return (regressions > 0 || outside_bound > 0) && options.fail_on_regression ? kExitRefused : kExitOk;
+  if (judged_nothing && options.fail_on_regression)
+    say("check", "--fail-on-regression: nothing was judged (no newest point of a scenario of the catalogue)");
+  return (regressions > 0 || outside_bound > 0 || judged_nothing) && options.fail_on_regression ? kExitRefused
+                                                                                                 : kExitOk;
 }
 
 int run_calibrate(const CalibrateOptions& options) {

@@ -6,6 +6,7 @@
 
 #include "heapline_bench/measurement/statistics.h"
 #include "heapline_bench/measurement/utc_time.h"
+#include "heapline_bench/text/text.h"
 
 namespace heapline::bench {
 
@@ -129,6 +130,21 @@ std::vector<std::string> machine_names(const History& history) {
     names.push_back(count == 1 ? name : name + " #" + std::to_string(count));
   }
   return names;
+}
+
+std::string points_outside(const History& history, const std::vector<std::string>& scenarios) {
+  std::map<std::string, int> outside;
+  int count = 0;
+  for (const HistoryEntry& entry : history.entries) {
+    if (std::find(scenarios.begin(), scenarios.end(), entry.scenario) != scenarios.end()) continue;
+    ++outside[entry.scenario];
+    ++count;
+  }
+  if (count == 0) return "";
+  std::string named;
+  for (const auto& [scenario, points] : outside)
+    named += (named.empty() ? "" : ", ") + printable(scenario) + ": " + std::to_string(points);
+  return std::to_string(count) + " point(s) of scenarios the catalogue does not hold (" + named + ")";
 }
 
 std::string machine_name_of(const HistoryEntry& entry, const std::vector<std::string>& names) {

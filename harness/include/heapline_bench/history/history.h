@@ -93,6 +93,13 @@ std::vector<std::string> machine_names(const History& history);
 // The name of an entry's machine, or "unknown machine" for a point without one.
 std::string machine_name_of(const HistoryEntry& entry, const std::vector<std::string>& names);
 
+// The points of `history` whose scenario is none of `scenarios` (a
+// scenario renamed or removed from the catalogue, another catalogue's), as
+// a warning says them: "3 point(s) of scenarios the catalogue does not hold
+// (old-name: 2, x: 1)"; "" when there are none. No page shows them and no
+// verdict judges them: they are said, never left out in silence.
+std::string points_outside(const History& history, const std::vector<std::string>& scenarios);
+
 // The entry of a point (figures only; the machine's description goes to
 // `machines`, indexed by fingerprint in `machine_index`).
 HistoryEntry history_entry(const Point& point, int line);
