@@ -35,6 +35,7 @@ grep -q "heapline $version" "$work/html/index.html" || { echo "index.html does n
 grep -q "Statistics" "$work/html/design.html"
 
 # A store with legacy points (imported) renders a table and plots.
+mkdir -p "$work/store"
 "$bench" import --store "$work/store" "$source_dir/tests/fixtures/legacy_points.jsonl" >/dev/null
 build_docs "$work/store"
 grep -q "+409.0%" "$work/html/performance.html"

@@ -11,6 +11,7 @@ trap 'rm -rf "$work"' EXIT
 fail() { printf 'FAIL: %s\n' "$*" >&2; exit 1; }
 
 commit=5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a
+mkdir -p "$work/store"
 "$bench" import --store "$work/store" "$source_dir/tests/fixtures/legacy_points.jsonl" >/dev/null
 "$bench" suite --store "$work/store" --only churn-1t --runs 2 --scale 0.0005 --commit "$commit" \
   --out "$work/page" >/dev/null 2>&1 || fail "the suite did not measure churn-1t"

@@ -13,7 +13,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 measure() {  # NAME ACCURACY_BUILD: a suite point of churn-4t, then check
-  mkdir -p "$work/$1"
+  mkdir -p "$work/$1/store"
   cp "$library" "$work/$1/libheapline.so"
   cp "$2" "$work/$1/libheapline_accuracy.so"
   "$bench" suite --lib "$work/$1/libheapline.so" --only churn-4t --runs 2 --scale 0.02 --no-instructions \
@@ -74,6 +74,7 @@ PY
 # An accuracy run that fails (here a build without the exact shadow in its
 # place) costs the point its accuracy figure, never the point.
 mkdir -p "$work/plain"
+mkdir -p "$work/plain/store"
 cp "$library" "$work/plain/libheapline.so"
 cp "$library" "$work/plain/libheapline_accuracy.so"
 "$bench" suite --lib "$work/plain/libheapline.so" --only churn-4t --runs 2 --scale 0.02 --no-instructions \

@@ -216,6 +216,7 @@ echo "check: ok"
 # check then reads (a calibrated noise larger than the history's never makes a
 # regression appear).
 calibrate() {
+mkdir -p "$work/cal"
 "$bench" calibrate --store "$work/cal" --only churn-1t,python --runs 2 --repeats 3 --scale 0.0005 \
   >"$work/cal.out" 2>"$work/cal.err" || { cat "$work/cal.err"; exit 1; }
 grep -q '| `churn-1t` | wall | ±' "$work/cal.out"

@@ -33,6 +33,7 @@ chmod +x "$work/bin/valgrind"
 export PATH=$work/bin:$PATH
 
 only=churn-1t,python
+mkdir -p "$work/store"
 VALGRIND_LOG=$work/suite.log "$bench" suite --store "$work/store" --out "$work/page" --no-plots --runs 1 \
   --scale 0.01 --only "$only" --commit 0123456789abcdef0123456789abcdef01234567 >/dev/null 2>"$work/suite.err" ||
   { cat "$work/suite.err"; fail "the suite"; }

@@ -41,6 +41,7 @@ grep -q "\"commit\": \"$commit\"" "$work/point.json" || fail "the point does not
 # 3. Not a checkout: the suite refuses in one line, before measuring.
 mkdir -p "$work/not-a-checkout"
 status=0
+mkdir -p "$work/store"
 "$bench" --source-dir "$work/not-a-checkout" suite --store "$work/store" --lib "$(dirname "$bench")/libheapline_null.so" \
   --only churn-1t --runs 1 --scale 0.0005 \
   --no-instructions --no-plots >"$work/out" 2>"$work/err" || status=$?

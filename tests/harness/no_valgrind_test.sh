@@ -11,6 +11,7 @@ mkdir -p "$work/empty-path"
 note='valgrind is not installed: the points have no instruction figure'
 
 run_suite() {  # STORE [PATH]
+  mkdir -p "$1"
   env PATH="${2:-$PATH}" "$bench" suite --store "$1" --out "$work/gen" --no-plots --scale 0.0005 --runs 1 \
     --only churn-1t,churn-4t --commit 0123456789abcdef0123456789abcdef01234567
 }

@@ -9,6 +9,7 @@ trap 'rm -rf "$work"' EXIT
 for i in $(seq 1 30); do
   printf '{"measured_at": "2025-01-%02dT10:00:00Z", "overhead": 4.%02d, "commit": "%040x"}\n' "$i" "$i" "$i"
 done >"$work/points.jsonl"
+mkdir -p "$work/store"
 "$bench" import --store "$work/store" "$work/points.jsonl" | grep -q "imported 30 point"
 
 # The rows of the first table only (the user's wall-clock table); the CPU and

@@ -6,6 +6,7 @@ bench=$1 source_dir=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+mkdir -p "$work/store" "$work/other" "$work/fresh-store" "$work/into"
 "$bench" import --store "$work/store" "$source_dir/tests/fixtures/legacy_points.jsonl" | grep -q "imported 4 point"
 "$bench" import --store "$work/store" "$source_dir/tests/fixtures/legacy_points.jsonl" | grep -q "imported 0 point"
 "$bench" validate --store "$work/store" | grep -q "4 valid point(s), 0 bad line(s)"

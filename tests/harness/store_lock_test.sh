@@ -14,6 +14,7 @@ legacy_points() {  # FIRST LAST: legacy points with distinct commits
 }
 legacy_points 1 4 >"$work/first.jsonl"
 legacy_points 5 8 >"$work/second.jsonl"
+mkdir -p "$work/store"
 "$bench" import --store "$work/store" "$work/first.jsonl" | grep -q "imported 4 point"
 store=$work/store/points.jsonl
 before=$(md5sum <"$store")

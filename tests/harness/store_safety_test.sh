@@ -82,6 +82,7 @@ for name in "${!lines[@]}"; do
   if "$bench" validate --store "$store" >/dev/null 2>"$work/validate"; then fail "$name: validate accepted it"; fi
   reason=$(sed -n 's/^.*points\.jsonl:2: //p' "$work/validate")
   [[ -n "$reason" ]] || fail "$name: validate named no line 2: $(cat "$work/validate")"
+  mkdir -p "$work/import-$name"
   if "$bench" import --store "$work/import-$name" "$store/points.jsonl" >/dev/null 2>"$work/import"; then fail "$name: import accepted it"; fi
   grep -qF "points.jsonl:2: $reason" "$work/import" || fail "$name: import's reason differs: $(cat "$work/import")"
   if "$bench" export --store "$store" >/dev/null 2>"$work/export"; then fail "$name: export accepted it"; fi
@@ -102,6 +103,23 @@ for command in validate render check export; do
   [[ $status -eq 1 && "$(cat "$work/err")" == "heapline-bench: no store directory at $work/missing (a mistyped --store?)." ]] ||
     fail "$command of a missing store: exit $status, '$(cat "$work/err")'"
   [[ ! -s "$work/out" ]] || fail "$command of a missing store printed: $(cat "$work/out")"
+done
+# The commands that append refuse a missing --store too, before their work,
+# and make no directory: a mistyped --store sent the points into a new
+# store that nothing reads.
+for command in import suite calibrate; do
+  case $command in
+    import) args=(import --store "$work/missing" "$work/full/points.jsonl") said="Nothing was imported." ;;
+    suite) args=(suite --store "$work/missing" --only churn-1t --runs 1 --scale 0.0005 --no-instructions --no-plots
+                 --commit 0123456) said="Nothing was measured." ;;
+    calibrate) args=(calibrate --store "$work/missing" --only churn-1t --runs 2 --repeats 3 --scale 0.0005
+                     --no-instructions) said="Nothing was measured." ;;
+  esac
+  status=0
+  "$bench" "${args[@]}" >"$work/out" 2>"$work/err" || status=$?
+  [[ $status -eq 1 && "$(cat "$work/err")" == "heapline-bench: no store directory at $work/missing (a mistyped --store? make the directory for a new store). $said" ]] ||
+    fail "$command into a missing store: exit $status, '$(cat "$work/err")'"
+  [[ ! -e "$work/missing" ]] || fail "$command made the missing store"
 done
 mkdir -p "$work/fifo"
 mkfifo "$work/fifo/points.jsonl"

@@ -14,6 +14,7 @@ set -euo pipefail
 bench=$1 case_name=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/store" "$work/failing"
 count() { grep -c . "$work/store/points.jsonl"; }
 
 # One scenario of the catalogue, measured as the suite measures it (timed

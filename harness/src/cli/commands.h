@@ -198,6 +198,13 @@ class Store;
 // points.jsonl is an empty store.
 Store existing_store(const std::string& option, const Locations& where);
 
+// The store that import, suite and calibrate append to: one named with
+// --store must exist (a mistyped --store sent the points into a new store
+// that nothing reads): refused (Refusal, one line ending with
+// `nothing_done`, "Nothing was measured."); the default, <work>/bench-data,
+// is made when the first point needs it.
+Store appendable_store(const std::string& option, const Locations& where, const std::string& nothing_done);
+
 // What to say of lines that could not be appended to the store (`why`): the
 // lines in full, and the file beside the store they were written to
 // (Store::keep_beside) with the command that adds them later (`later`,

@@ -64,6 +64,14 @@ Store existing_store(const std::string& option, const Locations& where) {
   return store;
 }
 
+Store appendable_store(const std::string& option, const Locations& where, const std::string& nothing_done) {
+  std::error_code ec;
+  if (!option.empty() && !std::filesystem::is_directory(option, ec))
+    throw Refusal("no store directory at " + option + " (a mistyped --store? make the directory for a new store). " +
+                  nothing_done);
+  return Store(store_directory(option, where));
+}
+
 std::string keep_unstored(const Store& store, const std::string& what, const std::string& lines, const std::string& why,
                           const std::string& later) {
   std::string message = what + " could not be stored: " + why + ".\nIn full:\n" + lines;
@@ -173,7 +181,7 @@ int run_export(const ExportOptions& options) {
 }
 
 int run_import(const ImportOptions& options) {
-  const Store store(store_directory(options.store, options.where));
+  const Store store = appendable_store(options.store, options.where, "Nothing was imported.");
   std::vector<Point> incoming_points;
   for (const auto& file : options.files) {
     StoreContents incoming;

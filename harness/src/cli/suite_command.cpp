@@ -44,9 +44,9 @@ int run_suite(const SuiteOptions& options) {
       throw Refusal(head.problem + ". Pass --commit COMMIT to name the commit measured. Nothing was measured.");
     commit = head.commit;
   }
-  const Store store(store_directory(options.render.store, options.where));
   // A store that cannot take the points would lose every measurement made
   // for it: find out before the first run.
+  const Store store = appendable_store(options.render.store, options.where, "Nothing was measured.");
   try {
     store.check_appendable();
   } catch (const std::runtime_error& e) {

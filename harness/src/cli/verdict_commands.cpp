@@ -228,7 +228,7 @@ int run_calibrate(const CalibrateOptions& options) {
   const std::vector<const Scenario*> selected = selected_scenarios(catalogue, options.only);
   const VerdictRule rule = verdict_rule(options.rule, static_cast<int>(catalogue.scenarios.size()));
   const std::string library = resolved_library(options.library, options.where);
-  const Store store(store_directory(options.store, options.where));
+  const Store store = appendable_store(options.store, options.where, "Nothing was measured.");
   try {
     store.check_appendable();
   } catch (const std::runtime_error& e) {
