@@ -347,6 +347,33 @@ TEST_F(ProfileCli, KilledProcessKeepsItsPeakProfileInTheLiveFile) {
   const RunResult text = run({kLauncher, "profile", "converted.json"}, options());
   ASSERT_EQ(text.exit_code, 0) << text.err;
   expect_sites_in_order(text.out);
+  // It never exited: no exit profile, said as such ("no sampled block was
+  // live at exit" was said of a process killed holding 100 MiB).
+  const RunResult at_exit = run({kLauncher, "profile", "converted.json", "--at", "exit"}, options());
+  EXPECT_EQ(at_exit.exit_code, 1);
+  EXPECT_EQ(at_exit.err, "heapline profile: converted.json: no exit profile (the process ended without exit); --at "
+                         "peak shows its latest peak profile\n");
+}
+
+// A report without "sampling" says why as the report tells it: converted
+// from a live file that kept none (the sampler off, or the process killed
+// before a sample), or written by a heapline without the sampler; never a
+// claim about the heapline of a report the sampler made.
+TEST_F(ProfileCli, AReportWithoutSamplingSaysWhyAsTheReportTellsIt) {
+  nlohmann::json written = read_json(report());
+  for (const char* key : {"sampling", "peak_profile", "exit_profile"}) written.erase(key);
+  for (const auto& [ended, said] : std::vector<std::pair<std::string, std::string>>{
+           {"exit", "no heap profile (the report has no \"sampling\": written by a heapline without the sampler)"},
+           {"without-exit", "no heap profile (converted from a live file that kept none: the heap sampler was off, or "
+                            "the process ended before it kept a sample)"}}) {
+    nlohmann::json edited = written;
+    edited["ended"] = ended;
+    if (ended != "exit") edited["last_sample_ns"] = edited["duration_ns"];
+    std::ofstream(dir_ / "edited.json") << edited.dump();
+    const RunResult refused = run({kLauncher, "profile", "edited.json"}, options());
+    EXPECT_EQ(refused.exit_code, 1) << ended;
+    EXPECT_EQ(refused.err, "heapline profile: edited.json: " + said + "\n") << ended;
+  }
 }
 
 // Only a symbol that starts with _Z is a mangled C++ name: C functions named

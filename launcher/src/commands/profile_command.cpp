@@ -34,11 +34,29 @@ struct ProfileOptions {
   std::size_t sites = kDefaultSites;  // text: how many sites
 };
 
-// The profile asked for, or why there is none.
+// The profile asked for, or why there is none: each reason as the report
+// tells it, never a guess (a report converted from a live file has no
+// "sampling" whether the sampler was off or the process died before it
+// kept a sample; a process that never exited has no exit profile).
 const ProfileData& chosen_profile(const ParsedReport& report, const std::string& at) {
   const std::string& path = report.path;
-  if (!report.sampling) throw std::runtime_error(path + ": no heap profile (written by a heapline without the sampler)");
+  if (!report.sampling) {
+    if (!report.ended_by_exit()) {
+      throw std::runtime_error(path + ": no heap profile (converted from a live file that kept none: the heap "
+                                      "sampler was off, or the process ended before it kept a sample)");
+    }
+    throw std::runtime_error(path + ": no heap profile (the report has no \"sampling\": written by a heapline "
+                                    "without the sampler)");
+  }
   if (report.sampling->mean_bytes == 0) throw std::runtime_error(path + ": no heap profile (the heap sampler was off: run with heapline --profile, or HEAPLINE_SAMPLE=on)");
+  if (at == "exit" && !report.ended_by_exit()) {
+    const std::string how =
+        report.ended == kEndedRunning
+            ? "the process was still running when its live file was converted"
+            : "the process ended without exit" +
+                  (report.signal > 0 ? " (signal " + std::to_string(report.signal) + ")" : std::string());
+    throw std::runtime_error(path + ": no exit profile (" + how + "); --at peak shows its latest peak profile");
+  }
   const std::optional<ProfileData>& profile =
       at == "exit" ? report.sampling->exit_profile : report.sampling->peak_profile;
   if (!profile) {
