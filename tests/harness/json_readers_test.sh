@@ -74,6 +74,8 @@ for entry in "${line_contents[@]}"; do
   printf '%s\n' "$content" >store/calibration.jsonl
   IFS='|' read -r _ _ pattern <<<"$entry"
   check "calibration $name" "calibration.jsonl:1" "$pattern" any -- "$bench" check --store store
+  # validate checks the calibration too: it is part of the store.
+  check "calibration $name, validate" "calibration.jsonl:1" "$pattern" 1 -- "$bench" validate --store store
   rm -f store/calibration.jsonl
 done
 # A field of the wrong type is named, in the project's words.

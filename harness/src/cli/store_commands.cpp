@@ -142,7 +142,18 @@ int run_validate(const ValidateOptions& options) {
   }
   Say(std::cout) << terminal_text(store.points_path()) << ": " << valid << " valid point(s), "
                  << problems.size() - duplicates << " bad line(s), " << duplicates << " duplicate(s)\n";
-  return problems.empty() ? kExitOk : kExitRefused;
+  // The store's calibration is part of it (calibrate appends there, check
+  // reads it): its lines are checked by the same rules.
+  std::vector<std::string> calibration_problems;
+  std::size_t calibrations = 0;
+  std::error_code missing;
+  if (std::filesystem::exists(store.calibration_path(), missing)) {
+    calibrations = read_calibrations(store.calibration_path(), calibration_problems).size();
+    for (const auto& problem : calibration_problems) say_line(std::cerr, problem);
+    Say(std::cout) << terminal_text(store.calibration_path()) << ": " << calibrations << " calibration(s), "
+                   << calibration_problems.size() << " bad line(s)\n";
+  }
+  return problems.empty() && calibration_problems.empty() ? kExitOk : kExitRefused;
 }
 
 int run_export(const ExportOptions& options) {
