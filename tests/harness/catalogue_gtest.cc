@@ -128,8 +128,9 @@ TEST(Catalogue, CommandsFromIsAFileBesideTheCatalogue) {
 // file"), one whose commands_from has one of its own, another schema, a
 // scale_arg that is no word after the program (-1 left --scale unapplied
 // while the point recorded it), a field of the wrong type named (not
-// nlohmann's "[json.exception.type_error.302]"), and a text of the file
-// escaped once (a newline was shown as \x5cx0a).
+// nlohmann's "[json.exception.type_error.302]"), an env that sets
+// LD_PRELOAD (preloaded beside the library measured), and a text of the
+// file escaped once (a newline was shown as \x5cx0a).
 TEST(Catalogue, EachFaultOfACatalogueIsSaidAsItIs) {
   char dir_template[] = "/tmp/catalogue-XXXXXX";
   ASSERT_NE(::mkdtemp(dir_template), nullptr);
@@ -184,6 +185,9 @@ TEST(Catalogue, EachFaultOfACatalogueIsSaidAsItIs) {
   EXPECT_EQ(refusal(R"({"scenarios": [{"name": "a", "command": "x 1"}]})"),
             "scenario catalogue c.json: scenario a: field \"command\" must be an array of strings, got a string");
   EXPECT_EQ(refusal(R"({"scenarios": [7]})"), "scenario catalogue c.json: scenario 1 must be a JSON object, got a whole number");
+  EXPECT_EQ(refusal(R"({"scenarios": [{"name": "a", "command": ["x"], "env": {"LD_PRELOAD": "/evil.so"}}]})"),
+            "scenario catalogue c.json: a: env may not set LD_PRELOAD (the measurement preloads the library it "
+            "measures)");
   EXPECT_EQ(refusal(R"({"scenarios": [{"name": "a", "command": ["x"], "shows": "line\nbreak"}]})"),
             "scenario catalogue c.json: a: shows holds a control character ('line\\x0abreak')");
 }

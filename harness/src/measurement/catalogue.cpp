@@ -161,6 +161,11 @@ Catalogue parse_catalogue(const std::string& json_text, const std::string& origi
       plain(value, "the value of " + variable);
       if (variable.empty() || variable.find('=') != std::string::npos)
         throw fail(name + ": env variable names must be non-empty, without '=' ('" + variable + "')");
+      // What is preloaded is the measurement's own choice (the library, or
+      // none): a scenario's LD_PRELOAD was preloaded beside it, and a
+      // failure blamed on heapline was the other library's.
+      if (variable == "LD_PRELOAD")
+        throw fail(name + ": env may not set LD_PRELOAD (the measurement preloads the library it measures)");
     }
     if (scenario.scale_arg < -1 || scenario.scale_arg >= static_cast<int>(scenario.command.size()) ||
         (!scenario.instructions_command.empty() &&
