@@ -145,6 +145,10 @@ int heapline_main(int argc, char** argv) {
     say("heapline", missing_value + " (heapline run --help: the options)");
     return kUsageError;
   }
+  if (const std::string refused = heapline::option_checks::empty_flag_value(heapline, words); !refused.empty()) {
+    say("heapline", refused + " (heapline run --help: the options)");
+    return kUsageError;
+  }
   try {
     heapline.parse(words);
   } catch (const CLI::CallForHelp&) {

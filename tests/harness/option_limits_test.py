@@ -200,12 +200,13 @@ def main():
                         problems.append(f"{shown}: took {value!r}, which its rule refuses (status "
                                         f"{result.returncode}): {result.stderr.strip()[:200]}")
         # A flag takes no value: CLI11's own spellings of true and false
-        # (0, no, yes, off) would set it without any setting's rule.
+        # (0, no, yes, off) would set it without any setting's rule, and an
+        # empty one (--profile=) was taken as the flag.
         flagged = 0
         for program, subcommand in base:
             for flag in flags(program, subcommand):
                 flagged += 1
-                for value in ("0", "no", "yes", "off"):
+                for value in ("0", "no", "yes", "off", ""):
                     args = command(program, subcommand, f"{flag}={value}", None)
                     result = subprocess.run([program, *args], capture_output=True, text=True, timeout=60)
                     checked += 1

@@ -144,6 +144,30 @@ inline CLI::Validator name() {
 // refused (refusal_text says so).
 inline void flags_take_no_value(CLI::App& app) { app.option_defaults()->disable_flag_override(); }
 
+// Whether `name` ("--profile") is a flag of `app` or of one of its
+// subcommands, at any depth.
+inline bool is_flag_of(const CLI::App& app, const std::string& name) {
+  // A flag expects no value (CLI11's expected(0)).
+  if (const CLI::Option* option = app.get_option_no_throw(name); option != nullptr && option->get_expected_max() == 0)
+    return true;
+  for (const CLI::App* subcommand : app.get_subcommands([](const CLI::App*) { return true; }))
+    if (is_flag_of(*subcommand, name)) return true;
+  return false;
+}
+
+// The refusal of a flag given an empty value among `words` (the program's
+// own words, before `--`): CLI11 takes `--profile=` as the flag given, past
+// the rule above. "" when there is none.
+inline std::string empty_flag_value(const CLI::App& app, const std::vector<std::string>& words) {
+  for (const std::string& word : words) {
+    if (word == "--") break;
+    if (word.size() < 4 || word.rfind("--", 0) != 0 || word.back() != '=') continue;
+    const std::string flag = word.substr(0, word.size() - 1);
+    if (is_flag_of(app, flag)) return flag + ": a flag takes no value (give " + flag + " alone)";
+  }
+  return "";
+}
+
 // The line for a refusal of `program`'s command line: CLI11's own, but for
 // a flag given a value, which CLI11 calls "a disallowed flag override", and
 // a word where the subcommand goes that names none, which CLI11 calls "A

@@ -368,6 +368,11 @@ std::optional<int> parse_command_line(int argc, char** argv, std::function<int()
       ->check(check::commit);
   export_cmd->add_option("--out", export_.out, "File to write (default: standard output)")->check(check::text);
 
+  if (const std::string refused = heapline::option_checks::empty_flag_value(app, std::vector<std::string>(argv + 1, argv + argc));
+      !refused.empty()) {
+    say("heapline-bench", refused + " (heapline-bench --help: the options)");
+    return kExitUsage;
+  }
   try {
     app.parse(argc, argv);
     check::relations(overhead.precision, overhead.runs);
