@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -557,20 +558,52 @@ ChildResult run_command(const std::vector<std::string>& command, const std::func
   return {status_of(wait_status), true, pid, keeper, children_running()};
 }
 
-int run_helper(const std::vector<std::string>& command) {
+HelperResult run_helper(const std::vector<std::string>& command) {
+  HelperResult result;
+  result.wait_status = 127 << 8;  // as a process that could not be started ends
   std::vector<std::string> storage = command;
   std::vector<char*> argv = to_argv(storage);
+  int said[2];
+  if (::pipe2(said, O_CLOEXEC) != 0) return result;
   pid_t pid = fork();
-  if (pid < 0) return 127;
+  if (pid < 0) {
+    ::close(said[0]);
+    ::close(said[1]);
+    return result;
+  }
   if (pid == 0) {
     // The helper writes nothing of interest on stdout; keep the command's
     // stdout clean of it.
     int null = open("/dev/null", O_WRONLY);
     if (null >= 0) dup2(null, STDOUT_FILENO);
+    dup2(said[1], STDERR_FILENO);
     execvp(argv[0], argv.data());
     _exit(127);
   }
-  return status_of(wait_for(pid));
+  ::close(said[1]);
+  // Read to the end whatever its length (a full pipe would stop the
+  // helper); the first kHelperSaidBytes are kept.
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(said[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    const std::size_t room = kHelperSaidBytes - std::min(kHelperSaidBytes, result.said.size());
+    result.said.append(buffer, std::min(room, static_cast<std::size_t>(n)));
+  }
+  ::close(said[0]);
+  result.wait_status = wait_for(pid);
+  return result;
+}
+
+std::string how_it_ended(int wait_status) {
+  if (WIFEXITED(wait_status)) return "exit status " + std::to_string(WEXITSTATUS(wait_status));
+  if (WIFSIGNALED(wait_status)) {
+    const int signal_number = WTERMSIG(wait_status);
+    const char* name = ::strsignal(signal_number);
+    return "killed by signal " + std::to_string(signal_number) + (name != nullptr ? " (" + std::string(name) + ")" : "");
+  }
+  return "wait status " + std::to_string(wait_status);
 }
 
 }  // namespace heapline::launcher

@@ -26,6 +26,8 @@
 // runs then (and with --follow command) is released, left to run.
 #pragma once
 
+#include <sys/wait.h>
+
 #include <functional>
 #include <string>
 #include <sys/types.h>
@@ -78,9 +80,23 @@ std::string why_preload_cannot_apply(const std::string& program);
 // "" when `path` is an ELF shared object; else what it is instead.
 std::string shared_object_problem(const std::string& path);
 
-// Runs a helper (gnuplot) and waits; returns its exit status, 127 when it
-// could not be started.
-int run_helper(const std::vector<std::string>& argv);
+// How a helper run by run_helper ended, and what it wrote on stderr.
+struct HelperResult {
+  int wait_status = 0;  // as waitpid gives it; an exit status of 127: it could not be started
+  std::string said;     // its stderr, at most kHelperSaidBytes of it
+  bool exited(int status) const { return WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == status; }
+};
+constexpr std::size_t kHelperSaidBytes = 16384;
+
+// Runs a helper (gnuplot) and waits, its stdout to /dev/null and its
+// stderr captured: a helper's text reaches the terminal only through the
+// door of printed lines (gnuplot echoes script lines and file names, which
+// can hold anything).
+HelperResult run_helper(const std::vector<std::string>& argv);
+
+// "exit status 1", "killed by signal 25 (File size limit exceeded)": how a
+// process ended, from its wait status.
+std::string how_it_ended(int wait_status);
 
 // The command's path as execvp finds it: `program` itself when it holds a
 // slash, else the first executable regular file of that name on PATH; ""

@@ -376,18 +376,21 @@ PlotFiles write_tree_plot_files(const std::vector<TreeReport>& tree, const fs::p
   return files;
 }
 
-std::string render_plot(const PlotFiles& files, const std::string& output, heapline::OutputFiles& outputs) {
-  int status = run_helper({"gnuplot", files.script.string()});
+std::string render_plot(const PlotFiles& files, const std::string& output, heapline::OutputFiles& outputs,
+                        std::string& gnuplot_said) {
+  const HelperResult gnuplot = run_helper({"gnuplot", files.script.string()});
   std::error_code ignored;
-  if (status == 127) {
+  if (gnuplot.exited(127)) {
     fs::remove_all(files.directory, ignored);
     return "gnuplot not found on PATH; no plot written (install gnuplot or gnuplot-nox)";
   }
   std::string bytes, error;
-  if (status == 0) bytes = RegularFile::open(files.image.string()).read_all(std::size_t{1} << 30, error);
+  const bool succeeded = gnuplot.exited(0);
+  if (succeeded) bytes = RegularFile::open(files.image.string()).read_all(std::size_t{1} << 30, error);
   const ImageFormat format = plot_format_for(output) == PlotFormat::kPng ? ImageFormat::kPng : ImageFormat::kSvg;
-  if (status != 0 || !error.empty() || !image_is_whole(bytes, format)) {
-    return "gnuplot failed (" + (status != 0 ? "exit status " + std::to_string(status) : "the picture it drew is not whole") +
+  if (!succeeded || !error.empty() || !image_is_whole(bytes, format)) {
+    gnuplot_said = gnuplot.said;
+    return "gnuplot failed (" + (!succeeded ? how_it_ended(gnuplot.wait_status) : "the picture it drew is not whole") +
            "); no plot written, script kept in " + files.script.string();
   }
   try {

@@ -62,6 +62,9 @@ PlotFiles write_tree_plot_files(const std::vector<TreeReport>& tree, const std::
 // in `outputs` before the command ran) by the output rule, when it is whole
 // (heapline/plot_image.h). Returns "" or a message for stderr; the
 // temporary directory is removed, except the script when gnuplot failed.
-std::string render_plot(const PlotFiles& files, const std::string& output, heapline::OutputFiles& outputs);
+// What a failed gnuplot wrote on stderr goes to `gnuplot_said`, never to
+// the terminal as it is.
+std::string render_plot(const PlotFiles& files, const std::string& output, heapline::OutputFiles& outputs,
+                        std::string& gnuplot_said);
 
 }  // namespace heapline::launcher

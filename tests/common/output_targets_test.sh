@@ -224,6 +224,24 @@ code=$?
 [[ $code == 3 ]] || fail "refused plot: exit $code, expected the command's 3"
 grep -q "^heapline: gnuplot failed (exit status 1); no plot written" err || fail "refused plot: not said: $(cat err)"
 [[ $(cat p.png) == "earlier plot" ]] || fail "refused plot: the earlier plot was replaced"
+# What gnuplot writes goes through the door of printed lines, indented under
+# the launcher's line: no escape reaches the terminal, no line of it passes
+# for heapline's (its stderr was the terminal's).
+printf '#!/bin/sh
+printf "\033[2Jfake gnuplot error\nheapline: forged\n" >&2
+exit 1
+' >fakebin/gnuplot
+PATH="$work/fakebin:$PATH" "$heapline" --plot p.png -- /bin/sh -c 'exit 3' >out 2>err
+grep -q "^    heapline: forged$" err || fail "gnuplot's words not indented: $(cat -A err)"
+grep -qxF '    \x1b[2Jfake gnuplot error' err || fail "gnuplot's escape not shown as text: $(cat -A err)"
+if grep -q $'\e' err || grep -q "^heapline: forged" err; then fail "gnuplot's words reached the terminal raw: $(cat -A err)"; fi
+# A gnuplot killed by a signal is said so, not as an exit status 128 + N.
+printf '#!/bin/sh
+kill -s TERM $$
+' >fakebin/gnuplot
+PATH="$work/fakebin:$PATH" "$heapline" --plot p.png -- /bin/sh -c 'exit 3' >out 2>err
+grep -q "^heapline: gnuplot failed (killed by signal 15 (Terminated)); no plot written" err ||
+  fail "a killed gnuplot: $(cat err)"
 
 # render on a full disk (a file size limit) after a good render: it fails
 # in one line and every file of the earlier render is as it was.
@@ -250,6 +268,17 @@ EOF
   [[ $code == 1 ]] || fail "render with a cut gnuplot: exit $code"
   grep -q "the plots could not be drawn: gnuplot left .* cut short" err || fail "render with a cut gnuplot: $(cat err)"
   cmp -s before after || fail "render with a cut gnuplot changed the earlier render: $(diff before after)"
+  # A gnuplot that fails saying a line that reads like heapline-bench's:
+  # indented under render's own line, its escape shown as text.
+  printf '#!/bin/sh
+printf "\033[2Jfake gnuplot error\nheapline-bench: forged\n" >&2
+exit 1
+' >fakebin/gnuplot
+  PATH="$work/fakebin:$PATH" "$bench" render --store render-store --out good >out 2>err
+  grep -q "^    heapline-bench: forged$" err || fail "render: gnuplot's words not indented: $(cat -A err)"
+  if grep -q $'\e' err || grep -q "^heapline-bench: forged" err; then
+    fail "render: gnuplot's words passed for its own: $(cat -A err)"
+  fi
 else
   fail "the good render failed: $(cat render-err)"
 fi

@@ -129,7 +129,7 @@ TEST_F(AccuracyRunTest, AFailedRunOrAReportWithoutTheExactPeakIsRefusedWithWhy) 
   runner_.status = 3;
   std::string why = refusal_of(runner_, request_);
   EXPECT_NE(why.find("the accuracy run of /bin/churn under /build/libheapline_accuracy.so "
-                     "failed: it exited with status 3:\nchurn: out of memory"),
+                     "failed: it exited with status 3:\n    churn: out of memory"),
             std::string::npos)
       << why;
   runner_.killed_by = SIGKILL;

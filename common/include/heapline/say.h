@@ -44,6 +44,20 @@ inline void say_lines(std::ostream& out, std::string_view lines) {
   out << shown;
 }
 
+// Another program's words (a failed command's stderr, gnuplot's errors)
+// under a line of the program's own: each line indented by four spaces, so
+// that none can pass for a line of ours ("heapline: ..."), the blank end
+// trimmed. Printed through say_lines, which escapes each line.
+inline std::string indented(std::string_view text) {
+  std::string out = "    ";
+  for (const char c : text) {
+    out += c;
+    if (c == '\n') out += "    ";
+  }
+  while (!out.empty() && (out.back() == ' ' || out.back() == '\n')) out.pop_back();
+  return out;
+}
+
 // Whole lines streamed together, printed through say_lines when the
 // statement ends:
 //   Say(std::cerr) << scenario << ": " << figure << "\n";

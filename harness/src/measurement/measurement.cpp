@@ -19,6 +19,7 @@
 
 #include <heapline/preload_check.h>
 #include <heapline/report_reader.h>
+#include <heapline/say.h>
 #include <heapline/shared_object.h>
 
 namespace heapline::bench {
@@ -33,15 +34,7 @@ std::string quoted_command(const std::vector<std::string>& argv) {
   return out;
 }
 
-std::string indented(const std::string& text) {
-  std::string out = "    ";
-  for (char c : text) {
-    out += c;
-    if (c == '\n') out += "    ";
-  }
-  while (!out.empty() && (out.back() == ' ' || out.back() == '\n')) out.pop_back();
-  return out;
-}
+using heapline::indented;
 
 std::string describe_failure(const MeasurementRequest& request, const PlannedRun& run, int run_number,
                              const RunResult& result) {

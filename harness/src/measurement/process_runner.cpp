@@ -19,6 +19,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <heapline/say.h>
+
 extern char** environ;
 
 namespace heapline::bench {
@@ -31,7 +33,9 @@ std::string how_it_ended(const RunResult& result) {
 }
 
 std::string how_it_ended_and_said(const RunResult& result) {
-  return how_it_ended(result) + (result.stderr_tail.empty() ? "" : ":\n" + result.stderr_tail);
+  // Its words under ours, indented (heapline/say.h): a line of gnuplot's
+  // reading "heapline-bench: ..." passed for the program's own.
+  return how_it_ended(result) + (result.stderr_tail.empty() ? "" : ":\n" + heapline::indented(result.stderr_tail));
 }
 
 namespace {

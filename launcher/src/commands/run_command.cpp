@@ -392,9 +392,14 @@ void report_on_run(const Options& options, const ChildResult& child, RunIdentity
       Symbolizer symbolizer;
       PlotFiles files = tree.size() > 1 ? write_tree_plot_files(tree, options.plot)
                                         : write_plot_files(report, options.plot, top_peak_site(report, symbolizer).value_or(""));
-      std::string problem = render_plot(files, options.plot_path, outputs);
+      std::string gnuplot_said;
+      std::string problem = render_plot(files, options.plot_path, outputs, gnuplot_said);
       if (!problem.empty()) {
         say("heapline", problem);
+        // gnuplot's own words, each line indented under the launcher's and
+        // shown as a terminal would print it literally: no line of it can
+        // pass for heapline's, or drive the terminal.
+        if (!gnuplot_said.empty()) say_lines(heapline::indented(gnuplot_said) + "\n");
       } else if (!options.quiet) {
         say("heapline", "plot " + options.plot);
       }
