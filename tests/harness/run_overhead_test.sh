@@ -35,6 +35,17 @@ PY
 aa=$("$run" --json churn-1t none 3 -- "$churn" 1 20000)
 /usr/bin/python3 -c 'import json,sys; p=json.loads(sys.argv[1]); assert p["library"]=="none", p' "$aa"
 
+# The library's settings come from the measurement alone: a shell that
+# exported HEAPLINE_PRECISION=exact measured in exact mode (a publish per
+# call) and stored the point as one of the defaults. The setting is left
+# out, and said once.
+exported=$(HEAPLINE_PRECISION=exact HEAPLINE_SAMPLE=on "$run" --json churn-1t "$bin_dir/libheapline.so" 2 -- "$churn" 1 20000 \
+  2>"$PWD/exported.err")
+/usr/bin/python3 -c 'import json,sys; p=json.loads(sys.argv[1]); r=p["library_report"]["publishes_per_1000_calls"]; assert r is not None and r < 100, r' "$exported"
+[[ $(grep -c "note: HEAPLINE_PRECISION, HEAPLINE_SAMPLE in the environment are not passed to the measured commands" "$PWD/exported.err") -eq 1 ]] ||
+  { echo "the settings left out were not said once:"; cat "$PWD/exported.err"; exit 1; }
+rm -f "$PWD/exported.err"
+
 # The catalogue's own command, scaled down.
 "$run" --scale 0.001 churn-1t "$null" 2 >/dev/null
 

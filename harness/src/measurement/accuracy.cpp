@@ -23,6 +23,7 @@ AccuracyRun measure_accuracy(ProcessRunner& runner, const AccuracyRequest& reque
   RunSpec spec;
   spec.argv = request.command;
   spec.env = request.env;
+  spec.settings_from_env_only = true;
   spec.env["LD_PRELOAD"] = request.library;
   spec.env["HEAPLINE_OUT"] = request.report_path;
   const RunResult result = runner.run(spec);

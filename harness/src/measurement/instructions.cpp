@@ -70,6 +70,7 @@ std::uint64_t count_once(ProcessRunner& runner, const InstructionRequest& reques
   spec.argv = {request.valgrind, "--tool=callgrind", "--callgrind-out-file=" + profile};
   spec.argv.insert(spec.argv.end(), request.command.begin(), request.command.end());
   spec.env = request.env;
+  spec.settings_from_env_only = true;
   // The report is not written: its cost depends on the timeline's length,
   // not on the library's per-call cost that this figure follows.
   spec.env["HEAPLINE_OUT"] = "off";

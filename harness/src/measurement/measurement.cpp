@@ -251,6 +251,7 @@ Measurement measure(ProcessRunner& runner, const MeasurementRequest& request, co
     RunSpec spec;
     spec.argv = request.command;
     spec.env = request.env;
+    spec.settings_from_env_only = true;
     spec.working_directory = request.working_directory;
     // heapline's own output files go to the scratch directory on both sides,
     // so the environment differs between the sides by LD_PRELOAD alone.

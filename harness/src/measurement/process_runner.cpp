@@ -19,6 +19,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <heapline/library_settings.h>
 #include <heapline/say.h>
 
 extern char** environ;
@@ -59,6 +60,21 @@ std::vector<std::string> child_environment(const RunSpec& spec) {
     std::string text = *entry;
     auto equals = text.find('=');
     if (equals != std::string::npos) env[text.substr(0, equals)] = text.substr(equals + 1);
+  }
+  if (spec.settings_from_env_only) {
+    std::string left_out;
+    for (const char* setting : heapline::kLibrarySettings) {
+      if (env.erase(setting) > 0) left_out += (left_out.empty() ? "" : ", ") + std::string(setting);
+    }
+    static bool said = false;
+    if (!left_out.empty() && !said) {
+      said = true;
+      heapline::say(std::cerr, "heapline-bench",
+                    "note: " + left_out + " in the environment " +
+                        (left_out.find(',') == std::string::npos ? "is" : "are") +
+                        " not passed to the measured commands: a point is measured with the library's defaults (a "
+                        "catalogue's env or compare --env sets a setting)");
+    }
   }
   for (const auto& [name, value] : spec.env) env[name] = value;
   if (!spec.ld_debug_output.empty()) {

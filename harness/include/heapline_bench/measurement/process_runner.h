@@ -15,6 +15,11 @@ struct RunSpec {
   std::string working_directory;           // empty: the harness's own
   std::string ld_debug_output;             // non-empty: LD_DEBUG=files into this prefix
   bool capture_stdout = false;             // keep what it writes on stdout (else /dev/null)
+  // A measured run: the library's settings (HEAPLINE_*) come from `env`
+  // alone, never from the harness's own environment (a shell that exported
+  // HEAPLINE_PRECISION=exact made a point measured in exact mode, stored as
+  // one of the defaults). The first run that leaves one out says so, once.
+  bool settings_from_env_only = false;
 };
 
 struct RunResult {
