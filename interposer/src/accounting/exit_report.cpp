@@ -92,6 +92,8 @@ int find_first_malloc(dl_phdr_info* info, std::size_t, void* data) {
 // Whether the malloc the program calls is this library's. `culprit` gets
 // the object whose malloc it is otherwise. True when it cannot tell (the
 // accounting linked into a test program rather than a shared object).
+// Calls into the loader (dlopen, dl_iterate_phdr), which takes its lock and
+// allocates: never in a fork child (write_report_at_exit).
 bool program_malloc_is_ours(const char** culprit) {
   Dl_info ours{};
   if (dladdr(reinterpret_cast<void*>(&program_malloc_is_ours), &ours) == 0 || ours.dli_fname == nullptr) return true;
@@ -256,8 +258,15 @@ void write_report_at_exit() {
   report.ended = "exit";
   if (g_process.live_file_problem[0] != 0) report.live_file_problem = g_process.live_file_problem;
   report.sampling = sampling_at_exit(final_bytes, mapped::enabled() ? mapped_figures.live : 0, report.duration_ns);
+  // A fork child never asks: a thread of the parent that was inside the
+  // loader at the fork left the child's copy of the loader's lock held (it
+  // would wait for ever), and a fork from a signal handler may have left
+  // malloc's state mid-update (the loader allocates). It cannot tell, so it
+  // says seen, as when the library cannot tell; its parent asks at its own
+  // exit. (Asked at load instead, the loader's own allocations and a
+  // program's dlsym that allocates would mix in the program's figures.)
   const char* culprit = nullptr;
-  report.allocations_seen = program_malloc_is_ours(&culprit) ? 1 : 0;
+  report.allocations_seen = g_process.fork_child || program_malloc_is_ours(&culprit) ? 1 : 0;
   if (report.allocations_seen == 0) {
     char* line = g_line;
     TextSink text(line, sizeof g_line);
