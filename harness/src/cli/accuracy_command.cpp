@@ -13,6 +13,7 @@
 
 #include "command_line.h"
 #include "commands.h"
+#include "request_builder.h"
 #include "heapline_bench/measurement/accuracy.h"
 #include "heapline_bench/measurement/measurement.h"
 #include "heapline_bench/measurement/process_runner.h"
@@ -50,7 +51,7 @@ std::string percent_of(std::int64_t part, std::int64_t whole) {
 
 int run_accuracy(const AccuracyOptions& options) {
   const std::string library =
-      checked_preload_libraries(options.library.empty() ? options.where.bin_dir + "/libheapline.so" : options.library);
+      checked_preload_libraries(options.library.empty() ? default_library(options.where) : options.library);
   ScratchDirectory scratch;
   AccuracyRequest request;
   request.command = options.command;

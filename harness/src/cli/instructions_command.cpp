@@ -86,7 +86,7 @@ int run_instructions(const InstructionsOptions& options) {
   if (selected.empty()) throw Refusal("no scenario of " + options.where.catalogue + " has an instructions_command.");
   std::vector<std::string> libraries;
   for (const auto& library : options.libraries) libraries.push_back(checked_preload_libraries(library));
-  if (libraries.empty()) libraries.push_back(checked_preload_libraries(options.where.bin_dir + "/libheapline.so"));
+  if (libraries.empty()) libraries.push_back(checked_preload_libraries(default_library(options.where)));
   const std::string base = options.base.empty() ? std::string() : checked_preload_libraries(options.base);
   if (!base.empty() && libraries.size() != 1)
     throw Refusal("--base judges one library: give one --lib with it, got " + std::to_string(libraries.size()) + ".");

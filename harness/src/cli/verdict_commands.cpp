@@ -275,7 +275,7 @@ int run_calibrate(const CalibrateOptions& options) {
     for (int r = 0; r < options.repeats; ++r) {
       // A/A: the library on both sides; the figure should be 0.
       auto same = build_request(*scenario, options.where, {}, options.runs, options.scale, {}, scratch.path());
-      same.env["LD_PRELOAD"] = library;
+      set_preload(same.env, {library});
       add_timed(aa, measure(runner, same, show));
       auto real = build_request(*scenario, options.where, library, options.runs, options.scale, {}, scratch.path());
       add_timed(repeated, measure(runner, real, show));

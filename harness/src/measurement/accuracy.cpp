@@ -23,7 +23,7 @@ AccuracyRun measure_accuracy(ProcessRunner& runner, const AccuracyRequest& reque
   RunSpec spec;
   spec.argv = request.command;
   spec.env = request.env;
-  spec.env["LD_PRELOAD"] = request.library;
+  set_preload(spec.env, {request.library});
   spec.env["HEAPLINE_OUT"] = request.report_path;
   const RunResult result = runner.run(spec);
   const std::string what = "the accuracy run of " + request.command[0] + " under " + request.library;
