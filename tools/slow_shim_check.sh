@@ -55,8 +55,8 @@ measure() {  # LABEL LIBRARY
     --commit "$1" --lib "$2" >/dev/null 2>"$store/suite.log" || { cat "$store/suite.log" >&2; exit 1; }
   grep -E '^(churn-1t|churn-4t): ' "$store/suite.log" | sed "s/^/  $1 /"
 }
-verdicts() {  # -> the verdict rows of check, one per figure and scenario measured
-  "$bench" check --store "$store" 2>/dev/null | grep -E '^\| `churn-(1t|4t)` \|'
+verdict_rows() {  # REPORT -> the rows of check's verdict table, one per figure and scenario measured
+  grep -E '^\| `churn-(1t|4t)` \|' <<<"$1"
 }
 
 false_alarms=0
@@ -65,7 +65,7 @@ echo "normal points: $library, scale $scale"
 for ((i = 1; i <= normal; i++)); do
   measure "normal-$i" "$library"
   if ((i >= 9)); then
-    rows=$(verdicts)
+    rows=$(verdict_rows "$("$bench" check --store "$store" 2>/dev/null)")
     alarms=$(grep -c '(gated) .* \*\*regression\*\*' <<<"$rows" || true)
     false_alarms=$((false_alarms + alarms))
     echo "  after normal-$i: $alarms gated regression(s)"
@@ -76,10 +76,10 @@ echo
 echo "slow point: $bin/libheapline_slow_shim.so in front of libheapline.so"
 measure slow "$bin/libheapline_slow_shim.so:$library"
 echo
-echo "| Scenario | Figure | Commit | Overhead | Baseline (median of n) | Change | Threshold | Verdict |"
-echo "|---|---|---|---:|---:|---:|---:|---|"
-rows=$(verdicts)
-echo "$rows"
+# check's own report, its verdict table as heapline-bench prints it.
+report=$("$bench" check --store "$store" 2>/dev/null)
+echo "$report"
+rows=$(verdict_rows "$report")
 echo
 flagged=0
 for expected in '`churn-1t` | instructions' '`churn-4t` | instructions' '`churn-4t` | cpu'; do
