@@ -961,8 +961,8 @@ const char* unwinder_name() { return stacks::have_unwinder() ? "libunwind" : "no
 
 void load_unwinder() {
   if (!enabled()) return;
-  // What dlopen and libunwind's first unwind allocate is the library's own
-  // (kOwnRecord), as in a capture.
+  // What dlopen allocates is the library's own (kOwnRecord), as what a
+  // capture allocates is.
   t_inside = true;
   const std::int64_t meter = t_meter;
   t_meter = INT64_MIN / 4;
@@ -972,6 +972,7 @@ void load_unwinder() {
 }
 
 void after_fork_in_child() {
+  stacks::after_fork_in_child();
   g_lock.store(false, std::memory_order_relaxed);
   t_inside = false;
   t_lock_held = false;
