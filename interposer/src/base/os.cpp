@@ -12,6 +12,7 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #if defined(__aarch64__)
 #include <asm/hwcap.h>  // HWCAP_ATOMICS
 #endif
@@ -808,6 +809,25 @@ std::int64_t resident_bytes() {
   if (pages == 0 || page_bytes == 0 || pages > (std::uint64_t{1} << 62) / page_bytes) return -1;
   return static_cast<std::int64_t>(pages * page_bytes);
 }
+
+namespace {
+// Where readable_below has the kernel copy what it checks: its content is
+// never read.
+char g_probe_sink[16 * 1024];
+}  // namespace
+
+int readable_below(std::uintptr_t top, std::size_t bytes) {
+  if (bytes > sizeof g_probe_sink || top < bytes) return 0;
+  const int saved_errno = errno;
+  iovec local{g_probe_sink, bytes};
+  iovec remote{reinterpret_cast<void*>(top - bytes), bytes};
+  const long copied = syscall(SYS_process_vm_readv, ::getpid(), &local, 1, &remote, 1, 0);
+  const int readable = copied == static_cast<long>(bytes) ? 1 : copied >= 0 || errno == EFAULT ? 0 : -1;
+  errno = saved_errno;
+  return readable;
+}
+
+bool is_main_thread() { return syscall(SYS_gettid) == ::getpid(); }
 
 bool process_exists(int pid) {
   const int saved_errno = errno;
