@@ -10,12 +10,14 @@ set -euo pipefail
 # A step that fails says which: set -e alone would end the run without a word.
 trap 'echo "${0##*/}: line $LINENO failed (status $?): $BASH_COMMAND" >&2' ERR
 source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib/library.sh
+source "$source_dir/tools/lib/library.sh"
 bin=${HEAPLINE_BUILD_DIR:-$source_dir/build/release}/bin
 threads=("$@")
 ((${#threads[@]} > 0)) || threads=(1 4 16 64 256)
 status=0
 for t in "${threads[@]}"; do
   printf 'threads %3d: ' "$t"
-  "$bin/heapline-bench" accuracy --lib "$bin/libheapline.so" -- "$bin/malloc_churn" "$t" 100000 16 4096 64 || status=1
+  "$bin/heapline-bench" accuracy --lib "$(heapline_library "$bin")" -- "$bin/malloc_churn" "$t" 100000 16 4096 64 || status=1
 done
 exit "$status"

@@ -20,6 +20,8 @@ set -euo pipefail
 # A step that fails says which: set -e alone would end the run without a word.
 trap 'echo "${0##*/}: line $LINENO failed (status $?): $BASH_COMMAND" >&2' ERR
 source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib/library.sh
+source "$source_dir/tools/lib/library.sh"
 build_dir=${HEAPLINE_BUILD_DIR:-$source_dir/build/release}
 repo=${HEAPLINE_COMPARE_REPO:-$source_dir}
 compare_dir=${HEAPLINE_COMPARE_DIR:-$source_dir/build/compare}
@@ -60,7 +62,7 @@ for i in "${!refs[@]}"; do
   # changed nothing, a tag on the same commit) share one build.
   tree=$(git -C "$repo" rev-parse "$commit^{tree}")
   worktree=$compare_dir/src-$tree
-  libdir=$compare_dir/build-$tree
+  libdir=$(comparison_build "$compare_dir" "$repo" "$commit")
   if [[ ! -d "$worktree" ]]; then
     git -C "$repo" worktree add --detach --force "$worktree" "$commit" >/dev/null 2>&1 || {
       echo "compare_releases: cannot check out '$ref' into $worktree" >&2
@@ -75,8 +77,7 @@ for i in "${!refs[@]}"; do
     tail -n 5 "$libdir.log" >&2
     exit 1
   fi
-  lib=$(find "$libdir" -name libheapline.so -type f | head -n 1)
-  [[ -n "$lib" ]] || { echo "compare_releases: no libheapline.so was built at '$ref'" >&2; exit 1; }
+  lib=$(built_library "$libdir") || { echo "compare_releases: no libheapline.so was built at '$ref'" >&2; exit 1; }
   lib_args+=(--build "${labels[$i]}=$lib")
 done
 

@@ -15,8 +15,10 @@ set -euo pipefail
 # A step that fails says which: set -e alone would end the run without a word.
 trap 'echo "${0##*/}: line $LINENO failed (status $?): $BASH_COMMAND" >&2' ERR
 source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib/library.sh
+source "$source_dir/tools/lib/library.sh"
 bin=${HEAPLINE_BUILD_DIR:-$source_dir/build/release}/bin
 memusage=/usr/lib/$(gcc -print-multiarch)/libmemusage.so
 command -v valgrind >/dev/null || { echo "count_instructions: valgrind is not installed" >&2; exit 1; }
-exec "$bin/heapline-bench" instructions --lib "$bin/libheapline_null.so" --lib "$bin/libheapline.so" \
+exec "$bin/heapline-bench" instructions --lib "$bin/libheapline_null.so" --lib "$(heapline_library "$bin")" \
   --lib "$memusage" "$@"

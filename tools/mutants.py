@@ -35,6 +35,8 @@ import sys
 import threading
 import time
 
+from cpp_lines import masked_lines
+
 SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MUTATED_DIRS = ("interposer", "launcher", "harness")
 MUTATED_SUFFIXES = (".c", ".cc", ".cpp", ".h")
@@ -87,49 +89,6 @@ def sample_rounds(module):
     if not any(CI_TESTS_OF_THE_BUILD in stage for stage in stages):
         rounds.append((CI_TESTS_OF_THE_BUILD, None))
     return rounds
-
-
-# ---------------------------------------------------------------------------
-# Reading C++ lines: code with comments and literals blanked out.
-
-def masked_lines(lines):
-    """Each line with its comments and the insides of its string and
-    character literals replaced by spaces (same length, so that a position in
-    the masked line is a position in the line). Block comments may span
-    lines; a literal may not (heapline has no multi-line raw string)."""
-    in_comment = False
-    result = []
-    for line in lines:
-        out = []
-        i, n = 0, len(line)
-        while i < n:
-            if in_comment:
-                end = line.find("*/", i)
-                stop = n if end < 0 else end + 2
-                out.append(" " * (stop - i))
-                in_comment = end < 0
-                i = stop
-            elif line.startswith("//", i):
-                out.append(" " * (n - i))
-                i = n
-            elif line.startswith("/*", i):
-                out.append("  ")
-                in_comment = True
-                i += 2
-            elif line[i] in "\"'" and not (line[i] == "'" and i > 0 and line[i - 1].isalnum()):
-                # A literal (a ' after a digit or letter is a digit separator
-                # or a prefix's end, as in 1'000 or u8'a').
-                quote, j = line[i], i + 1
-                while j < n and line[j] != quote:
-                    j += 2 if line[j] == "\\" else 1
-                j = min(j, n - 1)
-                out.append(quote + " " * (j - i - 1) + line[j] if j > i else quote)
-                i = j + 1
-            else:
-                out.append(line[i])
-                i += 1
-        result.append("".join(out))
-    return result
 
 
 def balanced(code):

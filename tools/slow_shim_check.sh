@@ -20,8 +20,11 @@ set -euo pipefail
 # A step that fails says which: set -e alone would end the run without a word.
 trap 'echo "${0##*/}: line $LINENO failed (status $?): $BASH_COMMAND" >&2' ERR
 source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib/library.sh
+source "$source_dir/tools/lib/library.sh"
 bin=${HEAPLINE_BUILD_DIR:-$source_dir/build/release}/bin
 bench=$bin/heapline-bench
+library=$(heapline_library "$bin")
 normal=10
 scale=1
 keep=
@@ -34,7 +37,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 [[ $normal =~ ^[0-9]+$ && $normal -ge 8 ]] || { echo "slow_shim_check: --normal must be at least 8 (the verdicts' --min-history)" >&2; exit 2; }
-for program in "$bench" "$bin/libheapline.so" "$bin/libheapline_slow_shim.so"; do
+for program in "$bench" "$library" "$bin/libheapline_slow_shim.so"; do
   [[ -e $program ]] || { echo "slow_shim_check: $program is missing: run tools/build.sh" >&2; exit 2; }
 done
 
@@ -52,17 +55,17 @@ measure() {  # LABEL LIBRARY
     --commit "$1" --lib "$2" >/dev/null 2>"$store/suite.log" || { cat "$store/suite.log" >&2; exit 1; }
   grep -E '^(churn-1t|churn-4t): ' "$store/suite.log" | sed "s/^/  $1 /"
 }
-verdicts() {  # -> the verdict rows of check, one per figure and scenario measured
-  "$bench" check --store "$store" 2>/dev/null | grep -E '^\| `churn-(1t|4t)` \|'
+verdict_rows() {  # REPORT -> the rows of check's verdict table, one per figure and scenario measured
+  grep -E '^\| `churn-(1t|4t)` \|' <<<"$1"
 }
 
 false_alarms=0
 started=$SECONDS
-echo "normal points: $bin/libheapline.so, scale $scale"
+echo "normal points: $library, scale $scale"
 for ((i = 1; i <= normal; i++)); do
-  measure "normal-$i" "$bin/libheapline.so"
+  measure "normal-$i" "$library"
   if ((i >= 9)); then
-    rows=$(verdicts)
+    rows=$(verdict_rows "$("$bench" check --store "$store" 2>/dev/null)")
     alarms=$(grep -c '(gated) .* \*\*regression\*\*' <<<"$rows" || true)
     false_alarms=$((false_alarms + alarms))
     echo "  after normal-$i: $alarms gated regression(s)"
@@ -71,12 +74,12 @@ done
 
 echo
 echo "slow point: $bin/libheapline_slow_shim.so in front of libheapline.so"
-measure slow "$bin/libheapline_slow_shim.so:$bin/libheapline.so"
+measure slow "$bin/libheapline_slow_shim.so:$library"
 echo
-echo "| Scenario | Figure | Commit | Overhead | Baseline (median of n) | Change | Threshold | Verdict |"
-echo "|---|---|---|---:|---:|---:|---:|---|"
-rows=$(verdicts)
-echo "$rows"
+# check's own report, its verdict table as heapline-bench prints it.
+report=$("$bench" check --store "$store" 2>/dev/null)
+echo "$report"
+rows=$(verdict_rows "$report")
 echo
 flagged=0
 for expected in '`churn-1t` | instructions' '`churn-4t` | instructions' '`churn-4t` | cpu'; do

@@ -15,6 +15,8 @@ set -euo pipefail
 # A step that fails says which: set -e alone would end the run without a word.
 trap 'echo "${0##*/}: line $LINENO failed (status $?): $BASH_COMMAND" >&2' ERR
 source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib/library.sh
+source "$source_dir/tools/lib/library.sh"
 build_dir=${HEAPLINE_BUILD_DIR:-$source_dir/build/release}
 jobs=${HEAPLINE_SOAK_JOBS:-$(nproc)}
 
@@ -46,7 +48,7 @@ fi
 cmake --build "$build_dir" --target oracle_check --parallel "$jobs" >/dev/null
 check=$build_dir/tests/interposer/oracle_check
 workload=$build_dir/tests/interposer/oracle_workload
-library=$build_dir/bin/libheapline.so
+library=$(heapline_library "$build_dir/bin")
 
 logs=$(mktemp -d "${TMPDIR:-/tmp}/heapline-soak.XXXXXX")
 trap 'rm -rf "$logs"' EXIT

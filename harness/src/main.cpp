@@ -17,40 +17,26 @@
 // (tests/tools/include_layers.py checks that no layer includes a later one.)
 #include <csignal>
 #include <cstring>
-#include <functional>
 #include <iostream>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/command_line.h"
 #include "cli/commands.h"
 #include "heapline_bench/measurement/measurement.h"
 #include "heapline_bench/text/text.h"
 
-int bench_main(int argc, char** argv);
+namespace {
 
-// What heapline-bench printed on stdout (an export, a table, JSON, the
-// help) is whole, or its status says it is not.
-int main(int argc, char** argv) {
-  return heapline::finish_standard_output("heapline-bench", bench_main(argc, argv), heapline::bench::kExitRefused);
-}
-
-int bench_main(int argc, char** argv) {
+// Runs the subcommand. Whatever stops it says why, and the exit status tells
+// scripts apart a refusal (nothing recorded) from an interruption. Every
+// line goes out through the door of printed lines (text/text.h): a refusal
+// may hold several lines (a failed command's stderr, indented), each
+// escaped.
+int run_saying_why_it_stopped(const heapline::Subcommand& subcommand) {
   using namespace heapline::bench;
-  // 1. Which subcommand, with which options (cli/command_line.cpp).
-  std::function<int()> subcommand;
-  if (const auto done = parse_command_line(argc, argv, subcommand)) return *done;
-
-  // 2. Past a file size limit (ulimit -f) a write fails with EFBIG instead of
-  //    killing heapline-bench: the store rolls the append back and the
-  //    measurement is kept. (The programs it runs get the default back.)
-  std::signal(SIGXFSZ, SIG_IGN);
-
-  // 3. Run it. Whatever stops it says why, and the exit status tells scripts
-  //    apart a refusal (nothing recorded) from an interruption.
-  //    Every line goes out through the door of printed lines (text/text.h):
-  //    a refusal may hold several lines (a failed command's stderr,
-  //    indented), each escaped.
   try {
-    return subcommand();
+    return subcommand.run();
   } catch (const Refusal& refusal) {
     say_lines(std::cerr, "heapline-bench: " + std::string(refusal.what()));
     return kExitRefused;
@@ -62,4 +48,44 @@ int bench_main(int argc, char** argv) {
     say_lines(std::cerr, "heapline-bench: " + std::string(error.what()));
     return kExitRefused;
   }
+}
+
+}  // namespace
+
+int bench_main(int argc, char** argv);
+
+// What heapline-bench printed on stdout (an export, a table, JSON, the
+// help) is whole, or its status says it is not.
+int main(int argc, char** argv) {
+  return heapline::finish_standard_output("heapline-bench", bench_main(argc, argv), heapline::bench::kExitRefused);
+}
+
+int bench_main(int argc, char** argv) {
+  using namespace heapline::bench;
+  // 1. The command line (cli/command_line.cpp): heapline-bench's own
+  //    options, then each subcommand, which adds its options and says what
+  //    runs it (cli/commands.h), in the order the help lists them.
+  CLI::App bench{"heapline-bench: the overhead-regression service of heapline", "heapline-bench"};
+  Locations where;
+  add_program_options(bench, where);
+  const Subcommand subcommands[] = {
+      add_overhead_command(bench, where),     add_suite_command(bench, where),
+      add_compare_command(bench, where),      add_check_command(bench, where),
+      add_instructions_command(bench, where), add_accuracy_command(bench, where),
+      add_calibrate_command(bench, where),    add_render_command(bench, where),
+      add_validate_command(bench, where),     add_import_command(bench, where),
+      add_export_command(bench, where),
+  };
+  if (const auto done = parse_command_line(bench, argc, argv, where)) return *done;
+
+  // 2. Past a file size limit (ulimit -f) a write fails with EFBIG instead of
+  //    killing heapline-bench: the store rolls the append back and the
+  //    measurement is kept. (The programs it runs get the default back.)
+  std::signal(SIGXFSZ, SIG_IGN);
+
+  // 3. Run the one subcommand named (CLI11 requires exactly one).
+  for (const Subcommand& subcommand : subcommands) {
+    if (subcommand.app->parsed()) return run_saying_why_it_stopped(subcommand);
+  }
+  return kExitUsage;
 }

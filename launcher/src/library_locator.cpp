@@ -16,7 +16,7 @@ std::optional<fs::path> locate_library(const std::string& from_option, LibraryCh
   } else if (const char* from_env = std::getenv("HEAPLINE_LIB"); from_env != nullptr && *from_env != 0) {
     candidate = from_env;
   } else {
-    candidate = own_layout().libraries / "libheapline.so";
+    candidate = heapline_library(own_layout().libraries);
   }
   choice.tried = candidate.string();
   std::error_code error;

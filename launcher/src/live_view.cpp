@@ -1,8 +1,8 @@
 #include "live_view.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,63 +26,106 @@ namespace heapline::launcher {
 
 namespace fs = std::filesystem;
 
-LiveFile::LiveFile(const fs::path& path) : path_(path) {
-  // Never a FIFO or a device: opened without blocking, its type checked.
-  const RegularFile file = RegularFile::open(path.string());
-  if (!file.ok()) throw std::runtime_error(file.error());
-  const int fd = file.fd();
-  struct stat info {};
-  if (::fstat(fd, &info) != 0 || static_cast<std::size_t>(info.st_size) < sizeof(LiveHeader)) {
-    throw std::runtime_error(path.string() + " is not a heapline live file (too short: " +
-                             std::to_string(info.st_size) + " bytes)");
+namespace {
+
+// The file into `into`, from its start: bytes past its end read as zeros.
+// Returns how many the file held (at most the region's size).
+std::size_t copy_live_file(int fd, LiveRegion& into) {
+  char* out = reinterpret_cast<char*>(static_cast<void*>(&into));
+  std::size_t copied = 0;
+  while (copied < sizeof(LiveRegion)) {
+    const ssize_t got = ::pread(fd, out + copied, sizeof(LiveRegion) - copied, static_cast<off_t>(copied));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    copied += static_cast<std::size_t>(got);
   }
-  // The older layout ends before the mapped series, and a file may be cut
-  // anywhere after its header: map no page past the file's end (reading
-  // one would raise SIGBUS); the header says how long the file must be.
-  mapped_bytes_ = std::min(static_cast<std::size_t>(info.st_size), sizeof(LiveRegion));
-  void* address = ::mmap(nullptr, mapped_bytes_, PROT_READ, MAP_SHARED, fd, 0);
-  if (address == MAP_FAILED) throw std::runtime_error("cannot map " + path.string() + ": " + std::strerror(errno));
-  region_ = static_cast<const LiveRegion*>(address);
-  const LiveHeader& h = region_->header;
-  std::string problem;
-  if (h.magic.load(std::memory_order_acquire) != kLiveMagic) {
-    problem = path.string() + " is not a heapline live file (no magic: its header was never written)";
-  } else if (h.version != kLiveVersion && h.version != kLiveVersionWithoutProfile) {
-    problem = path.string() + ": live file version " + std::to_string(h.version) +
-              " is not supported (this heapline reads version " + std::to_string(kLiveVersion) + ")";
-  } else if (h.header_bytes != sizeof(LiveHeader) || h.marker_capacity != kLiveMarkerCapacity ||
-             h.sample_capacity != kTimelineCapacity) {
-    problem = path.string() + " is corrupt: its layout is not version " + std::to_string(kLiveVersion) +
-              "'s (header " + std::to_string(h.header_bytes) + " bytes, " + std::to_string(h.marker_capacity) +
-              " markers, " + std::to_string(h.sample_capacity) + " samples; version " + std::to_string(kLiveVersion) +
-              " has " + std::to_string(sizeof(LiveHeader)) + ", " + std::to_string(kLiveMarkerCapacity) + ", " +
-              std::to_string(kTimelineCapacity) + ")";
-  }
-  if (problem.empty()) {
-    // The bytes its header says it holds: a file shorter than that is cut
-    // (a copy cut short), never read as an older, shorter layout, which
-    // would drop its mapped and resident series without a word.
-    // The parts the header promises (live_format.h): the mapped series
-    // when mapped_mode is set, the profile with version 2 beside it. (The
-    // resident series is read when flagged and the file is that long.)
-    std::size_t said = kLiveRegionV1Bytes;
-    if (h.mapped_mode != kMappedUnknown) {
-      said = h.version >= kLiveVersion ? kLiveRegionWithoutResidentBytes : kLiveRegionWithoutProfileBytes;
-    }
-    if (static_cast<std::size_t>(info.st_size) < said) {
-      problem = path.string() + " is cut: " + std::to_string(info.st_size) + " of the " + std::to_string(said) +
-                " bytes its header says it holds";
-    }
-  }
-  if (!problem.empty()) {
-    ::munmap(const_cast<LiveRegion*>(region_), mapped_bytes_);
-    region_ = nullptr;
-    throw std::runtime_error(problem);
-  }
+  std::memset(out + copied, 0, sizeof(LiveRegion) - copied);
+  return copied;
 }
 
-LiveFile::~LiveFile() {
-  if (region_ != nullptr) ::munmap(const_cast<LiveRegion*>(region_), mapped_bytes_);
+// Whether a copy of a file that its process may be writing is consistent:
+// every seqlock and merge bracket in it even, and the same in the file now
+// (none began or ended while the copy was made).
+bool copy_is_consistent(int fd, const LiveRegion& copy, std::size_t copied) {
+  const std::atomic<std::uint64_t>* words[] = {&copy.header.seq, &copy.timeline.merge_seq,
+                                               &copy.mapped_timeline.merge_seq, &copy.peak_profile.seq,
+                                               &copy.resident_timeline.merge_seq};
+  for (const std::atomic<std::uint64_t>* word : words) {
+    const auto at = static_cast<std::size_t>(reinterpret_cast<const char*>(word) - reinterpret_cast<const char*>(&copy));
+    if (at + sizeof(std::uint64_t) > copied) continue;
+    const std::uint64_t in_copy = word->load(std::memory_order_relaxed);
+    std::uint64_t now = 0;
+    if (::pread(fd, &now, sizeof now, static_cast<off_t>(at)) != static_cast<ssize_t>(sizeof now)) return true;  // cut meanwhile: the next check says so
+    if (in_copy % 2 != 0 || now != in_copy) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+LiveFile::LiveFile(const fs::path& path, CutFile cut)
+    : path_(path), file_(RegularFile::open(path.string())), region_(std::make_unique<LiveRegion>()), cut_(cut) {
+  // Never a FIFO or a device: opened without blocking, its type checked.
+  if (!file_.ok()) throw std::runtime_error(file_.error());
+  copied_bytes_ = copy_live_file(file_.fd(), *region_);
+  check(false);
+}
+
+void LiveFile::refresh(bool still_writing) {
+  // A writer killed in the middle of an update leaves a bracket odd for
+  // good: after these attempts the copy is taken as it is (the readers
+  // below know what a killed writer leaves).
+  constexpr int kAttempts = 200;
+  for (int attempt = 0;; ++attempt) {
+    copied_bytes_ = copy_live_file(file_.fd(), *region_);
+    if (!still_writing || attempt == kAttempts || copy_is_consistent(file_.fd(), *region_, copied_bytes_)) break;
+    sched_yield();
+  }
+  check(true);
+}
+
+void LiveFile::check(bool again) const {
+  const std::size_t size = copied_bytes_;
+  if (again && size < kLiveRegionV1Bytes) {
+    throw std::runtime_error(path_.string() + " was cut to " + std::to_string(size) +
+                             " bytes by another process while it was read (truncated): its heap line is no longer "
+                             "there");
+  }
+  if (size < sizeof(LiveHeader)) {
+    throw std::runtime_error(path_.string() + " is not a heapline live file (too short: " + std::to_string(size) +
+                             " bytes)");
+  }
+  const LiveHeader& h = region_->header;
+  if (h.magic.load(std::memory_order_acquire) != kLiveMagic) {
+    throw std::runtime_error(path_.string() + " is not a heapline live file (no magic: its header was never written)");
+  }
+  if (h.version != kLiveVersion && h.version != kLiveVersionWithoutProfile) {
+    throw std::runtime_error(path_.string() + ": live file version " + std::to_string(h.version) +
+                             " is not supported (this heapline reads version " + std::to_string(kLiveVersion) + ")");
+  }
+  if (h.header_bytes != sizeof(LiveHeader) || h.marker_capacity != kLiveMarkerCapacity ||
+      h.sample_capacity != kTimelineCapacity) {
+    throw std::runtime_error(
+        path_.string() + " is corrupt: its layout is not version " + std::to_string(kLiveVersion) + "'s (header " +
+        std::to_string(h.header_bytes) + " bytes, " + std::to_string(h.marker_capacity) + " markers, " +
+        std::to_string(h.sample_capacity) + " samples; version " + std::to_string(kLiveVersion) + " has " +
+        std::to_string(sizeof(LiveHeader)) + ", " + std::to_string(kLiveMarkerCapacity) + ", " +
+        std::to_string(kTimelineCapacity) + ")");
+  }
+  // The bytes its header says it holds: a file shorter than that is cut (a
+  // copy cut short), never read as an older, shorter layout, which would
+  // drop its mapped and resident series without a word. The parts the
+  // header promises (live_format.h): the mapped series when mapped_mode is
+  // set, the profile with version 2 beside it. (The resident series is read
+  // when flagged and the file is that long.)
+  std::size_t said = kLiveRegionV1Bytes;
+  if (h.mapped_mode != kMappedUnknown) {
+    said = h.version >= kLiveVersion ? kLiveRegionWithoutResidentBytes : kLiveRegionWithoutProfileBytes;
+  }
+  if (size < said && cut_ == CutFile::kRefused) {
+    throw std::runtime_error(path_.string() + " is cut: " + std::to_string(size) + " of the " + std::to_string(said) +
+                             " bytes its header says it holds");
+  }
 }
 
 namespace {
@@ -256,6 +299,7 @@ std::optional<fs::path> find_live_file(pid_t pid, std::string& why) {
   }
   std::string line;
   bool deleted = false;
+  std::string cut;  // a live file of the process's that is too short now
   while (std::getline(maps, line)) {
     // address perms offset dev inode pathname: the path starts at the first '/'.
     auto slash = line.find('/');
@@ -276,11 +320,22 @@ std::optional<fs::path> find_live_file(pid_t pid, std::string& why) {
     }
     for (const std::string& candidate : {on_disk, path}) {
       try {
-        LiveFile file(candidate);
+        LiveFile file(candidate, LiveFile::CutFile::kReadAsFarAsItGoes);
         if (file.region().header.pid == pid) return fs::path(candidate);
       } catch (const std::exception&) {
+        // A live file the process maps (made whole by its library) that is
+        // now too short: another process cut it.
+        std::error_code error;
+        const std::uintmax_t size = fs::file_size(candidate, error);
+        if (!error && size < kLiveRegionV1Bytes) cut = candidate + " was cut to " + std::to_string(size) + " bytes";
       }
     }
+  }
+  if (!cut.empty()) {
+    why = "the live file of process " + std::to_string(pid) + ", " + cut +
+          " by another process (truncated): nothing of its heap line is there to show (the process keeps it in "
+          "memory, for its report at exit)";
+    return std::nullopt;
   }
   why = deleted ? "process " + std::to_string(pid) + " has finished its heapline report (its live file is removed)"
                 : "process " + std::to_string(pid) +

@@ -7,45 +7,67 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <heapline/live_format.h>
+#include <heapline/regular_file.h>
 
 namespace heapline::launcher {
 
-// A live file mapped read-only. Throws std::runtime_error with a message for
-// the user when the file is missing, too short or not a heapline live file.
+// A live file, read as a copy: never mapped, so that a file cut under the
+// reader (another process truncating it while `top` watches, or while
+// `convert` reads) is a short read, never a SIGBUS. Throws
+// std::runtime_error with a message for the user when the file is missing,
+// too short or not a heapline live file.
 class LiveFile {
  public:
-  explicit LiveFile(const std::filesystem::path& path);
-  ~LiveFile();
+  // What a file shorter than its header says it holds is: refused (convert,
+  // the tree's summary: a copy cut short would lose series without a word),
+  // or read as far as it goes (top: a running process's file cut by another
+  // process still shows its header and the start of its heap line).
+  enum class CutFile { kRefused, kReadAsFarAsItGoes };
+  explicit LiveFile(const std::filesystem::path& path, CutFile cut = CutFile::kRefused);
   LiveFile(const LiveFile&) = delete;
   LiveFile& operator=(const LiveFile&) = delete;
+
+  // Copies the file again, through the descriptor opened at the start (so a
+  // file its process removed at exit still reads). `still_writing`: the
+  // process may be running: copied again until the copy is consistent (its
+  // seqlocks and merge brackets even, and unchanged in the file after the
+  // copy), a bounded number of times. Throws std::runtime_error when the
+  // file no longer holds a live file (cut by another process meanwhile).
+  void refresh(bool still_writing);
 
   // Only the older layout's part (kLiveRegionV1Bytes) unless has_mapped_series().
   const LiveRegion& region() const { return *region_; }
   const std::filesystem::path& path() const { return path_; }
   // A file of the current layout, whose writer kept the mapped figures.
   bool has_mapped_series() const {
-    return mapped_bytes_ >= kLiveRegionWithoutProfileBytes && region_->header.mapped_mode != kMappedUnknown;
+    return copied_bytes_ >= kLiveRegionWithoutProfileBytes && region_->header.mapped_mode != kMappedUnknown;
   }
   // A file of version 2, with room for the peak profile.
   bool has_peak_profile() const {
-    return mapped_bytes_ >= kLiveRegionWithoutResidentBytes && region_->header.version >= kLiveVersion;
+    return copied_bytes_ >= kLiveRegionWithoutResidentBytes && region_->header.version >= kLiveVersion;
   }
   // A file whose writer kept the resident-set series (and its figures).
   bool has_resident_series() const {
-    return mapped_bytes_ >= sizeof(LiveRegion) && region_->header.version >= kLiveVersion &&
+    return copied_bytes_ >= sizeof(LiveRegion) && region_->header.version >= kLiveVersion &&
            region_->header.resident_series != 0;
   }
 
  private:
+  // Checks the copy; `again`: a later copy of a file that was a live file.
+  void check(bool again) const;
+
   std::filesystem::path path_;
-  const LiveRegion* region_ = nullptr;
-  std::size_t mapped_bytes_ = 0;
+  RegularFile file_;
+  std::unique_ptr<LiveRegion> region_;  // bytes past the file's end read as zeros
+  std::size_t copied_bytes_ = 0;        // how much of it the file held
+  CutFile cut_ = CutFile::kRefused;
 };
 
 // A consistent copy of what the file holds now.

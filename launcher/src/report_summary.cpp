@@ -86,7 +86,8 @@ std::string summarize(const ParsedReport& report, const std::string& report_path
   text += ", " + std::to_string(report.samples.size()) + " samples over " +
           human_seconds(static_cast<std::int64_t>(report.duration_ns)) + "\n";
   if (!report.live_file_problem.empty()) {
-    text += "heapline: no live file: " + terminal_text(report.live_file_problem) + "\n";
+    // "live file not made: ...", "live file cut short by another process at ...".
+    text += "heapline: live file " + terminal_text(report.live_file_problem) + "\n";
   }
   if (report.allocations_seen == false) {
     text += "heapline: the program's malloc is not libheapline's: these figures miss its allocations\n";

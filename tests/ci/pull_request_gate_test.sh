@@ -18,37 +18,47 @@ export HEAPLINE_BENCH=$bin_dir/heapline-bench
 unset GITHUB_STEP_SUMMARY HEAPLINE_PR_DIR HEAPLINE_PR_ONLY
 
 # The script as it is checked out, beside a compare_releases.sh that builds
-# and times nothing.
+# and times nothing, placing each library where the real one builds it
+# (tools/lib/library.sh's comparison_build, shared by both scripts).
 tree=$scratch/tree
 mkdir -p "$tree/tools/ci"
 cp "$ci/compare_pull_request.sh" "$ci/common.sh" "$tree/tools/ci/"
+mkdir -p "$tree/tools/lib"
+cp "$ci/../lib/library.sh" "$tree/tools/lib/"
 cat >"$tree/tools/compare_releases.sh" <<STUB
 #!/usr/bin/env bash
 set -euo pipefail
+source "$tree/tools/lib/library.sh"
 while [[ "\$1" != "--" ]]; do
-  commit=\$(git rev-parse "\${1#*=}^{commit}")
-  mkdir -p "\$HEAPLINE_COMPARE_DIR/build-\$commit/interposer"
-  cp "$bin_dir/libheapline.so" "\$HEAPLINE_COMPARE_DIR/build-\$commit/interposer/libheapline.so"
+  build=\$(comparison_build "\$HEAPLINE_COMPARE_DIR" . "\${1#*=}")
+  mkdir -p "\$build/interposer"
+  cp "$bin_dir/libheapline.so" "\$build/interposer/libheapline.so"
   shift
 done
 echo "| Scenario | base | pull request |"
 STUB
 chmod +x "$tree/tools/compare_releases.sh"
 
-# A repository with the base and the pull request's commit.
+# A repository with the base and the pull request's commit, whose sources
+# differ (commits with the same tree share one build).
 repo=$scratch/repo
 git init --quiet -b main "$repo"
-dev_git -C "$repo" commit --quiet --allow-empty -m base
-dev_git -C "$repo" commit --quiet --allow-empty -m "pull request"
+echo base >"$repo/source"
+git -C "$repo" add source
+dev_git -C "$repo" commit --quiet -m base
+echo "pull request" >"$repo/source"
+dev_git -C "$repo" commit --quiet -am "pull request"
 base=$(git -C "$repo" rev-parse HEAD~1)
 head=$(git -C "$repo" rev-parse HEAD)
+base_tree=$(git -C "$repo" rev-parse "$base^{tree}")
+head_tree=$(git -C "$repo" rev-parse "$head^{tree}")
 
 support=$(cd "$(dirname "${BASH_SOURCE[0]}")/../support" && pwd)
 cat >"$scratch/bin/valgrind" <<STUB
 #!/usr/bin/env bash
 case "\${LD_PRELOAD:-}" in
-  */build-$base/*) n=1100 ;;
-  */build-$head/*) n=\$(cat "$scratch/head-count") ;;
+  */build-$base_tree/*) n=1100 ;;
+  */build-$head_tree/*) n=\$(cat "$scratch/head-count") ;;
   "") n=1000 ;;
   *) echo "unexpected LD_PRELOAD=\$LD_PRELOAD" >&2; exit 1 ;;
 esac

@@ -21,6 +21,17 @@ workflows=$source_dir/.github/workflows
 python=/usr/bin/python3
 "$python" "$policy" "$source_dir"
 
+# changed_workflow IN OUT: the workflow IN, changed by the Python read on
+# standard input (which finds it loaded as `workflow`), written to OUT.
+changed_workflow() {
+  "$python" -c '
+import sys
+import yaml
+workflow = yaml.safe_load(open(sys.argv[1]))
+exec(sys.stdin.read())
+yaml.safe_dump(workflow, open(sys.argv[2], "w"), sort_keys=False)' "$1" "$2"
+}
+
 # A grep that needs no YAML parser: prints each `${{ github.event` inside a
 # run: block (the line of run: and the lines indented below it).
 event_text_in_run() {
@@ -50,10 +61,7 @@ assert_contains "$(event_text_in_run "$bad")" "run: tools/ci/run_suite.sh \"\${{
 
 # The jobs of the performance workflow.
 bad=$scratch/performance-jobs.yml
-python3 - "$workflows/performance.yml" "$bad" <<'PY'
-import sys
-import yaml
-workflow = yaml.safe_load(open(sys.argv[1]))
+changed_workflow "$workflows/performance.yml" "$bad" <<'PY'
 jobs = workflow["jobs"]
 for step in jobs["measure"]["steps"]:
     if step.get("uses", "").startswith("actions/checkout@"):
@@ -62,7 +70,6 @@ jobs["site"]["permissions"]["pages"] = "write"
 jobs["publish"]["steps"].insert(0, {"name": "Build", "run": "tools/build.sh"})
 jobs["site"]["container"] = "debian:12"
 jobs["deploy"]["steps"].insert(0, {"name": "Look around", "run": "ls"})
-yaml.safe_dump(workflow, open(sys.argv[2], "w"), sort_keys=False)
 PY
 status=0
 report=$("$python" "$policy" "$source_dir" "$workflows/ci.yml" "$bad") || status=$?
@@ -91,22 +98,17 @@ assert_contains "$report" "job compare: checkout must not keep the token" "the r
 bad_ci=$scratch/ci.yml
 bad=$scratch/performance-rules.yml
 bad_pr=$scratch/pull-request-filter.yml
-python3 - "$workflows" "$bad_ci" "$bad" "$bad_pr" <<'PY'
-import sys
-import yaml
-workflows, bad_ci, bad, bad_pr = sys.argv[1:]
-ci = yaml.safe_load(open(f"{workflows}/ci.yml"))
-for job in ci["jobs"].values():
+changed_workflow "$workflows/ci.yml" "$bad_ci" <<'PY'
+for job in workflow["jobs"].values():
     job.pop("if", None)
-yaml.safe_dump(ci, open(bad_ci, "w"), sort_keys=False)
-performance = yaml.safe_load(open(f"{workflows}/performance.yml"))
-performance["concurrency"]["group"] = "performance-history"
-performance["jobs"]["deploy"]["steps"] = [s for s in performance["jobs"]["deploy"]["steps"] if "run" not in s]
-yaml.safe_dump(performance, open(bad, "w"), sort_keys=False)
-pull_request = yaml.safe_load(open(f"{workflows}/pull-request.yml"))
-pull_request[True]["pull_request"]["paths-ignore"].append("interposer/**")
-pull_request["jobs"]["compare"]["steps"][-1]["continue-on-error"] = True
-yaml.safe_dump(pull_request, open(bad_pr, "w"), sort_keys=False)
+PY
+changed_workflow "$workflows/performance.yml" "$bad" <<'PY'
+workflow["concurrency"]["group"] = "performance-history"
+workflow["jobs"]["deploy"]["steps"] = [s for s in workflow["jobs"]["deploy"]["steps"] if "run" not in s]
+PY
+changed_workflow "$workflows/pull-request.yml" "$bad_pr" <<'PY'
+workflow[True]["pull_request"]["paths-ignore"].append("interposer/**")
+workflow["jobs"]["compare"]["steps"][-1]["continue-on-error"] = True
 PY
 status=0
 report=$("$python" "$policy" "$source_dir" "$bad_ci" "$bad" "$bad_pr") || status=$?
@@ -119,12 +121,8 @@ assert_contains "$report" "job compare must fail when compare_pull_request.sh fa
 # The ci workflow without its sanitizer job, then with the sanitizers run
 # in the ordinary job.
 bad=$scratch/ci.yml
-"$python" - "$workflows/ci.yml" "$bad" <<'PY'
-import sys
-import yaml
-workflow = yaml.safe_load(open(sys.argv[1]))
+changed_workflow "$workflows/ci.yml" "$bad" <<'PY'
 del workflow["jobs"]["sanitize"]
-yaml.safe_dump(workflow, open(sys.argv[2], "w"), sort_keys=False)
 PY
 status=0
 report=$("$python" "$policy" "$source_dir" "$bad") || status=$?
@@ -140,10 +138,7 @@ assert_contains "$report" "one job must run \`tools/test.sh --sanitize\`, and on
 # job that builds, a build in the job that publishes, a publish step that
 # runs more than the script, a checkout that keeps the token.
 bad=$scratch/release.yml
-"$python" - "$workflows/release.yml" "$bad" <<'PY'
-import sys
-import yaml
-workflow = yaml.safe_load(open(sys.argv[1]))
+changed_workflow "$workflows/release.yml" "$bad" <<'PY'
 workflow[True]["push"]["branches"] = ["main"]
 jobs = workflow["jobs"]
 jobs["package"]["permissions"]["contents"] = "write"
@@ -152,7 +147,6 @@ jobs["publish"]["steps"][-1]["run"] += " && echo done"
 for step in jobs["publish"]["steps"]:
     if step.get("uses", "").startswith("actions/checkout@"):
         step["with"]["persist-credentials"] = True
-yaml.safe_dump(workflow, open(sys.argv[2], "w"), sort_keys=False)
 PY
 status=0
 report=$("$python" "$policy" "$source_dir" "$workflows/ci.yml" "$workflows/performance.yml" "$workflows/pull-request.yml" \
@@ -177,12 +171,8 @@ status=0
 report=$("$python" "$policy" "$source_dir" "$bad") || status=$?
 assert_eq "$status" 1 "the checker's status on the arm64 suite on an x86-64 runner"
 assert_contains "$report" "one job must run \`tools/test.sh --arch arm64\`, on \`runs-on: ubuntu-24.04-arm\`" "the report"
-"$python" - "$workflows/ci.yml" "$bad" <<'PY'
-import sys
-import yaml
-workflow = yaml.safe_load(open(sys.argv[1]))
+changed_workflow "$workflows/ci.yml" "$bad" <<'PY'
 del workflow["jobs"]["arm64"]
-yaml.safe_dump(workflow, open(sys.argv[2], "w"), sort_keys=False)
 PY
 status=0
 report=$("$python" "$policy" "$source_dir" "$bad") || status=$?
@@ -191,10 +181,7 @@ assert_contains "$report" "one job must run \`tools/test.sh --arch arm64\`" "the
 # The performance history on one machine only, the machines' hand-offs
 # under one name, and a publish that takes one of them.
 bad=$scratch/performance-one-machine.yml
-"$python" - "$workflows/performance.yml" "$bad" <<'PY'
-import sys
-import yaml
-workflow = yaml.safe_load(open(sys.argv[1]))
+changed_workflow "$workflows/performance.yml" "$bad" <<'PY'
 jobs = workflow["jobs"]
 jobs["measure"]["strategy"]["matrix"]["include"].pop()
 for step in jobs["measure"]["steps"]:
@@ -203,7 +190,6 @@ for step in jobs["measure"]["steps"]:
 for step in jobs["publish"]["steps"]:
     if step.get("uses", "").startswith("actions/download-artifact@"):
         step["with"] = {"name": "new-points-x86-64", "path": "build/ci/new-points"}
-yaml.safe_dump(workflow, open(sys.argv[2], "w"), sort_keys=False)
 PY
 status=0
 report=$("$python" "$policy" "$source_dir" "$workflows/ci.yml" "$bad") || status=$?

@@ -3,8 +3,9 @@
 #
 # The harness's defaults are written once in C++ (the verdict rule's in
 # verdicts/verdict.h, the confidence level in measurement/statistics.h, the
-# comparison's rounds and runs in cli/commands.h) and heapline-bench's --help
-# shows them from there. The docs that state them must say the same:
+# comparison's rounds in cli/compare_command.cpp, the runs in
+# measurement/measurement.h) and heapline-bench's --help shows them from
+# there. The docs that state them must say the same:
 # docs/regressions.md's table of the rule, every "NN% interval" of the docs
 # and the README, and docs/performance.md's release table, made by a command
 # that leaves its rounds and runs to the defaults. Changing a default fails

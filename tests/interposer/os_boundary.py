@@ -10,6 +10,9 @@ import pathlib
 import re
 import sys
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tools"))
+from cpp_lines import masked_lines  # noqa: E402
+
 OS_CALLS = """
 open openat open64 creat close read write pread pread64 pwrite pwrite64 lseek ftruncate fsync fdatasync
 fstat fstat64 stat stat64 lstat lstat64 fstatat newfstatat statx statvfs fstatvfs getxattr lgetxattr fgetxattr
@@ -31,29 +34,6 @@ CALL = re.compile(r"(?<![\w.>:])(?:::)?(" + "|".join(OS_CALLS) + r")\s*\(")
 DEFINITION = re.compile(r"^\s*HEAPLINE_EXPORT\(")
 
 
-def code_only(text):
-    """The text with comments, string and character literals blanked."""
-    out, i, n = [], 0, len(text)
-    while i < n:
-        c = text[i]
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            out.append(" " * (j - i)); i = j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            out.append(re.sub(r"[^\n]", " ", text[i:j])); i = j
-        elif c == '"' or (c == "'" and not (i > 0 and text[i - 1].isalnum())):  # not 1'000
-            j = i + 1
-            while j < n and text[j] != c and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            out.append(c + " " * (j - i - 1) + c); i = j + 1
-        else:
-            out.append(c); i += 1
-    return "".join(out)
-
-
 def calls_outside_os(src):
     """["FILE:LINE: calls NAME()..."] for every OS call outside os.h/os.cpp."""
     found = []
@@ -62,7 +42,7 @@ def calls_outside_os(src):
     for path in sorted(list(src.rglob("*.cpp")) + list(src.rglob("*.h"))):
         if path.stem == "os" and path.parent == src / "base":
             continue
-        for number, line in enumerate(code_only(path.read_text()).splitlines(), 1):
+        for number, line in enumerate(masked_lines(path.read_text().splitlines()), 1):
             if DEFINITION.match(line):
                 continue
             for match in CALL.finditer(line):

@@ -542,8 +542,10 @@ TEST_F(Interposer, AFifoAtAReportNameAfterAFailedExecIsToldTruly) {
 // descriptors it has without the library (one left open would be the
 // program's to exhaust, or to find under a number it expected free). With
 // the sampler on, the one addition is libunwind's: the pipe it opens when
-// it starts, for its checks of memory (two close-on-exec descriptors that
-// libunwind 1.6 keeps for the life of the process, design.md).
+// it is set up, for its checks of memory (two close-on-exec descriptors
+// that libunwind 1.6 keeps for the life of the process, design.md), and it
+// is set up by the first sample, not at start: a process the sampler never
+// samples (a mean of 1 TiB) has none of them.
 TEST_F(Interposer, TheLibraryLeavesNoDescriptorOpenInItsHost) {
   auto descriptors = [](const std::string& out) {
     std::set<std::string> items;
@@ -556,15 +558,20 @@ TEST_F(Interposer, TheLibraryLeavesNoDescriptorOpenInItsHost) {
   const RunResult without = run({kPhaseProbe, "descriptors"}, plain);
   ASSERT_EQ(without.exit_code, 0) << without.err;
   ASSERT_EQ(without.out.rfind("descriptors: 0:", 0), 0u) << without.out;
-  for (const char* sample : {"off", "1"}) {
+  for (const char* sample : {"off", "1024g", "1"}) {
     SCOPED_TRACE(std::string("HEAPLINE_SAMPLE=") + sample);
-    const RunResult with = run_traced({kPhaseProbe, "descriptors"}, "fds.json", {{"HEAPLINE_SAMPLE", sample}});
+    const RunResult with = run_traced({kPhaseProbe, "descriptors"}, "fds.json",
+                                      {{"HEAPLINE_SAMPLE", sample}, {"HEAPLINE_SAMPLE_SEED", "7"}});
     EXPECT_EQ(with.exit_code, 0) << with.err;
     std::set<std::string> added;
     const std::set<std::string> before = descriptors(without.out), after = descriptors(with.out);
     std::set_difference(after.begin(), after.end(), before.begin(), before.end(), std::inserter(added, added.end()));
     for (const std::string& kept : before) EXPECT_EQ(after.count(kept), 1u) << kept << " is gone: " << with.out;
-    if (std::string(sample) == "off") {
+    const json sampled = read_json(dir_ / "fds.json");
+    const std::int64_t samples = sampled.contains("sampling") ? sampled["sampling"]["samples"].get<std::int64_t>() : 0;
+    if (std::string(sample) == "1024g") ASSERT_EQ(samples, 0) << "a sample taken: the run proves nothing";
+    if (std::string(sample) == "1") ASSERT_GT(samples, 0) << "no sample taken: the run proves nothing";
+    if (samples == 0) {
       EXPECT_TRUE(added.empty()) << with.out << " vs " << without.out;
     } else {
       ASSERT_EQ(added.size(), 2u) << with.out << " vs " << without.out;

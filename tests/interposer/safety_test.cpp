@@ -43,6 +43,8 @@ const std::string kPhaseProbe = PHASE_PROBE;
 const std::string kMarkerRace = MARKER_RACE;
 const std::string kStaticProgram = STATIC_PROGRAM;
 const std::string kOlderKernel = OLDER_KERNEL;
+const std::string kForkHazards = FORK_HAZARDS;
+const std::string kLoadedModule = LOADED_MODULE;
 const std::string kExecProbe = EXEC_PROBE;
 const std::string kCloneProbe = CLONE_PROBE;
 
@@ -730,6 +732,23 @@ TEST_F(Safety, WithoutWipeOnForkACopyIsSilentAndItsHeapReachesItsParentsLiveFile
 // run, every sample of both series and every marker is at or after the one
 // before it. The race is a matter of chance: each run is short (no merge of
 // the timeline, which could hide a step back), and there are twenty.
+// A fork child that only calls _exit runs the library's exit, which may
+// neither allocate (a fork from a signal handler that interrupted malloc
+// leaves the child's heap mid-update: glibc aborts, or waits for ever on
+// the arena's lock) nor call into the loader (a thread in dlopen at the
+// fork leaves the child's copy of the loader's lock held for ever). The
+// library asked the loader whose malloc the program calls at every exit:
+// 200 of 200 children aborted, and the first child of a dlopen loop hung.
+TEST_F(Safety, ChildrenForkedInsideMallocOrTheLoaderEndWithTheirExit) {
+  const RunResult from_handler = traced({kForkHazards, "signal", "200"}, "r.json");
+  EXPECT_EQ(from_handler.exit_code, 0) << from_handler.out << from_handler.err;
+  EXPECT_EQ(from_handler.out, "forked 200, reaped 200, stuck 0, ended otherwise 0\n");
+  EXPECT_EQ(from_handler.err.find("Fatal"), std::string::npos) << from_handler.err;
+  const RunResult beside_dlopen = traced({kForkHazards, "loader", "300", kLoadedModule}, "q.json");
+  EXPECT_EQ(beside_dlopen.exit_code, 0) << beside_dlopen.out << beside_dlopen.err;
+  EXPECT_EQ(beside_dlopen.out, "forked 300, reaped 300, stuck 0, ended otherwise 0\n");
+}
+
 TEST_F(Safety, RacingMarkersNeverGoBackInTime) {
   for (int round = 0; round < 20; ++round) {
     const bool kill_it = round % 2 == 1;

@@ -159,10 +159,15 @@ TEST(Summary, SaysWhyThereWasNoLiveFile) {
   report.exe = "/bin/x";
   report.samples = {{0, 0, 0}};
   EXPECT_EQ(heapline::launcher::summarize(report, "r.json").find("live file"), std::string::npos);
-  report.live_file_problem = "the file size limit is 1024 bytes\nsystem";
+  report.live_file_problem = "not made: the file size limit is 1024 bytes\nsystem";
   const std::string summary = heapline::launcher::summarize(report, "r.json");
-  EXPECT_NE(summary.find("heapline: no live file: the file size limit is 1024 bytes"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("heapline: live file not made: the file size limit is 1024 bytes"), std::string::npos) << summary;
   EXPECT_EQ(summary.find("\nsystem"), std::string::npos) << summary;
+  // A live file cut under its process says so the same way.
+  report.live_file_problem = "cut short by another process at 0.500 s: 3 markers lost";
+  EXPECT_NE(heapline::launcher::summarize(report, "r.json")
+                .find("heapline: live file cut short by another process at 0.500 s: 3 markers lost\n"),
+            std::string::npos);
 }
 
 // The plot's data: heap, its maxima, mapped and heap + mapped per sample;

@@ -1001,3 +1001,88 @@ TEST(TopChart, MappedMemoryShowsAtItsOwnTime) {
   EXPECT_NE(screen.find("8.0 MiB   |     ################\n"), std::string::npos) << screen;
   EXPECT_NE(screen.find("heap+map  |#####################\n"), std::string::npos) << screen;
 }
+
+namespace {
+
+// A live file cut (truncated) by another process while `heapline top`
+// watches it and while the library writes it: top and the watched process
+// both carry on or end with a line, never with SIGBUS; cut to nothing, top
+// says so.
+void check_top_over_a_cut(const fs::path& dir, std::size_t size) {
+  const fs::path live = dir / "cut.json.live";
+  const fs::path go = dir / "go";
+  RunOptions traced;
+  traced.cwd = dir;
+  traced.env = {{"LD_PRELOAD", kLib}, {"HEAPLINE_OUT", (dir / "cut.json").string()}, {"HEAPLINE_INTERVAL_MS", "5"},
+                {"HEAPLINE_ROOT_PID", std::nullopt}};
+  auto program = start({LIVE_FILE_CUT, "churn", go.string()}, traced);
+  ASSERT_TRUE(wait_for_output(program, "ready")) << program.out_so_far();
+  RunOptions plain;
+  plain.cwd = dir;
+  plain.env = {{"LD_PRELOAD", std::nullopt}, {"HEAPLINE_LIB", std::nullopt}};
+  const std::string pid = std::to_string(program.pid);
+  auto watching = start({kLauncher, "top", pid, "--interval", "0.05"}, plain);
+  ASSERT_TRUE(wait_for_output(watching, "heapline top: pid " + pid)) << watching.out_so_far();
+  ASSERT_EQ(::truncate(live.c_str(), static_cast<off_t>(size)), 0);
+  usleep(300'000);  // top reads the cut file a few times
+  const RunResult once = run({kLauncher, "top", pid, "--once"}, plain);
+  std::ofstream(go).put('\n');
+  const RunResult watched = finish(program);
+  const RunResult top = finish(watching);
+  EXPECT_EQ(watched.signal, 0) << watched.err;
+  EXPECT_EQ(watched.exit_code, 0) << watched.err;
+  EXPECT_EQ(top.signal, 0) << top.err;
+  EXPECT_EQ(once.signal, 0) << once.err;
+  if (size == 0) {
+    EXPECT_EQ(top.exit_code, 1) << top.out << top.err;
+    EXPECT_NE(top.err.find("heapline top: " + live.string() + " was cut to 0 bytes by another process while it was read"),
+              std::string::npos)
+        << top.err;
+    EXPECT_EQ(once.exit_code, 1) << once.out << once.err;
+    EXPECT_NE(once.err.find("the live file of process " + pid + ", " + live.string() +
+                            " was cut to 0 bytes by another process (truncated)"),
+              std::string::npos)
+        << once.err;
+  } else {
+    // The header and the heap line's start are still there: shown.
+    EXPECT_EQ(once.exit_code, 0) << once.err;
+    EXPECT_NE(once.out.find("heapline top: pid " + pid), std::string::npos) << once.out;
+  }
+}
+
+}  // namespace
+
+TEST_F(LiveFile, TopAndTheProcessSurviveItsLiveFileCutToNothing) { check_top_over_a_cut(dir_, 0); }
+
+TEST_F(LiveFile, TopAndTheProcessSurviveItsLiveFileCutToTheMiddle) {
+  check_top_over_a_cut(dir_, heapline::kLiveRegionV1Bytes + 20'000);
+}
+
+// The launcher reads a live file as a copy, never through a mapping: a file
+// cut after it was read is still read as it was (with a mapping, the read
+// raised SIGBUS), and a fresh copy of it is refused with one line.
+TEST_F(LiveFile, AFileCutUnderTheReaderIsReadAsCopiedThenRefused) {
+  RunResult aborted = run({kProbe, "abort", "40"}, traced("model"));
+  ASSERT_EQ(aborted.signal, SIGABRT) << aborted.err;
+  const fs::path copy = dir_ / "copy.live";
+  fs::copy_file(dir_ / "model.live", copy);
+  EXPECT_EXIT(
+      {
+        heapline::launcher::LiveFile file(copy);
+        if (::truncate(copy.c_str(), 0) != 0) std::exit(2);
+        const heapline::launcher::LiveSnapshot snapshot = heapline::launcher::take_snapshot(file, false);
+        std::exit(snapshot.samples.empty() ? 3 : 0);
+      },
+      ::testing::ExitedWithCode(0), "");
+  fs::copy_file(dir_ / "model.live", copy, fs::copy_options::overwrite_existing);
+  heapline::launcher::LiveFile file(copy);
+  ASSERT_EQ(::truncate(copy.c_str(), 4096), 0);
+  try {
+    file.refresh(false);
+    ADD_FAILURE() << "a cut file was read";
+  } catch (const std::runtime_error& error) {
+    EXPECT_EQ(std::string(error.what()), copy.string() +
+                                             " was cut to 4096 bytes by another process while it was read "
+                                             "(truncated): its heap line is no longer there");
+  }
+}

@@ -9,24 +9,26 @@ import os
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from include_layers import sources  # noqa: E402
-
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(SOURCE_DIR, "tools"))
+from cpp_lines import masked_lines  # noqa: E402
+from include_layers import sources  # noqa: E402
 
 
 def lines_breaking(source_dir, dirs, pattern, allowed, what, exempt=()):
-    """One "PATH:LINE: WHAT: TEXT" per line of `dirs` (comments aside) that
+    """One "PATH:LINE: WHAT: TEXT" per line of `dirs` (its comments aside:
+    tools/cpp_lines.py; its literals kept, where a script's text is) that
     matches `pattern`, outside the files `exempt` and the lines `allowed`."""
     found = []
     for path in sources(source_dir, dirs):
         if path in exempt:
             continue
         with open(os.path.join(source_dir, path), encoding="utf-8", errors="replace") as file:
-            for number, line in enumerate(file, 1):
-                code = line.split("//", 1)[0]
-                if pattern.search(code) and (path, line.strip()) not in allowed:
-                    found.append(f"{path}:{number}: {what}: {line.strip()}")
+            lines = file.read().splitlines()
+        for number, (line, code) in enumerate(zip(lines, masked_lines(lines, keep_literals=True)), 1):
+            if pattern.search(code) and (path, line.strip()) not in allowed:
+                found.append(f"{path}:{number}: {what}: {line.strip()}")
     return found
 
 

@@ -23,6 +23,8 @@
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/library.sh
+source "$ci_source_dir/tools/lib/library.sh"
 
 (($# >= 1 && $# <= 2)) || die "usage: tools/ci/compare_pull_request.sh BASE [HEAD]"
 cd "$repo_dir"
@@ -46,10 +48,10 @@ HEAPLINE_BUILD_DIR=$build_dir HEAPLINE_COMPARE_DIR=$out/compare \
   "${only[@]}" --json "$out/comparison.json" --out "$out/generated" >"$out/wall.md"
 
 library_at() {  # the libheapline.so that compare_releases.sh built at commit $1
-  local lib
-  lib=$(find "$out/compare/build-$1" -name libheapline.so -type f | head -n 1)
-  [[ -n "$lib" ]] || die "no libheapline.so built for ${1:0:12} in $out/compare"
-  printf '%s' "$lib"
+  local build
+  if ! build=$(comparison_build "$out/compare" "$repo_dir" "$1") || ! built_library "$build"; then
+    die "no libheapline.so built for ${1:0:12} in $out/compare"
+  fi
 }
 require_bench
 # The verdict is heapline-bench's: exit 1 on a regression of a gated figure,

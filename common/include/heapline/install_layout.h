@@ -48,6 +48,14 @@ inline InstallLayout layout_of(const std::filesystem::path& programs_dir) {
   return layout;
 }
 
+// libheapline.so among the preload libraries in `libraries` (a layout's,
+// or heapline-bench's --bin-dir): the one place its name and place are
+// said, for the launcher's default and heapline-bench's
+// (tools/lib/library.sh says the same for the scripts).
+inline std::filesystem::path heapline_library(const std::filesystem::path& libraries) {
+  return libraries / "libheapline.so";
+}
+
 // The layout of the running program (/proc/self/exe, symbolic links
 // followed: a link to heapline elsewhere finds the files of its target).
 // Without /proc, the current directory stands for the program's.

@@ -6,11 +6,14 @@
 // the error is outside the stated bound, or the bound outside the budget the
 // library states it keeps. tools/accuracy.sh runs it at many thread counts.
 #include <filesystem>
+#include <memory>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "command_line.h"
 #include "commands.h"
+#include "request_builder.h"
 #include "heapline_bench/measurement/accuracy.h"
 #include "heapline_bench/measurement/measurement.h"
 #include "heapline_bench/measurement/process_runner.h"
@@ -18,6 +21,13 @@
 
 namespace heapline::bench {
 namespace {
+
+struct AccuracyOptions {
+  Locations where;
+  std::string library;  // empty: libheapline.so next to heapline-bench; its accuracy build runs
+  std::vector<std::string> command;
+  bool json = false;
+};
 
 // The accuracy build to run: `library` itself when it is one, else the one
 // beside it.
@@ -38,11 +48,10 @@ std::string percent_of(std::int64_t part, std::int64_t whole) {
   return text.str();
 }
 
-}  // namespace
 
 int run_accuracy(const AccuracyOptions& options) {
   const std::string library =
-      checked_preload_libraries(options.library.empty() ? options.where.bin_dir + "/libheapline.so" : options.library);
+      checked_preload_libraries(options.library.empty() ? default_library(options.where) : options.library);
   ScratchDirectory scratch;
   AccuracyRequest request;
   request.command = options.command;
@@ -84,6 +93,23 @@ int run_accuracy(const AccuracyOptions& options) {
     if (!run.bound_within_budget()) say("accuracy", "the stated bound is over the library's budget");
   }
   return kept ? kExitOk : kExitRefused;
+}
+
+}  // namespace
+
+Subcommand add_accuracy_command(CLI::App& bench, const Locations& where) {
+  return subcommand(
+      bench, where, "accuracy",
+      "Run a command once under the library's accuracy build: its batched peak against the exact peak "
+      "of the same run, and the stated bound",
+      run_accuracy, [](CLI::App& app, AccuracyOptions& options) {
+        app.add_option("--lib", options.library,
+                       "The library (its libheapline_accuracy.so runs), or an accuracy build itself "
+                       "(default: libheapline.so in --bin-dir)")
+            ->check(check::text & check::libraries);
+        app.add_flag("--json", options.json, "Print JSON instead of one line");
+        app.add_option("COMMAND", options.command, "Command to run (after --)")->required()->check(check::text);
+      });
 }
 
 }  // namespace heapline::bench

@@ -1,10 +1,18 @@
-// The subcommands of heapline-bench. main.cpp parses the command line into
-// these option structs; each function runs one subcommand and returns the
-// process exit status.
+// The subcommands of heapline-bench, in the programs' one pattern
+// (heapline/subcommand.h): each add_..._command function adds one
+// subcommand's options to heapline-bench's command line and returns what
+// runs it; main.cpp lists them. Here too: what several subcommands share
+// (where the files are, the exit statuses, the options of the verdict rule,
+// of --until-ci and of the page, the store).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "heapline/subcommand.h"
 
 #include "heapline_bench/measurement/measurement.h"
 #include "heapline_bench/text/text.h"
@@ -43,78 +51,12 @@ struct AdaptivePrecision {
   int max_runs = kDefaultMaxRuns;
 };
 
-struct OverheadOptions {
-  Locations where;
-  std::string scenario;
-  std::string library;  // path, or "none" for A/A
-  int runs = 0;
-  std::vector<std::string> command;  // empty: the catalogue's
-  double scale = 1.0;
-  bool json = false;
-  bool instructions = false;  // also count instructions under callgrind
-  AdaptivePrecision precision;
-};
-
 struct RenderCommandOptions {
   Locations where;
   std::string store;  // the store directory; default <work>/bench-data
   std::string out;    // default <work>/docs/_generated
   int rows = 25;
   bool plots = true;
-};
-
-struct SuiteOptions {
-  Locations where;
-  std::string library;  // empty: libheapline.so next to heapline-bench
-  int runs = kDefaultRuns;
-  double scale = 1.0;
-  std::vector<std::string> only;
-  std::string commit;        // empty: the source tree's HEAD, if it is a git checkout
-  std::string commit_range;  // "FIRST..LAST" when the point stands for several commits
-  bool instructions = true;  // count instructions under callgrind, when valgrind is installed
-  AdaptivePrecision precision;
-  RenderCommandOptions render;
-};
-
-struct ValidateOptions {
-  Locations where;
-  std::string store;
-};
-
-struct ExportOptions {
-  Locations where;
-  std::string store;
-  std::string format = "csv";  // a name of export_formats() (reports/exporter.h)
-  std::string commit;          // the one-commit formats: the points of this commit (default: the newest)
-  std::string out;             // empty: standard output
-};
-
-struct ImportOptions {
-  Locations where;
-  std::string store;
-  std::vector<std::string> files;
-};
-
-struct CompareOptions {
-  Locations where;
-  std::vector<std::string> builds;    // LABEL=PATH (--build, formerly --lib)
-  std::vector<std::string> settings;  // LABEL:NAME=VALUE, a variable for one build's runs
-  bool floor = false;                 // add the forwarding-only library
-  bool memusage = false;              // add glibc's libmemusage.so
-  bool heaptrack = false;             // add heaptrack's recording library (absent when not installed)
-  std::string heaptrack_library;      // default: where Debian's heaptrack puts it
-  int rounds = 3;
-  int runs = kDefaultRuns;
-  double scale = 1.0;
-  std::vector<std::string> only;
-  bool instructions = true;  // count instructions under callgrind, when valgrind is installed
-  // Where the raw data and the table go. A comparison is written into the
-  // docs (the tracked docs/release-comparison.json, and the table the docs
-  // include) only with write_docs; otherwise into `out` (default
-  // <output>/release-comparison), the JSON to `json` when given.
-  std::string json;
-  std::string out;
-  bool write_docs = false;
 };
 
 // The verdict rule's settings, their defaults the rule's own (verdict.h).
@@ -129,61 +71,44 @@ struct VerdictOptions {
   std::vector<std::string> gate = {"instructions", "cpu"};
 };
 
-// `instructions`: each scenario's instruction figure of a build, counted
-// exactly as the suite counts a point's (cli/instructions_command.cpp); with
-// a base build, the verdict on the change.
-struct InstructionsOptions {
-  Locations where;
-  std::vector<std::string> libraries;  // empty: libheapline.so next to heapline-bench
-  std::string base;     // a build to judge the library against; empty: none
-  double scale = 1.0;
-  std::vector<std::string> only;
-  bool json = false;
-  bool fail_on_regression = false;
-  VerdictOptions rule;
-};
+using heapline::Subcommand;
 
-struct AccuracyOptions {
-  Locations where;
-  std::string library;  // empty: libheapline.so next to heapline-bench; its accuracy build runs
-  std::vector<std::string> command;
-  bool json = false;
-};
+// One subcommand of heapline-bench: `add_options(app, options)` adds its
+// options to its CLI11 app, bound to its own Options, kept alive until `run`
+// runs it with heapline-bench's locations (`where`, complete once the
+// command line is parsed).
+template <typename Options, typename AddOptions>
+Subcommand subcommand(CLI::App& bench, const Locations& where, const std::string& name, const std::string& description,
+                      int (*run)(const Options&), AddOptions add_options) {
+  CLI::App* app = bench.add_subcommand(name, description);
+  auto options = std::make_shared<Options>();
+  add_options(*app, *options);
+  return {app, [options, &where, run] {
+            options->where = where;
+            return run(*options);
+          }};
+}
 
-struct CheckOptions {
-  Locations where;
-  std::string store;
-  VerdictOptions rule;
-  bool fail_on_regression = false;
-  bool github = false;  // annotations and the run summary of GitHub Actions
-};
+// Each subcommand, its options added to `bench`; `where` is heapline-bench's
+// own (complete once the command line is parsed), read when the subcommand
+// runs.
+Subcommand add_overhead_command(CLI::App& bench, const Locations& where);      // overhead_command.cpp
+Subcommand add_suite_command(CLI::App& bench, const Locations& where);         // suite_command.cpp
+Subcommand add_compare_command(CLI::App& bench, const Locations& where);       // compare_command.cpp
+Subcommand add_check_command(CLI::App& bench, const Locations& where);         // verdict_commands.cpp
+Subcommand add_instructions_command(CLI::App& bench, const Locations& where);  // instructions_command.cpp
+Subcommand add_accuracy_command(CLI::App& bench, const Locations& where);      // accuracy_command.cpp
+Subcommand add_calibrate_command(CLI::App& bench, const Locations& where);     // verdict_commands.cpp
+Subcommand add_render_command(CLI::App& bench, const Locations& where);        // store_commands.cpp
+Subcommand add_validate_command(CLI::App& bench, const Locations& where);      // store_commands.cpp
+Subcommand add_import_command(CLI::App& bench, const Locations& where);        // store_commands.cpp
+Subcommand add_export_command(CLI::App& bench, const Locations& where);        // store_commands.cpp
 
-struct CalibrateOptions {
-  Locations where;
-  std::string store;
-  std::string library;  // default: libheapline.so next to heapline-bench
-  int runs = kDefaultRuns;
-  int repeats = 5;
-  double scale = 1.0;
-  std::vector<std::string> only;
-  bool instructions = true;  // calibrate the instruction figure too, when valgrind is installed
-  VerdictOptions rule;
-};
-
-int run_overhead(const OverheadOptions& options);
-int run_check(const CheckOptions& options);
-int run_instructions(const InstructionsOptions& options);
-int run_accuracy(const AccuracyOptions& options);
+// The page from the store (render; suite renders after its points).
+int run_render(const RenderCommandOptions& options);
 
 // The verdict rule from the command line; refuses impossible values.
 VerdictRule verdict_rule(const VerdictOptions& options, int scenarios);
-int run_calibrate(const CalibrateOptions& options);
-int run_compare(const CompareOptions& options);
-int run_suite(const SuiteOptions& options);
-int run_render(const RenderCommandOptions& options);
-int run_validate(const ValidateOptions& options);
-int run_export(const ExportOptions& options);
-int run_import(const ImportOptions& options);
 
 // The docs' release comparison, which render makes the docs' table from:
 // <work>/docs/release-comparison.json, written by `compare --write-docs`.

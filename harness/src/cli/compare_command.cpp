@@ -2,10 +2,12 @@
 
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include <heapline/output_file.h>
 
+#include "command_line.h"
 #include "commands.h"
 #include "heapline_bench/measurement/catalogue.h"
 #include "heapline_bench/measurement/compare.h"
@@ -17,6 +19,28 @@
 
 namespace heapline::bench {
 namespace {
+
+struct CompareOptions {
+  Locations where;
+  std::vector<std::string> builds;    // LABEL=PATH (--build, formerly --lib)
+  std::vector<std::string> settings;  // LABEL:NAME=VALUE, a variable for one build's runs
+  bool floor = false;                 // add the forwarding-only library
+  bool memusage = false;              // add glibc's libmemusage.so
+  bool heaptrack = false;             // add heaptrack's recording library (absent when not installed)
+  std::string heaptrack_library;      // default: where Debian's heaptrack puts it
+  int rounds = 3;
+  int runs = kDefaultRuns;
+  double scale = 1.0;
+  std::vector<std::string> only;
+  bool instructions = true;  // count instructions under callgrind, when valgrind is installed
+  // Where the raw data and the table go. A comparison is written into the
+  // docs (the tracked docs/release-comparison.json, and the table the docs
+  // include) only with write_docs; otherwise into `out` (default
+  // <output>/release-comparison), the JSON to `json` when given.
+  std::string json;
+  std::string out;
+  bool write_docs = false;
+};
 
 // glibc's, in Debian's multiarch directory of this build's processor.
 constexpr const char* kMemusage = "/usr/lib/" HEAPLINE_MULTIARCH "/libmemusage.so";
@@ -88,6 +112,8 @@ std::vector<Build> builds_from(const CompareOptions& options, std::vector<Absent
 
 std::string docs_comparison_path(const Locations& where) { return where.work_dir + "/docs/release-comparison.json"; }
 
+namespace {
+
 int run_compare(const CompareOptions& options) {
   const Catalogue catalogue = load_catalogue(options.where.catalogue);
   std::vector<std::string> scenarios;
@@ -151,6 +177,52 @@ int run_compare(const CompareOptions& options) {
   say_lines(std::cout, markdown);
   say("compare", "raw data in " + json_path + "; table in " + out_dir + "/release-comparison.md");
   return kExitOk;
+}
+
+}  // namespace
+
+Subcommand add_compare_command(CLI::App& bench, const Locations& where) {
+  return subcommand(
+      bench, where, "compare",
+      "Compare library builds on the scenarios, in rounds that alternate them; print the docs' table. Each cell is "
+      "the overhead in wall time, then in CPU time (user + sys of the same runs) in brackets: median with / median "
+      "without - 1 in each round, then the median of the rounds",
+      run_compare, [](CLI::App& app, CompareOptions& options) {
+        app.add_option("--build,--lib", options.builds, "A build: LABEL=PATH (twice or more; --lib is its former name)")
+            ->check(check::text);
+        app.add_option("--env", options.settings,
+                       "A setting for one build's runs, LABEL:NAME=VALUE (e.g. wide:HEAPLINE_PRECISION=32768,64): the "
+                       "same library under two settings is two builds")
+            ->check(check::text);
+        app.add_flag("--floor", options.floor, "Add the forwarding-only library (the floor of any interposer)");
+        app.add_flag("--memusage", options.memusage, "Add glibc's libmemusage.so (the closest peer)");
+        app.add_flag("--heaptrack", options.heaptrack,
+                     "Add heaptrack's recording library, its trace discarded (absent, with a note, when heaptrack "
+                     "is not installed)");
+        app.add_option("--heaptrack-library", options.heaptrack_library,
+                       "libheaptrack_preload.so (default: where Debian's heaptrack package installs it)")
+            ->check(check::text);
+        app.add_option("--rounds", options.rounds, "Rounds; each figure (wall and cpu) is their median")
+            ->capture_default_str()
+            ->check(check::whole_number(1, 1000));
+        add_runs_option(app, options.runs, "Runs per side in each measurement");
+        add_scale_option(app, options.scale);
+        add_only_option(app, options.only);
+        app.add_flag("!--no-instructions", options.instructions,
+                     "Do not count instructions under callgrind (counted once per build after the rounds, by "
+                     "default when valgrind is installed)");
+        auto* json_option = app.add_option("--json", options.json, "Raw data (default: OUT/release-comparison.json)")
+                                ->check(check::text);
+        auto* out_option =
+            app.add_option("--out", options.out,
+                           "Where the table and the raw data go (default: release-comparison in the build "
+                           "directory, or in the current directory when installed)")
+                ->check(check::text);
+        app.add_flag("--write-docs", options.write_docs,
+                     "Write into the docs: <work>/docs/release-comparison.json (tracked) and the table they include")
+            ->excludes(json_option)
+            ->excludes(out_option);
+      });
 }
 
 }  // namespace heapline::bench

@@ -7,12 +7,14 @@
 // base build and the change judged (verdicts/build_verdict.h);
 // --fail-on-regression then exits 1 when a gated figure regressed.
 #include <algorithm>
+#include <memory>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 
+#include "command_line.h"
 #include "commands.h"
 #include "heapline_bench/measurement/catalogue.h"
 #include "heapline_bench/measurement/instructions.h"
@@ -24,6 +26,20 @@
 
 namespace heapline::bench {
 namespace {
+
+// `instructions`: each scenario's instruction figure of a build, counted
+// exactly as the suite counts a point's (cli/instructions_command.cpp); with
+// a base build, the verdict on the change.
+struct InstructionsOptions {
+  Locations where;
+  std::vector<std::string> libraries;  // empty: libheapline.so next to heapline-bench
+  std::string base;     // a build to judge the library against; empty: none
+  double scale = 1.0;
+  std::vector<std::string> only;
+  bool json = false;
+  bool fail_on_regression = false;
+  VerdictOptions rule;
+};
 
 struct ScenarioCounts {
   const Scenario* scenario = nullptr;
@@ -56,7 +72,6 @@ std::string library_name(const std::string& library, const std::vector<std::stri
   return name.string();
 }
 
-}  // namespace
 
 int run_instructions(const InstructionsOptions& options) {
   // Everything is checked before the first count.
@@ -71,7 +86,7 @@ int run_instructions(const InstructionsOptions& options) {
   if (selected.empty()) throw Refusal("no scenario of " + options.where.catalogue + " has an instructions_command.");
   std::vector<std::string> libraries;
   for (const auto& library : options.libraries) libraries.push_back(checked_preload_libraries(library));
-  if (libraries.empty()) libraries.push_back(checked_preload_libraries(options.where.bin_dir + "/libheapline.so"));
+  if (libraries.empty()) libraries.push_back(checked_preload_libraries(default_library(options.where)));
   const std::string base = options.base.empty() ? std::string() : checked_preload_libraries(options.base);
   if (!base.empty() && libraries.size() != 1)
     throw Refusal("--base judges one library: give one --lib with it, got " + std::to_string(libraries.size()) + ".");
@@ -169,6 +184,32 @@ int run_instructions(const InstructionsOptions& options) {
   say_lines(std::cerr, why.str());
   if (regressions > 0) say("instructions", std::to_string(regressions) + " regression(s) of a gated figure");
   return regressions > 0 && options.fail_on_regression ? kExitRefused : kExitOk;
+}
+
+}  // namespace
+
+Subcommand add_instructions_command(CLI::App& bench, const Locations& where) {
+  return subcommand(
+      bench, where, "instructions",
+      "Count each scenario's instructions under callgrind with a build, as the suite does; with "
+      "--base, judge the change against another build",
+      run_instructions, [](CLI::App& app, InstructionsOptions& options) {
+        app.add_option("--lib", options.libraries,
+                       "Preload library, or A:B; several for a column each (default: libheapline.so)")
+            ->check(check::text & check::libraries);
+        app.add_option("--base", options.base, "A base build's library to judge --lib against")
+            ->check(check::text & check::libraries);
+        add_scale_option(app, options.scale, "Multiply the reduced commands' operation counts");
+        add_only_option(app, options.only);
+        app.add_option("--min-effect-instructions", options.rule.min_effect_instructions_points,
+                       "Smallest change judged, in percentage points")
+            ->capture_default_str()
+            ->check(check::number(0, 100));
+        app.add_flag("--json", options.json, "Print JSON instead of the Markdown table");
+        app.add_flag("--fail-on-regression", options.fail_on_regression,
+                     "With --base: exit 1 when the instruction figure regressed");
+        app.final_callback([&options] { heapline::option_checks::each_once("--lib", options.libraries); });
+      });
 }
 
 }  // namespace heapline::bench

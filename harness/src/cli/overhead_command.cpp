@@ -1,8 +1,10 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
+#include "command_line.h"
 #include "commands.h"
 #include "heapline_bench/measurement/catalogue.h"
 #include "heapline_bench/reports/summary_export.h"
@@ -13,6 +15,20 @@
 #include "heapline_bench/measurement/scratch_directory.h"
 
 namespace heapline::bench {
+namespace {
+
+struct OverheadOptions {
+  Locations where;
+  std::string scenario;
+  std::string library;  // path, or "none" for A/A
+  int runs = 0;
+  std::vector<std::string> command;  // empty: the catalogue's
+  double scale = 1.0;
+  bool json = false;
+  bool instructions = false;  // also count instructions under callgrind
+  AdaptivePrecision precision;
+};
+
 int run_overhead(const OverheadOptions& options) {
   // Parse and check everything before the first run: a refusal costs nothing.
   const Catalogue catalogue = load_catalogue(options.where.catalogue);
@@ -49,6 +65,30 @@ int run_overhead(const OverheadOptions& options) {
     say_lines(std::cout, format_summary(measurement, point));
   }
   return kExitOk;
+}
+
+}  // namespace
+
+Subcommand add_overhead_command(CLI::App& bench, const Locations& where) {
+  return subcommand(
+      bench, where, "overhead", "Measure one scenario: N interleaved runs with and without LD_PRELOAD=LIB",
+      run_overhead, [](CLI::App& app, OverheadOptions& options) {
+        app.add_option("SCENARIO", options.scenario, "Scenario name from the catalogue")
+            ->required()
+            ->check(check::text);
+        app.add_option("LIB", options.library,
+                       "Preload library (or A:B, preloaded in that order), or 'none' for an A/A run (noise floor)")
+            ->required()
+            ->check(check::text & check::libraries);
+        app.add_option("RUNS", options.runs, "Runs per side")->required()->check(check::whole_number(1, 10000));
+        app.add_option("COMMAND", options.command, "Command to run (after --); default: the catalogue's");
+        add_scale_option(app, options.scale, "Multiply the catalogue command's operation count");
+        app.add_flag("--json", options.json, "Print the point as JSON instead of the summary");
+        app.add_flag("--instructions", options.instructions,
+                     "Also count instructions under callgrind (the catalogue's reduced command)");
+        add_precision_options(app, options.precision);
+        app.final_callback([&options] { check::relations(options.precision, options.runs); });
+      });
 }
 
 }  // namespace heapline::bench

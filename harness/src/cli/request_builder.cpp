@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "heapline/install_layout.h"
+
 namespace heapline::bench {
 
 const Scenario* find_scenario(const Catalogue& catalogue, const std::string& name) {
@@ -22,9 +24,11 @@ std::vector<const Scenario*> selected_scenarios(const Catalogue& catalogue, cons
   return selected;
 }
 
+std::string default_library(const Locations& where) { return heapline_library(where.bin_dir).string(); }
+
 std::string resolved_library(const std::string& option, const Locations& where) {
   if (option == "none") return {};
-  return checked_preload_libraries(option.empty() ? where.bin_dir + "/libheapline.so" : option);
+  return checked_preload_libraries(option.empty() ? default_library(where) : option);
 }
 
 MeasurementRequest build_request(const Scenario& scenario, const Locations& where, const std::string& library,

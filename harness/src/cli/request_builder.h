@@ -23,6 +23,10 @@ const Scenario* find_scenario(const Catalogue& catalogue, const std::string& nam
 // scenario of the catalogue when --only is empty.
 std::vector<const Scenario*> selected_scenarios(const Catalogue& catalogue, const std::vector<std::string>& only);
 
+// libheapline.so in --bin-dir: what every command preloads when no library
+// is given (heapline/install_layout.h's rule, the launcher's too).
+std::string default_library(const Locations& where);
+
 // The library a measuring command preloads, from its --lib (suite,
 // calibrate) or LIB (overhead): the list given (a path, or A:B preloaded in
 // that order), libheapline.so next to heapline-bench when none is given, or

@@ -1,8 +1,9 @@
-// render, validate and import: the subcommands that read or feed the store.
+// render, validate, import and export: the subcommands that read or feed the store.
 #include <unistd.h>
 
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include <heapline/json_document.h>
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <map>
 
+#include "command_line.h"
 #include "commands.h"
 #include "progress.h"
 #include "heapline_bench/verdicts/calibration.h"
@@ -127,6 +129,18 @@ int run_render(const RenderCommandOptions& options) {
   return kExitOk;
 }
 
+Subcommand add_render_command(CLI::App& bench, const Locations& where) {
+  return subcommand(bench, where, "render", "Write the performance page and its plots from the store", run_render,
+                    [](CLI::App& app, RenderCommandOptions& options) { add_render_options(app, options); });
+}
+
+namespace {
+
+struct ValidateOptions {
+  Locations where;
+  std::string store;
+};
+
 int run_validate(const ValidateOptions& options) {
   const Store store = existing_store(options.store, options.where);
   // The points are checked as they are read, not kept.
@@ -155,6 +169,23 @@ int run_validate(const ValidateOptions& options) {
   }
   return problems.empty() && calibration_problems.empty() ? kExitOk : kExitRefused;
 }
+
+}  // namespace
+
+Subcommand add_validate_command(CLI::App& bench, const Locations& where) {
+  return subcommand(bench, where, "validate", "Check every line of the store; list the bad ones", run_validate,
+                    [](CLI::App& app, ValidateOptions& options) { add_store_option(app, options.store); });
+}
+
+namespace {
+
+struct ExportOptions {
+  Locations where;
+  std::string store;
+  std::string format = "csv";  // a name of export_formats() (reports/exporter.h)
+  std::string commit;          // the one-commit formats: the points of this commit (default: the newest)
+  std::string out;             // empty: standard output
+};
 
 int run_export(const ExportOptions& options) {
   // "-" is standard output, as without --out.
@@ -191,6 +222,39 @@ int run_export(const ExportOptions& options) {
   return kExitOk;
 }
 
+}  // namespace
+
+Subcommand add_export_command(CLI::App& bench, const Locations& where) {
+  // The formats as exporter.cpp's table lists them: a new one needs no line here.
+  std::vector<std::string> format_names;
+  std::string formats_help, names;
+  for (const auto& format : export_formats()) {
+    format_names.push_back(format.name);
+    formats_help += (formats_help.empty() ? "" : "; ") + format.name + ": " + format.description;
+    names += (names.empty() ? "" : ", ") + format.name;
+  }
+  return subcommand(
+      bench, where, "export", "Write the history for another program, in one of its formats: " + names, run_export,
+      [&](CLI::App& app, ExportOptions& options) {
+        add_store_option(app, options.store);
+        app.add_option("--format", options.format, formats_help)
+            ->check(CLI::IsMember(format_names))
+            ->capture_default_str();
+        app.add_option("--commit", options.commit,
+                       "github-action-benchmark, bencher: the commit (default: the newest point's)")
+            ->check(check::commit);
+        app.add_option("--out", options.out, "File to write (default: standard output)")->check(check::text);
+      });
+}
+
+namespace {
+
+struct ImportOptions {
+  Locations where;
+  std::string store;
+  std::vector<std::string> files;
+};
+
 int run_import(const ImportOptions& options) {
   const Store store = appendable_store(options.store, options.where, "Nothing was imported.");
   std::vector<Point> incoming_points;
@@ -222,6 +286,18 @@ int run_import(const ImportOptions& options) {
   }
   Say(std::cout) << "imported " << added << " point(s) into " << terminal_text(store.points_path()) << "\n";
   return kExitOk;
+}
+
+}  // namespace
+
+Subcommand add_import_command(CLI::App& bench, const Locations& where) {
+  return subcommand(bench, where, "import", "Append the points of an older store, skipping those already in",
+                    run_import, [](CLI::App& app, ImportOptions& options) {
+                      add_store_option(app, options.store);
+                      app.add_option("FILE", options.files, "points.jsonl files of the older store")
+                          ->required()
+                          ->check(check::text & CLI::ExistingFile);
+                    });
 }
 
 }  // namespace heapline::bench

@@ -1,6 +1,8 @@
 #include <optional>
+#include <memory>
 #include <iostream>
 
+#include "command_line.h"
 #include "commands.h"
 #include "heapline_bench/measurement/catalogue.h"
 #include "heapline_bench/reports/percent_format.h"
@@ -15,6 +17,19 @@
 namespace heapline::bench {
 namespace {
 
+struct SuiteOptions {
+  Locations where;
+  std::string library;  // empty: libheapline.so next to heapline-bench
+  int runs = kDefaultRuns;
+  double scale = 1.0;
+  std::vector<std::string> only;
+  std::string commit;        // empty: the source tree's HEAD, if it is a git checkout
+  std::string commit_range;  // "FIRST..LAST" when the point stands for several commits
+  bool instructions = true;  // count instructions under callgrind, when valgrind is installed
+  AdaptivePrecision precision;
+  RenderCommandOptions render;
+};
+
 // "FIRST..LAST", checked before anything runs.
 std::optional<CommitRange> parse_commit_range(const std::string& text) {
   if (text.empty()) return std::nullopt;
@@ -24,7 +39,6 @@ std::optional<CommitRange> parse_commit_range(const std::string& text) {
   return CommitRange{text.substr(0, dots), text.substr(dots + 2)};
 }
 
-}  // namespace
 
 int run_suite(const SuiteOptions& options) {
   const Catalogue catalogue = load_catalogue(options.where.catalogue);
@@ -135,6 +149,30 @@ int run_suite(const SuiteOptions& options) {
                                  : std::to_string(stored) + (stored == 1 ? " point" : " points"))
                  << " appended to " << terminal_text(store.points_path()) << "\n";
   return any_failed ? kExitRefused : kExitOk;
+}
+
+}  // namespace
+
+Subcommand add_suite_command(CLI::App& bench, const Locations& where) {
+  return subcommand(
+      bench, where, "suite", "Measure every catalogue scenario with the library", run_suite,
+      [](CLI::App& app, SuiteOptions& options) {
+        app.add_option("--lib", options.library, "Preload library, or A:B (default: libheapline.so in --bin-dir)")
+            ->check(check::text & check::libraries);
+        add_runs_option(app, options.runs);
+        add_scale_option(app, options.scale);
+        add_only_option(app, options.only);
+        app.add_option("--commit", options.commit, "The commit measured (default: the source tree's HEAD)")
+            ->check(check::commit);
+        app.add_option("--commit-range", options.commit_range,
+                       "FIRST..LAST: the commits this point stands for when pushes were skipped")
+            ->check(check::commit_range);
+        app.add_flag("!--no-instructions", options.instructions,
+                     "Do not count instructions under callgrind (counted by default when valgrind is installed)");
+        add_precision_options(app, options.precision);
+        add_render_options(app, options.render);
+        app.final_callback([&options] { check::relations(options.precision, options.runs); });
+      });
 }
 
 }  // namespace heapline::bench

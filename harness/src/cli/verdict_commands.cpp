@@ -1,5 +1,6 @@
 // check and calibrate: the regression verdicts and the noise they rest on.
 #include <algorithm>
+#include <memory>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -8,6 +9,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "command_line.h"
 #include "commands.h"
 #include "heapline_bench/verdicts/calibration.h"
 #include "heapline_bench/measurement/catalogue.h"
@@ -83,7 +85,14 @@ std::string figure_cell(const PointVerdict& v) {
   return format_overhead(value.overhead, {value.low, value.high});
 }
 
-}  // namespace
+
+struct CheckOptions {
+  Locations where;
+  std::string store;
+  VerdictOptions rule;
+  bool fail_on_regression = false;
+  bool github = false;  // annotations and the run summary of GitHub Actions
+};
 
 int run_check(const CheckOptions& options) {
   const Catalogue catalogue = load_catalogue(options.where.catalogue);
@@ -223,6 +232,34 @@ int run_check(const CheckOptions& options) {
                                                                                                  : kExitOk;
 }
 
+}  // namespace
+
+Subcommand add_check_command(CLI::App& bench, const Locations& where) {
+  return subcommand(
+      bench, where, "check", "Verdicts on each figure of the newest point of each scenario, and change points",
+      run_check, [](CLI::App& app, CheckOptions& options) {
+        add_store_option(app, options.store);
+        add_verdict_options(app, options.rule);
+        app.add_flag("--fail-on-regression", options.fail_on_regression, "Exit 1 when a scenario regressed");
+        app.add_flag("--github", options.github, "GitHub Actions annotations and run summary");
+        app.final_callback([&options] { check::relations(options.rule); });
+      });
+}
+
+namespace {
+
+struct CalibrateOptions {
+  Locations where;
+  std::string store;
+  std::string library;  // default: libheapline.so next to heapline-bench
+  int runs = kDefaultRuns;
+  int repeats = 5;
+  double scale = 1.0;
+  std::vector<std::string> only;
+  bool instructions = true;  // calibrate the instruction figure too, when valgrind is installed
+  VerdictOptions rule;
+};
+
 int run_calibrate(const CalibrateOptions& options) {
   const Catalogue catalogue = load_catalogue(options.where.catalogue);
   const std::vector<const Scenario*> selected = selected_scenarios(catalogue, options.only);
@@ -257,7 +294,7 @@ int run_calibrate(const CalibrateOptions& options) {
     for (int r = 0; r < options.repeats; ++r) {
       // A/A: the library on both sides; the figure should be 0.
       auto same = build_request(*scenario, options.where, {}, options.runs, options.scale, {}, scratch.path());
-      same.env["LD_PRELOAD"] = library;
+      set_preload(same.env, {library});
       add_timed(aa, measure(runner, same, show));
       auto real = build_request(*scenario, options.where, library, options.runs, options.scale, {}, scratch.path());
       add_timed(repeated, measure(runner, real, show));
@@ -320,6 +357,28 @@ int run_calibrate(const CalibrateOptions& options) {
                  << machine.fingerprint() << ")" << (unstored ? "; some calibrations could not be stored (above)" : "")
                  << "\n";
   return unstored ? kExitRefused : kExitOk;
+}
+
+}  // namespace
+
+Subcommand add_calibrate_command(CLI::App& bench, const Locations& where) {
+  return subcommand(
+      bench, where, "calibrate", "Measure how much each figure moves when nothing changed (A/A and repeats); store it",
+      run_calibrate, [](CLI::App& app, CalibrateOptions& options) {
+        add_store_option(app, options.store);
+        app.add_option("--lib", options.library, "Preload library (default: libheapline.so)")
+            ->check(check::text & check::libraries);
+        add_runs_option(app, options.runs);
+        app.add_option("--repeats", options.repeats, "Figures of each kind per scenario (a spread needs a few)")
+            ->capture_default_str()
+            ->check(check::whole_number(3, 1000));
+        add_scale_option(app, options.scale);
+        add_only_option(app, options.only);
+        app.add_flag("!--no-instructions", options.instructions,
+                     "Do not calibrate the instruction figure (calibrated when valgrind is installed)");
+        add_verdict_options(app, options.rule);
+        app.final_callback([&options] { check::relations(options.rule); });
+      });
 }
 
 }  // namespace heapline::bench

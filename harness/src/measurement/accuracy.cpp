@@ -24,7 +24,7 @@ AccuracyRun measure_accuracy(ProcessRunner& runner, const AccuracyRequest& reque
   spec.argv = request.command;
   spec.env = request.env;
   spec.settings_from_env_only = true;
-  spec.env["LD_PRELOAD"] = request.library;
+  set_preload(spec.env, {request.library});
   spec.env["HEAPLINE_OUT"] = request.report_path;
   const RunResult result = runner.run(spec);
   const std::string what = "the accuracy run of " + request.command[0] + " under " + request.library;

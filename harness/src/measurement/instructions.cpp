@@ -74,7 +74,7 @@ std::uint64_t count_once(ProcessRunner& runner, const InstructionRequest& reques
   // The report is not written: its cost depends on the timeline's length,
   // not on the library's per-call cost that this figure follows.
   spec.env["HEAPLINE_OUT"] = "off";
-  if (with) spec.env["LD_PRELOAD"] = request.library;
+  if (with) set_preload(spec.env, {request.library});
   const RunResult result = runner.run(spec);
   const auto count = result.succeeded() ? collected_instructions(result.stderr_tail) : std::nullopt;
   if (!count)

@@ -262,10 +262,7 @@ Measurement measure(ProcessRunner& runner, const MeasurementRequest& request, co
       const auto inherited = spec.env.count("LD_PRELOAD") ? spec.env["LD_PRELOAD"]
                              : std::getenv("LD_PRELOAD") ? std::string(std::getenv("LD_PRELOAD"))
                                                          : std::string();
-      std::string preload;
-      for (const std::string* part : {&front, &request.preload_after, &inherited})
-        if (!part->empty()) preload += (preload.empty() ? "" : ":") + *part;
-      spec.env["LD_PRELOAD"] = preload;
+      set_preload(spec.env, {front, request.preload_after, inherited});
     }
     if (with && run.warmup()) spec.ld_debug_output = trace_prefix;
 

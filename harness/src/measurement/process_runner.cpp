@@ -26,6 +26,13 @@ extern char** environ;
 
 namespace heapline::bench {
 
+void set_preload(std::map<std::string, std::string>& env, std::initializer_list<std::string> libraries) {
+  std::string preload;
+  for (const std::string& library : libraries)
+    if (!library.empty()) preload += (preload.empty() ? "" : ":") + library;
+  env["LD_PRELOAD"] = preload;
+}
+
 std::string how_it_ended(const RunResult& result) {
   if (!result.started) return "could not be started (" + result.start_error + ")";
   if (result.signal != 0)

@@ -21,7 +21,7 @@ double VerdictRule::noise_floor_of(Figure figure) const {
 double VerdictRule::quantile(int n) const {
   // Qn is 82% efficient for large n, less for the short histories judged
   // here: 0.5 n degrees of freedom keeps the simulated A/A false-alarm rate
-  // within the documented 5% from 8 to 20 points (verdict_gtest.cc), where
+  // within the documented 5% from 8 to 20 points (verdict_test.cpp), where
   // the MAD needed 0.37 n and a wider threshold.
   const double dof = std::max(3.0, 0.5 * n);
   const int tests = std::max(scenarios, 1) * std::max(figures, 1);

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "cut_live_file.h"
 #include "exact_shadow.h"
 #include "heap_sampler.h"
 #include "intercepted.h"
@@ -92,6 +93,8 @@ int find_first_malloc(dl_phdr_info* info, std::size_t, void* data) {
 // Whether the malloc the program calls is this library's. `culprit` gets
 // the object whose malloc it is otherwise. True when it cannot tell (the
 // accounting linked into a test program rather than a shared object).
+// Calls into the loader (dlopen, dl_iterate_phdr), which takes its lock and
+// allocates: never in a fork child (write_report_at_exit).
 bool program_malloc_is_ours(const char** culprit) {
   Dl_info ours{};
   if (dladdr(reinterpret_cast<void*>(&program_malloc_is_ours), &ours) == 0 || ours.dli_fname == nullptr) return true;
@@ -181,7 +184,12 @@ void write_report_at_exit() {
   // does not stop threads); wait for it a little, never forever.
   const bool locked = lock_sampling();
   g_process.live_file_floor = INT64_MAX;  // a live file is of no use any more
-  if (locked) now = take_sample(final_bytes);
+  if (locked) {
+    // What a cut of the live file lost, found now if not before: the report
+    // reads every series.
+    settle_cut_live_file(true);
+    now = take_sample(final_bytes);
+  }
   g_region->header.state.store(kLiveExited, std::memory_order_release);
 
   const Config& config = g_process.config;
@@ -238,7 +246,7 @@ void write_report_at_exit() {
   report.samples = g_timeline.storage()->samples;
   report.sample_count = g_timeline.size();
   report.mapped_samples = g_mapped_timeline.storage()->samples;
-  report.mapped_sample_count = mapped::enabled() ? g_mapped_timeline.size() : 0;
+  report.mapped_sample_count = mapped::enabled() && mapped_series_kept() ? g_mapped_timeline.size() : 0;
   report.markers = g_region->markers;
   if (g_region != &g_static_region) {
     // A marker written while a deferred live file was being created may be
@@ -254,10 +262,18 @@ void write_report_at_exit() {
   }
   report.marker_slots = g_process.markers_claimed.load(std::memory_order_acquire);
   report.ended = "exit";
+  describe_cut_live_file();
   if (g_process.live_file_problem[0] != 0) report.live_file_problem = g_process.live_file_problem;
   report.sampling = sampling_at_exit(final_bytes, mapped::enabled() ? mapped_figures.live : 0, report.duration_ns);
+  // A fork child never asks: a thread of the parent that was inside the
+  // loader at the fork left the child's copy of the loader's lock held (it
+  // would wait for ever), and a fork from a signal handler may have left
+  // malloc's state mid-update (the loader allocates). It cannot tell, so it
+  // says seen, as when the library cannot tell; its parent asks at its own
+  // exit. (Asked at load instead, the loader's own allocations and a
+  // program's dlsym that allocates would mix in the program's figures.)
   const char* culprit = nullptr;
-  report.allocations_seen = program_malloc_is_ours(&culprit) ? 1 : 0;
+  report.allocations_seen = g_process.fork_child || program_malloc_is_ours(&culprit) ? 1 : 0;
   if (report.allocations_seen == 0) {
     char* line = g_line;
     TextSink text(line, sizeof g_line);

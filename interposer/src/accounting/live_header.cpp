@@ -10,6 +10,7 @@
 
 #include <cstddef>
 
+#include "cut_live_file.h"
 #include "live_header.h"
 #include "mapped_memory.h"
 #include "os.h"
@@ -355,6 +356,7 @@ void write_identity(LiveRegion& region) {
 void move_to(LiveRegion* mapped) {
   attach_timelines(*mapped);
   __atomic_store_n(&g_region, mapped, __ATOMIC_RELEASE);
+  guard_live_file(true);  // from now on a cut of the file never kills the process
 }
 
 // The report names this process may claim, into g_names: for the command
@@ -426,8 +428,12 @@ void create_deferred_live_file() {
 // on stderr, when no file can be made. Makes no allocation: runs inside the
 // first malloc call.
 void open_live_file(std::uint64_t now, std::int64_t live) {
-  if (g_region != &g_static_region) release_live_region(g_region);  // a fork child: the parent's file
+  if (g_region != &g_static_region) {  // a fork child: the parent's file
+    unguard_live_file();
+    release_live_region(g_region);
+  }
   g_region = &g_static_region;
+  guard_live_file(true);  // a new heap line, with no loss (static memory needs no guard)
   g_pending = PendingLiveFile{};  // a fork child: another thread of the parent's may have been making one
   g_exec = ExecState{};
   char* path = g_process.live_path;
@@ -511,7 +517,9 @@ void restore_live_file_after_failed_exec() {
   if (g_exec.retired) {
     g_exec.retired = false;
     // The same names again: the file is made from the region as it is, and
-    // mapped in its place.
+    // mapped in its place (what a cut of the old one lost dropped first:
+    // the new file never holds a zeroed page as samples).
+    settle_cut_live_file(true);
     const int count = report_names();
     int error = 0;
     if (count == 0) {
@@ -523,6 +531,8 @@ void restore_live_file_after_failed_exec() {
     } else if (claim(*g_region, g_region, count, &error) == nullptr) {
       g_process.report_path[0] = 0;  // the exit finds the name to write to
       say_no_live_file(live_name_for_message(g_names[0]), error);
+    } else {
+      guard_live_file(false);  // a whole file again, the losses of the old one kept
     }
   }
   unlock_sampling();

@@ -207,7 +207,7 @@ Adopted revoke_others() {
 }
 
 // Waits for another thread's revocation to end; the lock is then this
-// thread's. The holder runs with every signal blocked (revoke_for_room) and
+// thread's. The holder runs with every signal but SIGBUS blocked (revoke_for_room) and
 // waits for no other thread (its barriers are the kernel's), so the wait
 // ends once the holder has run: a signal handler that stops its thread
 // (a collector's stop-the-world) cannot stop it inside a revocation.

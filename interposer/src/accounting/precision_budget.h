@@ -59,7 +59,7 @@
 // as before the lending: then no publish can break (2), and none revokes.
 //
 // Revocation (accounting.h, "Revoked", is the slot's side). One revoker at
-// a time (a lock, also taken across a fork), with every signal blocked in
+// a time (a lock, also taken across a fork), with every signal but SIGBUS blocked in
 // its thread while it revokes: it waits for no other thread (its barriers
 // are the kernel's), so a thread that needs the lock waits only until the
 // holder has run, never on a signal handler of the program's (a
@@ -95,7 +95,7 @@
 // thread's exit), the share of a slot whose owner is inside a threshold
 // change (its threshold and headroom then disagree), and the shares a
 // revoker adopted until it publishes them. Each exists only while its
-// thread runs a stretch of code with every signal blocked (OwnBytesWindow;
+// thread runs a stretch of code with every signal but SIGBUS blocked (OwnBytesWindow;
 // the revoker's whole revocation), at most one per thread, which waits for
 // no other thread. So a publish that still lacks the room after its
 // revocation waits (yielding, later napping a millisecond, and revoking

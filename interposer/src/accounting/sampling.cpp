@@ -20,6 +20,7 @@
 // signal handlers) sample.
 
 #include "atomic_max.h"
+#include "cut_live_file.h"
 #include "exact_shadow.h"
 #include "heap_sampler.h"
 #include "heapline/seqlock.h"
@@ -283,6 +284,8 @@ std::uint64_t take_sample(std::int64_t live) {
 }
 
 std::uint64_t sample_locked(std::uint64_t now, SampleNow sample_now) {
+  // A cut of the live file met since the latest sample (one load when none).
+  settle_cut_live_file(false);
   const std::uint64_t t_ns = since_start(now);
   const bool closed = close_interval(t_ns);
   if ((sample_now == SampleNow::kAlways && (!closed || g_sampling.last_sample_ns != t_ns)) ||
@@ -365,7 +368,7 @@ inline void after_commit(std::int64_t live, bool rose);
 // first (its threshold down to 1, the share released with the bytes it
 // covered), then the other threads' shares, revoked, and the room that no
 // revocation can take back waited for: it is held by threads running with
-// every signal blocked (OwnBytesWindow), which only the scheduler delays.
+// every signal blocked but SIGBUS (OwnBytesWindow), which only the scheduler delays.
 // When nothing can be revoked (no membarrier, a revocation under way in
 // this very thread), the bytes are published all the same (they were
 // allocated) and the stated bound takes the exposure in.

@@ -12,10 +12,12 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #if defined(__aarch64__)
 #include <asm/hwcap.h>  // HWCAP_ATOMICS
 #endif
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -82,11 +84,212 @@ class WriteSignalsKept {
 
 SignalMask block_signals() {
   // All but glibc's own two (SIGCANCEL and SIGSETXID, 32 and 33), as
-  // pthread_sigmask leaves them.
-  return change_mask(SIG_BLOCK, ~(bit(32) | bit(33)));
+  // pthread_sigmask leaves them, and SIGBUS (os.h).
+  return change_mask(SIG_BLOCK, ~(bit(32) | bit(33) | bit(SIGBUS)));
 }
 
 void restore_signals(SignalMask mask) { change_mask(SIG_SETMASK, mask); }
+
+// --- a shared mapping of a file that another process may cut -----------------
+
+namespace {
+
+struct CutGuard {
+  // The guarded pages, [begin, end): 0, 0 when none.
+  std::atomic<std::uintptr_t> begin{0};
+  std::atomic<std::uintptr_t> end{0};
+  // [replaced_from, end) is anonymous memory now. Only lowered, by
+  // compare-exchange: the thread that lowers it replaces what it took.
+  std::atomic<std::uintptr_t> replaced_from{0};
+  std::atomic<bool> seen{false};
+  std::uintptr_t page = 4096;
+  bool installed = false;
+  struct sigaction previous {};  // the disposition the handler replaced
+};
+// constinit: the live file is mapped by the lazy init, which may come
+// before the library's constructors; a dynamically initialised guard would
+// be reset after it was set up.
+constinit CutGuard g_cut;
+
+#ifndef MADV_POPULATE_READ
+constexpr int MADV_POPULATE_READ = 22;  // Linux 5.14's value, for older headers
+#endif
+
+// Whether the guarded page at `page` can be read without SIGBUS, asked
+// without touching it: 1, 0 (past the file's end), -1 (the kernel cannot
+// tell: older than 5.14). Changes errno.
+int page_readable(std::uintptr_t page) {
+  if (syscall(SYS_madvise, page, g_cut.page, MADV_POPULATE_READ) == 0) return 1;
+  return errno == EFAULT ? 0 : -1;
+}
+
+// The first page past the file's end in [begin, limit) (the pages past the
+// end are the last ones), by bisection; `limit` when there is none; 0 when
+// the kernel cannot tell.
+std::uintptr_t first_cut_page(std::uintptr_t begin, std::uintptr_t limit) {
+  if (limit <= begin) return limit;
+  const int last = page_readable(limit - g_cut.page);
+  if (last != 0) return last == 1 ? limit : 0;
+  std::uintptr_t readable_below = begin;  // every page below it is readable
+  std::uintptr_t cut = limit - g_cut.page;   // a page past the end
+  while (readable_below < cut) {
+    const std::uintptr_t middle = readable_below + (cut - readable_below) / g_cut.page / 2 * g_cut.page;
+    const int readable = page_readable(middle);
+    if (readable < 0) return 0;
+    if (readable == 1) {
+      readable_below = middle + g_cut.page;
+    } else {
+      cut = middle;
+    }
+  }
+  return cut;
+}
+
+// Zeroed memory in place of the guarded pages from `from` up to those
+// replaced already. False when the kernel refused the memory.
+bool replace_from(std::uintptr_t from) {
+  std::uintptr_t limit = g_cut.replaced_from.load(std::memory_order_acquire);
+  do {
+    if (from >= limit) return true;  // replaced already, or being replaced by the thread that took them
+  } while (!g_cut.replaced_from.compare_exchange_weak(limit, from, std::memory_order_acq_rel));
+  void* memory = map(reinterpret_cast<void*>(from), limit - from, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  if (memory == MAP_FAILED) return false;
+  g_cut.seen.store(true, std::memory_order_release);
+  return true;
+}
+
+// A fault the instruction makes again when the handler returns (rather than
+// a signal sent, or a memory error reported after the fact).
+bool is_fault(const siginfo_t* info) {
+  return info->si_code == BUS_ADRALN || info->si_code == BUS_ADRERR || info->si_code == BUS_OBJERR ||
+         info->si_code == BUS_MCEERR_AR;
+}
+
+// The disposition the handler replaced, back in place.
+void restore_previous() { sigaction(SIGBUS, &g_cut.previous, nullptr); }
+
+// SIGBUS as the disposition the handler replaced would have taken it.
+void pass_on(int signal_number, siginfo_t* info, void* context) {
+  const struct sigaction& previous = g_cut.previous;
+  if (previous.sa_handler == SIG_IGN) {
+    if (is_fault(info)) restore_previous();  // made again under SIG_IGN: the kernel kills, as it would have
+    return;                                  // a signal sent: ignored
+  }
+  if (previous.sa_handler == SIG_DFL) {
+    restore_previous();
+    if (!is_fault(info)) {
+      // Pending (SIGBUS is blocked in its handler) until this returns.
+      syscall(SYS_rt_tgsigqueueinfo, ::getpid(), syscall(SYS_gettid), signal_number, info);
+    }
+    return;
+  }
+  if ((previous.sa_flags & SA_RESETHAND) != 0) {
+    struct sigaction default_action {};
+    default_action.sa_handler = SIG_DFL;
+    sigaction(SIGBUS, &default_action, nullptr);
+  }
+  if ((previous.sa_flags & SA_SIGINFO) != 0) {
+    previous.sa_sigaction(signal_number, info, context);
+  } else {
+    previous.sa_handler(signal_number);
+  }
+}
+
+void on_sigbus(int signal_number, siginfo_t* info, void* context) {
+  const int saved_errno = errno;
+  const std::uintptr_t address = reinterpret_cast<std::uintptr_t>(info->si_addr);
+  const std::uintptr_t begin = g_cut.begin.load(std::memory_order_acquire);
+  const std::uintptr_t end = g_cut.end.load(std::memory_order_acquire);
+  bool handled = false;
+  if (info->si_code == BUS_ADRERR && address >= begin && address < end) {
+    const std::uintptr_t page = address & ~(g_cut.page - 1);
+    std::uintptr_t from = first_cut_page(begin, g_cut.replaced_from.load(std::memory_order_acquire));
+    if (from == 0 || from > page) from = page;  // the fault itself says this page is past the end
+    handled = replace_from(from);
+    // No memory for it: the fault is fatal as it was (threads that wait
+    // for these pages to be replaced fault again, under that disposition).
+    if (!handled) restore_previous();
+  }
+  if (!handled) pass_on(signal_number, info, context);
+  errno = saved_errno;
+}
+
+}  // namespace
+
+void guard_cut_mapping(void* begin, std::size_t length) {
+  const int saved_errno = errno;
+  g_cut.page = page_size();
+  const std::uintptr_t first = reinterpret_cast<std::uintptr_t>(begin);
+  const std::uintptr_t end = first + (length + g_cut.page - 1) / g_cut.page * g_cut.page;
+  g_cut.begin.store(0, std::memory_order_release);
+  g_cut.end.store(end, std::memory_order_relaxed);
+  g_cut.replaced_from.store(end, std::memory_order_relaxed);
+  g_cut.seen.store(false, std::memory_order_relaxed);
+  g_cut.begin.store(first, std::memory_order_release);
+  if (!g_cut.installed) {
+    // The handler runs with what the replaced disposition asked for (its
+    // mask, SA_RESTART, SA_NODEFER), so that passing a signal on changes
+    // nothing of how it is handled.
+    struct sigaction current {};
+    sigaction(SIGBUS, nullptr, &current);
+    struct sigaction ours {};
+    ours.sa_sigaction = on_sigbus;
+    ours.sa_mask = current.sa_mask;
+    ours.sa_flags = SA_SIGINFO | SA_ONSTACK | (current.sa_flags & (SA_RESTART | SA_NODEFER));
+    g_cut.installed = sigaction(SIGBUS, &ours, &g_cut.previous) == 0;
+  }
+  errno = saved_errno;
+}
+
+void unguard_cut_mapping() {
+  g_cut.begin.store(0, std::memory_order_release);
+  g_cut.end.store(0, std::memory_order_release);
+}
+
+bool cut_mapping_seen() { return g_cut.seen.load(std::memory_order_acquire); }
+
+std::size_t settle_cut_mapping() {
+  const std::uintptr_t begin = g_cut.begin.load(std::memory_order_acquire);
+  if (begin == 0) return SIZE_MAX;  // nothing guarded: nothing cut
+  const int saved_errno = errno;
+  const std::uintptr_t from = first_cut_page(begin, g_cut.replaced_from.load(std::memory_order_acquire));
+  if (from != 0) {
+    replace_from(from);
+  } else {
+    // A kernel that cannot tell: each page read in turn; the first past
+    // the end faults, and the handler replaces it and all above it. Only
+    // while the handler is the library's, SIGBUS unblocked meanwhile (a
+    // SIGBUS the program blocked and has pending is left to it: no reading).
+    struct sigaction current {};
+    sigaction(SIGBUS, nullptr, &current);
+    const SignalMask mask = change_mask(SIG_BLOCK, 0);
+    const bool blocked_pending = (mask & bit(SIGBUS)) != 0 && (pending_signals() & bit(SIGBUS)) != 0;
+    if (g_cut.installed && current.sa_sigaction == on_sigbus && !blocked_pending) {
+      change_mask(SIG_UNBLOCK, bit(SIGBUS));
+      for (std::uintptr_t page = begin; page < g_cut.replaced_from.load(std::memory_order_acquire); page += g_cut.page) {
+        (void)*reinterpret_cast<const volatile char*>(page);
+      }
+      change_mask(SIG_SETMASK, mask);
+    }
+  }
+  errno = saved_errno;
+  return g_cut.replaced_from.load(std::memory_order_acquire) - begin;
+}
+
+void* map_name_only(const char* path, const FileId& id) {
+  const int saved_errno = errno;
+  void* page = nullptr;
+  const int fd = open_to_read(path);
+  FileId opened;
+  if (fd >= 0 && file_id(fd, &opened) && opened == id) {
+    void* mapped = map(nullptr, page_size(), PROT_NONE, MAP_SHARED, fd, 0);
+    if (mapped != MAP_FAILED) page = mapped;
+  }
+  if (fd >= 0) close_file(fd);
+  errno = saved_errno;
+  return page;
+}
 
 int create_file(const char* path, int access) {
   const int fd = ::open(path, access | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -606,6 +809,25 @@ std::int64_t resident_bytes() {
   if (pages == 0 || page_bytes == 0 || pages > (std::uint64_t{1} << 62) / page_bytes) return -1;
   return static_cast<std::int64_t>(pages * page_bytes);
 }
+
+namespace {
+// Where readable_below has the kernel copy what it checks: its content is
+// never read.
+char g_probe_sink[16 * 1024];
+}  // namespace
+
+int readable_below(std::uintptr_t top, std::size_t bytes) {
+  if (bytes > sizeof g_probe_sink || top < bytes) return 0;
+  const int saved_errno = errno;
+  iovec local{g_probe_sink, bytes};
+  iovec remote{reinterpret_cast<void*>(top - bytes), bytes};
+  const long copied = syscall(SYS_process_vm_readv, ::getpid(), &local, 1, &remote, 1, 0);
+  const int readable = copied == static_cast<long>(bytes) ? 1 : copied >= 0 || errno == EFAULT ? 0 : -1;
+  errno = saved_errno;
+  return readable;
+}
+
+bool is_main_thread() { return syscall(SYS_gettid) == ::getpid(); }
 
 bool process_exists(int pid) {
   const int saved_errno = errno;

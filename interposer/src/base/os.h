@@ -10,6 +10,10 @@
 //    SIGXFSZ past the file size limit (RLIMIT_FSIZE), not SIGPIPE on a
 //    closed stderr, and the host's own signals and dispositions are left
 //    alone;
+//  - no store into the live file's shared mapping kills its host when
+//    another process cuts the file (guard_cut_mapping): the one disposition
+//    the library sets, SIGBUS's, handles its own pages and passes every
+//    other SIGBUS on to the disposition it found, exactly;
 //  - mappings go to the kernel directly, never through the exported mmap
 //    the library itself defines;
 //  - whether an exec'd program will run the library is judged as the kernel
@@ -267,9 +271,70 @@ bool membarrier_private_expedited();
 // A thread's signal mask, as the kernel keeps it (signal N is bit N - 1).
 using SignalMask = std::uint64_t;
 // Blocks every signal in this thread (but glibc's own, as pthread_sigmask
-// does) and returns the mask it had; restore_signals puts it back.
+// does, and SIGBUS: a fault cannot wait, the kernel kills a thread that
+// faults with SIGBUS blocked, and a store into a cut live file is one, see
+// below) and returns the mask it had; restore_signals puts it back.
 SignalMask block_signals();
 void restore_signals(SignalMask mask);
+
+// --- a shared mapping of a file that another process may cut -----------------
+
+// The live file is mapped MAP_SHARED, and whoever may write the file may
+// truncate it (`: > x.live`, a log rotator's copytruncate): the kernel drops
+// the pages past the new end, and the next load or store into one raises
+// SIGBUS in the thread that makes it, which would kill the host. While a
+// mapping is guarded, the library's SIGBUS handler (installed at the first
+// guard: SA_SIGINFO | SA_ONSTACK, the mask and SA_RESTART of the
+// disposition it replaces) puts zeroed anonymous memory in place of every
+// page past the file's end (found without touching them:
+// MADV_POPULATE_READ, Linux 5.14; else from the faulting page on) up to the
+// pages replaced already, and returns: the access is made again, in memory.
+// The limit of the replaced pages only goes down, by compare-exchange, so
+// two threads never replace the same pages (the second would zero what the
+// first one's thread has stored since). Any other SIGBUS (a fault outside
+// the guarded pages, one sent by kill or raise, a memory error) goes to the
+// disposition the handler replaced, as the kernel would have delivered it:
+// a handler of the program's called with the same arguments (SA_RESETHAND
+// honoured), SIG_IGN honoured (a fault, which the kernel never lets a
+// process ignore, made again under it: the kernel kills), SIG_DFL restored
+// (a fault made again under it; a sent signal sent again to this thread,
+// with its siginfo, pending until the handler returns): the default
+// action, a core dump included. Limits: a program that installs its own
+// SIGBUS handler afterwards replaces the library's (its handler then gets
+// the faults of a cut live file); a thread that has SIGBUS blocked when it
+// faults is killed by the kernel, whatever the handler (the library's own
+// windows never block SIGBUS: block_signals).
+void guard_cut_mapping(void* begin, std::size_t length);
+// The guarded mapping is going away (a fork child's copy of its parent's).
+void unguard_cut_mapping();
+// Whether the handler (or settle_cut_mapping) has replaced pages since the
+// guard began: one load.
+bool cut_mapping_seen();
+// Replaces the guarded pages past the file's end now, without touching
+// them (on a kernel without MADV_POPULATE_READ, by reading each page in
+// this thread, SIGBUS unblocked meanwhile, when the handler is still the
+// library's), and returns the offset from the mapping's start from which it
+// is anonymous memory ("length" rounded up to whole pages, or more: none of
+// it).
+std::size_t settle_cut_mapping();
+// One page of the file at `path`, when it is still the file `id`, mapped
+// with no access: nothing is ever read or written through it, but the
+// process's mappings (/proc/PID/maps) still name the file once all of its
+// pages were replaced (heapline top and clean find a running process's
+// live file there). nullptr when it cannot be made.
+void* map_name_only(const char* path, const FileId& id);
+
+// --- the calling thread's stack -------------------------------------------------
+
+// Whether the `bytes` below the address `top` can all be read: 1; 0 when
+// one of them cannot (a guard page, the end of a mapping); -1 when the
+// kernel cannot tell (process_vm_readv refused: a seccomp filter). They are
+// read into a buffer of the library's by the kernel, never touched in this
+// thread: a page that cannot be read is EFAULT, not SIGSEGV. At most 16 KiB.
+int readable_below(std::uintptr_t top, std::size_t bytes);
+// Whether the calling thread is the process's first (its stack grows on
+// demand, up to RLIMIT_STACK, rather than ending at a guard page).
+bool is_main_thread();
 
 // Whether a process `pid` exists (kill(pid, 0); another user's counts).
 bool process_exists(int pid);

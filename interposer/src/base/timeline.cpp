@@ -58,6 +58,25 @@ void Timeline::merge_pairs() {
   s.count.store(merged, std::memory_order_relaxed);
 }
 
+std::size_t Timeline::keep_only(const std::uint64_t* keep) {
+  const auto kept = [keep](std::size_t i) { return (keep[i / 64] >> (i % 64) & 1) != 0; };
+  std::size_t first = 0;
+  while (first < count_ && kept(first)) ++first;
+  if (first == count_) return 0;
+  TimelineStorage& s = *storage_;
+  s.merge_from.store(first, std::memory_order_relaxed);
+  s.merge_done.store(0, std::memory_order_relaxed);
+  const SeqlockWrite change(s.merge_seq);
+  std::size_t at = first;
+  for (std::size_t i = first + 1; i < count_; ++i) {
+    if (kept(i)) s.samples[at++] = s.samples[i];
+  }
+  const std::size_t dropped = count_ - at;
+  count_ = at;
+  s.count.store(at, std::memory_order_relaxed);
+  return dropped;
+}
+
 namespace {
 
 // A sample as read from a live file: its figures bounded (heapline/figures.h),

@@ -46,6 +46,14 @@ class Timeline {
   // interval_ns() (it doubles at each merge).
   void append(const Sample& sample);
 
+  // Keeps only the samples whose bit is set in `keep` (sample i: bit i % 64
+  // of keep[i / 64]), in their order; returns how many it dropped. For what
+  // a live file cut under the process lost (cut_live_file.cpp). Rewrites the
+  // array in place as a merge does, bracketed by merge_seq, with merge_from
+  // at the first sample dropped and merge_done 0: a process killed midway
+  // leaves a storage that read_timeline reads as the samples before that.
+  std::size_t keep_only(const std::uint64_t* keep);
+
   std::size_t size() const { return count_; }
   const Sample& operator[](std::size_t i) const { return storage_->samples[i]; }
   std::uint64_t interval_ns() const { return interval_ns_; }

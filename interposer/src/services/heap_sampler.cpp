@@ -418,14 +418,49 @@ void* allocate_own(const GlibcRequest& request, int* error) {
   return base != nullptr ? mark(base, prefix, kOwnRecord) : nullptr;
 }
 
+// What a sample needs of the stack below the sampler's frame: libunwind's
+// context and cursor (2 KiB on x86-64) and its own frames, the raw frames,
+// the loader's first binding of a name libunwind calls, with room to spare;
+// glibc's allocation after it needs what a plain call needs. A thread with
+// less left (a small stack the program has mostly used: thread pools,
+// coroutines) is not sampled there, rather than killed.
+constexpr std::uintptr_t kSampleStackBytes = 8 * 1024;
+// The stack this thread is known to have, [low, high): checked once, then
+// any sample whose need falls inside it needs no system call.
+__thread std::uintptr_t t_room_low __attribute__((tls_model("initial-exec"))) = 0;
+__thread std::uintptr_t t_room_high __attribute__((tls_model("initial-exec"))) = 0;
+// -1: not asked yet; 1: the main thread, whose stack grows on demand.
+__thread signed char t_main_thread __attribute__((tls_model("initial-exec"))) = -1;
+// capture_stack's depth when the stack had no room for a capture: the
+// sample is dropped (and counted so).
+constexpr std::size_t kNoStackRoom = SIZE_MAX;
+
+bool stack_room_for_capture() {
+  const char here = 0;
+  const auto at = reinterpret_cast<std::uintptr_t>(&here);
+  const std::uintptr_t need = at - kSampleStackBytes;
+  if (need >= t_room_low && need < t_room_high) return true;
+  if (t_main_thread < 0) t_main_thread = os::is_main_thread() ? 1 : 0;
+  if (t_main_thread == 1) return true;
+  // The kernel reads the bytes the capture would use (a guard page among
+  // them says no); one that cannot tell leaves the sample as it was.
+  const int readable = os::readable_below(at, kSampleStackBytes);
+  if (readable == 1) {
+    t_room_low = need;
+    t_room_high = at;
+  }
+  return readable != 0;
+}
+
 // A stack, captured with the meter held negative: whatever the capture
 // allocates (the loader's thread-local storage for libunwind, at a
 // thread's first) reaches allocate_sampled, where t_inside makes it the
 // library's own.
+// kNoStackRoom when the thread's stack has no room for it.
 std::size_t capture_stack(std::uintptr_t* frames) {
   const std::int64_t meter = t_meter;
   t_meter = INT64_MIN / 4;
-  const std::size_t depth = stacks::capture(frames, kProfileFrames);
+  const std::size_t depth = stack_room_for_capture() ? stacks::capture(frames, kProfileFrames) : kNoStackRoom;
   t_meter = meter;
   return depth;
 }
@@ -454,7 +489,7 @@ void* allocate_sampled(const GlibcRequest& request, int* error) {
   const Captured captured = begin_sample();
   void* result = nullptr;
   bool sampled = false;
-  if (try_lock()) {
+  if (captured.depth != kNoStackRoom && try_lock()) {
     if (have_arena()) {
       const std::uint32_t stack = intern_stack(captured.frames, captured.depth, kProfileSiteHeap);
       void* base = serve(request, prefix, error);
@@ -619,7 +654,7 @@ ForeignBlock note_foreign_allocation(void* p, std::size_t size, std::int64_t byt
   if (probability == 0) return ForeignBlock::kProgram;
   const Captured captured = begin_sample();
   bool sampled = false;
-  if (try_lock()) {
+  if (captured.depth != kNoStackRoom && try_lock()) {
     if (have_arena() && g_foreign_live.load(std::memory_order_relaxed) < kForeignSlots / 2) {
       const std::uint32_t stack = intern_stack(captured.frames, captured.depth, kProfileSiteHeap);
       const std::uint32_t index = add_record(p, probability, bytes, stack);
@@ -907,7 +942,7 @@ void mapping_added(std::uintptr_t begin, std::uintptr_t end) {
   if (probability == 0) return;
   const Captured captured = begin_sample();
   bool sampled = false;
-  if (try_lock()) {
+  if (captured.depth != kNoStackRoom && try_lock()) {
     if (have_arena() && g_range_count < kMappedRanges) {
       const std::uint32_t stack = intern_stack(captured.frames, captured.depth, kProfileSiteMapped);
       void* identity = reinterpret_cast<void*>(begin);
@@ -961,8 +996,8 @@ const char* unwinder_name() { return stacks::have_unwinder() ? "libunwind" : "no
 
 void load_unwinder() {
   if (!enabled()) return;
-  // What dlopen and libunwind's first unwind allocate is the library's own
-  // (kOwnRecord), as in a capture.
+  // What dlopen allocates is the library's own (kOwnRecord), as what a
+  // capture allocates is.
   t_inside = true;
   const std::int64_t meter = t_meter;
   t_meter = INT64_MIN / 4;
@@ -972,6 +1007,7 @@ void load_unwinder() {
 }
 
 void after_fork_in_child() {
+  stacks::after_fork_in_child();
   g_lock.store(false, std::memory_order_relaxed);
   t_inside = false;
   t_lock_held = false;

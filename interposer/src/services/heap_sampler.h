@@ -192,9 +192,11 @@ std::uint64_t live_capacity();
 std::uint64_t stack_capacity();
 
 // The library's constructor: loads the unwinder (never from an allocation
-// call: dlopen may wait for the loader's lock).
+// call: dlopen may wait for the loader's lock); the first capture sets it
+// up.
 void load_unwinder();
-// A fork child: the sampler's lock as if no thread held it.
+// A fork child: the sampler's lock as if no thread held it, and the
+// unwinder given up if the fork came while another thread set it up.
 void after_fork_in_child();
 
 }  // namespace heapline::sampler

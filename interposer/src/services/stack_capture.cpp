@@ -24,6 +24,21 @@ using SetCachingPolicy = int (*)(void*, int);
 constexpr int kUnwCachePerThread = 2;  // UNW_CACHE_PER_THREAD
 
 std::atomic<Backtrace> g_backtrace{nullptr};
+SetCachingPolicy g_set_caching = nullptr;
+void** g_local_space = nullptr;
+
+// libunwind's set-up (its caching policy, and with it libunwind's own
+// initialisation: a lock of its own taken with signals masked, a pipe for
+// its checks of memory), made by the first capture, not at start: the
+// per-thread cache (the global one's lock masks signals around each use;
+// a per-thread cache takes no lock), set once, before any thread unwinds
+// (libunwind reads the policy at each unwind: changed while another thread
+// unwinds, a lock taken under one policy would be released under the
+// other).
+OnceSetUp g_set_up;
+void set_up_libunwind() {
+  if (g_set_caching != nullptr && g_local_space != nullptr) g_set_caching(*g_local_space, kUnwCachePerThread);
+}
 
 // libheapline.so's own code: frames there are the sampler's, not the program's.
 std::uintptr_t g_own_start = 0;
@@ -39,28 +54,28 @@ bool load_unwinder() {
   void* library = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) return false;
   auto backtrace = reinterpret_cast<Backtrace>(dlsym(library, "unw_backtrace"));
-  auto set_caching = reinterpret_cast<SetCachingPolicy>(dlsym(library, arch::kUnwinderSetCachingPolicy));
-  void** local_space = static_cast<void**>(dlsym(library, arch::kUnwinderLocalAddressSpace));
+  g_set_caching = reinterpret_cast<SetCachingPolicy>(dlsym(library, arch::kUnwinderSetCachingPolicy));
+  g_local_space = static_cast<void**>(dlsym(library, arch::kUnwinderLocalAddressSpace));
   if (backtrace == nullptr) return false;
   // libunwind's caches are mapped through the exported mmap: heapline's
   // memory, not the program's mapped memory.
   mapped::set_helper_object(reinterpret_cast<const void*>(backtrace));
-  // The global cache's lock masks signals around each use; a per-thread
-  // cache takes no lock.
-  if (set_caching != nullptr && local_space != nullptr) set_caching(*local_space, kUnwCachePerThread);
+  // Nothing more at start: libunwind is set up by the first capture
+  // (set_up_libunwind, once), and each thread's own state by that thread's
+  // first, so that a process that never samples pays for the dlopen alone.
   g_backtrace.store(backtrace, std::memory_order_release);
-  // A first unwind now: libunwind sets up what it keeps for this thread
-  // here, not in the middle of the program's first sampled allocation.
-  std::uintptr_t frames[kProfileFrames];
-  capture(frames, kProfileFrames);
   return true;
 }
 
-bool have_unwinder() { return g_backtrace.load(std::memory_order_acquire) != nullptr; }
+bool have_unwinder() { return g_backtrace.load(std::memory_order_acquire) != nullptr && !g_set_up.lost(); }
+
+// Forked while another thread set libunwind up: the child's copy of
+// libunwind holds its lock for ever, so the child's stacks stay empty.
+void after_fork_in_child() { g_set_up.after_fork_in_child(); }
 
 std::size_t capture(std::uintptr_t* frames, std::size_t capacity) {
   const Backtrace backtrace = g_backtrace.load(std::memory_order_acquire);
-  if (backtrace == nullptr) return 0;
+  if (backtrace == nullptr || !g_set_up.ensure(set_up_libunwind)) return 0;
   constexpr int kRaw = static_cast<int>(kProfileFrames) + 16;  // room for the library's own frames
   void* raw[kRaw];
   const int depth = backtrace(raw, kRaw);

@@ -85,6 +85,7 @@ int convert(const ConvertOptions& options) {
     std::string why;
     auto mapped_by = find_live_file(pid, why);
     const bool running = mapped_by && fs::equivalent(*mapped_by, input);
+    if (running) file.refresh(true);  // a consistent copy of what its process is writing
     LiveSnapshot snapshot = take_snapshot(file, running);
     std::string ended = running ? "running" : snapshot.exited ? "exit" : "without-exit";
     write_converted_report(file, snapshot, out, ended, signal_number);

@@ -1,7 +1,8 @@
-// heapline's subcommands: each adds its options to the command line (a CLI11
-// subcommand of `heapline`) and says what runs once they are parsed. One
-// file each: run_command.cpp (the default: run a command under the
-// library), convert_command.cpp, top_command.cpp, clean_command.cpp,
+// heapline's subcommands, in the programs' one pattern (heapline/subcommand.h):
+// each adds its options to the command line (a CLI11 subcommand of
+// `heapline`) and says what runs once they are parsed. One file each:
+// run_command.cpp (the default: run a command under the library),
+// convert_command.cpp, top_command.cpp, clean_command.cpp,
 // profile_command.cpp.
 #pragma once
 
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <heapline/subcommand.h>
 
 #include "say.h"
 
@@ -18,10 +20,7 @@ namespace heapline::launcher {
 
 constexpr int kUsageError = 2;
 
-struct Subcommand {
-  CLI::App* app;             // its options, a subcommand of heapline's
-  std::function<int()> run;  // runs it once the command line is parsed; returns the exit status
-};
+using heapline::Subcommand;
 
 // `heapline run [OPTIONS] [--] CMD [ARGS...]`, also `heapline [OPTIONS] [--]
 // CMD [ARGS...]`: `command` receives CMD and its arguments, split off before

@@ -93,12 +93,15 @@ int top(const TopOptions& options) {
     return 1;
   }
   try {
-    // The mapping stays valid after the process removes the file at exit:
-    // the last screen shows its final figures.
-    LiveFile file(*path);
+    // Read through the descriptor opened here, which stays valid after the
+    // process removes the file at exit: the last screen shows its final
+    // figures. A copy each time, never a mapping: a file cut meanwhile by
+    // another process ends top with a line, not a SIGBUS.
+    LiveFile file(*path, LiveFile::CutFile::kReadAsFarAsItGoes);
     const bool terminal = isatty(STDOUT_FILENO) != 0;
     QuitKey keys(!once);
     for (;;) {
+      file.refresh(process_alive(pid));
       const bool alive =
           process_alive(pid) && file.region().header.state.load(std::memory_order_acquire) != heapline::kLiveExited;
       LiveSnapshot snapshot = take_snapshot(file, alive);

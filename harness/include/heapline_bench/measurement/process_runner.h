@@ -3,6 +3,7 @@
 // (no processes, no timing) and check the order of runs.
 #pragma once
 
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <vector>
@@ -21,6 +22,12 @@ struct RunSpec {
   // one of the defaults). The first run that leaves one out says so, once.
   bool settings_from_env_only = false;
 };
+
+// The one place a run's preload is set: LD_PRELOAD in `env` becomes the
+// libraries given, in that order (each a path or a ':'-list as LD_PRELOAD
+// takes it; an empty one is left out), replacing what the environment held.
+// None at all sets it empty: the run preloads nothing.
+void set_preload(std::map<std::string, std::string>& env, std::initializer_list<std::string> libraries);
 
 struct RunResult {
   bool started = false;     // false: the command could not be run at all
