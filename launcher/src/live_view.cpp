@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include <heapline/figures.h>
+#include <heapline/precision_budget_rule.h>
 #include <heapline/regular_file.h>
 #include <heapline/report_format.h>
 #include <heapline/report_reader.h>
@@ -422,7 +423,8 @@ void write_converted_report(const LiveFile& file, const LiveSnapshot& s, const f
   report.bound_bytes = s.bound_bytes;
   report.budget_floor_bytes = s.budget_floor_bytes;
   report.budget_divisor = s.budget_divisor;
-  report.budget_bytes = s.budget_divisor == 0 ? 0 : std::max<std::uint64_t>(s.budget_floor_bytes, static_cast<std::uint64_t>(std::max<std::int64_t>(peak, 0)) / s.budget_divisor);
+  report.budget_bytes =
+      s.budget_divisor == 0 ? 0 : precision_budget_bytes(s.budget_floor_bytes, s.budget_divisor, peak);
   report.max_threshold_bytes = s.exact ? 1 : s.figures.max_threshold_bytes;
   report.max_threads = s.figures.max_threads;
   report.peak_bytes = peak;

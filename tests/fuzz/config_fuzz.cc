@@ -78,7 +78,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Whatever was accepted is within range.
   check(config.interval_ns <= heapline::kMaxIntervalMs * 1'000'000);
   if (!config.precision.exact) {
-    check(config.precision.budget_bytes >= 1 && config.precision.budget_bytes <= (std::uint64_t{1} << 40));
+    check(config.precision.budget_floor_bytes >= 1 && config.precision.budget_floor_bytes <= (std::uint64_t{1} << 40));
     check(config.precision.budget_divisor >= 1 && config.precision.budget_divisor <= (std::uint64_t{1} << 40));
   }
   check(config.root_pid >= 0 && config.root_pid <= heapline::kMaxPid);

@@ -68,9 +68,9 @@ TEST(Defaults, TheSamplingIntervalIsSaidAlikeEverywhere) {
 TEST(Defaults, ThePrecisionBudgetIsSaidAlikeEverywhere) {
   const Precision batched;
   ASSERT_FALSE(batched.exact);
-  const std::string pair = std::to_string(batched.budget_bytes) + "," + std::to_string(batched.budget_divisor);
+  const std::string pair = std::to_string(batched.budget_floor_bytes) + "," + std::to_string(batched.budget_divisor);
   EXPECT_EQ(default_said_for("HEAPLINE_PRECISION"), "batched (" + pair + ")");
-  const std::string kib = std::to_string(batched.budget_bytes / 1024);
+  const std::string kib = std::to_string(batched.budget_floor_bytes / 1024);
   const std::string percent = std::to_string(100 / batched.budget_divisor);
   EXPECT_EQ(table_default(file_text("docs/usage.md"), "HEAPLINE_PRECISION"),
             "batched: `" + pair + "`, max(" + kib + " KiB, " + percent + "% of the peak)");

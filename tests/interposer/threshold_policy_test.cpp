@@ -50,10 +50,22 @@ TEST(ThresholdPolicy, BudgetIsTheFloorOrOnePercentOfThePeak) {
   exact.exact = true;
   EXPECT_EQ(budget_for_peak(100 * kMiB, exact), 0u);
   Precision custom;
-  custom.budget_bytes = 1 * kMiB;
+  custom.budget_floor_bytes = 1 * kMiB;
   custom.budget_divisor = 1000;
   EXPECT_EQ(budget_for_peak(100 * kMiB, custom), 1 * kMiB);
   EXPECT_EQ(budget_for_peak(10000 * kMiB, custom), 10 * kMiB);
+}
+
+// The one rule the library, the launcher and heapline-bench share
+// (heapline/precision_budget_rule.h): exact at the boundary where the
+// fraction overtakes the floor, and a divisor of 0 never divides.
+TEST(ThresholdPolicy, TheSharedBudgetRuleTakesTheLargerOfFloorAndFraction) {
+  EXPECT_EQ(heapline::precision_budget_bytes(1000, 10, 10000), 1000u);
+  EXPECT_EQ(heapline::precision_budget_bytes(1000, 10, 10019), 1001u);
+  EXPECT_EQ(heapline::precision_budget_bytes(1000, 10, 10009), 1000u);
+  EXPECT_EQ(heapline::precision_budget_bytes(1000, 0, 5000), 5000u);
+  EXPECT_EQ(heapline::precision_budget_bytes(1000, 10, INT64_MIN), 1000u);
+  EXPECT_EQ(heapline::precision_budget_bytes(0, 1, INT64_MAX), static_cast<std::uint64_t>(INT64_MAX));
 }
 
 TEST(ThresholdPolicy, DividerCoversTheThreadsAndFallsOnlyAtAQuarter) {
@@ -99,7 +111,7 @@ TEST(ThresholdPolicy, FairShareIsSevenEighthsOfTheBudgetSplitOnTheGrid) {
 TEST(ThresholdPolicy, PeakForTheNextShareIsExact) {
   const Precision batched;
   Precision coarse;
-  coarse.budget_bytes = 1000;
+  coarse.budget_floor_bytes = 1000;
   coarse.budget_divisor = 7;
   for (const Precision& precision : {batched, coarse}) {
     for (std::uint64_t divider : {8ull, 10ull, 80ull, 2560ull}) {

@@ -37,13 +37,13 @@ TEST(Config, Precision) {
   EXPECT_TRUE(p.exact);
   EXPECT_TRUE(parse_precision("batched", &p));
   EXPECT_FALSE(p.exact);
-  EXPECT_EQ(p.budget_bytes, 262144u);
+  EXPECT_EQ(p.budget_floor_bytes, 262144u);
   EXPECT_EQ(p.budget_divisor, 100u);
   EXPECT_TRUE(parse_precision("65536,32", &p));
-  EXPECT_EQ(p.budget_bytes, 65536u);
+  EXPECT_EQ(p.budget_floor_bytes, 65536u);
   EXPECT_EQ(p.budget_divisor, 32u);
   EXPECT_TRUE(parse_precision("4096", &p));
-  EXPECT_EQ(p.budget_bytes, 4096u);
+  EXPECT_EQ(p.budget_floor_bytes, 4096u);
   EXPECT_EQ(p.budget_divisor, 100u);
   for (const char* bad : {"", "fast", "0", "10,0", ",5", "5,", "1,2,3", "-4", "Exact", "2000000000000"}) {
     EXPECT_FALSE(parse_precision(bad, &p)) << bad;
@@ -60,10 +60,10 @@ TEST(Config, EveryLimitIsTakenAndOnePastItRefused) {
   EXPECT_FALSE(parse_interval_ms("86400001", &ms));
   Precision p;
   EXPECT_TRUE(parse_precision("1099511627776,1099511627776", &p));
-  EXPECT_EQ(p.budget_bytes, std::uint64_t{1} << 40);
+  EXPECT_EQ(p.budget_floor_bytes, std::uint64_t{1} << 40);
   EXPECT_EQ(p.budget_divisor, std::uint64_t{1} << 40);
   EXPECT_TRUE(parse_precision("1,1", &p));
-  EXPECT_EQ(p.budget_bytes, 1u);
+  EXPECT_EQ(p.budget_floor_bytes, 1u);
   EXPECT_EQ(p.budget_divisor, 1u);
   EXPECT_FALSE(parse_precision("1099511627777", &p));
   EXPECT_FALSE(parse_precision("1,1099511627777", &p));
@@ -199,7 +199,7 @@ TEST(Config, LoadUsesDefaultsForBadValues) {
   });
   EXPECT_STREQ(config.out_template, "/x/%e.json");
   EXPECT_EQ(config.interval_ns, 10'000'000u);
-  EXPECT_EQ(config.precision.budget_bytes, 8192u);
+  EXPECT_EQ(config.precision.budget_floor_bytes, 8192u);
   EXPECT_EQ(config.precision.budget_divisor, 16u);
 }
 

@@ -511,6 +511,14 @@ TEST_F(LiveFile, ABurstInsideOneIntervalIsInTheFiguresAndSurvivesAKill) {
   const std::int64_t stated = r["precision"]["bound_bytes"].get<std::int64_t>();
   EXPECT_NEAR(r["final_bytes"].get<std::int64_t>(), kHeld, stated + kSlack);
   EXPECT_GE(r["peak_bytes"].get<std::int64_t>(), kHeld - stated);
+  // The budget the converted report states is the library's rule for this
+  // peak, 1% of it here (the floor, 256 KiB, is below): what the library
+  // would have stated at exit.
+  const auto& precision = r["precision"];
+  EXPECT_EQ(precision["budget_floor_bytes"], 256 << 10);
+  EXPECT_EQ(precision["budget_divisor"], 100);
+  EXPECT_EQ(precision["budget_bytes"].get<std::int64_t>(), r["peak_bytes"].get<std::int64_t>() / 100);
+  EXPECT_LE(stated, precision["budget_bytes"].get<std::int64_t>());
 }
 
 // 40 blocks of 1 MiB a millisecond apart, then 30 ms of quiet before a

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <heapline/precision_budget_rule.h>
 #include <heapline/report_reader.h>
 
 #include "heapline_bench/measurement/measurement.h"
@@ -42,9 +43,8 @@ AccuracyRun measure_accuracy(ProcessRunner& runner, const AccuracyRequest& reque
   run.accuracy.bound_bytes = static_cast<std::int64_t>(report.precision.bound_bytes);
   const auto& precision = report.precision;
   if (precision.budget_divisor != 0)
-    run.budget_bytes = static_cast<std::int64_t>(std::max<std::uint64_t>(
-        precision.budget_floor_bytes, static_cast<std::uint64_t>(std::max<std::int64_t>(report.peak_bytes, 0)) /
-                                          precision.budget_divisor));
+    run.budget_bytes = static_cast<std::int64_t>(
+        heapline::precision_budget_bytes(precision.budget_floor_bytes, precision.budget_divisor, report.peak_bytes));
   run.publishes = report.publishes;
   run.calls = report.calls.alloc + report.calls.free + report.calls.realloc;
   return run;

@@ -209,7 +209,7 @@ void write_report_at_exit() {
   report.size_basis = next.size_basis;
   report.exact = config.precision.exact;
   report.bound_bytes = config.precision.exact ? 0 : bound;
-  report.budget_floor_bytes = config.precision.exact ? 0 : config.precision.budget_bytes;
+  report.budget_floor_bytes = config.precision.exact ? 0 : config.precision.budget_floor_bytes;
   report.budget_divisor = config.precision.exact ? 0 : config.precision.budget_divisor;
   report.budget_bytes = budget_for_peak(g_published.peak.load(std::memory_order_relaxed), config.precision);
   report.max_threshold_bytes = config.precision.exact ? 1 : max_threshold;

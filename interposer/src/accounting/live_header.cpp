@@ -322,7 +322,7 @@ void write_identity(LiveRegion& region) {
   h.process_start_ticks = g_process.start_ticks;
   h.exact = config.precision.exact ? 1 : 0;
   h.precision_rule = kPrecisionBudget;
-  h.precision_bytes = config.precision.exact ? 0 : config.precision.budget_bytes;
+  h.precision_bytes = config.precision.exact ? 0 : config.precision.budget_floor_bytes;
   h.precision_divisor = config.precision.exact ? 0 : config.precision.budget_divisor;
   const NextAllocator& next = next_allocator();
   copy_text(h.allocator, sizeof h.allocator, next.name);

@@ -64,7 +64,7 @@ bool parse_precision(const char* text, Precision* out) {
   // would divide by zero. Both stay below 2^40 so the budget's arithmetic
   // cannot overflow.
   constexpr std::uint64_t kLargest = std::uint64_t{1} << 40;
-  if (!parse_u64(text, comma ? comma : end, &parsed.budget_bytes, 1, kLargest)) return false;
+  if (!parse_u64(text, comma ? comma : end, &parsed.budget_floor_bytes, 1, kLargest)) return false;
   if (comma && !parse_u64(comma + 1, end, &parsed.budget_divisor, 1, kLargest)) return false;
   *out = parsed;
   return true;

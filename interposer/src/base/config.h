@@ -14,8 +14,8 @@ namespace heapline {
 
 constexpr std::size_t kMaxPath = 4096;
 
-// HEAPLINE_PRECISION: the process's precision budget, max(budget_bytes,
-// peak / budget_divisor), which the threads' thresholds share
+// HEAPLINE_PRECISION: the process's precision budget, max(budget_floor_bytes,
+// peak / budget_divisor) (heapline/precision_budget_rule.h), which the threads' thresholds share
 // (threshold_policy.h); or exact (every change published).
 // The defaults, written once: the settings below, and the texts a bad
 // value's line says (config.cpp), come from these. The docs that state them
@@ -28,7 +28,7 @@ constexpr std::size_t kMaxPath = 4096;
 
 struct Precision {
   bool exact = false;
-  std::uint64_t budget_bytes = HEAPLINE_DEFAULT_BUDGET_BYTES;
+  std::uint64_t budget_floor_bytes = HEAPLINE_DEFAULT_BUDGET_BYTES;
   std::uint64_t budget_divisor = HEAPLINE_DEFAULT_BUDGET_DIVISOR;
 };
 

@@ -9,7 +9,8 @@
 // t = 1 publishes every change and hides nothing). The shares of all
 // registered threads are summed in one counter, `reserved`, which may only
 // grow by a compare-and-swap that keeps it within the budget
-//     B = max(BYTES, peak / DIVISOR)          (default 256 KiB and 100)
+//     B = max(BYTES, peak / DIVISOR)          (default 256 KiB and 100;
+//                                              heapline/precision_budget_rule.h)
 // where peak is the run's published peak. Then at any moment
 //     |published live − true live| <= reserved <= B
 // however many threads there are and however stale an idle thread's
@@ -43,6 +44,8 @@
 
 #include <cstdint>
 
+#include <heapline/precision_budget_rule.h>
+
 #include "config.h"
 
 namespace heapline::accounting {
@@ -69,13 +72,11 @@ constexpr std::uint64_t grid_ceil(std::uint64_t x) {
 
 constexpr std::uint64_t kMinDivider = 8;
 
-// B for the run's published peak: max(BYTES, peak / DIVISOR). 0 in exact
-// mode: nothing may be held back.
+// B for the run's published peak (heapline/precision_budget_rule.h). 0 in
+// exact mode: nothing may be held back.
 constexpr std::uint64_t budget_for_peak(std::int64_t peak, const Precision& precision) {
   if (precision.exact) return 0;
-  const std::uint64_t divisor = precision.budget_divisor > 0 ? precision.budget_divisor : 1;
-  const std::uint64_t fraction = peak > 0 ? static_cast<std::uint64_t>(peak) / divisor : 0;
-  return fraction > precision.budget_bytes ? fraction : precision.budget_bytes;
+  return precision_budget_bytes(precision.budget_floor_bytes, precision.budget_divisor, peak);
 }
 
 // The divider after the count of registered threads became `count`:
@@ -120,7 +121,7 @@ constexpr std::int64_t peak_for_next_share(std::uint64_t share, std::uint64_t di
     return kNever;
   }
   const std::uint64_t budget_needed = (needed_times_7 + 6) / 7;  // rounded up
-  if (budget_needed <= precision.budget_bytes) return 0;  // the floor alone gives more
+  if (budget_needed <= precision.budget_floor_bytes) return 0;  // the floor alone gives more
   // budget_for_peak(p) >= budget_needed  <=>  p >= budget_needed × DIVISOR
   const std::uint64_t divisor = precision.budget_divisor > 0 ? precision.budget_divisor : 1;
   std::uint64_t peak;
