@@ -106,6 +106,69 @@ int wait_for(pid_t pid) {
   return wait_status;
 }
 
+// Whether a file the kernel refused to execute (ENOEXEC) is a script a
+// shell would run with /bin/sh: text without a #! line. A file that starts
+// with the ELF magic (a binary for another machine, a corrupt one) or holds
+// a NUL byte in its first line is a binary, never handed to the shell.
+bool is_shell_script(const char* path) {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char head[1024];
+  ssize_t got;
+  do {
+    got = ::pread(fd, head, sizeof head, 0);
+  } while (got < 0 && errno == EINTR);
+  ::close(fd);
+  if (got < 0) return false;
+  const auto size = static_cast<std::size_t>(got);
+  if (size >= 4 && std::memcmp(head, "\x7f" "ELF", 4) == 0) return false;
+  const void* newline = std::memchr(head, '\n', size);
+  const std::size_t first_line = newline != nullptr ? static_cast<std::size_t>(static_cast<const char*>(newline) - head) : size;
+  return std::memchr(head, 0, first_line) == nullptr;
+}
+
+// execv of `path`; on ENOEXEC, a shell script without #! is run by /bin/sh
+// as a shell runs it, a binary is not. Returns errno when nothing ran.
+int exec_file(const char* path, char* const argv[]) {
+  ::execv(path, argv);
+  if (errno != ENOEXEC) return errno;
+  if (!is_shell_script(path)) return ENOEXEC;
+  std::vector<char*> shell_argv = {const_cast<char*>("/bin/sh"), const_cast<char*>(path)};
+  for (char* const* arg = argv[0] != nullptr ? argv + 1 : argv; *arg != nullptr; ++arg) shell_argv.push_back(*arg);
+  shell_argv.push_back(nullptr);
+  ::execv("/bin/sh", shell_argv.data());
+  return ENOEXEC;
+}
+
+// Every command the launcher runs (the profiled command, a helper) is
+// started here: found on PATH as execvp finds it (a name without a slash),
+// and run as a shell runs it (see exec_file). Returns errno when nothing
+// ran: ENOEXEC for a binary the kernel cannot execute.
+int exec_command(char* const argv[]) {
+  const char* program = argv[0];
+  if (program == nullptr || *program == 0) return ENOENT;
+  if (std::strchr(program, '/') != nullptr) return exec_file(program, argv);
+  const char* path = std::getenv("PATH");
+  if (path == nullptr) path = "/bin:/usr/bin";  // glibc's execvp's default
+  bool denied = false;
+  for (const char* dir = path;; ++dir) {
+    const char* end = std::strchr(dir, ':');
+    if (end == nullptr) end = dir + std::strlen(dir);
+    std::string candidate = end > dir ? std::string(dir, end) : std::string(".");  // "": the current one
+    candidate += '/';
+    candidate += program;
+    const int error = exec_file(candidate.c_str(), argv);
+    if (error == EACCES) {
+      denied = true;
+    } else if (error != ENOENT && error != ENOTDIR && error != ESTALE && error != ENODEV && error != ETIMEDOUT) {
+      return error;
+    }
+    if (*end == 0) break;
+    dir = end;
+  }
+  return denied ? EACCES : ENOENT;
+}
+
 }  // namespace
 
 std::string resolve_on_path(const std::string& program) {
@@ -172,6 +235,7 @@ std::string shared_object_problem(const std::string& path) {
 
 ExecFailure describe_exec_failure(const std::string& program, int error) {
   const std::string who = "cannot run " + program + ": ";
+  if (error == ENOEXEC) return {who + "cannot execute binary file: " + std::strerror(error), 126};  // as bash says it
   if (error != ENOENT) return {who + std::strerror(error), 126};
   const std::string found = resolve_on_path(program);
   struct stat info {};
@@ -329,8 +393,7 @@ void stop_tree(pid_t command, bool& command_running, int channel, int child_ende
     if (child_ended >= 0) close(child_ended);
     sigprocmask(SIG_SETMASK, &command_mask, nullptr);
     prepare_child(getpid());
-    execvp(argv[0], argv.data());
-    int error = errno;
+    int error = exec_command(argv.data());
     ssize_t ignored = write(exec_report, &error, sizeof error);
     (void)ignored;
     _exit(error == ENOENT ? 127 : 126);
@@ -577,7 +640,7 @@ HelperResult run_helper(const std::vector<std::string>& command) {
     int null = open("/dev/null", O_WRONLY);
     if (null >= 0) dup2(null, STDOUT_FILENO);
     dup2(said[1], STDERR_FILENO);
-    execvp(argv[0], argv.data());
+    exec_command(argv.data());
     _exit(127);
   }
   ::close(said[1]);

@@ -439,6 +439,56 @@ TEST_F(Trust, MessagesSayWhatIsWrong) {
   EXPECT_NE(denied.err.find("Permission denied"), std::string::npos) << denied.err;
 }
 
+// A file the kernel cannot execute (ENOEXEC) is run by /bin/sh only when it
+// is a text script without #!, as a shell runs it. A binary (one that starts
+// with the ELF magic: built for another machine, or corrupt; one with a NUL
+// byte in its first line) is refused as bash refuses it, status 126: its
+// bytes are never run as shell commands (dash gave a syntax error and status
+// 2, heapline's own usage status, and ran the later lines of a file that
+// starts with \x7fELF).
+TEST_F(Trust, ABinaryTheKernelCannotExecuteIsRefusedNeverRunByTheShell) {
+  std::string elf = read_file("/bin/true");
+  ASSERT_GT(elf.size(), 20u);
+  elf[18] = static_cast<char>(0xb7);  // e_machine: EM_AARCH64 (or, on arm64, EM_X86_64)
+  elf[19] = 0;
+  if (read_file("/bin/true")[18] == static_cast<char>(0xb7)) elf[18] = 62;
+  std::ofstream(dir_ / "other-machine", std::ios::binary) << elf;
+  std::ofstream(dir_ / "elf-magic", std::ios::binary) << "\x7f" "ELF\x02\x01\x01\ntouch RAN_BY_SH\nexit 7\n";
+  std::ofstream(dir_ / "nul-byte", std::ios::binary) << std::string("ab\0cd\ntouch RAN_BY_SH\nexit 7\n", 26);
+  for (const char* name : {"other-machine", "elf-magic", "nul-byte"}) {
+    SCOPED_TRACE(name);
+    fs::permissions(dir_ / name, fs::perms::owner_all);
+    for (const std::string& program : {(dir_ / name).string(), "./" + std::string(name)}) {
+      const RunResult r = launch({"-q", "--", program});
+      EXPECT_EQ(r.exit_code, 126) << r.err;
+      EXPECT_EQ(r.err, "heapline: cannot run " + program + ": cannot execute binary file: Exec format error\n");
+      EXPECT_FALSE(fs::exists(dir_ / "RAN_BY_SH"));
+    }
+    // Found on PATH as well.
+    RunOptions options;
+    options.cwd = dir_;
+    options.env = {{"PATH", dir_.string() + ":/usr/bin:/bin"}, {"HEAPLINE_LIB", kLib}};
+    const RunResult on_path = run({kLauncher, "-q", "--", name}, options);
+    EXPECT_EQ(on_path.exit_code, 126) << on_path.err;
+    EXPECT_NE(on_path.err.find("cannot execute binary file: Exec format error"), std::string::npos) << on_path.err;
+    EXPECT_FALSE(fs::exists(dir_ / "RAN_BY_SH"));
+  }
+  // A text script without #! runs with /bin/sh, its arguments and status
+  // passed through, by path and on PATH.
+  std::ofstream(dir_ / "no-shebang") << "echo \"ran $1\" > ran.txt\nexit 7\n";
+  fs::permissions(dir_ / "no-shebang", fs::perms::owner_all);
+  const RunResult script = launch({"-q", "--", "./no-shebang", "it"});
+  EXPECT_EQ(script.exit_code, 7) << script.err;
+  EXPECT_EQ(read_file(dir_ / "ran.txt"), "ran it\n");
+  RunOptions options;
+  options.cwd = dir_;
+  options.env = {{"PATH", dir_.string() + ":/usr/bin:/bin"}, {"HEAPLINE_LIB", kLib}};
+  fs::remove(dir_ / "ran.txt");
+  const RunResult script_on_path = run({kLauncher, "-q", "--", "no-shebang", "too"}, options);
+  EXPECT_EQ(script_on_path.exit_code, 7) << script_on_path.err;
+  EXPECT_EQ(read_file(dir_ / "ran.txt"), "ran too\n");
+}
+
 // Every line the launcher says goes through one door (say.h): a path, a
 // program's name or a value holding a newline and an escape sequence is
 // shown as \x0a\x1b, on the line that names it, whichever subcommand says
