@@ -32,6 +32,20 @@ TEST(JsonDocument, WhatIsNotADocumentIsSaidInTheProjectsWords) {
   EXPECT_EQ(error_of("{\"a\": 100000000000000000000000}"), "");
 }
 
+// No key twice in any object of a document, for every reader (reports,
+// catalogues, calibrations, comparisons, the store's lines): refused naming
+// the key by its path, whichever value would have been taken.
+TEST(JsonDocument, AKeyTwiceInAnyObjectIsRefusedNamingIt) {
+  EXPECT_EQ(error_of(R"({"a": 1, "a": 1})"), "f.json: field \"a\" appears twice, not a thing");
+  EXPECT_EQ(error_of(R"({"a": {"b": 1, "c": {}, "b": 2}})"), "f.json: field \"a.b\" appears twice, not a thing");
+  EXPECT_EQ(error_of(R"({"a": [1, [], {"x": 1}, {"y": [{"z": 0, "z": 0}]}]})"),
+            "f.json: field \"a[3].y[0].z\" appears twice, not a thing");
+  EXPECT_EQ(error_of(R"([{}, {"k": 1, "k": 2}])", false), "f.json: field \"[1].k\" appears twice, not a thing");
+  EXPECT_EQ(read_json_document(R"({"a": 1, "a": 2})", "f.json", "a thing").problem, JsonProblem::kKeyTwice);
+  // The same key in different objects, and keys that differ, are read.
+  EXPECT_EQ(error_of(R"({"a": {"a": 1}, "b": [{"a": 1}, {"a": 2}], "A": 3})"), "");
+}
+
 template <typename T>
 std::string field_error(const std::string& text) {
   const nlohmann::json object = nlohmann::json::parse(text);

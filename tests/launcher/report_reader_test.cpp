@@ -490,6 +490,45 @@ TEST_F(ReportReader, WhatIsNotAReportIsSaidSo) {
   EXPECT_EQ(parse_report("{\"format\":\"heapline/1\"}", "r.json").problem, ReportProblem::kBadField);
 }
 
+// No key twice, in any object of a report (the store's rule too): a key
+// twice is refused naming it, never read as its last value (or as "no
+// \"format\"" when the key is "format"). Every object of a written report
+// is tried, so an object added later is tried too.
+TEST_F(ReportReader, AKeyTwiceInAnyObjectIsRefusedNamingIt) {
+  const nlohmann::json good = nlohmann::json::parse(written());
+  std::size_t objects = 0;
+  auto try_every_object = [&](auto& self, const nlohmann::json& value, const nlohmann::json::json_pointer& at,
+                              const std::string& path) -> void {
+    if (value.is_array()) {
+      for (std::size_t i = 0; i < value.size(); ++i) self(self, value[i], at / i, path + "[" + std::to_string(i) + "]");
+      return;
+    }
+    if (!value.is_object() || value.empty()) return;
+    for (const auto& [key, each] : value.items()) self(self, each, at / key, path + (path.empty() ? "" : ".") + key);
+    // The object with its first key written twice, once more before the
+    // others (the first value the same as the second or not).
+    const std::string first = value.begin().key();
+    nlohmann::json report = good;
+    report[at] = "@@object@@";
+    std::string text = report.dump();
+    const std::string object = value.dump();
+    const std::string twice = "{" + nlohmann::json(first).dump() + ":1," + object.substr(1);
+    text.replace(text.find("\"@@object@@\""), 12, twice);
+    const std::string named = path + (path.empty() ? "" : ".") + first;
+    EXPECT_EQ(error_of(text), "r.json: field \"" + named + "\" appears twice, not a heapline/1 report");
+    ++objects;
+  };
+  try_every_object(try_every_object, good, nlohmann::json::json_pointer(), "");
+  EXPECT_GE(objects, 3u);
+  // The reviewer's two: a duplicated "format", and a figure given twice.
+  const std::string text = written();
+  const std::string format = "\"format\":\"heapline/1\"";
+  ASSERT_NE(text.find(format), std::string::npos);
+  std::string format_twice = text;
+  format_twice.insert(text.find(format) + format.size(), ",\"format\":\"heapline/2\"");
+  EXPECT_EQ(error_of(format_twice), "r.json: field \"format\" appears twice, not a heapline/1 report");
+}
+
 // Only a regular file is read; a FIFO is refused at once (an ordinary open
 // would wait for a writer for ever).
 TEST_F(ReportReader, OnlyARegularFileIsRead) {

@@ -11,6 +11,9 @@
 //   SOURCE: not JSON (a syntax error at byte N), not WHAT
 //   SOURCE: not JSON this reader takes (a number beyond any double), not WHAT
 //   SOURCE: an array at the top level, not WHAT (a JSON object)
+//   SOURCE: field "peak_profile.time_ns" appears twice, not WHAT
+// (a key twice in one object: which value counts would depend on the
+// reader, Python's json takes the last, simdjson the first; none is taken)
 // and a field of the wrong type, through json_field, names the field:
 //   field "command" must be an array of strings, got a string
 #pragma once
@@ -18,6 +21,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -28,7 +32,7 @@
 
 namespace heapline {
 
-enum class JsonProblem { kNone, kEmpty, kBlank, kCut, kSyntax, kNumberRange, kWrongType };
+enum class JsonProblem { kNone, kEmpty, kBlank, kCut, kSyntax, kNumberRange, kWrongType, kKeyTwice };
 
 struct JsonDocument {
   nlohmann::json value;
@@ -52,6 +56,64 @@ inline std::string json_type_name(const nlohmann::json& value) {
   }
 }
 
+namespace json_detail {
+
+// Watches a parse (nlohmann's parser callback) for a key that appears twice
+// in one object, and throws it named by its path ("peak_profile.time_ns",
+// "sites[2].frames"): the one rule, no key twice, for every reader of a
+// JSON document.
+class KeyTwiceWatch {
+ public:
+  struct Found {
+    std::string path;
+  };
+  bool operator()(int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    switch (event) {
+      case Event::object_start:
+      case Event::array_start:
+        frames_.push_back(Frame{event == Event::object_start, {}, {}, 0});
+        break;
+      case Event::key: {
+        Frame& object = frames_.back();
+        object.key = parsed.get<std::string>();
+        if (!object.keys.insert(object.key).second) throw Found{path()};
+        break;
+      }
+      case Event::object_end:
+      case Event::array_end:
+        frames_.pop_back();
+        [[fallthrough]];
+      case Event::value:
+        if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
+        break;
+    }
+    return true;
+  }
+
+ private:
+  struct Frame {
+    bool object;
+    std::set<std::string> keys;
+    std::string key;    // an object's: the key of the value being read
+    std::size_t index;  // an array's: the index of the value being read
+  };
+  std::string path() const {
+    std::string path;
+    for (const Frame& frame : frames_) {
+      if (frame.object) {
+        path += (path.empty() ? "" : ".") + frame.key;
+      } else {
+        path += "[" + std::to_string(frame.index) + "]";
+      }
+    }
+    return path;
+  }
+  std::vector<Frame> frames_;
+};
+
+}  // namespace json_detail
+
 // `text`, read from `source`, as a document whose top level is an object
 // (`want_object`) or an array; `what` is what it should be ("a scenario
 // catalogue").
@@ -67,7 +129,9 @@ inline JsonDocument read_json_document(std::string_view text, const std::string&
   if (text.empty()) return refuse(JsonProblem::kEmpty, "empty");
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return refuse(JsonProblem::kBlank, "only white space");
   try {
-    document.value = nlohmann::json::parse(text);
+    document.value = nlohmann::json::parse(text, json_detail::KeyTwiceWatch());
+  } catch (const json_detail::KeyTwiceWatch::Found& twice) {
+    return refuse(JsonProblem::kKeyTwice, "field \"" + twice.path + "\" appears twice");
   } catch (const nlohmann::json::parse_error& error) {
     // The parser reports the byte after the last it read: past the last
     // byte that is not white space, the text ended inside a value.

@@ -158,7 +158,7 @@ enum class ReportProblem {
   kNone,
   kUnreadable,     // missing, no permission, not a regular file, too large
   kEmpty,
-  kNotJson,
+  kNotJson,        // or JSON the reader refuses (a key twice in an object)
   kNotThisFormat,  // JSON, but no "format": "heapline/1": another program's file
   kBadField,       // a heapline/1 report with a field missing, mistyped or out of range
 };
