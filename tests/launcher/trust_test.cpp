@@ -630,6 +630,31 @@ TEST_F(Trust, AReportOfAnEarlierRunIsNeverSummarised) {
   EXPECT_NE(second.err.find("is from an earlier run (pid "), std::string::npos) << second.err;
 }
 
+// A HEAPLINE_OUT of the environment (a path, or off) is not used by the
+// launcher: said in one line when --out is not given, and the report is at
+// --out's default; with --out, --out replaces it without a word.
+TEST_F(Trust, AHeaplineOutOfTheEnvironmentIsSaidNotToBeUsed) {
+  for (const std::string& value : std::vector<std::string>{"off", (dir_ / "envo.json").string()}) {
+    SCOPED_TRACE(value);
+    RunOptions options;
+    options.cwd = dir_;
+    options.env = {{"HEAPLINE_OUT", value}, {"HEAPLINE_ROOT_PID", std::nullopt}, {"HEAPLINE_LIB", kLib}};
+    const RunResult r = run({kLauncher, "-q", "--", kProbe, "api"}, options);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "heapline: HEAPLINE_OUT=" + value +
+                         " in the environment is not used: the launcher writes the report to --out, by default "
+                         "heapline.phase_probe.PID.json\n");
+    EXPECT_FALSE(fs::exists(dir_ / "envo.json"));
+    EXPECT_EQ(heapline::test::files_matching(dir_, R"(heapline\.phase_probe\.[0-9]+\.json)").size(), 1u);
+    for (const fs::path& report : heapline::test::files_matching(dir_, R"(heapline\..*\.json)")) fs::remove(report);
+    const RunResult given = run({kLauncher, "-q", "--out", "given.json", "--", kProbe, "api"}, options);
+    EXPECT_EQ(given.exit_code, 0) << given.err;
+    EXPECT_EQ(given.err, "");
+    EXPECT_TRUE(fs::exists(dir_ / "given.json"));
+    fs::remove(dir_ / "given.json");
+  }
+}
+
 TEST_F(Trust, AStaticProgramIsSaidNotToHaveLoadedTheLibrary) {
   RunResult r = launch({"--out", "static.json", kStatic});
   EXPECT_EQ(r.exit_code, 0);

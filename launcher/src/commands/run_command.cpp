@@ -209,7 +209,20 @@ std::string new_run_id() {
 void report_on_run(const Options& options, const ChildResult& child, RunIdentity& run, ReportWatch& watch,
                    heapline::OutputFiles& outputs);
 
+// The launcher names the report with --out: a HEAPLINE_OUT of the user's
+// (a path, or off) would be replaced without a word, so it is said, once,
+// when --out is not given (given, it replaces the variable as an option
+// does).
+void say_heapline_out_not_used(const Options& options) {
+  const char* out = std::getenv("HEAPLINE_OUT");
+  if (out == nullptr || *out == 0 || options.out_given) return;
+  say("heapline", std::string("HEAPLINE_OUT=") + terminal_text(out, 80) +
+                      " in the environment is not used: the launcher writes the report to --out, by default " +
+                      shown_default_output_path(options.command.front()));
+}
+
 int run(Options& options) {
+  say_heapline_out_not_used(options);
   heapline::OutputFiles outputs;
   if (const std::string problem = claim_outputs(options, outputs); !problem.empty()) {
     say("heapline", problem + "; the command was not run");
