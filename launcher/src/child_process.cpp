@@ -22,6 +22,7 @@
 #include <set>
 #include <sstream>
 
+#include <heapline/file_kind.h>
 #include <heapline/preload_check.h>
 #include <heapline/regular_file.h>
 #include <heapline/shared_object.h>
@@ -224,6 +225,12 @@ std::string shared_object_problem(const std::string& path) {
   switch (shared_object_problem_of(path)) {
     case SharedObjectProblem::none:
       return "";
+    case SharedObjectProblem::missing:
+      return "missing";
+    case SharedObjectProblem::not_regular_file: {
+      struct stat info {};
+      return ::stat(path.c_str(), &info) == 0 ? file_kind_name(info.st_mode) : "not a regular file";
+    }
     case SharedObjectProblem::other_machine:
       return "a 64-bit ELF file for another machine";
     case SharedObjectProblem::not_shared_object:

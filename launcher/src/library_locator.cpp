@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include <heapline/install_layout.h>
+#include <heapline/shared_object.h>
 
 namespace heapline::launcher {
 
@@ -19,8 +20,11 @@ std::optional<fs::path> locate_library(const std::string& from_option, LibraryCh
     candidate = heapline_library(own_layout().libraries);
   }
   choice.tried = candidate.string();
+  // Only a missing file is not found; what a file that is there is instead
+  // (a directory, a FIFO, /dev/zero, not ELF) is said by the one check of a
+  // library to preload (shared_object_problem), never "cannot find".
+  if (shared_object_problem_of(candidate.string()) == SharedObjectProblem::missing) return std::nullopt;
   std::error_code error;
-  if (!fs::is_regular_file(candidate, error)) return std::nullopt;
   choice.path = fs::absolute(candidate, error);
   return choice.path;
 }

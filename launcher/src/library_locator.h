@@ -14,7 +14,9 @@ struct LibraryChoice {
   std::string tried;  // what was looked at, for the error message
 };
 
-// Returns the library's absolute path, or nullopt with choice.tried filled.
+// Returns the library's absolute path, or nullopt with choice.tried filled
+// when no file is there (a file that is no library is returned: say what it
+// is with shared_object_problem).
 std::optional<std::filesystem::path> locate_library(const std::string& from_option, LibraryChoice& choice);
 
 }  // namespace heapline::launcher

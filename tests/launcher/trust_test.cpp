@@ -655,6 +655,35 @@ TEST_F(Trust, AHeaplineOutOfTheEnvironmentIsSaidNotToBeUsed) {
   }
 }
 
+// A --lib (or HEAPLINE_LIB) that is there but is no library is said as what
+// it is, never "cannot find libheapline.so"; only a missing one is not found.
+TEST_F(Trust, ALibraryThatIsNoSharedObjectIsSaidAsWhatItIs) {
+  ASSERT_EQ(mkfifo((dir_ / "fifo.so").c_str(), 0600), 0);
+  fs::create_directory(dir_ / "dir.so");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"/dev/zero", "a character device"},
+      {(dir_ / "dir.so").string(), "a directory"},
+      {(dir_ / "fifo.so").string(), "a FIFO"},
+  };
+  for (const auto& [lib, kind] : cases) {
+    SCOPED_TRACE(lib);
+    const RunResult r = launch({"--lib", lib, "--", "/bin/sh", "-c", "echo ran > ran"});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err, "heapline: " + lib + " is " + kind + ", not libheapline.so\n");
+    EXPECT_FALSE(fs::exists(dir_ / "ran"));
+    RunOptions options;
+    options.cwd = dir_;
+    options.env = {{"HEAPLINE_OUT", std::nullopt}, {"HEAPLINE_LIB", lib}};
+    const RunResult from_env = run({kLauncher, "--", "/bin/true"}, options);
+    EXPECT_EQ(from_env.exit_code, 2) << from_env.err;
+    EXPECT_EQ(from_env.err, "heapline: " + lib + " is " + kind + ", not libheapline.so\n");
+  }
+  const RunResult missing = launch({"--lib", (dir_ / "none.so").string(), "--", "/bin/true"});
+  EXPECT_EQ(missing.exit_code, 2) << missing.err;
+  EXPECT_EQ(missing.err.rfind("heapline: cannot find libheapline.so (looked at " + (dir_ / "none.so").string(), 0), 0u)
+      << missing.err;
+}
+
 TEST_F(Trust, AStaticProgramIsSaidNotToHaveLoadedTheLibrary) {
   RunResult r = launch({"--out", "static.json", kStatic});
   EXPECT_EQ(r.exit_code, 0);
