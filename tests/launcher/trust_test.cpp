@@ -630,6 +630,24 @@ TEST_F(Trust, AReportOfAnEarlierRunIsNeverSummarised) {
   EXPECT_NE(second.err.find("is from an earlier run (pid "), std::string::npos) << second.err;
 }
 
+// A file at the report's name that was there before the run and is no
+// report is not the command's output: the command is never said to have
+// written a corrupt report ("not JSON") for it; why no report came is said
+// instead, and the file is left as it was.
+TEST_F(Trust, AnEarlierFileThatIsNoReportIsNeverBlamedOnTheCommand) {
+  for (const std::string earlier : std::vector<std::string>{"GOODREP\n", "{\"format\":\"heapline/1\"}", ""}) {
+    SCOPED_TRACE(earlier);
+    std::ofstream(dir_ / "keep.json", std::ios::binary) << earlier;
+    fs::last_write_time(dir_ / "keep.json", fs::file_time_type::clock::now() - std::chrono::hours(1));
+    const RunResult r = launch({"--out", "keep.json", kStatic});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("heapline: no report from the command: " + kStatic + ": statically linked"), std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("keep.json"), std::string::npos) << r.err;
+    EXPECT_EQ(read_file(dir_ / "keep.json"), earlier);
+  }
+}
+
 // A HEAPLINE_OUT of the environment (a path, or off) is not used by the
 // launcher: said in one line when --out is not given, and the report is at
 // --out's default; with --out, --out replaces it without a word.

@@ -55,17 +55,36 @@ std::string not_regular_at(const std::string& path) {
   return heapline::file_kind_name(info.st_mode);
 }
 
-// The heapline/1 report at `path` when it is process `pid`'s.
-std::optional<heapline::ParsedReport> report_of(const std::string& path, pid_t pid) {
+// Whether the regular file at `path` was last written before this run
+// started (`since_unix_ns`): then it is an earlier run's, never this run's
+// output, whatever it holds. The kernel stamps files with its coarse clock,
+// which may lag the precise one by a tick: that much is allowed.
+bool written_before_run(const std::string& path, std::uint64_t since_unix_ns) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return false;
+  timespec tick{};
+  if (::clock_getres(CLOCK_REALTIME_COARSE, &tick) != 0) tick = {0, 10'000'000};
+  const auto ns = [](const timespec& t) {
+    return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(t.tv_nsec);
+  };
+  return ns(info.st_mtim) + ns(tick) < since_unix_ns;
+}
+
+// The heapline/1 report at `path` when it is process `pid`'s, of this run
+// (started since `since_unix_ns`: a pid an earlier run's process had is
+// not enough).
+std::optional<heapline::ParsedReport> report_of(const std::string& path, pid_t pid, std::uint64_t since_unix_ns) {
   if (!not_regular_at(path).empty()) return std::nullopt;
   heapline::ReportReading reading = heapline::read_report_file(path);
-  if (!reading || reading.report->pid != pid) return std::nullopt;
+  if (!reading || reading.report->pid != pid || reading.report->start_unix_ns < since_unix_ns) return std::nullopt;
   return std::move(reading.report);
 }
 
 // Why the command (pid) left no report at `path`: each case its own true
-// message.
-std::string why_no_report(const std::string& path, pid_t pid, const std::string& program) {
+// message. A file there that was written before the run (since_unix_ns)
+// and is no report is not the command's: never blamed on it (as "not
+// JSON"), the causes of no report are said instead.
+std::string why_no_report(const std::string& path, pid_t pid, const std::string& program, std::uint64_t since_unix_ns) {
   const fs::path file = fs::absolute(path);
   const fs::path dir = file.parent_path();
   std::error_code error;
@@ -73,9 +92,11 @@ std::string why_no_report(const std::string& path, pid_t pid, const std::string&
     if (const std::string kind = not_regular_at(file.string()); !kind.empty())
       return file.string() + " is " + kind + ", not a report (the library writes regular files only)";
     const heapline::ReportReading reading = heapline::read_report_file(file.string());
-    if (!reading) return reading.error;
-    return file.string() + " is from an earlier run (pid " + std::to_string(reading.report->pid) +
-           "), not from this command (pid " + std::to_string(pid) + ")";
+    if (reading) {
+      return file.string() + " is from an earlier run (pid " + std::to_string(reading.report->pid) +
+             "), not from this command (pid " + std::to_string(pid) + ")";
+    }
+    if (!written_before_run(file.string(), since_unix_ns)) return reading.error;
   }
   if (::access(dir.c_str(), W_OK | X_OK) != 0) {
     return "cannot write in " + dir.string() + " (" + std::strerror(errno) + ")";
@@ -322,7 +343,7 @@ void report_on_run(const Options& options, const ChildResult& child, RunIdentity
     const std::string live_path = name + ".live";
     std::error_code missing;
     if (!fs::exists(fs::symlink_status(live_path, missing)) || !not_regular_at(live_path).empty() ||
-        report_of(name, child.pid))
+        report_of(name, child.pid, run.since_unix_ns))
       continue;
     try {
       LiveFile file(live_path);
@@ -369,7 +390,7 @@ void report_on_run(const Options& options, const ChildResult& child, RunIdentity
   std::string report_path;
   heapline::ParsedReport report;
   for (const std::string& name : names) {
-    if (auto found = report_of(name, child.pid)) {
+    if (auto found = report_of(name, child.pid, run.since_unix_ns)) {
       report_path = name;
       report = std::move(*found);
       break;
@@ -381,7 +402,7 @@ void report_on_run(const Options& options, const ChildResult& child, RunIdentity
   if (!report_path.empty()) tree.push_back({report_path, report});
   for (TreeReport& other : find_child_reports(plain_path, run, watch.seen(), notes)) tree.push_back(std::move(other));
   if (report_path.empty()) {
-    say("heapline", "no report from the command: " + why_no_report(plain_path, child.pid, options.command.front()));
+    say("heapline", "no report from the command: " + why_no_report(plain_path, child.pid, options.command.front(), run.since_unix_ns));
     if (!options.quiet && !tree.empty()) {
       say("heapline", std::to_string(tree.size()) + (tree.size() == 1 ? " process" : " processes") +
                           " it started wrote a report, for example " + tree.front().path);
