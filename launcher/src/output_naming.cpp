@@ -2,13 +2,16 @@
 
 #include <filesystem>
 
+#include <heapline/terminal_text.h>
+
 namespace heapline::launcher {
 
 namespace {
 
 constexpr const char* kDefaultTemplate = "heapline.%e.%p.json";
 
-// `pattern` with %p as `pid`, %e as the command's base name, %% as %.
+// `pattern` with %p as `pid`, %e as the command's base name (as the
+// library writes it: name_for_file), %% as %.
 std::string expanded(const std::string& pattern, const std::string& command, const std::string& pid) {
   const std::string name = std::filesystem::path(command).filename().string();
   std::string path;
@@ -21,7 +24,7 @@ std::string expanded(const std::string& pattern, const std::string& command, con
         continue;
       }
       if (field == 'e') {
-        path += name;
+        name_for_file(name, [&](const char* bytes, std::size_t size) { path.append(bytes, size); });
         ++i;
         continue;
       }

@@ -110,6 +110,39 @@ TEST(TerminalText, BytesThatAreNotUtf8AreEscapedOneByOne) {
   EXPECT_EQ(terminal_text("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"), "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80");
 }
 
+// A file name made from outside text keeps what a terminal shows as it is
+// and writes '_' for every byte of the rest: on every byte alone and on
+// random bytes, the name shows as written and is as long as the text.
+TEST(TerminalText, AFileNameFromTextIsShownAsWrittenByteForByte) {
+  const auto name = [](std::string_view text) {
+    std::string out;
+    heapline::name_for_file(text, [&](const char* bytes, std::size_t size) { out.append(bytes, size); });
+    return out;
+  };
+  EXPECT_EQ(name("a\nb\x1b[31m\xe2\x80\xae\xc2\x9b\xff caf\xC3\xA9\\"), "a_b_[31m______ caf\xC3\xA9\\");
+  std::mt19937 random(7);
+  for (int i = 0; i < 2000; ++i) {
+    std::string text(1 + random() % 12, '\0');
+    for (char& c : text) c = static_cast<char>(random());
+    const std::string made = name(text);
+    EXPECT_TRUE(heapline::shows_as_written(made)) << terminal_text(text);
+    EXPECT_EQ(made.size(), text.size());
+    EXPECT_EQ(heapline::name_character_problem(made), "");
+  }
+}
+
+// Why a name is refused, said as what its first such character is.
+TEST(TerminalText, ANamesProblemSaysWhatItsCharacterIs) {
+  EXPECT_EQ(heapline::name_character_problem("r.json"), "");
+  EXPECT_EQ(heapline::name_character_problem("caf\xC3\xA9.json"), "");
+  EXPECT_EQ(heapline::name_character_problem("a\nb"), "the name holds a control character (\\x0a)");
+  EXPECT_EQ(heapline::name_character_problem("a\x7f"), "the name holds a control character (\\x7f)");
+  EXPECT_EQ(heapline::name_character_problem("a\xc2\x9b"), "the name holds a control character (\\xc2\\x9b)");
+  EXPECT_EQ(heapline::name_character_problem("\xe2\x80\xae" "ab"),
+            "the name holds a character that reorders or breaks the line (\\xe2\\x80\\xae)");
+  EXPECT_EQ(heapline::name_character_problem("ok\xff"), "the name holds a byte that is not UTF-8 (\\xff)");
+}
+
 // What it makes is shown as written, and the line form passes it unchanged
 // (a message that quotes a name escaped before), on random bytes.
 TEST(TerminalText, ItsOutputPassesTheLastDoorUnchanged) {

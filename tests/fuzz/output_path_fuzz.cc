@@ -1,6 +1,6 @@
 // The output path template (HEAPLINE_OUT, the interposer's output.cpp):
 // format_output_path gives exactly what a plain std::string expansion gives
-// (%p the pid, %e the program's name, %% a '%', the pid inserted before the
+// (%p the pid, %e the program's name as a file name, %% a '%', the pid inserted before the
 // extension when asked and the template has no %p, a relative template
 // under the starting directory), or refuses when that does not fit the
 // buffer, which it never writes past.
@@ -14,6 +14,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <heapline/terminal_text.h>
 
 #include "output.h"
 
@@ -40,7 +42,10 @@ std::string expand(const std::string& path_template, const std::string& base_dir
       has_pid = true;
       ++i;
     } else if (path_template[i] == '%' && next == 'e') {
-      path += exe.empty() ? "unknown" : exe;
+      // The program's name as a file name: the terminal's rule, held by
+      // common.TerminalText.AFileNameFromTextIsShownAsWrittenByteForByte.
+      heapline::name_for_file(exe.empty() ? "unknown" : exe,
+                              [&path](const char* bytes, std::size_t size) { path.append(bytes, size); });
       ++i;
     } else if (path_template[i] == '%' && next == '%') {
       path += '%';

@@ -361,6 +361,27 @@ TEST(OutputPath, InsertsThePidBeforeTheExtensionForNonRootProcesses) {
   EXPECT_EQ(path("/tmp/run.%p.json", true), "/tmp/run.123.json");  // already unique
 }
 
+// %e is the program's name as a file name (heapline/terminal_text.h's
+// name_for_file): what a terminal would not show as itself is '_', byte by
+// byte, so that no report's name holds a newline, an escape, a right-to-left
+// override or a byte that is not UTF-8; other characters stay.
+TEST(OutputPath, TheProgramsNameIsAFileNameOfCharactersAsTheyShow) {
+  char out[kMaxPath];
+  ASSERT_TRUE(format_output_path("r.%e.json", "", 7, "a\nb\x1b[31m\xe2\x80\xae\xff\xc3\xa9", false, out, sizeof out));
+  EXPECT_STREQ(out, "r.a_b_[31m____\xc3\xa9.json");
+}
+
+// HEAPLINE_OUT follows the launcher's rule for the names it writes.
+TEST(OutputPath, ATemplateWithACharacterATerminalDoesNotShowIsRefused) {
+  for (const char* bad : {"x\ny.json", "\x1b[2Jr.json", "\xe2\x80\xaer.json", "r\xff.json"}) {
+    Config config;
+    EXPECT_FALSE(parse_out_template(bad, &config)) << bad;
+    EXPECT_STREQ(config.out_template, Config().out_template);
+  }
+  Config config;
+  EXPECT_TRUE(parse_out_template("r\xc3\xa9.%p.json", &config));
+}
+
 TEST(OutputPath, RefusesWhatDoesNotFit) {
   char out[16];
   EXPECT_FALSE(format_output_path("a-very-long-name.json", "", 1, "p", false, out, sizeof out));

@@ -542,13 +542,35 @@ TEST_F(Launcher, AProgramsFileNameRunsNothingInGnuplot) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(fs::exists(dir_ / "p.svg")) << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "PWNED")) << r.err;
+  // The report's default name takes the program's name as a file name:
+  // each character a terminal does not show as itself is '_', in the
+  // library's name and in the launcher's, which found it.
+  std::vector<std::string> reports;
+  for (const auto& entry : fs::directory_iterator(dir_))
+    if (entry.path().extension() == ".json") reports.push_back(entry.path().filename().string());
+  ASSERT_EQ(reports.size(), 1u) << r.err;
+  EXPECT_TRUE(std::regex_match(reports[0], std::regex(R"(heapline\.x_system "touch PWNED"_\.\d+\.json)"))) << reports[0];
+  EXPECT_NE(r.err.find("report " + reports[0]), std::string::npos) << r.err;
   // A plot's own name with a newline could not be named in the script as
-  // it is: refused before the command runs.
+  // it is: refused before the command runs, by the rule of every output.
   RunResult odd_plot = launch({"--plot", "a\nb.svg", "/bin/true"});
   EXPECT_EQ(odd_plot.exit_code, 2);
-  EXPECT_NE(odd_plot.err.find("heapline: --plot a\\x0ab.svg: the file name must not hold control characters"),
+  EXPECT_NE(odd_plot.err.find("heapline: --plot a\\x0ab.svg: the name holds a control character (\\x0a)"),
             std::string::npos)
       << odd_plot.err;
+  // The same rule for --out and --plot: a right-to-left override and a
+  // byte that is not UTF-8 are refused by both, said as what they are.
+  for (const std::string option : {"--out", "--plot"}) {
+    const std::string extension = option == "--out" ? ".json" : ".svg";
+    RunResult bidi = launch({option, "\xe2\x80\xae" + std::string("gvs") + extension, "/bin/true"});
+    EXPECT_EQ(bidi.exit_code, 2) << option;
+    EXPECT_NE(bidi.err.find("the name holds a character that reorders or breaks the line (\\xe2\\x80\\xae)"),
+              std::string::npos)
+        << bidi.err;
+    RunResult byte = launch({option, "bad\xff" + extension, "/bin/true"});
+    EXPECT_EQ(byte.exit_code, 2) << option;
+    EXPECT_NE(byte.err.find("the name holds a byte that is not UTF-8 (\\xff)"), std::string::npos) << byte.err;
+  }
 }
 
 TEST_F(Launcher, PlotsPngAndSvg) {

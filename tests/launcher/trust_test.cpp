@@ -807,6 +807,10 @@ TEST(OutputNaming, TemplatesAndPidInsertionMatchTheLibrary) {
   EXPECT_EQ(pid_inserted_path("/d.x/run", 7), "/d.x/run.7");
   EXPECT_EQ(pid_inserted_path(".hidden", 7), ".hidden.7");
   EXPECT_EQ(pid_inserted_path("a.tar.json", 7), "a.tar.7.json");
+  // %e as the library writes it (interposer.unit.OutputPath.TheProgramsName...):
+  // the launcher finds the report by this name.
+  EXPECT_EQ(heapline::launcher::root_output_path("", "/bin/a\nb\xe2\x80\xae", 7), "heapline.a_b___.7.json");
+  EXPECT_EQ(heapline::launcher::root_output_path("r.%e", "./caf\xc3\xa9\x1b", 7), "r.caf\xc3\xa9_");
 }
 
 TEST(Summary, SaysWhenTheProgramsAllocationsWereNotSeen) {

@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "heapline/file_kind.h"
+#include "heapline/terminal_text.h"
 
 namespace heapline {
 
@@ -149,14 +150,11 @@ inline std::string output_problem(const std::string& path, const OutputRules& ru
   if (path.empty()) return "an empty name is not a file name";
   if (path.back() == '/') return path + " names a directory, not a file";
   // A name with a newline or an escape breaks every script that lists
-  // names line by line (ls | while read), and forges lines where printed.
-  for (const char c : path) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      char shown[8];
-      std::snprintf(shown, sizeof shown, "\\x%02x", static_cast<unsigned char>(c));
-      return std::string("the name holds a control character (") + shown +
-             "): give a name without one, as a script that lists names line by line needs";
-    }
+  // names line by line (ls | while read), and forges lines where printed;
+  // one with a right-to-left override or bytes that are not UTF-8 shows as
+  // another name. The terminal's rule (terminal_text.h) is the name's.
+  if (const std::string problem = name_character_problem(path); !problem.empty()) {
+    return problem + ": give a name without one, as a script that lists names line by line needs";
   }
   if (path.size() + rules.derived_bytes >= PATH_MAX) {
     return "the path is too long (" + std::to_string(path.size()) + " bytes; the system takes at most " +

@@ -114,6 +114,49 @@ constexpr bool shows_as_written(std::string_view text) {
   return true;
 }
 
+// Where heapline makes a file's name from outside text (a program's name
+// for %e in a report's name, by the library and by the launcher that
+// predicts it): every character a terminal shows as it is kept, every byte
+// of anything else handed to emit as '_'. A name made so passes the output
+// rule (output_file.h: no character a terminal does not show as itself),
+// lists on one line and cannot drive a terminal that shows it.
+template <class Emit>
+constexpr void name_for_file(std::string_view text, Emit&& emit) {
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t length = utf8_character_length(text, at);
+    if (length > 0 && shows_as_itself(text.substr(at, length))) {
+      emit(text.data() + at, length);
+      at += length;
+      continue;
+    }
+    const std::size_t bytes = length > 0 ? length : 1;
+    for (std::size_t i = 0; i < bytes; ++i) emit("_", 1);
+    at += bytes;
+  }
+}
+
+// What is wrong with `text` as a name heapline writes under ("" when a
+// terminal shows every character of it as it is): the first character
+// that it does not, said as what it is, with its bytes as \xNN.
+inline std::string name_character_problem(std::string_view text) {
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t length = utf8_character_length(text, at);
+    if (length > 0 && shows_as_itself(text.substr(at, length))) {
+      at += length;
+      continue;
+    }
+    const std::size_t bytes = length > 0 ? length : 1;
+    std::string shown;
+    escape_for_terminal(text.substr(at, bytes), Backslash::kEscaped,
+                        [&](const char* piece, std::size_t size) { shown.append(piece, size); });
+    const char* what = length == 0                  ? "a byte that is not UTF-8"
+                       : length == 1 || length == 2 ? "a control character"
+                                                    : "a character that reorders or breaks the line";
+    return std::string("the name holds ") + what + " (" + shown + ")";
+  }
+  return "";
+}
+
 inline std::string escaped_for_terminal(std::string_view text, Backslash backslash) {
   std::string out;
   out.reserve(text.size());

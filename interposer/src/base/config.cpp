@@ -111,6 +111,9 @@ bool parse_out_template(const char* text, Config* config) {
     ++c;
   }
   if (length == 0 || longest >= kMaxTemplateBytes) return false;
+  // The launcher's rule for a name it writes (heapline/output_file.h): a
+  // newline or an escape in a file's name breaks scripts that list names.
+  if (!shows_as_written(std::string_view(text, length))) return false;
   std::memcpy(config->out_template, text, length + 1);
   config->output_off = false;
   return true;
@@ -132,7 +135,8 @@ constexpr const char kSwitchRule[] = "on or 1, off or 0";
 
 constexpr Setting kSettings[] = {
     {"HEAPLINE_OUT", [](const char* text, Config& c) { return parse_out_template(text, &c); },
-     "off, or a path template whose only % sequences are %p, %e and %%, expanding to under 4032 bytes",
+     "off, or a path template whose only % sequences are %p, %e and %%, expanding to under 4032 bytes, every "
+     "character one a terminal shows as it is",
      "heapline.%e.%p.json"},
     {"HEAPLINE_INTERVAL_MS",
      [](const char* text, Config& c) {

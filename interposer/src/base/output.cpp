@@ -29,7 +29,10 @@ bool format_output_path(const char* path_template, const char* base_dir, int pid
       has_pid = true;
       ++c;
     } else if (c[0] == '%' && c[1] == 'e') {
-      path.append(exe_name != nullptr && exe_name[0] != 0 ? exe_name : "unknown");
+      // The program's name as a file name (heapline/terminal_text.h): the
+      // launcher expands %e by the same rule to find the report.
+      name_for_file(exe_name != nullptr && exe_name[0] != 0 ? exe_name : "unknown",
+                    [&path](const char* bytes, std::size_t size) { path.append(bytes, size); });
       ++c;
     } else if (c[0] == '%' && c[1] == '%') {
       path.append('%');
