@@ -221,6 +221,25 @@ TEST(BencherExport, APointWithoutCpuOrInstructionsHasTheWallMeasureOnly) {
   EXPECT_TRUE(parsed.begin()->contains("wall-ratio"));
 }
 
+// The JSON exports go to standard output by default: ASCII only, every other
+// character as \uXXXX, so nothing in them acts on a terminal (a right-to-left
+// override in a machine's description), and a JSON reader gets the text back.
+TEST(Exports, TheJsonFormatsAreAsciiAndReadBackTheSameText) {
+  Point p = point_at("c1aaaaa", 0, 0.019, 0.025, 0.0125);
+  p.machine.cpu_model = "CPU \xE2\x80\xAE" "LIVE caf\xC3\xA9";  // U+202E, an e with its accent
+  p.fingerprint = p.machine.fingerprint();
+  const auto history = stored({p});
+  for (const char* format : {"github-action-benchmark", "bencher"}) {
+    const std::string text = export_as(format, history);
+    for (const char c : text) EXPECT_LT(static_cast<unsigned char>(c), 0x80u) << format;
+    EXPECT_NO_THROW(json::parse(text)) << format;
+  }
+  const std::string action_text = export_as("github-action-benchmark", history);
+  EXPECT_NE(action_text.find("\\u202e"), std::string::npos);
+  const json action = json::parse(action_text);
+  EXPECT_NE(action[0]["extra"].get<std::string>().find(p.machine.cpu_model), std::string::npos);
+}
+
 // RFC 4180 rows of fields (CRLF between rows, quoted fields with doubled
 // quotes).
 std::vector<std::vector<std::string>> csv_rows(const std::string& text) {

@@ -106,6 +106,10 @@ TEST(PointReader, EveryReaderRefusesTheSameLinesForTheSameReason) {
       {replaced("\"abcdef0\"", "\"\\ud800\""), "not valid JSON"},                           // a lone surrogate
       {replaced("\"abcdef0\"", "\"a\tb\""), "not valid JSON"},                               // a raw control character
       {replaced("\"abcdef0\"", "\"a\\nb\""), "field \"commit\" holds a control character (U+000A)"},
+      // C1 controls (Unicode's Cc, as C0): U+009B is CSI to a terminal, U+0085 a line break.
+      {replaced("\"abcdef0\"", "\"a\\u009bb\""), "field \"commit\" holds a control character (U+009B)"},
+      {replaced("\"abcdef0\"", "\"a\xC2\x85" "b\""), "field \"commit\" holds a control character (U+0085)"},
+      {replaced("\"abcdef0\"", "\"a\\u0080\""), "field \"commit\" holds a control character (U+0080)"},
       {replaced("0.05,", "0.05,\"overhead\":0.5,"), "field \"overhead\" appears twice"},
       {replaced("\"wall_s\":1.0}],\"without\"", "\"wall_s\":1.0,\"wall_s\":2}],\"without\""),
        "field \"raw.with[0].wall_s\" appears twice"},

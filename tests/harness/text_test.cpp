@@ -46,6 +46,32 @@ TEST(Text, FindControlCharacterFindsTheFirst) {
   EXPECT_EQ(find_control_character("ab\tc\n"), 2u);
   EXPECT_EQ(find_control_character("x\x7F"), 1u);
   EXPECT_EQ(find_control_character("caf\xC3\xA9"), std::string::npos);
+  // C1 controls are control characters as C0 ones are: U+0085 (NEL), U+009B (CSI).
+  EXPECT_EQ(find_control_character("k\xC2\x85x"), 1u);
+  EXPECT_EQ(find_control_character("CPU\xC2\x9B" "2J"), 3u);
+  EXPECT_EQ(find_control_character("\xC2\x80"), 0u);
+  EXPECT_EQ(find_control_character("\xC2\xA0"), std::string::npos);      // U+00A0, a character
+  EXPECT_EQ(find_control_character("\xE2\x80\xAE"), std::string::npos);  // U+202E reorders, is no control
+  EXPECT_EQ(find_control_character("\x9B\xFF"), std::string::npos);      // bytes that are not UTF-8: no character
+  EXPECT_EQ(control_character_code("ab\n", 2), "U+000A");
+  EXPECT_EQ(control_character_code("k\xC2\x85x", 1), "U+0085");
+  EXPECT_EQ(control_character_code("\xC2\x9F", 0), "U+009F");
+}
+
+// The list of control characters is the terminal rule's (heapline/terminal_text.h):
+// every character find_control_character finds, printable() escapes.
+TEST(Text, EveryControlCharacterIsOneTheTerminalRuleEscapes) {
+  for (unsigned code = 0; code < 0x800; ++code) {
+    std::string character;
+    if (code < 0x80) {
+      character = std::string(1, static_cast<char>(code));
+    } else {
+      character = {static_cast<char>(0xC0 | (code >> 6)), static_cast<char>(0x80 | (code & 0x3F))};
+    }
+    const bool control = code < 0x20 || (code >= 0x7F && code <= 0x9F);
+    EXPECT_EQ(find_control_character(character) == 0, control) << code;
+    if (control) EXPECT_NE(printable(character), character) << code;
+  }
 }
 
 TEST(Text, ACommitNameIsFourToSixtyFourLowerCaseHexDigits) {

@@ -63,12 +63,21 @@ constexpr std::size_t utf8_character_length(std::string_view text, std::size_t a
   return length;
 }
 
+// Whether the well-formed character `character` (one UTF-8 sequence) is a
+// control character (Unicode's category Cc): C0 (U+0000 to U+001F), DEL
+// (U+007F) or C1 (U+0080 to U+009F). Text that must hold none (the fields of
+// a stored point, the names of a catalogue) is checked with this list.
+constexpr bool is_control_character(std::string_view character) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(character[i]); };
+  if (character.size() == 1) return byte(0) < 0x20 || byte(0) == 0x7F;
+  return character.size() == 2 && byte(0) == 0xC2 && byte(1) <= 0x9F;  // C1: U+0080..U+009F
+}
+
 // Whether the well-formed character `character` (one UTF-8 sequence) is one
 // a terminal shows as it is (see above).
 constexpr bool shows_as_itself(std::string_view character) {
   const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(character[i]); };
-  if (character.size() == 1) return byte(0) >= 0x20 && byte(0) != 0x7F;
-  if (character.size() == 2) return !(byte(0) == 0xC2 && byte(1) <= 0x9F);  // C1: U+0080..U+009F
+  if (is_control_character(character)) return false;
   if (character.size() == 3 && byte(0) == 0xE2 && byte(1) == 0x80) {
     return !(byte(2) >= 0xA8 && byte(2) <= 0xAE);  // U+2028, U+2029, U+202A..U+202E
   }

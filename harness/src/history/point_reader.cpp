@@ -101,11 +101,8 @@ class Fields {
     if (value->get_string().get(text) != simdjson::SUCCESS) wrong(path(key), "must be a string");
     // A point's text reaches pages, plots, CSV and terminals: a control
     // character in it could end a line or a field there.
-    if (const auto at = find_control_character(text); at != std::string_view::npos) {
-      char code[8];
-      std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned char>(text[at]));
-      wrong(path(key), std::string("holds a control character (") + code + ")");
-    }
+    if (const auto at = find_control_character(text); at != std::string_view::npos)
+      wrong(path(key), "holds a control character (" + control_character_code(text, at) + ")");
     return std::string(text);
   }
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "heapline_bench/reports/exporter.h"
+#include "heapline_bench/text/text.h"
 
 namespace heapline::bench {
 namespace {
@@ -21,7 +22,7 @@ class BencherExporter final : public Exporter {
             {"value", figure.ratio}, {"lower_value", figure.low}, {"upper_value", figure.high}};
       out[benchmark_name(*p)] = std::move(measures);
     }
-    return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+    return json_text(out);  // ASCII only, U+FFFD for text that is not UTF-8
   }
 };
 

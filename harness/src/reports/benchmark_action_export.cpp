@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "heapline_bench/reports/exporter.h"
+#include "heapline_bench/text/text.h"
 
 namespace heapline::bench {
 namespace {
@@ -35,8 +36,9 @@ class BenchmarkActionExporter final : public Exporter {
         out.push_back(std::move(entry));
       }
     }
-    // Text that is not UTF-8 becomes U+FFFD: a JSON writer must not fail on it.
-    return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+    // json_text: ASCII only (nothing in it acts on a terminal), U+FFFD for
+    // text that is not UTF-8.
+    return json_text(out);
   }
 };
 

@@ -38,9 +38,15 @@ using heapline::terminal_line;
 using heapline::terminal_text;
 inline std::string printable(std::string_view text) { return terminal_text(text); }
 
-// The first control character of `text` (U+0000 to U+001F, U+007F), or
-// npos: the fields of a point and the names of the catalogue hold none.
+// The first control character of `text` (heapline::is_control_character:
+// U+0000 to U+001F, U+007F, U+0080 to U+009F), or npos: the fields of a
+// point and the names of the catalogue hold none. A byte that is not UTF-8
+// is not one (a path may be any bytes).
 std::size_t find_control_character(std::string_view text);
+
+// The control character at `at` (find_control_character's answer) as
+// Unicode names it: "U+000A", "U+009B".
+std::string control_character_code(std::string_view text, std::size_t at);
 
 // A commit as git names it: 4 to 64 hexadecimal digits, lower case.
 bool is_commit_name(std::string_view text);
