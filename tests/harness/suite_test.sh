@@ -8,7 +8,8 @@
 # without --only (every_scenario); a second run that appends with --only and
 # --commit-range (appends); a failing scenario that does not stop the others
 # (failing_scenario); a bad --commit-range and a store that cannot be
-# appended to, refused before anything is measured (refusals). One case per
+# appended to or a page that cannot be written, refused before anything is
+# measured (refusals). One case per
 # test, so that each stays short on a loaded machine.
 set -euo pipefail
 bench=$1 case_name=$2
@@ -101,6 +102,22 @@ refusals() {
   fi
   grep -q "Nothing was measured" "$work/err"
   if grep -q "^churn-1t:" "$work/err"; then echo "a scenario was measured for a store that cannot take it"; exit 1; fi
+  # The page's outputs too, as render checks them (a link for the page, a
+  # file for --out): refused in one line before the first run, nothing
+  # measured or appended, so that a retried suite never stores its commit twice.
+  mkdir -p "$work/linked" "$work/pages"
+  ln -s /etc/hostname "$work/linked/performance.md"
+  : >"$work/afile"
+  for out in "$work/linked" "$work/afile"; do
+    local status=0
+    "$bench" suite --store "$work/pages" --out "$out" --scale 0.0005 --runs 2 --no-instructions --no-plots \
+      --only churn-1t --commit abc7777 >"$work/out" 2>"$work/err" || status=$?
+    [[ $status -eq 1 ]] || { echo "--out $out: expected status 1, got $status"; cat "$work/err"; exit 1; }
+    [[ $(grep -c . "$work/err") -eq 1 ]] || { echo "--out $out: not one line"; cat "$work/err"; exit 1; }
+    grep -q "^heapline-bench: $out/performance.md: .*Nothing was measured\.$" "$work/err" ||
+      { echo "--out $out: $(cat "$work/err")"; exit 1; }
+    [[ ! -s "$work/pages/points.jsonl" ]] || { echo "--out $out: a point was appended"; exit 1; }
+  done
 }
 
 shift 2

@@ -18,7 +18,13 @@
 #include "heapline_bench/text/text.h"
 #include "heapline_bench/verdicts/verdict.h"
 
+namespace heapline {
+class OutputFiles;
+}
+
 namespace heapline::bench {
+
+struct Catalogue;
 
 // Exit statuses shared by every subcommand.
 inline constexpr int kExitOk = 0;
@@ -106,6 +112,12 @@ Subcommand add_export_command(CLI::App& bench, const Locations& where);        /
 
 // The page from the store (render; suite renders after its points).
 int run_render(const RenderCommandOptions& options);
+
+// The files a render writes, claimed in `outputs` (heapline/output_file.h)
+// against the files it reads: render claims them before its work, suite
+// before its first measurement. Throws heapline::OutputRefused.
+void claim_render_command_outputs(const RenderCommandOptions& options, const Catalogue& catalogue,
+                                  heapline::OutputFiles& outputs);
 
 // The verdict rule from the command line; refuses impossible values.
 VerdictRule verdict_rule(const VerdictOptions& options, int scenarios);

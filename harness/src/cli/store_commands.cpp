@@ -88,19 +88,34 @@ std::string keep_unstored(const Store& store, const std::string& what, const std
   return message;
 }
 
+namespace {
+
+RenderOptions render_options(const RenderCommandOptions& options) {
+  RenderOptions render;
+  render.out_dir = options.out.empty() ? options.where.work_dir + "/docs/_generated" : options.out;
+  render.draw_plots = options.plots;
+  return render;
+}
+
+}  // namespace
+
+void claim_render_command_outputs(const RenderCommandOptions& options, const Catalogue& catalogue,
+                                  heapline::OutputFiles& outputs) {
+  const Store store(store_directory(options.store, options.where));
+  for (const std::string& input : {store.points_path(), store.calibration_path(), options.where.catalogue})
+    outputs.reads("", input);
+  claim_render_outputs(catalogue, render_options(options), outputs);
+}
+
 int run_render(const RenderCommandOptions& options) {
   const Catalogue catalogue = load_catalogue(options.where.catalogue);
   const Store store = existing_store(options.store, options.where);
   Stopwatch stopwatch;
-  RenderOptions render;
-  render.out_dir = options.out.empty() ? options.where.work_dir + "/docs/_generated" : options.out;
-  render.draw_plots = options.plots;
+  RenderOptions render = render_options(options);
   // Every file of the render is checked before the work, and all are
   // renamed into place together at its end.
   heapline::OutputFiles outputs;
-  for (const std::string& input : {store.points_path(), store.calibration_path(), options.where.catalogue})
-    outputs.reads("", input);
-  claim_render_outputs(catalogue, render, outputs);
+  claim_render_command_outputs(options, catalogue, outputs);
   // The whole store: the newest points may be anywhere in it (an import
   // appends older points after newer ones).
   const History history = read_history(store.points_path());

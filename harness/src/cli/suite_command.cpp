@@ -2,6 +2,8 @@
 #include <memory>
 #include <iostream>
 
+#include <heapline/output_file.h>
+
 #include "command_line.h"
 #include "commands.h"
 #include "heapline_bench/measurement/catalogue.h"
@@ -65,6 +67,20 @@ int run_suite(const SuiteOptions& options) {
     store.check_appendable();
   } catch (const std::runtime_error& e) {
     throw Refusal(std::string(e.what()) + ". Nothing was measured.");
+  }
+
+  // The page and its plots too, as render checks them: a suite refused at
+  // its end would be run again, and measure and append its commit twice.
+  RenderCommandOptions render = options.render;
+  render.where = options.where;
+  render.store = store.directory();
+  {
+    heapline::OutputFiles outputs;
+    try {
+      claim_render_command_outputs(render, catalogue, outputs);
+    } catch (const heapline::OutputRefused& refused) {
+      throw Refusal(std::string(refused.what()) + ". Nothing was measured.");
+    }
   }
 
   const std::string valgrind = options.instructions ? find_valgrind() : std::string();
@@ -133,9 +149,6 @@ int run_suite(const SuiteOptions& options) {
 
   say_lines(std::cout, format_suite_table(rows, library, this_machine()));
   Stopwatch render_clock;
-  RenderCommandOptions render = options.render;
-  render.where = options.where;
-  render.store = store.directory();
   run_render(render);
   const double rendering = render_clock.lap();
   const double elapsed = whole_suite.lap();
