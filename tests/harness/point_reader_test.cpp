@@ -120,6 +120,7 @@ TEST(PointReader, EveryReaderRefusesTheSameLinesForTheSameReason) {
        "field \"measured_at\" must be a UTC time as RFC 3339 writes it (\"2026-03-01T12:00:00Z\", 1970 to 2261), got \"Sun, 01 Mar "
        "2026 12:00:00 GMT\""},
       {replaced("2026-03-01T12:00:00Z", "2026-02-30T12:00:00Z"), "must be a UTC time"},
+      {replaced("2026-03-01T12:00:00Z", "2026-03-01T12:00:60Z"), "must be a UTC time"},  // a second 60
       // Past 2262-04-11 the nanoseconds since 1970 overflow 64 bits.
       {replaced("2026-03-01T12:00:00Z", "4052-12-01T18:59:06Z"), "must be a UTC time"},
       {replaced("2026-03-01T12:00:00Z", "1969-12-31T23:59:59Z"), "must be a UTC time"},

@@ -58,7 +58,10 @@ std::optional<std::int64_t> utc_time_nanoseconds(std::string_view text) {
   // From 1970 to 2261: nanoseconds since 1970 fit 64 bits until 2262-04-11.
   if (*year < 1970 || *year > 2261) return std::nullopt;
   if (*month < 1 || *month > 12 || *day < 1 || *day > days_in_month(*year, *month)) return std::nullopt;
-  if (*hour > 23 || *minute > 59 || *second > 60) return std::nullopt;
+  // No second 60: the clock heapline writes from (POSIX time) never gives
+  // one, and the exports' readers (Python's datetime, JavaScript's Date,
+  // spreadsheets) refuse it, at 23:59:60 as at any other minute.
+  if (*hour > 23 || *minute > 59 || *second > 59) return std::nullopt;
   std::size_t at = 19;
   std::int64_t nanoseconds = 0;
   if (at < text.size() && text[at] == '.') {
