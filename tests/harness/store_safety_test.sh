@@ -12,7 +12,7 @@
 # 3. validate, import, render, check and export give the same verdict on
 #    the same bad lines (a date that is not RFC 3339 UTC, a NUL before the
 #    last brace, two points glued, overlong UTF-8, a key twice, a duplicate);
-# 4. a missing store, or a FIFO in its place: one line, a non-zero exit, no
+# 4. a missing store, or a FIFO or a symbolic link in its place: one line, a non-zero exit, no
 #    hang.
 set -euo pipefail
 bench=$1 source_dir=$2
@@ -121,14 +121,39 @@ for command in import suite calibrate; do
     fail "$command into a missing store: exit $status, '$(cat "$work/err")'"
   [[ ! -e "$work/missing" ]] || fail "$command made the missing store"
 done
-mkdir -p "$work/fifo"
+# A FIFO or a symbolic link in the place of points.jsonl: every command,
+# reading or appending, refuses it in the same one line, before any work
+# (a link too: nothing is appended through a link, so nothing reads through
+# one, and every command sees the same store).
+mkdir -p "$work/fifo" "$work/linked" "$work/calibration-linked"
 mkfifo "$work/fifo/points.jsonl"
-for command in validate render check export import; do
-  args=("$command" --store "$work/fifo")
-  [[ $command != import ]] || args+=("$legacy")
-  status=0
-  timeout 20 "$bench" "${args[@]}" >"$work/out" 2>"$work/err" || status=$?
-  [[ $status -eq 1 ]] || fail "$command of a FIFO store: exit $status (124: it hung): $(cat "$work/err")"
-  grep -Eq "points.jsonl(:| is) a FIFO, not a regular file" "$work/err" || fail "$command of a FIFO store: $(cat "$work/err")"
+ln -s "$legacy" "$work/linked/points.jsonl"
+: >"$work/calibrations.jsonl"
+ln -s "$work/calibrations.jsonl" "$work/calibration-linked/calibration.jsonl"
+for kind in fifo linked calibration-linked; do
+  commands=(validate render check export import suite calibrate)
+  case $kind in
+    fifo) said="$work/fifo/points.jsonl is a FIFO, not a regular file" ;;
+    linked) said="$work/linked/points.jsonl is a symbolic link (nothing is written through a link: put the file itself in the store)" ;;
+    calibration-linked)
+      said="$work/calibration-linked/calibration.jsonl is a symbolic link (nothing is written through a link: put the file itself in the store)"
+      commands=(validate render check suite calibrate) ;;
+  esac
+  for command in "${commands[@]}"; do
+    args=("$command" --store "$work/$kind")
+    case $command in
+      render) args+=(--out "$work/pages-$kind") ;;
+      import) args+=("$legacy") ;;
+      suite) args+=(--out "$work/pages-$kind" --only churn-1t --runs 1 --scale 0.0005 --no-instructions --no-plots --commit 0123456) ;;
+      calibrate) args+=(--only churn-1t --runs 2 --repeats 3 --scale 0.0005 --no-instructions) ;;
+    esac
+    status=0
+    timeout 20 "$bench" "${args[@]}" >"$work/out" 2>"$work/err" || status=$?
+    [[ $status -eq 1 ]] || fail "$command of a $kind store: exit $status (124: it hung): $(cat "$work/err")"
+    [[ $(grep -c '' "$work/err") -eq 1 && "$(cat "$work/err")" == "heapline-bench: $said"* ]] ||
+      fail "$command of a $kind store: $(cat "$work/err")"
+  done
 done
+[[ -p "$work/fifo/points.jsonl" && -L "$work/linked/points.jsonl" && ! -s "$work/calibrations.jsonl" ]] ||
+  fail "a refused store file was replaced or written"
 echo "store safety: ok"

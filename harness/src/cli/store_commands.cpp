@@ -118,7 +118,7 @@ int run_render(const RenderCommandOptions& options) {
   claim_render_command_outputs(options, catalogue, outputs);
   // The whole store: the newest points may be anywhere in it (an import
   // appends older points after newer ones).
-  const History history = read_history(store.points_path());
+  const History history = read_history(store.points_to_read());
   // The page names its source relative to the checkout when it lies inside.
   const auto relative = std::filesystem::absolute(store.points_path()).lexically_normal().lexically_relative(
       std::filesystem::absolute(options.where.work_dir).lexically_normal());
@@ -126,7 +126,7 @@ int run_render(const RenderCommandOptions& options) {
   render.table_commits = options.rows;
   render.rule.scenarios = static_cast<int>(catalogue.scenarios.size());
   std::vector<std::string> calibration_problems;
-  render.calibrations = read_calibrations(store.calibration_path(), calibration_problems);
+  render.calibrations = read_calibrations(store.calibrations_to_read(), calibration_problems);
   const RenderResult result = render_history(history, catalogue, render, &outputs);
   render_release_comparison(docs_comparison_path(options.where), render.out_dir, outputs);
   outputs.commit();
@@ -158,10 +158,11 @@ struct ValidateOptions {
 
 int run_validate(const ValidateOptions& options) {
   const Store store = existing_store(options.store, options.where);
+  const std::string points = store.points_to_read(), calibration = store.calibrations_to_read();
   // The points are checked as they are read, not kept.
   std::vector<StoreProblem> problems;
   std::size_t valid = 0;
-  scan_points_file(store.points_path(), RawTimes::read, [&](Point&&, int) { ++valid; }, problems);
+  scan_points_file(points, RawTimes::read, [&](Point&&, int) { ++valid; }, problems);
   const auto duplicates =
       std::count_if(problems.begin(), problems.end(), [](const StoreProblem& p) { return p.kind == StoreProblem::Kind::duplicate; });
   for (const auto& problem : problems) {
@@ -176,8 +177,8 @@ int run_validate(const ValidateOptions& options) {
   std::vector<std::string> calibration_problems;
   std::size_t calibrations = 0;
   std::error_code missing;
-  if (std::filesystem::exists(store.calibration_path(), missing)) {
-    calibrations = read_calibrations(store.calibration_path(), calibration_problems).size();
+  if (std::filesystem::exists(calibration, missing)) {
+    calibrations = read_calibrations(calibration, calibration_problems).size();
     for (const auto& problem : calibration_problems) say_line(std::cerr, problem);
     Say(std::cout) << terminal_text(store.calibration_path()) << ": " << calibrations << " calibration(s), "
                    << calibration_problems.size() << " bad line(s)\n";

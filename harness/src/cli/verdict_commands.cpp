@@ -97,10 +97,11 @@ struct CheckOptions {
 int run_check(const CheckOptions& options) {
   const Catalogue catalogue = load_catalogue(options.where.catalogue);
   const Store store = existing_store(options.store, options.where);
-  const History history = read_history(store.points_path());
+  const std::string points = store.points_to_read(), calibration = store.calibrations_to_read();
+  const History history = read_history(points);
   for (const auto& problem : history.problems) say("heapline-bench", "warning: " + problem.describe());
   std::vector<std::string> calibration_problems;
-  const auto calibrations = read_calibrations(store.calibration_path(), calibration_problems);
+  const auto calibrations = read_calibrations(calibration, calibration_problems);
   for (const auto& problem : calibration_problems) say("heapline-bench", "warning: " + problem);
   if (const auto unrecorded = std::count_if(calibrations.begin(), calibrations.end(),
                                             [](const NoiseCalibration& c) { return c.command.empty(); }))

@@ -25,14 +25,36 @@ std::runtime_error store_error(const std::string& what, const std::string& path,
   return std::runtime_error("cannot " + what + " " + printable(path) + ": " + std::strerror(error));
 }
 
-// Why the store file open as `fd` cannot be appended to: "" when it is a
-// regular file; else what it is, in the words a reader of it uses
-// (heapline::RegularFile).
+// What a store's file that is `mode` (st_mode) is not, in the words of the
+// readers (heapline::RegularFile) and the outputs (heapline/output_file.h):
+// "" for a regular file.
+std::string not_a_store_file(const std::string& path, unsigned mode) {
+  if (S_ISREG(mode)) return "";
+  if (S_ISLNK(mode))
+    return printable(path) + " is a symbolic link (nothing is written through a link: put the file itself in the store)";
+  return printable(path) + " is " + heapline::file_kind_text(mode) + ", not a regular file";
+}
+
+// The rule of a store's own files (points.jsonl, calibration.jsonl) for
+// every command, reading or appending: a regular file, or none yet. An
+// append never goes through a symbolic link (the outputs' rule), so no read
+// does either: every command sees the same store. Throws the one line.
+void check_store_file(const std::string& path) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return;
+    throw store_error("examine", path);
+  }
+  if (const std::string problem = not_a_store_file(path, st.st_mode); !problem.empty())
+    throw std::runtime_error(problem);
+}
+
+// The same on the store file open as `fd` (the file cannot be swapped
+// between the check and the append): "" when it is a regular file.
 std::string not_regular(int fd, const std::string& path) {
   struct stat st {};
   if (fstat(fd, &st) != 0) return store_error("examine", path).what();
-  if (S_ISREG(st.st_mode)) return "";
-  return "cannot append to " + printable(path) + ": " + heapline::file_kind_text(st.st_mode) + ", not a regular file";
+  return not_a_store_file(path, st.st_mode);
 }
 
 // "20260301T120000Z-4242": a name part no two writers share.
@@ -70,7 +92,8 @@ void write_new_file(const std::string& path, const std::string& bytes) {
 class LockedAppendFile {
  public:
   LockedAppendFile(const std::string& path, const Store::Notes& notes) : path_(path), notes_(notes) {
-    // O_NONBLOCK: a FIFO in the store's place must not block the open.
+    check_store_file(path);
+    // O_NONBLOCK: a FIFO swapped in after the check must not block the open.
     fd_ = open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
     if (fd_ < 0) throw store_error("open", path);
     if (const std::string problem = not_regular(fd_, path); !problem.empty()) {
@@ -213,7 +236,10 @@ std::string Store::calibration_path() const { return directory_ + "/calibration.
 void Store::check_appendable() const {
   create_store_directory(directory_);
   // Opening for append is the test: permissions, a read-only file system, a
-  // directory in the file's place. Nothing is written.
+  // directory in the file's place. Nothing is written. The calibrations
+  // too: calibrate appends there, and the suite's page reads them.
+  check_store_file(points_path());
+  check_store_file(calibration_path());
   const int fd = open(points_path().c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
   if (fd < 0) throw store_error("append to", points_path());
   const std::string problem = not_regular(fd, points_path());
@@ -276,6 +302,16 @@ std::string Store::keep_beside(const std::string& lines) const {
   return path;
 }
 
-StoreContents Store::read() const { return read_points_file(points_path(), RawTimes::read); }
+std::string Store::points_to_read() const {
+  check_store_file(points_path());
+  return points_path();
+}
+
+std::string Store::calibrations_to_read() const {
+  check_store_file(calibration_path());
+  return calibration_path();
+}
+
+StoreContents Store::read() const { return read_points_file(points_to_read(), RawTimes::read); }
 
 }  // namespace heapline::bench

@@ -66,7 +66,16 @@ class Store {
   // then leaves no file.
   std::string keep_beside(const std::string& lines) const;
 
-  // Reads every line with the one reader. A missing file is an empty store.
+  // The store's points and calibration files for a reader, after the rule
+  // every command applies to them, reading or appending: a regular file or
+  // none yet, never a symbolic link ("PATH is a symbolic link (nothing is
+  // written through a link: ...)") nor another kind of file; throws
+  // std::runtime_error with that one line.
+  std::string points_to_read() const;
+  std::string calibrations_to_read() const;
+
+  // Reads every line with the one reader (points_to_read). A missing file is
+  // an empty store.
   StoreContents read() const;
 
  private:
