@@ -158,9 +158,10 @@ inline std::string name_character_problem(std::string_view text) {
     std::string shown;
     escape_for_terminal(text.substr(at, bytes), Backslash::kEscaped,
                         [&](const char* piece, std::size_t size) { shown.append(piece, size); });
-    const char* what = length == 0                  ? "a byte that is not UTF-8"
-                       : length == 1 || length == 2 ? "a control character"
-                                                    : "a character that reorders or breaks the line";
+    const char* what = length == 0 ? "a byte that is not UTF-8"
+                       : is_control_character(text.substr(at, length))
+                           ? "a control character"
+                           : "a character that reorders or breaks the line";
     return std::string("the name holds ") + what + " (" + shown + ")";
   }
   return "";
