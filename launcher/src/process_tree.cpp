@@ -225,12 +225,8 @@ std::string summarize_each(const std::vector<TreeReport>& reports) {
   return text;
 }
 
-WholePeak whole_peak(const ParsedReport& report) {
-  // Equal, the heap's time is one at which the sum held it too (mapped
-  // memory is never negative), and the earlier: the library stamps the
-  // sum's peak only at samples.
-  if (report.total.peak_bytes > report.peak_bytes) return {report.total.peak_bytes, report.total.peak_time_ns};
-  return {report.peak_bytes, report.peak_time_ns};
+PeakAt whole_peak(const ParsedReport& report) {
+  return whole_peak_of({report.peak_bytes, report.peak_time_ns}, {report.total.peak_bytes, report.total.peak_time_ns});
 }
 
 namespace {
@@ -290,7 +286,7 @@ std::vector<MemoryPoint> memory_over_time(const ParsedReport& report) {
   std::sort(times.begin(), times.end());
   times.erase(std::unique(times.begin(), times.end()), times.end());
 
-  const WholePeak own = has_mapped_series(report) ? whole_peak(report) : WholePeak{report.peak_bytes, report.peak_time_ns};
+  const PeakAt own = has_mapped_series(report) ? whole_peak(report) : PeakAt{report.peak_bytes, report.peak_time_ns};
   Steps heap_steps(heap), mapped_steps(mapped);
   std::vector<MemoryPoint> points;
   points.reserve(times.size());
@@ -441,7 +437,7 @@ std::string summarize_tree(const std::vector<TreeReport>& reports, std::size_t m
   std::map<std::string, std::size_t> helper_programs;
   for (const TreeReport* entry : largest_first(reports)) {
     const ParsedReport& report = entry->report;
-    const WholePeak peak = whole_peak(report);
+    const PeakAt peak = whole_peak(report);
     if (is_trivial_helper(*entry, reports)) {
       ++helpers;
       helpers_largest = std::max(helpers_largest, peak.bytes);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <heapline/peak_rule.h>
 #include <heapline/report_reader.h>
 
 namespace heapline::launcher {
@@ -73,14 +74,9 @@ std::vector<TreeReport> find_child_reports(const std::string& plain_path, const 
 // The one-line summary of each process, for --verbose.
 std::string summarize_each(const std::vector<TreeReport>& reports);
 
-// A process's peak of heap + mapped and its time since the process's start:
-// the heap's where nothing else is known (a report without mapped memory)
-// or where the two peaks are equal.
-struct WholePeak {
-  std::int64_t bytes;
-  std::uint64_t t_ns;
-};
-WholePeak whole_peak(const ParsedReport& report);
+// A process's peak of heap + mapped and its time since the process's start,
+// by the library's rule (heapline/peak_rule.h).
+PeakAt whole_peak(const ParsedReport& report);
 
 // Whether a report holds a mapped series to draw and add (HEAPLINE_MAPPED
 // on, at least one mapped sample).

@@ -130,7 +130,7 @@ const char* const kBandStyle = "with filledcurves fs transparent solid 0.35 nobo
 // One process's picture: the series drawn, their unit and the peak marked.
 struct ProcessPicture {
   const std::vector<Sample>* mapped_samples = nullptr;  // none: the heap alone
-  WholePeak peak{};
+  PeakAt peak{};
   Resident resident;
   Unit unit;
 };
@@ -141,7 +141,7 @@ ProcessPicture picture_of(const ParsedReport& report) {
   // each series at its own times (memory_over_time).
   if (has_mapped_series(report)) picture.mapped_samples = &report.mapped_samples;
   picture.peak = picture.mapped_samples != nullptr ? whole_peak(report)
-                                                   : WholePeak{report.peak_bytes, report.peak_time_ns};
+                                                   : PeakAt{report.peak_bytes, report.peak_time_ns};
   picture.resident = resident_of(report, picture.peak.bytes);
   picture.unit = unit_for(std::max(picture.peak.bytes, picture.resident.drawn ? picture.resident.bytes : 0));
   return picture;

@@ -1012,6 +1012,25 @@ TEST_F(Interposer, OfTwoEqualPeaksTheFirstMomentIsReported) {
   EXPECT_EQ(after, r["peak_bytes"].get<std::int64_t>()) << r["samples"].dump();
 }
 
+// A peak held until the exit is reached at the allocation, not at the exit:
+// heap + mapped (nothing mapped) equals the heap's peak and takes its first
+// moment too, in a fork child as in its parent (the exit's own reading of
+// the sum once stamped it with the exit's time).
+TEST_F(Interposer, APeakHeldUntilTheExitIsDatedWhenItWasReached) {
+  RunResult result = run_traced({kPhaseProbe, "peak-held-to-exit", "fork"}, "held.%p.json", {{"HEAPLINE_PRECISION", "exact"}});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto reports = heapline::test::files_matching(dir_, R"(held\.\d+\.json)");
+  ASSERT_EQ(reports.size(), 2u) << "the parent's and the fork child's";
+  for (const auto& path : reports) {
+    const json r = read_json(path);
+    const std::int64_t peak_at = r["peak_time_ns"].get<std::int64_t>();
+    EXPECT_GE(r["peak_bytes"].get<std::int64_t>(), 4 << 20) << path;
+    EXPECT_LE(peak_at + 40'000'000, r["duration_ns"].get<std::int64_t>()) << path << ": 50 ms between peak and exit";
+    EXPECT_EQ(r["total"]["peak_bytes"], r["peak_bytes"]) << path;
+    EXPECT_EQ(r["total"]["peak_time_ns"].get<std::int64_t>(), peak_at) << path << ": heap + mapped's is the heap's moment";
+  }
+}
+
 // A report holds the first 256 markers, each name cut to its first 47
 // bytes: 300 markers named with 60 bytes. Each marker still takes its
 // sample.

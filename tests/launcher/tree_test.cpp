@@ -778,13 +778,18 @@ TEST(TreePlot, TheTitleCountsTheProcessesTheCommandStarted) {
 
 // Where heap + mapped peaks at the heap's own peak (nothing mapped then),
 // its time is the heap's: the library stamps the sum's peak only at its next
-// sample, up to an interval later.
-TEST(TreeSum, AWholePeakEqualToTheHeapsTakesTheHeapsTime) {
+// sample, up to an interval later. Equal peaks take the earlier of the two
+// moments (the sum held the value at both), and a larger sum its own.
+TEST(TreeSum, AWholePeakEqualToTheHeapsTakesTheEarlierTime) {
   TreeReport entry = fake_mapped(1, 0, {{0, 0, 0}, {88, 100, 100}, {109, 100, 100}}, {{0, 0, 0}, {88, 0, 0}, {109, 0, 0}},
                                  100, 109);
   EXPECT_EQ(heapline::launcher::whole_peak(entry.report).t_ns, 88u);
+  entry.report.total.peak_time_ns = 40;  // the sum reached 100 first, with something mapped
+  EXPECT_EQ(heapline::launcher::whole_peak(entry.report).t_ns, 40u);
   entry.report.total.peak_bytes = 101;  // above the heap's: the sum's own time
+  entry.report.total.peak_time_ns = 109;
   EXPECT_EQ(heapline::launcher::whole_peak(entry.report).t_ns, 109u);
+  EXPECT_EQ(heapline::launcher::whole_peak(entry.report).bytes, 101);
 }
 
 TEST(TreeSum, AddsOverlappingProcessesAndNeverFallsBelowOnesPeak) {

@@ -11,6 +11,7 @@
 
 #include "arch.h"
 #include "atomic_max.h"
+#include <heapline/peak_rule.h>
 #include "mapped_memory.h"
 #include "process.h"
 #include "threshold_policy.h"
@@ -120,18 +121,12 @@ inline void raise_total_peak(std::int64_t total, std::uint64_t now) {
   raise_to(g_published.phase_total_peak, total);
 }
 
-// The run's peak of heap + mapped and its time: the sum's own peak, raised
-// while something was mapped, or else the heap's peak.
-struct PeakAt {
-  std::int64_t bytes;
-  std::uint64_t t_ns;
-};
+// The run's peak of heap + mapped and its time (peak_rule.h).
 inline PeakAt run_total_peak() {
-  const PeakAt heap{g_published.peak.load(std::memory_order_relaxed),
-                    g_published.peak_time_ns.load(std::memory_order_relaxed)};
-  const PeakAt total{g_published.total_peak.load(std::memory_order_relaxed),
-                     g_published.total_peak_time_ns.load(std::memory_order_relaxed)};
-  return heap.bytes > total.bytes ? heap : total;
+  return whole_peak_of({g_published.peak.load(std::memory_order_relaxed),
+                        g_published.peak_time_ns.load(std::memory_order_relaxed)},
+                       {g_published.total_peak.load(std::memory_order_relaxed),
+                        g_published.total_peak_time_ns.load(std::memory_order_relaxed)});
 }
 
 }  // namespace heapline::accounting

@@ -55,6 +55,10 @@
  *   phase_probe mark-hold SECONDS a marker "holding", then 2 MiB held: the
  *                                 allocation publishes right after the
  *                                 marker's sample; prints "ready", sleeps
+ *   phase_probe peak-held-to-exit fork|alone
+ *                                 4 MiB allocated and held until the exit,
+ *                                 50 ms later; with fork, a fork child does
+ *                                 the same first, its parent once it ended
  *   phase_probe late-peak         the marker "origin", 30 ms of sleep, then
  *                                 a new peak of 4 MiB; prints "origin_before=
  *                                 origin_after= peak_before=": the last is
@@ -398,6 +402,16 @@ int main(int argc, char** argv) {
     sleep_ms(atol(argv[2]) * 1000);
     return 0;
   }
+  if (strcmp(mode, "peak-held-to-exit") == 0 && argc == 3) {
+    // argv[2] "fork": a fork child does the same first, its parent after it.
+    const pid_t child = strcmp(argv[2], "fork") == 0 ? fork() : 0;
+    if (child > 0 && waitpid(child, NULL, 0) != child) return 5;
+    char* block = malloc(4 << 20);
+    memset(block, 1, 4 << 20);
+    g_sink = block;
+    sleep_ms(50);
+    return 0;
+  }
   if (strcmp(mode, "late-peak") == 0) {
     mark_origin();
     sleep_ms(30);
@@ -579,6 +593,6 @@ int main(int argc, char** argv) {
     free(block);
     return 0;
   }
-  say("usage: phase_probe api|phases|pending N|churn MS|abort MS|oom MB|hold S|hold-abort|mark-hold S|late-peak|mapped S|steps N MS S|dip|late-map MS1 MS2 FREE|map-hold S|resident MIB TOUCHED S\n");
+  say("usage: phase_probe api|phases|pending N|churn MS|abort MS|oom MB|hold S|hold-abort|mark-hold S|peak-held-to-exit HOW|late-peak|mapped S|steps N MS S|dip|late-map MS1 MS2 FREE|map-hold S|resident MIB TOUCHED S\n");
   return 2;
 }
