@@ -275,6 +275,22 @@ TEST_F(Safety, TheFileSizeLimitNeverKillsTheProgram) {
   EXPECT_TRUE(live_files().empty());
 }
 
+// A program that closed its stderr and opened a file of its own as
+// descriptor 2 never finds a line of the library's in it: the exit's lines
+// (the report that could not be written, the summary) are dropped; the
+// start's went to the stderr the process had then.
+TEST_F(Safety, AProgramsOwnFileAtDescriptorTwoNeverReceivesALine) {
+  const fs::path data = dir_ / "data2";
+  RunResult result = traced({kPhaseProbe, "stderr-reused", data.string()}, "nodir/r.json", {{"HEAPLINE_SUMMARY", "1"}});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(heapline::test::read_file(data), "DATA\n");
+  EXPECT_NE(result.err.find("nodir/r.json.live: No such file or directory"), std::string::npos) << result.err;
+  // Where descriptor 2 stays the process's stderr, the same exit says both.
+  result = traced({kPhaseProbe, "peak-held-to-exit", "alone"}, "nodir/r.json", {{"HEAPLINE_SUMMARY", "1"}});
+  EXPECT_NE(result.err.find("was not written either"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("heapline: peak "), std::string::npos) << result.err;
+}
+
 // The library's own stderr line, into a log already past the limit, and a
 // report larger than the limit: refused without a signal, and said.
 TEST_F(Safety, WritesPastTheFileSizeLimitAreRefusedWithoutASignal) {
@@ -337,7 +353,7 @@ TEST_F(Safety, AFullDiskSaysWhatWasLost) {
       {"/usr/bin/unshare", "-Urm", "/bin/sh", "-c", mount + "head -c 1M /dev/zero > \"$DISK/fill\"; " + program}, options);
   ASSERT_EQ(no_room.exit_code, 0) << no_room.err;
   EXPECT_TRUE(std::regex_search(no_room.err,
-                                std::regex(R"(heapline: cannot write .*/disk/r\.json: No space left on device; the )"
+                                std::regex(R"(heapline: .*/disk/r\.json was not written either; the )"
                                            R"(heap line is lost \(\d+ samples\), its figures: peak \d+\.\d MiB at )"
                                            R"(\d+\.\d+ s, final )")))
       << no_room.err;

@@ -304,7 +304,14 @@ void write_report_at_exit() {
     if (error != 0) {
       char* line = g_line;
       TextSink text(line, sizeof g_line);
-      append_failure(text, "write", path, error);
+      if (g_process.live_path[0] == 0 && error == g_process.live_file_error) {
+        // The live file's line said this cause at the start: said once.
+        text.append("heapline: ");
+        text.append_shown(path);
+        text.append(" was not written either");
+      } else {
+        append_failure(text, "write", path, error);
+      }
       if (error == EFBIG) {
         text.append(" (the file size limit, ulimit -f, is ");
         text.append_unsigned(os::file_size_limit());

@@ -299,6 +299,7 @@ void say_no_live_file(const char* live, int error) {
     problem.append("not made: ");
     problem.append(report_error_text(error));
   }
+  g_process.live_file_error = error;
   text.append("; the heap line is kept in memory only (lost if the process is killed)\n");
   problem.append("; the heap line was kept in memory only");
   problem.c_str();
@@ -441,6 +442,7 @@ void open_live_file(std::uint64_t now, std::int64_t live) {
   path[0] = 0;
   report[0] = 0;
   g_process.live_file_problem[0] = 0;
+  g_process.live_file_error = 0;
   g_process.live_file_floor = INT64_MAX;
   g_process.start_ticks = os::process_start_ticks(os::pid());
   g_sampling.last_marker_ns.store(0, std::memory_order_relaxed);

@@ -22,6 +22,7 @@
 #include "process.h"
 #include "published.h"
 #include "sampling.h"
+#include "text.h"
 #include "thread_registry.h"
 
 namespace heapline::accounting {
@@ -82,6 +83,7 @@ bool ensure_process_init() {
     return g_process.init_state.load(std::memory_order_acquire) == kDone;
   }
   int saved_errno = errno;
+  remember_stderr();  // the stream the library's lines may go to, before the first
   std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
   g_process.start_mono_ns.store(now, std::memory_order_relaxed);
   g_process.start_unix_ns = clock_ns(CLOCK_REALTIME);

@@ -57,6 +57,7 @@ struct alignas(128) Process {
   // Why the live file was not made (the report's live_file_problem); empty
   // when it was, or is not due yet.
   char live_file_problem[256] = {};
+  int live_file_error = 0;  // the errno that live_file_problem stated; 0 when none did
   // The heap at which a process that is not the command creates its live
   // file (live_header.cpp); INT64_MAX once created, or for the command.
   // Read at each sample, under g_sampling.busy.

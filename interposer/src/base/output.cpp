@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <string.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -13,7 +14,28 @@
 
 namespace heapline {
 
-void write_stderr(const char* data, std::size_t size) { os::write_all(STDERR_FILENO, data, size, nullptr); }
+namespace {
+
+enum StderrState : int { kStderrUnknown, kStderrOpen, kStderrClosed };
+std::atomic<int> g_stderr_state{kStderrUnknown};
+os::FileId g_stderr_id;  // set before g_stderr_state becomes kStderrOpen
+
+}  // namespace
+
+void remember_stderr() {
+  os::FileId id;
+  const bool open = os::file_id(STDERR_FILENO, &id);
+  if (open) g_stderr_id = id;
+  g_stderr_state.store(open ? kStderrOpen : kStderrClosed, std::memory_order_release);
+}
+
+void write_stderr(const char* data, std::size_t size) {
+  if (g_stderr_state.load(std::memory_order_acquire) == kStderrUnknown) remember_stderr();
+  if (g_stderr_state.load(std::memory_order_acquire) != kStderrOpen) return;
+  os::FileId now;
+  if (!os::file_id(STDERR_FILENO, &now) || !(now == g_stderr_id)) return;
+  os::write_all(STDERR_FILENO, data, size, nullptr);
+}
 
 bool format_output_path(const char* path_template, const char* base_dir, int pid, const char* exe_name,
                         bool insert_pid, char* out, std::size_t capacity) {

@@ -183,7 +183,14 @@ class TextSink {
 };
 
 // A whole line to stderr (os::write_all: retried on EINTR and short writes,
-// never a signal in the host), errno kept.
+// never a signal in the host), errno kept: to the stream the process had as
+// stderr when the library started, and only to it. A program may close its
+// descriptor 2 and open a file of its own there (a daemon, a program that
+// writes its data to fds 0 to 2): the line is then dropped, never written
+// into the program's file. Where no stderr was open at the start, nothing.
 void write_stderr(const char* data, std::size_t size);
+// Notes which stream descriptor 2 is, for write_stderr: called first at the
+// process's start (before any line), and by write_stderr if it was not.
+void remember_stderr();
 
 }  // namespace heapline

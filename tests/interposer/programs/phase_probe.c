@@ -55,6 +55,10 @@
  *   phase_probe mark-hold SECONDS a marker "holding", then 2 MiB held: the
  *                                 allocation publishes right after the
  *                                 marker's sample; prints "ready", sleeps
+ *   phase_probe stderr-reused FILE
+ *                                 closes descriptor 2 and opens FILE there,
+ *                                 writes "DATA\n" to it, then allocates and
+ *                                 holds 1 MiB until the exit
  *   phase_probe peak-held-to-exit fork|alone
  *                                 4 MiB allocated and held until the exit,
  *                                 50 ms later; with fork, a fork child does
@@ -402,6 +406,17 @@ int main(int argc, char** argv) {
     sleep_ms(atol(argv[2]) * 1000);
     return 0;
   }
+  if (strcmp(mode, "stderr-reused") == 0 && argc == 3) {
+    // A program that keeps its data on descriptor 2: closed, then a file of
+    // its own opened there.
+    close(2);
+    if (open(argv[2], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) != 2) return 4;
+    if (write(2, "DATA\n", 5) != 5) return 5;
+    char* block = malloc(1 << 20);
+    memset(block, 1, 1 << 20);
+    g_sink = block;
+    return 0;
+  }
   if (strcmp(mode, "peak-held-to-exit") == 0 && argc == 3) {
     // argv[2] "fork": a fork child does the same first, its parent after it.
     const pid_t child = strcmp(argv[2], "fork") == 0 ? fork() : 0;
@@ -593,6 +608,6 @@ int main(int argc, char** argv) {
     free(block);
     return 0;
   }
-  say("usage: phase_probe api|phases|pending N|churn MS|abort MS|oom MB|hold S|hold-abort|mark-hold S|peak-held-to-exit HOW|late-peak|mapped S|steps N MS S|dip|late-map MS1 MS2 FREE|map-hold S|resident MIB TOUCHED S\n");
+  say("usage: phase_probe api|phases|pending N|churn MS|abort MS|oom MB|hold S|hold-abort|mark-hold S|stderr-reused FILE|peak-held-to-exit HOW|late-peak|mapped S|steps N MS S|dip|late-map MS1 MS2 FREE|map-hold S|resident MIB TOUCHED S\n");
   return 2;
 }
