@@ -239,16 +239,23 @@ TEST(Config, SampleMeanAndSeed) {
   EXPECT_TRUE(parse_seed("18446744073709551615", &seed));
   EXPECT_EQ(seed, UINT64_MAX);
   for (const char* bad : {"", "x", "18446744073709551616", "-3"}) EXPECT_FALSE(parse_seed(bad, &seed)) << bad;
-  // The sampler's own reading takes these two alone, silently.
-  Config config;
-  load_sampler_config(config, [](const char* name) -> const char* {
-    if (std::string(name) == "HEAPLINE_SAMPLE") return "64k";
-    if (std::string(name) == "HEAPLINE_SAMPLE_SEED") return "9";
-    return "bad";
-  });
-  EXPECT_EQ(config.sample_mean_bytes, 64u << 10);
-  EXPECT_EQ(config.sample_seed, 9u);
-  EXPECT_EQ(config.interval_ns, Config{}.interval_ns);
+}
+
+// The process's settings are read from the environment once, by the first
+// to ask (here the library's init, at load), and each later caller (in the
+// library, the sampler or the init, whichever comes second) gets the same
+// values, whatever the environment says by then.
+TEST(Config, TheProcessSettingsAreReadOnce) {
+  Config first;
+  read_process_settings(first);
+  ::setenv("HEAPLINE_SAMPLE", first.sample_mean_bytes == 65536 ? "1m" : "64k", 1);
+  ::setenv("HEAPLINE_INTERVAL_MS", first.interval_ns == 5'000'000 ? "7" : "5", 1);
+  Config later;
+  read_process_settings(later);
+  EXPECT_EQ(later.sample_mean_bytes, first.sample_mean_bytes);
+  EXPECT_EQ(later.interval_ns, first.interval_ns);
+  ::unsetenv("HEAPLINE_SAMPLE");
+  ::unsetenv("HEAPLINE_INTERVAL_MS");
 }
 
 TEST(Config, OutTemplate) {

@@ -87,14 +87,8 @@ bool ensure_process_init() {
   std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
   g_process.start_mono_ns.store(now, std::memory_order_relaxed);
   g_process.start_unix_ns = clock_ns(CLOCK_REALTIME);
-  if (os::secure_mode()) {
-    // Set-user-ID and the like: the environment is the caller's, not this
-    // process's owner's. No setting is read and nothing is written (a path
-    // chosen by another user, created with these privileges).
-    g_process.config.output_off = true;
-  } else {
-    load_config(g_process.config, os::environment);
-  }
+  read_process_settings(g_process.config);  // (nothing but defaults in secure mode)
+  say_refused_settings();
   g_process.root_pid = g_process.config.root_pid;
   g_process.pid = os::pid();
   arm_identity(g_process.pid);

@@ -1,10 +1,12 @@
 #include "config.h"
 
+#include <atomic>
 #include <cstring>
 #include <string_view>
 
 #include <heapline/option_values.h>
 
+#include "os.h"
 #include "text.h"
 
 namespace heapline {
@@ -194,10 +196,56 @@ int read_setting_alone(const char* name, const char* text) {
   return -1;
 }
 
-void load_sampler_config(Config& config, const char* (*lookup)(const char*)) {
-  for (const Setting& setting : kSettings) {
-    if (std::strncmp(setting.name, "HEAPLINE_SAMPLE", 15) != 0) continue;
-    if (const char* text = lookup(setting.name); text != nullptr) setting.read(text, config);
+namespace {
+
+enum SettingsState : int { kUnread, kReading, kRead };
+std::atomic<int> g_settings_state{kUnread};
+Config g_settings;  // written by the one reader, then only read
+// The lines for the values the reader refused, said by say_refused_settings:
+// at most one line (under 512 bytes) per setting.
+char g_refused[sizeof kSettings / sizeof kSettings[0] * 512];
+std::size_t g_refused_size = 0;
+
+void keep_refused_line(const char* line, std::size_t size) {
+  if (size > sizeof g_refused - g_refused_size) return;
+  std::memcpy(g_refused + g_refused_size, line, size);
+  g_refused_size += size;
+}
+
+void read_environment(Config& config, void (*say)(const char*, std::size_t)) {
+  if (os::secure_mode()) {
+    // Set-user-ID and the like: the environment is the caller's, not this
+    // process's owner's. No setting is read and nothing is written (a path
+    // chosen by another user, created with these privileges).
+    config.output_off = true;
+    return;
+  }
+  load_config(config, os::environment, say);
+}
+
+}  // namespace
+
+void read_process_settings(Config& out) {
+  if (g_settings_state.load(std::memory_order_acquire) == kRead) {
+    out = g_settings;
+    return;
+  }
+  int expected = kUnread;
+  if (g_settings_state.compare_exchange_strong(expected, kReading, std::memory_order_acq_rel)) {
+    read_environment(g_settings, keep_refused_line);
+    g_settings_state.store(kRead, std::memory_order_release);
+    out = g_settings;
+    return;
+  }
+  // Another thread is reading them (or this one was, interrupted by a
+  // signal handler): the same table on the same environment, the same
+  // result. Never waits: the reader may be this thread.
+  read_environment(out, [](const char*, std::size_t) {});
+}
+
+void say_refused_settings() {
+  if (g_settings_state.load(std::memory_order_acquire) == kRead && g_refused_size > 0) {
+    write_stderr(g_refused, g_refused_size);
   }
 }
 

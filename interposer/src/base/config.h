@@ -117,10 +117,15 @@ const char* setting_name(std::size_t index);
 void load_config(Config& config, const char* (*lookup)(const char*),
                  void (*say)(const char* line, std::size_t size) = nullptr);
 
-// The heap sampler's settings alone, read the same way but silently: the
-// allocator is resolved before the process's init reads (and reports) the
-// rest, and must know then whether to meter. In secure mode (set-user-ID and
-// the like) the environment is not read: the defaults.
-void load_sampler_config(Config& config, const char* (*lookup)(const char*));
+// The process's settings, read from the environment through the table once
+// (load_config), by the first to ask, and copied to each later caller: the
+// allocator's resolution asks first, as it must know whether to sample
+// before the process's init (both inside the first allocation call). Silent:
+// say_refused_settings says the refused values. In secure mode (set-user-ID
+// and the like) the environment is not read: the defaults, and no output.
+void read_process_settings(Config& out);
+// One line on stderr per value read_process_settings refused (the init's,
+// once per process).
+void say_refused_settings();
 
 }  // namespace heapline

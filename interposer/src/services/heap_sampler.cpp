@@ -332,9 +332,9 @@ struct Captured {
 std::uint64_t mean_bytes() {
   std::uint64_t mean = g_mean.load(std::memory_order_acquire);
   if (mean != kUnread) return mean;
-  // A bad value is reported by the process's init (config.h), once.
+  // A bad value is said by the process's init (config.h), once.
   Config config;
-  if (!os::secure_mode()) load_sampler_config(config, os::environment);
+  read_process_settings(config);
   g_seed = config.sample_seed;
   std::uint64_t expected = kUnread;
   g_mean.compare_exchange_strong(expected, config.sample_mean_bytes, std::memory_order_acq_rel);

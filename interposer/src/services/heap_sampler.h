@@ -50,8 +50,9 @@ extern __thread std::int64_t t_meter __attribute__((tls_model("initial-exec")));
 // (a signal handler's allocation between the two cannot be lost).
 inline bool meter_runs_out(std::size_t bytes) { return arch::in_place::subtract_turns_negative(t_meter, bytes); }
 
-// HEAPLINE_SAMPLE, read once (at the allocator's resolution or the init,
-// whichever asks first): the mean M in bytes, 0 when off.
+// HEAPLINE_SAMPLE, from the process's settings (read_process_settings,
+// config.h: the allocator's resolution asks first): the mean M in bytes, 0
+// when off.
 std::uint64_t mean_bytes();
 inline bool enabled() { return mean_bytes() != 0; }
 
