@@ -141,6 +141,23 @@ int exec_file(const char* path, char* const argv[]) {
   return ENOEXEC;
 }
 
+// Where execvp looks for a name without a slash, in its order: each
+// directory of PATH ("" is the current one), or glibc's default when PATH is
+// unset. The one list for running a command and for naming what will run.
+std::vector<std::string> search_candidates(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  const std::string dirs = path != nullptr ? path : "/bin:/usr/bin";  // glibc's execvp's default
+  std::vector<std::string> candidates;
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    candidates.push_back((end > start ? dirs.substr(start, end - start) : std::string(".")) + "/" + program);
+    start = end + 1;
+  }
+  return candidates;
+}
+
 // Every command the launcher runs (the profiled command, a helper) is
 // started here: found on PATH as execvp finds it (a name without a slash),
 // and run as a shell runs it (see exec_file). Returns errno when nothing
@@ -149,23 +166,14 @@ int exec_command(char* const argv[]) {
   const char* program = argv[0];
   if (program == nullptr || *program == 0) return ENOENT;
   if (std::strchr(program, '/') != nullptr) return exec_file(program, argv);
-  const char* path = std::getenv("PATH");
-  if (path == nullptr) path = "/bin:/usr/bin";  // glibc's execvp's default
   bool denied = false;
-  for (const char* dir = path;; ++dir) {
-    const char* end = std::strchr(dir, ':');
-    if (end == nullptr) end = dir + std::strlen(dir);
-    std::string candidate = end > dir ? std::string(dir, end) : std::string(".");  // "": the current one
-    candidate += '/';
-    candidate += program;
+  for (const std::string& candidate : search_candidates(program)) {
     const int error = exec_file(candidate.c_str(), argv);
     if (error == EACCES) {
       denied = true;
     } else if (error != ENOENT && error != ENOTDIR && error != ESTALE && error != ENODEV && error != ETIMEDOUT) {
       return error;
     }
-    if (*end == 0) break;
-    dir = end;
   }
   return denied ? EACCES : ENOENT;
 }
@@ -174,20 +182,11 @@ int exec_command(char* const argv[]) {
 
 std::string resolve_on_path(const std::string& program) {
   if (program.find('/') != std::string::npos) return program;
-  const char* path = std::getenv("PATH");
-  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
-  std::size_t start = 0;
-  while (start <= dirs.size()) {
-    std::size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    std::string candidate = end > start ? dirs.substr(start, end - start) : std::string(".");  // "": the current one
-    candidate += '/';
-    candidate += program;
+  for (const std::string& candidate : search_candidates(program)) {
     struct stat info {};
     if (::stat(candidate.c_str(), &info) == 0 && S_ISREG(info.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {
       return candidate;
     }
-    start = end + 1;
   }
   return "";
 }

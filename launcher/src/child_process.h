@@ -99,8 +99,9 @@ HelperResult run_helper(const std::vector<std::string>& argv);
 std::string how_it_ended(int wait_status);
 
 // The command's path as execvp finds it: `program` itself when it holds a
-// slash, else the first executable regular file of that name on PATH; ""
-// when none.
+// slash, else the first executable regular file of that name on PATH (or,
+// PATH unset, in glibc's default /bin:/usr/bin: where the command is then
+// run from); "" when none.
 std::string resolve_on_path(const std::string& program);
 
 }  // namespace heapline::launcher

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <regex>
 
+#include "child_process.h"
 #include "output_naming.h"
 #include "plot_script_property.h"
 #include "process_runner.h"
@@ -657,3 +658,21 @@ TEST_F(Launcher, HelpAllPrintsEverySubcommandsOptionsFromAnywhere) {
 }
 
 }  // namespace
+
+// The command found for the checks before it runs is the one that runs: the
+// same search as execvp's, PATH's directories in order and, PATH unset,
+// glibc's default /bin:/usr/bin (the checks once searched /usr/local/bin
+// first, which the run never did).
+TEST(CommandSearch, WhatIsCheckedIsWhatRuns) {
+  const char* path = std::getenv("PATH");
+  const std::string saved = path != nullptr ? path : "";
+  ::unsetenv("PATH");
+  EXPECT_EQ(heapline::launcher::resolve_on_path("sh"), "/bin/sh");
+  EXPECT_EQ(heapline::launcher::resolve_on_path("no-such-program-anywhere"), "");
+  ::setenv("PATH", "/usr/bin:/bin", 1);
+  EXPECT_EQ(heapline::launcher::resolve_on_path("sh"), "/usr/bin/sh");
+  ::setenv("PATH", "/nonexistent::/bin", 1);  // an empty entry is the current directory
+  EXPECT_EQ(heapline::launcher::resolve_on_path("sh"), "/bin/sh");
+  EXPECT_EQ(heapline::launcher::resolve_on_path("./sh"), "./sh") << "a name with a slash is itself";
+  ::setenv("PATH", saved.c_str(), 1);
+}
