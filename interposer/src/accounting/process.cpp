@@ -22,7 +22,6 @@
 #include "process.h"
 #include "published.h"
 #include "sampling.h"
-#include "text.h"
 #include "thread_registry.h"
 
 namespace heapline::accounting {
