@@ -22,13 +22,19 @@ namespace heapline::option_checks {
 
 inline std::string shown(const std::string& text) { return "'" + terminal_text(text) + "'"; }
 
-// A whole number from `low` to `high`: "a whole number from LOW to HIGH".
+// A whole number from `low` to `high`: "a whole number from LOW to HIGH",
+// in decimal digits as every setting is read (017 is 17). Give it with
+// transform(), never check(): it writes the value back in plain decimal,
+// which is what CLI11's own conversion then reads (strtoll with base 0,
+// which reads 017 as octal 15 and fails on 08); check() would run it on a
+// copy. (common.OptionChecks holds the two readings equal.)
 inline CLI::Validator whole_number(long long low, long long high) {
   const std::string accepted = "a whole number from " + std::to_string(low) + " to " + std::to_string(high);
   return CLI::Validator(
       [=](std::string& text) -> std::string {
         long long value = 0;
         if (!read_whole_number<long long>(text, low, high, &value)) return "must be " + accepted + ", got " + shown(text);
+        text = std::to_string(value);
         return {};
       },
       accepted);

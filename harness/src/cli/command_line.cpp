@@ -94,7 +94,7 @@ void add_store_option(CLI::App& command, std::string& store) {
 }
 
 void add_runs_option(CLI::App& command, int& runs, const char* what) {
-  command.add_option("--runs", runs, what)->capture_default_str()->check(check::whole_number(1, 10000));
+  command.add_option("--runs", runs, what)->capture_default_str()->transform(check::whole_number(1, 10000));
 }
 
 void add_scale_option(CLI::App& command, double& scale, const char* what) {
@@ -115,17 +115,17 @@ void add_render_options(CLI::App& command, RenderCommandOptions& render) {
   command.add_option("--out", render.out, "Where the page goes (default: <work>/docs/_generated)")->check(check::text);
   command.add_option("--rows", render.rows, "Measured commits in the table")
       ->capture_default_str()
-      ->check(check::whole_number(1, 100000));
+      ->transform(check::whole_number(1, 100000));
   command.add_flag("!--no-plots", render.plots, "Do not draw the plots");
 }
 
 void add_verdict_options(CLI::App& command, VerdictOptions& rule) {
   command.add_option("--window", rule.window, "Earlier points a verdict compares with")
       ->capture_default_str()
-      ->check(check::whole_number(2, 10000));
+      ->transform(check::whole_number(2, 10000));
   command.add_option("--min-history", rule.min_history, "Fewer earlier points: insufficient history")
       ->capture_default_str()
-      ->check(check::whole_number(2, 10000));
+      ->transform(check::whole_number(2, 10000));
   // Below 1e-6 the quantile of the rule is beyond double precision.
   command.add_option("--false-alarm-rate", rule.false_alarm_rate, "Per push, over all scenarios")
       ->capture_default_str()
@@ -163,7 +163,7 @@ void add_precision_options(CLI::App& command, AdaptivePrecision& precision) {
       ->check(CLI::IsMember({"wall", "cpu"}));
   command.add_option("--max-runs", precision.max_runs, "With --until-ci: at most this many pairs")
       ->capture_default_str()
-      ->check(check::whole_number(1, 10000));
+      ->transform(check::whole_number(1, 10000));
 }
 
 std::optional<int> parse_command_line(CLI::App& bench, int argc, char** argv, Locations& where) {

@@ -204,7 +204,7 @@ Subcommand add_compare_command(CLI::App& bench, const Locations& where) {
             ->check(check::text);
         app.add_option("--rounds", options.rounds, "Rounds; each figure (wall and cpu) is their median")
             ->capture_default_str()
-            ->check(check::whole_number(1, 1000));
+            ->transform(check::whole_number(1, 1000));
         add_runs_option(app, options.runs, "Runs per side in each measurement");
         add_scale_option(app, options.scale);
         add_only_option(app, options.only);

@@ -80,7 +80,7 @@ Subcommand add_overhead_command(CLI::App& bench, const Locations& where) {
                        "Preload library (or A:B, preloaded in that order), or 'none' for an A/A run (noise floor)")
             ->required()
             ->check(check::text & check::libraries);
-        app.add_option("RUNS", options.runs, "Runs per side")->required()->check(check::whole_number(1, 10000));
+        app.add_option("RUNS", options.runs, "Runs per side")->required()->transform(check::whole_number(1, 10000));
         app.add_option("COMMAND", options.command, "Command to run (after --); default: the catalogue's");
         add_scale_option(app, options.scale, "Multiply the catalogue command's operation count");
         app.add_flag("--json", options.json, "Print the point as JSON instead of the summary");

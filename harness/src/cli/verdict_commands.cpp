@@ -372,7 +372,7 @@ Subcommand add_calibrate_command(CLI::App& bench, const Locations& where) {
         add_runs_option(app, options.runs);
         app.add_option("--repeats", options.repeats, "Figures of each kind per scenario (a spread needs a few)")
             ->capture_default_str()
-            ->check(check::whole_number(3, 1000));
+            ->transform(check::whole_number(3, 1000));
         add_scale_option(app, options.scale);
         add_only_option(app, options.only);
         app.add_flag("!--no-instructions", options.instructions,

@@ -113,7 +113,7 @@ Subcommand add_convert_command(CLI::App& heapline) {
       app->add_option("-o,--out", options->output, "where to write the report (default: FILE without .live)");
   app->add_option("--signal", options->signal_number,
                   "the signal that ended the process, when known (written to the report)")
-      ->check(heapline::option_checks::whole_number(1, SIGRTMAX));
+      ->transform(heapline::option_checks::whole_number(1, SIGRTMAX));
   return {app, [options, out_option] {
             options->output_given = out_option->count() > 0;
             return convert(*options);

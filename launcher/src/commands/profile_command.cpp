@@ -132,7 +132,7 @@ Subcommand add_profile_command(CLI::App& heapline) {
   app->add_option("--at", options->at, "peak (the default) or exit (what was never freed)")
       ->check(CLI::IsMember({"peak", "exit"}));
   app->add_option("--sites", options->sites, "text: how many sites (default " + std::to_string(kDefaultSites) + ")")
-      ->check(heapline::option_checks::whole_number(1, kMostSites));
+      ->transform(heapline::option_checks::whole_number(1, kMostSites));
   return {app, [options, out_option] {
             options->out_given = out_option->count() > 0;
             return write_profile(*options);

@@ -129,7 +129,7 @@ Subcommand add_top_command(CLI::App& heapline) {
   auto options = std::make_shared<TopOptions>();
   app->add_option("PID", options->pid, "the process")
       ->required()
-      ->check(heapline::option_checks::whole_number(1, kLargestPid));
+      ->transform(heapline::option_checks::whole_number(1, kLargestPid));
   app->add_flag("--once", options->once, "print one snapshot and exit");
   app->add_option("--interval", options->interval,
                   "seconds between refreshes (default " + CLI::detail::to_string(kDefaultInterval) + ")")
