@@ -12,11 +12,13 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -289,6 +291,41 @@ TEST_F(Safety, AProgramsOwnFileAtDescriptorTwoNeverReceivesALine) {
   result = traced({kPhaseProbe, "peak-held-to-exit", "alone"}, "nodir/r.json", {{"HEAPLINE_SUMMARY", "1"}});
   EXPECT_NE(result.err.find("was not written either"), std::string::npos) << result.err;
   EXPECT_NE(result.err.find("heapline: peak "), std::string::npos) << result.err;
+}
+
+// Two processes never write one file, even where no live file claims a name
+// (here the file size limit is below a live file's size): without the
+// launcher every process of `sh -c 'P; P'` is a command, and a report
+// another process of the run wrote at the plain name first is kept, the
+// later one taking the name with its pid (each replaced the one before,
+// and two of the three reports were lost without a word). A report older
+// than the process, an earlier run's, is replaced as before.
+TEST_F(Safety, WithoutALiveFileTwoProcessesNeverWriteOneReport) {
+  const std::string twice = "\"$0\" single chunk 100 0 && \"$0\" single chunk 100 0";
+  RunResult result = shell("ulimit -f 100 && " + under_library("y.json", {"/bin/sh", "-c", twice, kPatterns}));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto reports = files_matching(dir_, R"(y(\.\d+)?\.json)");
+  ASSERT_EQ(reports.size(), 3u) << result.err;
+  std::set<int> pids;
+  for (const auto& path : reports) {
+    const json report = read_json(path);
+    EXPECT_EQ(heapline_format_problem(report), "") << path;
+    pids.insert(report["pid"].get<int>());
+    if (path.filename() != "y.json") {
+      EXPECT_EQ(path.filename().string(), "y." + std::to_string(report["pid"].get<int>()) + ".json");
+    }
+  }
+  EXPECT_EQ(pids.size(), 3u) << "each process's own report";
+
+  // An earlier run's report at the name: replaced.
+  fs::remove_all(dir_);
+  fs::create_directories(dir_);
+  { std::ofstream(dir_ / "y.json") << "{}\n"; }
+  fs::last_write_time(dir_ / "y.json", fs::file_time_type::clock::now() - std::chrono::hours(1));
+  result = shell("ulimit -f 100 && " + under_library("y.json", {kPatterns, "single", "chunk", "100", "0"}));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(heapline_format_problem(read_json(dir_ / "y.json")), "");
+  EXPECT_EQ(files_matching(dir_, R"(y\.\d+\.json)").size(), 0u);
 }
 
 // The library's own stderr line, into a log already past the limit, and a

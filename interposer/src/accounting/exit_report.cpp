@@ -294,6 +294,13 @@ void write_report_at_exit() {
     } else if (!format_output_path(config.out_template, g_process.base_dir, report.pid,
                                    program_invocation_short_name, !is_root_process(), path, sizeof g_path)) {
       error = ENAMETOOLONG;
+    } else if (is_root_process()) {
+      // The command's plain name, which no live file claimed: two processes
+      // never write one file, so a report another process of the run wrote
+      // there first is kept, and this one takes the name with its pid.
+      const UnclaimedName name{path, sizeof g_path, report.pid,
+                               static_cast<std::int64_t>(g_process.start_unix_ns / 1'000'000'000)};
+      error = write_report_file(name, report, config.kill_writer);
     } else {
       error = write_report_file(path, report, config.kill_writer);
     }

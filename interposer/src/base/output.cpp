@@ -459,7 +459,26 @@ const char* report_error_text(int error) {
   return reason != nullptr ? reason : "unknown error";
 }
 
-int write_report_file(const char* final_path, const Report& report, KillWriter kill) {
+namespace {
+
+// Puts the written report `temp_path` at `final_path`: over whatever report
+// is there (a claimed name), or, for an unclaimed one, there only when no
+// process of the run wrote it first (UnclaimedName).
+int place_report(const char* temp_path, const char* final_path, const UnclaimedName* unclaimed) {
+  if (unclaimed == nullptr) return os::replace_name(temp_path, final_path);
+  int result = os::rename_new(temp_path, final_path);
+  if (result != EEXIST) return result;
+  os::FileStatus there;
+  const int fd = os::open_to_read(final_path);
+  const bool known = fd >= 0 && os::file_status(fd, &there);
+  if (fd >= 0) os::close_file(fd);
+  if (known && there.modified_s < unclaimed->started_unix_s) return os::replace_name(temp_path, final_path);
+  if (!insert_pid_before_extension(unclaimed->path, unclaimed->capacity, unclaimed->pid)) return ENAMETOOLONG;
+  if (int refused = check_report_path(unclaimed->path); refused != 0) return refused;
+  return os::replace_name(temp_path, unclaimed->path);  // the name with this pid is this process's
+}
+
+int write_report(const char* final_path, const UnclaimedName* unclaimed, const Report& report, KillWriter kill) {
   // rename() would put a regular file in place of a device or a FIFO.
   if (int refused = check_report_path(final_path); refused != 0) return refused;
   const int saved_errno = errno;
@@ -482,11 +501,21 @@ int write_report_file(const char* final_path, const Report& report, KillWriter k
 #if HEAPLINE_TEST_HOOKS
     if (result == 0 && kill == KillWriter::kBeforeRename) os::kill_this_process();
 #endif
-    if (result == 0) result = os::replace_name(temp_path, final_path);
+    if (result == 0) result = place_report(temp_path, final_path, unclaimed);
     if (result != 0) os::remove_name(temp_path);
   }
   errno = saved_errno;
   return result;
+}
+
+}  // namespace
+
+int write_report_file(const char* final_path, const Report& report, KillWriter kill) {
+  return write_report(final_path, nullptr, report, kill);
+}
+
+int write_report_file(const UnclaimedName& name, const Report& report, KillWriter kill) {
+  return write_report(name.path, &name, report, kill);
 }
 
 int write_report_file(const char* final_path, const Report& report) {

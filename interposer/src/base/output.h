@@ -29,4 +29,19 @@ void write_report_json(TextSink& sink, const Report& report);
 // write_report_file (report_format.h) with the test hook `kill`.
 int write_report_file(const char* final_path, const Report& report, KillWriter kill);
 
+// A report name that no live file claimed (the live file could not be
+// made): it is the writer's only if no process of the run wrote it first.
+// A file there that was written since `started_unix_s` (this process's
+// start) is another process's report, and is kept: the report goes to the
+// name with `pid` inserted (insert_pid_before_extension), written into
+// `path` (of `capacity` bytes) for the caller's messages. An older file is
+// an earlier run's, and is replaced as a claimed name would be.
+struct UnclaimedName {
+  char* path;
+  std::size_t capacity;
+  int pid;
+  std::int64_t started_unix_s;
+};
+int write_report_file(const UnclaimedName& name, const Report& report, KillWriter kill);
+
 }  // namespace heapline
