@@ -148,6 +148,18 @@ TEST_P(CutLiveFile, TheProcessSurvivesAndItsReportSaysWhatWasLost) {
   EXPECT_TRUE(std::regex_match(problem, std::regex(R"(cut short by another process at \d+\.\d{3} s: .+ lost; )"
                                                    R"(the figures are exact, and the heap line after it was kept in memory)")))
       << problem;
+  // What was lost is a list of known parts, each said once: "N samples of
+  // the heap line (A s to B s)", "the mapped series", "N markers", "N
+  // resident readings", "the peak profile", joined by ", " and " and ".
+  {
+    const std::size_t from = problem.find(" s: ") + 4, to = problem.find(" lost; ");
+    ASSERT_LT(from, to) << problem;
+    const std::string lost = problem.substr(from, to - from);
+    const std::string part =
+        R"((\d+ samples? of the heap line( \(\d+\.\d{3} s to \d+\.\d{3} s\))?|the mapped series|\d+ markers?|)"
+        R"(\d+ resident readings?|the peak profile))";
+    EXPECT_TRUE(std::regex_match(lost, std::regex(part + "((, " + part + ")*( and " + part + "))?"))) << lost;
+  }
   const std::size_t mapped_samples = report.value("mapped_samples", json::array()).size();
   // Nothing zeroed kept: every sample after the first has a time.
   const json& samples = report["samples"];
