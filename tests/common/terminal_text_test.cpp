@@ -18,6 +18,8 @@
 #include <heapline/terminal_text.h>
 
 namespace fs = std::filesystem;
+using heapline::gnuplot_data_word;
+using heapline::gnuplot_shown;
 using heapline::gnuplot_string;
 using heapline::shows_as_written;
 using heapline::terminal_line;
@@ -203,13 +205,20 @@ std::string gnuplot_value(const std::string& expression) {
 TEST(GnuplotString, StandsForTheTextAsATerminalShowsItOnOneLine) {
   const std::vector<std::string> texts = {"",       "plain",   "'",      "''",      "'''a", "'lead",
                                           "trail'", "in'side", "a''''b", "\"q\"",   "a\\b", "`id`",
-                                          "@macro", "$x",      "a\nb",   "\x1b[2J", "\xff"};
+                                          "@macro", "$x",      "a\nb",   "\x1b[2J", "\xff",  "p]]>q", "]]]>>"};
   for (const std::string& text : texts) {
     const std::string expression = gnuplot_string(text);
     EXPECT_EQ(expression.find('\n'), std::string::npos) << expression;
     EXPECT_TRUE(only_shown_characters(expression)) << expression;
-    EXPECT_EQ(gnuplot_value(expression), terminal_text(text)) << expression;
+    EXPECT_EQ(gnuplot_value(expression), gnuplot_shown(text)) << expression;
+    EXPECT_EQ(gnuplot_value(expression).find("]]>"), std::string::npos) << expression;
   }
+  // As a terminal shows it, but for XML's end of a CDATA section, which no
+  // SVG's text may hold.
+  EXPECT_EQ(gnuplot_shown("a\x1b"), terminal_text("a\x1b"));
+  EXPECT_EQ(gnuplot_shown("p]]>q"), "p]]\\x3eq");
+  EXPECT_EQ(gnuplot_shown("]]]>>"), "]]]\\x3e>");
+  EXPECT_EQ(gnuplot_data_word("p]]>q r"), "p]]\\x3eq_r");
   EXPECT_EQ(gnuplot_string("it's"), "'it'.\"'\".'s'");
   EXPECT_EQ(gnuplot_string("'x"), "\"'\".'x'");
 }
@@ -222,7 +231,7 @@ TEST(GnuplotString, GnuplotTakesItWhereverTheScriptsPutAString) {
   const fs::path dir = fs::temp_directory_path() / ("heapline-gnuplot-" + std::to_string(getpid()));
   fs::create_directories(dir);
   const std::vector<std::string> texts = {"'lead",  "''",      "'",  "a''b", "a''''b", "trail'",     "back\\slash",
-                                          "\"dq\"", "`false`", "@m", "a\nb", "",       "caf\xC3\xA9"};
+                                          "\"dq\"", "`false`", "@m", "a\nb", "",       "caf\xC3\xA9", "p]]>q"};
   int index = 0;
   for (const std::string& text : texts) {
     SCOPED_TRACE(terminal_text(text));
@@ -241,7 +250,7 @@ TEST(GnuplotString, GnuplotTakesItWhereverTheScriptsPutAString) {
     std::stringstream content;
     content << drawn.rdbuf();
     std::string shown;  // as SVG writes it
-    for (const char c : terminal_text(text)) {
+    for (const char c : gnuplot_shown(text)) {
       if (c == '&')
         shown += "&amp;";
       else if (c == '<')
@@ -252,6 +261,7 @@ TEST(GnuplotString, GnuplotTakesItWhereverTheScriptsPutAString) {
         shown += c;
     }
     EXPECT_NE(content.str().find(">" + shown + "<"), std::string::npos) << content.str().substr(0, 2000);
+    EXPECT_EQ(content.str().find("]]>"), std::string::npos) << "no text ends a CDATA section: the SVG is XML";
   }
   fs::remove_all(dir);
 }

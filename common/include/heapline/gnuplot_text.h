@@ -17,6 +17,9 @@
 //    row, so a marker or a cpu model that started with a quote lost its
 //    plot;
 //  - the empty text is ''.
+//  - `]]>`, which XML refuses in text and gnuplot's svg terminal writes as
+//    it is (it escapes & and < alone), is `]]\x3e`, in the \xNN of
+//    terminal_text: an SVG whose title names a program `p]]>q` stays XML.
 // Every place a script takes a string (set output, set title, set label,
 // set xtics, a plot's title) takes such an expression.
 #pragma once
@@ -29,8 +32,17 @@
 
 namespace heapline {
 
+// The text as a terminal shows it, with each `]]>` as `]]\x3e` (above).
+inline std::string gnuplot_shown(std::string_view text) {
+  std::string shown = terminal_text(text);
+  for (std::size_t at = shown.find("]]>"); at != std::string::npos; at = shown.find("]]>", at + 2)) {
+    shown.replace(at + 2, 1, "\\x3e");
+  }
+  return shown;
+}
+
 inline std::string gnuplot_string(std::string_view text) {
-  const std::string shown = terminal_text(text);
+  const std::string shown = gnuplot_shown(text);
   if (shown.empty()) return "''";
   std::string out;
   for (std::size_t at = 0; at < shown.size();) {
@@ -50,10 +62,10 @@ inline std::string gnuplot_string(std::string_view text) {
 }
 
 // One whitespace-separated word of a gnuplot data file (a label read with
-// `using ...:xtic(N)`): as a terminal would show it, with blanks, quotes and
+// `using ...:xtic(N)`): as gnuplot_shown shows it, with blanks, quotes and
 // the comment sign '#' replaced by '_'; never empty.
 inline std::string gnuplot_data_word(std::string_view text) {
-  std::string out = terminal_text(text);
+  std::string out = gnuplot_shown(text);
   for (char& c : out) {
     if (c == ' ' || c == '#' || c == '"' || c == '\'') c = '_';
   }
