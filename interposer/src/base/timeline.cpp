@@ -39,10 +39,11 @@ void Timeline::merge_pairs() {
     s.samples[merged++] = combined;
     s.merge_done.store(merged, std::memory_order_release);
   }
-  if (size % 2 != 0) {
-    s.samples[merged++] = s.samples[size - 1];
-    s.merge_done.store(merged, std::memory_order_release);
-  }
+  // An odd last sample moves without a mark of progress: its original, at
+  // size - 1, lies past every index the merge writes, so a reader that
+  // rebuilds the line of a writer killed here (merged[0, merge_done), then
+  // the originals from 2 x merge_done) reads it either way.
+  if (size % 2 != 0) s.samples[merged++] = s.samples[size - 1];
   // Half as many samples now span the same time: sample half as often. An
   // interval of 0 ("sample at every publish") becomes the average spacing of
   // what is kept, so even that setting settles to a bounded rate.
