@@ -323,6 +323,7 @@ ParsedReport read_fields(const json& root) {
   r.signal = top.int_in(key::kSignal, 1, 127, false);
   r.run_id = top.text(key::kRunId, false);
   r.live_file_problem = top.text(key::kLiveFileProblem, false);
+  r.markers_dropped = top.unsigned_number(key::kMarkersDropped, false);
   if (top.find(key::kPeakRssBytes, false) != nullptr) {
     r.peak_rss_bytes = top.bytes(key::kPeakRssBytes);
     if (*r.peak_rss_bytes < 0) top.fail(key::kPeakRssBytes, "is out of range (at least 0)");

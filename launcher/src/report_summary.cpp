@@ -109,6 +109,10 @@ std::string summarize(const ParsedReport& report, const std::string& report_path
       text += " @ ";
       text += human_seconds(static_cast<std::int64_t>(marker.t_ns));
     }
+    if (report.markers_dropped > 0) {
+      text += "; " + std::to_string(report.markers_dropped) + " more placed after these, not kept (a report holds the first " +
+              std::to_string(kLiveMarkerCapacity) + ")";
+    }
     text += "\n";
   }
   text += "heapline: report " + terminal_text(report_path) + "\n";

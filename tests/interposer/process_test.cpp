@@ -1044,6 +1044,9 @@ TEST_F(Interposer, MarkersPastTheCapacityAndNamesPastTheirLengthAreCut) {
     EXPECT_EQ(markers[i][1], name.substr(0, 47)) << i;
   }
   EXPECT_GE(r["samples"].size(), 300u) << "a sample at every marker, recorded or not";
+  EXPECT_EQ(r["markers_dropped"], 44) << "the markers past the capacity are counted";
+  // Under the capacity the report has no such field.
+  EXPECT_FALSE(traced_report({kPhaseProbe, "marks", "4"}, "few.json").contains("markers_dropped"));
 }
 
 // The resident set is read at most once per sampling interval, however

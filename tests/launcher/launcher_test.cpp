@@ -152,6 +152,33 @@ TEST(Summary, ThePrecisionLineSaysHowTheFiguresWereKept) {
             "heapline: precision +/-128.0 KiB (batched: 2 threads x 64.0 KiB), 2 samples over 1.500 s");
 }
 
+// The markers a report could not hold are counted, and the summary's line
+// of markers says so; a report without any says nothing of them.
+TEST(Summary, MarkersPastTheCapacityAreCountedAndSaid) {
+  heapline::ParsedReport report;
+  report.pid = 1;
+  report.exe = "/bin/x";
+  report.samples = {{0, 0, 0}};
+  report.markers = {{1'000'000, "a"}, {2'000'000, "b"}};
+  std::string summary = heapline::launcher::summarize(report, "r.json");
+  EXPECT_NE(summary.find("heapline: 2 markers: a @ 0.001 s b @ 0.002 s\n"), std::string::npos) << summary;
+  report.markers_dropped = 59;
+  summary = heapline::launcher::summarize(report, "r.json");
+  EXPECT_NE(summary.find("b @ 0.002 s; 59 more placed after these, not kept (a report holds the first 256)\n"),
+            std::string::npos)
+      << summary;
+  // Read from a report file as written.
+  const std::string text = R"({"format":"heapline/1","pid":1,"ppid":0,"exe":"/bin/x","start_unix_ns":0,"duration_ns":1,)"
+                           R"("precision":{"mode":"exact","bound_bytes":0,"budget_floor_bytes":0,"budget_divisor":0,"budget_bytes":0,)"
+                           R"("max_threshold_bytes":1,"max_threads":1},)"
+                           R"("peak_bytes":0,"peak_time_ns":0,"final_bytes":0,"calls":{"alloc":0,"free":0,"realloc":0},)"
+                           R"("publishes":0,"interval_ns":10000000,"markers_dropped":7,"markers":[[5,"m"]],)"
+                           R"("samples":[[0,0,0]]})";
+  const heapline::ReportReading reading = heapline::parse_report(text, "r.json");
+  ASSERT_TRUE(reading) << reading.error;
+  EXPECT_EQ(reading.report->markers_dropped, 7u);
+}
+
 // A report whose live file could not be made says why, on one line of its
 // own (the program's text made printable).
 TEST(Summary, SaysWhyThereWasNoLiveFile) {

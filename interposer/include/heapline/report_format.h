@@ -111,6 +111,9 @@ inline constexpr char kModules[] = "modules";
 inline constexpr char kPath[] = "path";
 inline constexpr char kBuildId[] = "build_id";
 inline constexpr char kMarkers[] = "markers";                // [[t_ns, "name"], ...]
+// The markers placed past the report's capacity (kLiveMarkerCapacity), which
+// it does not hold; absent when none was (optional for readers: 0).
+inline constexpr char kMarkersDropped[] = "markers_dropped";
 inline constexpr char kSamples[] = "samples";                // [[t_ns, live, max_live], ...]
 inline constexpr char kMappedSamples[] = "mapped_samples";   // the same shape
 inline constexpr char kResidentSamples[] = "resident_samples";  // the same shape, [t_ns, bytes, max_bytes]

@@ -143,6 +143,7 @@ struct ParsedReport {
   };
   std::optional<ExactShadow> exact_shadow;
   std::vector<ReportMarker> markers;     // in the order recorded
+  std::uint64_t markers_dropped = 0;     // placed past the capacity, not held (optional: 0)
   std::vector<Sample> samples;           // at least one
   std::vector<Sample> mapped_samples;
   std::vector<Sample> resident_samples;

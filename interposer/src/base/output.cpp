@@ -387,6 +387,10 @@ void write_report_json(TextSink& sink, const Report& r) {
     sink.append_json_string(r.live_file_problem);
   }
   if (r.sampling != nullptr) append_sampling(sink, *r.sampling);
+  if (r.marker_slots > kLiveMarkerCapacity) {
+    append_key(sink, ",", key::kMarkersDropped);
+    sink.append_unsigned(r.marker_slots - kLiveMarkerCapacity);
+  }
   append_key(sink, ",\n", key::kMarkers);
   sink.append('[');
   bool first_marker = true;
