@@ -38,7 +38,7 @@ struct WrittenReport {
   heapline::Sample samples[2] = {{10, 20, 30}, {40, -50, 60}};
   heapline::Sample mapped_samples[1] = {{11, 21, 31}};
   heapline::Sample resident_samples[2] = {{12, 22, 32}, {42, 52, 62}};
-  heapline::LiveMarker markers[2];
+  heapline::LiveMarker markers[heapline::kLiveMarkerCapacity];  // the first two claimed, 300 placed
   heapline::Report report{};
   std::unique_ptr<heapline::ProfileSnapshot> peak = std::make_unique<heapline::ProfileSnapshot>();
   heapline::SamplingReport sampling;
@@ -115,7 +115,7 @@ struct WrittenReport {
     r.mapped_samples = mapped_samples;
     r.mapped_sample_count = 1;
     r.markers = markers;
-    r.marker_slots = 2;
+    r.marker_slots = heapline::kLiveMarkerCapacity + 44;  // the rest published, each but the first not ready
     r.allocations_seen = 0;
     r.ended = "without-exit";
     r.last_sample_ns = 125;
@@ -199,6 +199,7 @@ TEST_F(ReportReader, ReadsBackEveryFieldTheWriterWrites) {
   EXPECT_EQ(r.exact_shadow->peak_bytes, 127);
   EXPECT_EQ(r.exact_shadow->final_bytes, -128);
   ASSERT_EQ(r.markers.size(), 1u);
+  EXPECT_EQ(r.markers_dropped, 44u);
   EXPECT_EQ(r.markers[0].t_ns, 77u);
   EXPECT_EQ(r.markers[0].name, "phase \"one\"\n");
   ASSERT_EQ(r.samples.size(), 2u);
@@ -303,7 +304,7 @@ TEST_F(ReportReader, KnowsEveryFieldTheWriterWrites) {
       key::kFormat, key::kPid, key::kPpid, key::kExe, key::kStartUnixNs, key::kDurationNs, key::kAllocator,
       key::kSizeBasis, key::kPrecision, key::kPeakBytes, key::kPeakTimeNs, key::kFinalBytes, key::kMapped,
       key::kTotal, key::kCalls, key::kPublishes, key::kIntervalNs, key::kAllocationsSeen, key::kEnded,
-      key::kLastSampleNs, key::kSignal, key::kRunId, key::kPeakRssBytes, key::kResident, key::kResidentSamples, key::kExactShadow, key::kLiveFileProblem, key::kMarkers, key::kSamples, key::kMappedSamples,
+      key::kLastSampleNs, key::kSignal, key::kRunId, key::kPeakRssBytes, key::kResident, key::kResidentSamples, key::kExactShadow, key::kLiveFileProblem, key::kMarkersDropped, key::kMarkers, key::kSamples, key::kMappedSamples,
       key::kSampling, key::kPeakProfile, key::kExitProfile};
   for (const auto& [name, value] : report.items()) EXPECT_TRUE(known.count(name)) << name;
 }
