@@ -86,10 +86,12 @@ std::string figure_cell(const PointVerdict& v) {
 }
 
 
-// Why the check judged none of the figures it gates, which fails
+// Why the check could judge none of the figures it gates, which fails
 // --fail-on-regression as a regression does (a gate that judged nothing
-// passed every push: an empty store, a gate of a figure never measured, a
-// history too short); "" when a gated figure was judged.
+// passed every push: an empty store, a gate of a figure never measured);
+// "" when a gated figure was judged, or could be but for the history: a
+// new series (a new machine, a new scenario) starts with too few points,
+// which the table and one line say, and the gate waits for them.
 std::string unjudged_gate(const History& history, const std::vector<PointVerdict>& verdicts,
                           const std::vector<Figure>& gated, const VerdictRule& rule) {
   std::string names;
@@ -104,8 +106,9 @@ std::string unjudged_gate(const History& history, const std::vector<PointVerdict
     has_gated = true;
   }
   if (!has_gated) return nothing + "no newest point of a scenario of the catalogue has one";
-  return nothing + "each newest point has insufficient history (fewer than " + std::to_string(rule.min_history) +
-         " earlier points)";
+  say("check", "no gated figure was judged yet: each newest point has insufficient history (fewer than " +
+                   std::to_string(rule.min_history) + " earlier points)");
+  return "";
 }
 
 struct CheckOptions {
@@ -264,7 +267,7 @@ Subcommand add_check_command(CLI::App& bench, const Locations& where) {
       run_check, [](CLI::App& app, CheckOptions& options) {
         add_store_option(app, options.store);
         add_verdict_options(app, options.rule);
-        app.add_flag("--fail-on-regression", options.fail_on_regression, "Exit 1 when a gated figure regressed, or when none was judged");
+        app.add_flag("--fail-on-regression", options.fail_on_regression, "Exit 1 when a gated figure regressed, or when none could be judged");
         app.add_flag("--github", options.github, "GitHub Actions annotations and run summary");
         app.final_callback([&options] { check::relations(options.rule); });
       });
