@@ -57,5 +57,56 @@ TEST(OutputFiles, ANameThatBecameALinkBeforeTheCommitIsTheOneNamed) {
   }
 }
 
+
+// Two names of one command where one goes through the other (compare
+// --json X --out X: the JSON at X, the table at X/release-comparison.md)
+// cannot both be written: refused at the claim, before the work, in
+// either order, and so is an output through or on the way to a file the
+// command reads. A name that only starts like the other is no clash.
+TEST(OutputFiles, AnOutputOnTheWayToAnotherOrToAnInputIsRefused) {
+  char dir_template[] = "/tmp/output-file-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const OutputRules make_parents{true, 0};
+  auto refusal = [](auto&& claim) {
+    try {
+      claim();
+    } catch (const OutputRefused& refused) {
+      return std::string(refused.what());
+    }
+    return std::string("not refused");
+  };
+  {
+    OutputFiles outputs;
+    outputs.claim("--json x", dir + "/x");
+    EXPECT_EQ(refusal([&] { outputs.claim("--out x", dir + "/x/t.md", make_parents); }),
+              "--out x: would be written inside --json x, another output of this command (each output needs a name of "
+              "its own)");
+    outputs.claim("", dir + "/xy/t.md", make_parents);
+  }
+  {
+    OutputFiles outputs;
+    outputs.claim("--out x", dir + "/./x/t.md", make_parents);
+    EXPECT_EQ(refusal([&] { outputs.claim("--json x", dir + "/x"); }),
+              "--json x: lies on the way to --out x, another output of this command (each output needs a name of its "
+              "own)");
+  }
+  {
+    OutputFiles outputs;
+    outputs.reads("the store", dir + "/points.jsonl");
+    EXPECT_EQ(refusal([&] { outputs.claim("--out points.jsonl", dir + "/points.jsonl/page.md", make_parents); }),
+              "--out points.jsonl: would be written inside the store, which this command reads (give the output "
+              "another name)");
+  }
+  {
+    OutputFiles outputs;
+    outputs.claim("--out p", dir + "/p/page.md", make_parents);
+    EXPECT_EQ(refusal([&] { outputs.reads("the store", dir + "/p"); }),
+              "--out p: would be written inside the store, which this command reads (give the output another name)");
+  }
+  EXPECT_FALSE(fs::exists(dir + "/x"));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace heapline

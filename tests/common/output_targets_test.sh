@@ -190,6 +190,29 @@ check "run --out the program it runs" 2 prog -- "$heapline" --out prog -- ./prog
 mkdir -p cmp
 check "compare --json OUT/release-comparison.md --out OUT" 1 x.svg -- \
   "$bench" compare --build "a=$LIB" --build "b=$LIB" --runs 1 --only churn-1t --json cmp/release-comparison.md --out cmp
+# Two names of one command where one goes through the other: the output
+# that would be a file on the way to another output, or to a file the
+# command reads, is refused before any run (compare --json X --out X ran
+# every round, then found X a directory and lost them all).
+check "compare --json X --out X" 1 o10.json -- \
+  "$bench" compare --build "a=$LIB" --build "b=$LIB" --runs 1 --rounds 1 --no-instructions --only churn-1t \
+  --json o10.json --out o10.json
+grep -q "^heapline-bench: --out o10.json: would be written inside --json o10.json, another output" err ||
+  fail "compare --json X --out X: not said as a clash: $(cat err)"
+check "compare --json X/release-comparison.md --out X" 1 o11 -- \
+  "$bench" compare --build "a=$LIB" --build "b=$LIB" --runs 1 --rounds 1 --no-instructions --only churn-1t \
+  --json o11/release-comparison.md/x.json --out o11
+mkdir -p clash-store
+check "render --out the store's points" 1 clash-store/points.jsonl -- \
+  "$bench" render --store clash-store --out clash-store/points.jsonl
+grep -q "would be written inside .*clash-store/points.jsonl, which this command reads" err ||
+  fail "render --out the store's points: not said as a clash: $(cat err)"
+# (suite makes the store's file before its outputs are claimed: the page
+# is refused there as one whose directory is a file.)
+check "suite --out the store's points" 1 clash-store/points.jsonl/performance.md -- \
+  "$bench" suite --lib "$LIB" --commit 0123456 --runs 1 --no-instructions --only churn-1t --store clash-store \
+  --out clash-store/points.jsonl
+rm -rf clash-store
 # render: a file of the page that is not a regular file is refused before the render.
 mkdir -p page
 for kind in fifo symlink directory; do

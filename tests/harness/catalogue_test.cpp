@@ -188,6 +188,13 @@ TEST(Catalogue, EachFaultOfACatalogueIsSaidAsItIs) {
   EXPECT_EQ(refusal(R"({"scenarios": [{"name": "a", "command": ["x"], "env": {"LD_PRELOAD": "/evil.so"}}]})"),
             "scenario catalogue c.json: a: env may not set LD_PRELOAD (the measurement preloads the library it "
             "measures)");
+  // So is every variable the harness sets for a run itself.
+  for (const std::string variable : {"HEAPLINE_OUT", "LD_DEBUG", "LD_DEBUG_OUTPUT"}) {
+    EXPECT_EQ(refusal(R"({"scenarios": [{"name": "a", "command": ["x"], "env": {")" + variable + R"(": "x"}}]})")
+                  .rfind("scenario catalogue c.json: a: env may not set " + variable + " (the measurement ", 0),
+              0u)
+        << variable;
+  }
   EXPECT_EQ(refusal(R"({"scenarios": [{"name": "a", "command": ["x"], "shows": "line\nbreak"}]})"),
             "scenario catalogue c.json: a: shows holds a control character ('line\\x0abreak')");
 }

@@ -121,10 +121,12 @@ status=0
   >"$work/gate" 2>/dev/null || status=$?
 [[ $status -eq 0 ]] || { echo "a 0.6-point instruction step below a 1-point minimum failed the run"; exit 1; }
 # A check never passes a gate in silence: a gated figure that no newest
-# point has (instructions counted without valgrind) is said, and when
-# nothing was judged at all (points of scenarios the catalogue does not
-# hold, renamed or removed) --fail-on-regression fails; those points are
-# said by check and by render, never left out without a word.
+# point has (instructions counted without valgrind) is said, and when no
+# gated figure was judged at all --fail-on-regression fails, in one line
+# that says why: points of scenarios the catalogue does not hold (renamed
+# or removed; those points are said by check and by render, never left out
+# without a word), an empty store, a gate of a figure no point has (while
+# the other figures regressed), a history too short for any verdict.
 mkdir -p "$work/uncounted" "$work/renamed"
 /usr/bin/python3 - "$work/store/points.jsonl" "$work" <<'PY'
 import json, sys
@@ -139,14 +141,30 @@ with open(sys.argv[2] + "/renamed/points.jsonl", "w") as out:
 PY
 status=0
 "$bench" check --store "$work/uncounted" --gate instructions --fail-on-regression >/dev/null 2>"$work/err" || status=$?
-[[ $status -eq 0 ]] || { echo "a gate of a figure never measured failed (status $status)"; cat "$work/err"; exit 1; }
+[[ $status -eq 1 ]] || { echo "a gate of a figure never measured passed (status $status)"; cat "$work/err"; exit 1; }
 grep -q "^check: --gate instructions: no newest point of a scenario of the catalogue has an instruction figure" "$work/err" ||
   { cat "$work/err"; exit 1; }
+grep -q "^check: --fail-on-regression: no gated figure (instructions) was judged: no newest point of a scenario of the catalogue has one$" "$work/err" ||
+  { cat "$work/err"; exit 1; }
+# The figures it has judged still count: the default gate (instructions,
+# cpu) fails on the cpu step of the same store.
+status=0
+"$bench" check --store "$work/uncounted" --fail-on-regression >/dev/null 2>"$work/err" || status=$?
+[[ $status -eq 1 ]] && grep -q "^check: 1 regression(s) of a gated figure$" "$work/err" && ! grep -q "no gated figure" "$work/err" ||
+  { echo "the cpu step of a store without instructions: status $status"; cat "$work/err"; exit 1; }
 status=0
 "$bench" check --store "$work/renamed" --fail-on-regression >/dev/null 2>"$work/err" || status=$?
 [[ $status -eq 1 ]] || { echo "points of no scenario of the catalogue passed the gate (status $status)"; exit 1; }
-grep -q "^check: --fail-on-regression: nothing was judged" "$work/err" || { cat "$work/err"; exit 1; }
+grep -q "^check: --fail-on-regression: no gated figure (instructions, cpu) was judged: no newest point of a scenario of the catalogue$" "$work/err" ||
+  { cat "$work/err"; exit 1; }
 grep -q "^heapline-bench: warning: 86 point(s) of scenarios the catalogue does not hold (old-churn-1t: 16, old-churn-4t: 22, old-large-4t: 16, old-python: 16, old-resident-4t: 16) are judged by no verdict$" "$work/err" ||
+  { cat "$work/err"; exit 1; }
+mkdir -p "$work/empty"
+"$bench" check --store "$work/empty" >/dev/null 2>&1 || { echo "an empty store failed without --fail-on-regression"; exit 1; }
+status=0
+"$bench" check --store "$work/empty" --fail-on-regression >/dev/null 2>"$work/err" || status=$?
+[[ $status -eq 1 ]] || { echo "an empty store passed the gate (status $status)"; cat "$work/err"; exit 1; }
+grep -q "^check: --fail-on-regression: no gated figure (instructions, cpu) was judged: the store holds no point$" "$work/err" ||
   { cat "$work/err"; exit 1; }
 "$bench" render --store "$work/renamed" --out "$work/renamed-page" --no-plots >/dev/null 2>"$work/err"
 grep -q "^heapline-bench: warning: 86 point(s) of scenarios the catalogue does not hold (.*) are not shown$" "$work/err" ||
@@ -201,10 +219,18 @@ grep -q '^| `16ddddd` | AMD EPYC 7763 64-Core, 4 cores | .* ▲ \*\*regression\*
   { cat "$work/gen-two/performance.md"; exit 1; }
 grep -q '^| `16ddddd` | Intel Xeon Platinum 8370C, 4 cores | ' "$work/gen-two/performance.md"
 
-# Too few points: every verdict is "insufficient history", and never fails.
+# Too few points: every verdict is "insufficient history", which is no
+# regression and no failure, even of --fail-on-regression (a new machine's
+# series starts so): one line says that nothing was judged yet.
 head -n 10 "$work/store/points.jsonl" >"$work/short.jsonl"
 mkdir -p "$work/short" && mv "$work/short.jsonl" "$work/short/points.jsonl"
-"$bench" check --store "$work/short" --fail-on-regression | grep -q 'insufficient history'
+"$bench" check --store "$work/short" | grep -q 'insufficient history'
+status=0
+"$bench" check --store "$work/short" --fail-on-regression >"$work/short.out" 2>"$work/err" || status=$?
+[[ $status -eq 0 ]] || { echo "a history too short failed the gate (status $status)"; cat "$work/err"; exit 1; }
+grep -q 'insufficient history' "$work/short.out"
+grep -q "^check: no gated figure was judged yet: each newest point has insufficient history (fewer than 8 earlier points)$" "$work/err" ||
+  { cat "$work/err"; exit 1; }
 
 # Impossible rules are refused.
 if "$bench" check --store "$work/store" --min-history 50 2>"$work/err"; then echo "accepted min-history > window"; exit 1; fi

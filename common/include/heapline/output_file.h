@@ -12,7 +12,10 @@
 //    would replace a device node or a link by a file;
 //  - two outputs of one command that name the same file are refused, and
 //    so is an output that names a file the command reads (profile -o
-//    REPORT replaced the report it read);
+//    REPORT replaced the report it read); so is an output whose name goes
+//    through another output's or an input's, which the one would need as a
+//    directory and the other as a file (compare --json X --out X measured
+//    for minutes, then found X a directory);
 //  - the directories the program names itself below a user's (a page's
 //    plots/) are never symbolic links: a link there would send the files
 //    anywhere;
@@ -223,41 +226,41 @@ class OutputFiles {
   ~OutputFiles() { discard(); }
 
   // Checks `path` and that no output claimed before, and no file the
-  // command reads, names the same file; throws OutputRefused "SHOWN: why",
-  // where `shown` is how the user named it ("--plot x.svg"; the path
-  // itself when empty).
+  // command reads, names the same file or lies on the way to it or below
+  // it (clash below); throws OutputRefused "SHOWN: why", where `shown` is
+  // how the user named it ("--plot x.svg"; the path itself when empty).
   void claim(const std::string& shown, const std::string& path, const OutputRules& rules = {}) {
     const std::string name = shown.empty() ? path : shown;
     if (const std::string problem = output_problem(path, rules); !problem.empty()) {
       throw OutputRefused(name + ": " + problem);
     }
-    const std::string key = identity(path);
+    const Claimed output{name, path, identity(path), location(path), rules};
     for (const Claimed& other : claimed_) {
-      if (other.identity == key) {
-        throw OutputRefused(name + ": the same file as " + other.shown + " (each output needs a name of its own)");
+      if (const std::string why = clash(output, other); !why.empty()) {
+        throw OutputRefused(name + ": " + why + other.shown + ", another output of this command (each output needs a "
+                                                           "name of its own)");
       }
     }
     for (const Claimed& input : inputs_) {
-      if (input.identity == key) {
-        throw OutputRefused(name + ": the same file as " + input.shown +
-                            ", which this command reads (give the output another name)");
+      if (const std::string why = clash(output, input); !why.empty()) {
+        throw OutputRefused(name + ": " + why + input.shown + ", which this command reads (give the output another name)");
       }
     }
-    claimed_.push_back({name, path, key, rules});
+    claimed_.push_back(output);
   }
 
   // Names a file the command reads (`shown` as the user named it), before
-  // or after the outputs are claimed: no output may be it.
+  // or after the outputs are claimed: no output may be it, nor lie on the
+  // way to it or below it.
   void reads(const std::string& shown, const std::string& path) {
     const std::string name = shown.empty() ? path : shown;
-    const std::string key = identity(path);
+    const Claimed input{name, path, identity(path), location(path), {}};
     for (const Claimed& output : claimed_) {
-      if (output.identity == key) {
-        throw OutputRefused(output.shown + ": the same file as " + name +
-                            ", which this command reads (give the output another name)");
+      if (const std::string why = clash(output, input); !why.empty()) {
+        throw OutputRefused(output.shown + ": " + why + name + ", which this command reads (give the output another name)");
       }
     }
-    inputs_.push_back({name, path, key, {}});
+    inputs_.push_back(input);
   }
 
   // Writes `bytes` for `path` (claimed before, or claimed now without a
@@ -335,6 +338,7 @@ class OutputFiles {
     std::string shown;
     std::string path;
     std::string identity;
+    std::string location;  // the absolute path, its directories resolved
     OutputRules rules;
   };
   struct Staged {
@@ -355,6 +359,31 @@ class OutputFiles {
     if (error) return path;
     const std::filesystem::path dir = std::filesystem::weakly_canonical(absolute.parent_path(), error);
     return ((error ? absolute.parent_path() : dir) / absolute.filename()).lexically_normal().string();
+  }
+
+  // Where a name points, as an absolute path with its links and ".."
+  // resolved as far as they exist.
+  static std::string location(const std::string& path) {
+    std::error_code error;
+    const std::filesystem::path absolute = std::filesystem::absolute(path, error);
+    if (error) return path;
+    const std::filesystem::path resolved = std::filesystem::weakly_canonical(absolute, error);
+    return (error ? absolute : resolved).lexically_normal().string();
+  }
+
+  // The start of the line that says how `output` clashes with `other` (an
+  // output or an input), ending before other's name; "" when it does not:
+  // the same file, or one of the two would be a directory on the way to
+  // the other, which the other needs to be a file.
+  static std::string clash(const Claimed& output, const Claimed& other) {
+    if (output.identity == other.identity) return "the same file as ";
+    auto below = [](const std::string& inner, const std::string& outer) {
+      return inner.size() > outer.size() && inner.compare(0, outer.size(), outer) == 0 &&
+             (outer.back() == '/' || inner[outer.size()] == '/');
+    };
+    if (below(output.location, other.location)) return "would be written inside ";
+    if (below(other.location, output.location)) return "lies on the way to ";
+    return "";
   }
 
   const Claimed* find(const std::string& path) const {

@@ -12,6 +12,7 @@
 #include "heapline_bench/measurement/catalogue.h"
 #include "heapline_bench/measurement/compare.h"
 #include "heapline_bench/measurement/instructions.h"
+#include "heapline_bench/measurement/process_runner.h"
 #include "heapline_bench/reports/comparison_export.h"
 #include "progress.h"
 #include "request_builder.h"
@@ -69,6 +70,8 @@ void apply_setting(std::vector<Build>& builds, const std::string& setting) {
   const std::string label = setting.substr(0, colon);
   const std::string name = setting.substr(colon + 1, equals - colon - 1);
   const std::string value = setting.substr(equals + 1);
+  if (const std::string use = set_by_the_harness(name); !use.empty())
+    throw Refusal("--env may not set " + name + " ('" + setting + "'): " + use + ". Nothing was measured.");
   for (Build& build : builds) {
     if (build.label != label) continue;
     if (build.env.count(name) != 0)

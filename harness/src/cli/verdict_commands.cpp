@@ -86,6 +86,31 @@ std::string figure_cell(const PointVerdict& v) {
 }
 
 
+// Why the check could judge none of the figures it gates, which fails
+// --fail-on-regression as a regression does (a gate that judged nothing
+// passed every push: an empty store, a gate of a figure never measured);
+// "" when a gated figure was judged, or could be but for the history: a
+// new series (a new machine, a new scenario) starts with too few points,
+// which the table and one line say, and the gate waits for them.
+std::string unjudged_gate(const History& history, const std::vector<PointVerdict>& verdicts,
+                          const std::vector<Figure>& gated, const VerdictRule& rule) {
+  std::string names;
+  for (Figure f : gated) names += (names.empty() ? "" : ", ") + std::string(figure_name(f));
+  const std::string nothing = "no gated figure (" + names + ") was judged: ";
+  if (history.entries.empty()) return nothing + "the store holds no point";
+  if (verdicts.empty()) return nothing + "no newest point of a scenario of the catalogue";
+  bool has_gated = false;
+  for (const PointVerdict& v : verdicts) {
+    if (std::find(gated.begin(), gated.end(), v.figure) == gated.end()) continue;
+    if (v.verdict != Verdict::insufficient_history) return "";
+    has_gated = true;
+  }
+  if (!has_gated) return nothing + "no newest point of a scenario of the catalogue has one";
+  say("check", "no gated figure was judged yet: each newest point has insufficient history (fewer than " +
+                   std::to_string(rule.min_history) + " earlier points)");
+  return "";
+}
+
 struct CheckOptions {
   Locations where;
   std::string store;
@@ -117,8 +142,8 @@ int run_check(const CheckOptions& options) {
     say("heapline-bench", "warning: " + outside + " are judged by no verdict");
   // A gated figure that no newest point has (instructions counted without
   // valgrind on the machine) judged nothing: said; and a check that judged
-  // nothing at all (no newest point of a scenario of the catalogue) fails,
-  // never passes in silence.
+  // no gated figure at all fails --fail-on-regression, never passes in
+  // silence (unjudged_gate below).
   for (Figure f : gated) {
     if (!history.entries.empty() &&
         std::none_of(verdicts.begin(), verdicts.end(), [&](const PointVerdict& v) { return v.figure == f; })) {
@@ -128,7 +153,7 @@ int run_check(const CheckOptions& options) {
                        ": nothing was judged for it");
     }
   }
-  const bool judged_nothing = !history.entries.empty() && verdicts.empty();
+  const std::string judged_nothing = unjudged_gate(history, verdicts, gated, rule);
   const auto changes = history_change_points(history, catalogue.names());
   const auto machines = machine_names(history);
 
@@ -227,10 +252,11 @@ int run_check(const CheckOptions& options) {
   if (regressions > 0) say("check", std::to_string(regressions) + " regression(s) of a gated figure");
   if (outside_bound > 0)
     say("check", std::to_string(outside_bound) + " scenario(s) with an error outside the stated bound");
-  if (judged_nothing && options.fail_on_regression)
-    say("check", "--fail-on-regression: nothing was judged (no newest point of a scenario of the catalogue)");
-  return (regressions > 0 || outside_bound > 0 || judged_nothing) && options.fail_on_regression ? kExitRefused
-                                                                                                 : kExitOk;
+  if (!judged_nothing.empty() && options.fail_on_regression)
+    say("check", "--fail-on-regression: " + judged_nothing);
+  return (regressions > 0 || outside_bound > 0 || !judged_nothing.empty()) && options.fail_on_regression
+             ? kExitRefused
+             : kExitOk;
 }
 
 }  // namespace
@@ -241,7 +267,7 @@ Subcommand add_check_command(CLI::App& bench, const Locations& where) {
       run_check, [](CLI::App& app, CheckOptions& options) {
         add_store_option(app, options.store);
         add_verdict_options(app, options.rule);
-        app.add_flag("--fail-on-regression", options.fail_on_regression, "Exit 1 when a scenario regressed");
+        app.add_flag("--fail-on-regression", options.fail_on_regression, "Exit 1 when a gated figure regressed, or when none could be judged");
         app.add_flag("--github", options.github, "GitHub Actions annotations and run summary");
         app.final_callback([&options] { check::relations(options.rule); });
       });

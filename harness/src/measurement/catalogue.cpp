@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "heapline_bench/measurement/process_runner.h"
 #include "heapline_bench/text/regular_file.h"
 #include "heapline_bench/text/text.h"
 
@@ -163,9 +164,10 @@ Catalogue parse_catalogue(const std::string& json_text, const std::string& origi
         throw fail(name + ": env variable names must be non-empty, without '=' ('" + variable + "')");
       // What is preloaded is the measurement's own choice (the library, or
       // none): a scenario's LD_PRELOAD was preloaded beside it, and a
-      // failure blamed on heapline was the other library's.
-      if (variable == "LD_PRELOAD")
-        throw fail(name + ": env may not set LD_PRELOAD (the measurement preloads the library it measures)");
+      // failure blamed on heapline was the other library's. So with every
+      // variable the harness sets for a run (process_runner.h).
+      if (const std::string use = set_by_the_harness(variable); !use.empty())
+        throw fail(name + ": env may not set " + variable + " (" + use + ")");
     }
     if (scenario.scale_arg < -1 || scenario.scale_arg >= static_cast<int>(scenario.command.size()) ||
         (!scenario.instructions_command.empty() &&

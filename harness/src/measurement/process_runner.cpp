@@ -33,6 +33,14 @@ void set_preload(std::map<std::string, std::string>& env, std::initializer_list<
   env["LD_PRELOAD"] = preload;
 }
 
+std::string set_by_the_harness(const std::string& name) {
+  if (name == "LD_PRELOAD") return "the measurement preloads the library it measures";
+  if (name == "HEAPLINE_OUT") return "the measurement sends the library's report where it reads it, or nowhere";
+  if (name == "LD_DEBUG" || name == "LD_DEBUG_OUTPUT")
+    return "the measurement traces what the loader loads, to see the library loaded";
+  return "";
+}
+
 std::string how_it_ended(const RunResult& result) {
   if (!result.started) return "could not be started (" + result.start_error + ")";
   if (result.signal != 0)

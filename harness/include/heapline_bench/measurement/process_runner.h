@@ -29,6 +29,15 @@ struct RunSpec {
 // None at all sets it empty: the run preloads nothing.
 void set_preload(std::map<std::string, std::string>& env, std::initializer_list<std::string> libraries);
 
+// The variables the harness sets for a run itself: LD_PRELOAD
+// (set_preload), HEAPLINE_OUT (the library's report, to the scratch
+// directory or off), LD_DEBUG and LD_DEBUG_OUTPUT (the warm-up run's trace
+// of what the loader loaded). A value given from outside, a scenario's env
+// or compare --env, would replace the harness's, or be replaced by it (an
+// LD_PRELOAD preloaded another library, and its failure was blamed on
+// heapline): what it is for, which a refusal says; "" for any other name.
+std::string set_by_the_harness(const std::string& name);
+
 struct RunResult {
   bool started = false;     // false: the command could not be run at all
   std::string start_error;  // why, when !started
