@@ -170,16 +170,16 @@ int heapline_main(int argc, char** argv) {
     say(who, heapline::option_checks::refusal_text(error, heapline) + " (" + help + " --help: the options)");
     return kUsageError;
   }
+  // Without a command: a refusal as every other, one line (`heapline --help`
+  // prints the help when asked for).
+  const auto no_command = [] {
+    say("heapline", "no command given: heapline [OPTIONS] -- COMMAND [ARGS...] (heapline --help: the options)");
+    return kUsageError;
+  };
   for (const Subcommand& subcommand : subcommands) {
     if (!subcommand.app->parsed()) continue;
-    if (subcommand.app == &run && command.empty()) {
-      say("heapline", "no command given");
-      say_lines(heapline.help());
-      return kUsageError;
-    }
+    if (subcommand.app == &run && command.empty()) return no_command();
     return subcommand.run();
   }
-  say("heapline", "no command given");
-  say_lines(heapline.help());
-  return kUsageError;
+  return no_command();
 }

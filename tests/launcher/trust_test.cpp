@@ -774,6 +774,17 @@ TEST_F(Trust, OutTakesTheLibrarysTemplateRuleAndNeverStandardOutput) {
 // "remove them", with spellings no setting takes), and a name is never
 // empty (--lib '' looked up the default library): each refused in one line
 // naming the option, status 2, nothing run or removed.
+// No command is a refusal as any other: one line, status 2, the help
+// printed only when asked for (it printed run's whole help, 17 to 30 lines).
+TEST_F(Trust, NoCommandIsOneLine) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{}, {"-q", "--"}, {"--out", "x.json"}, {"run"}}) {
+    const RunResult r = launch(args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err, "heapline: no command given: heapline [OPTIONS] -- COMMAND [ARGS...] (heapline --help: the options)\n");
+    EXPECT_EQ(r.out, "");
+  }
+}
+
 TEST_F(Trust, FlagsTakeNoValueAndNamesAreNeverEmpty) {
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"--profile=0", "--", "/bin/sh", "-c", "echo ran > ran"},
