@@ -299,7 +299,8 @@ std::optional<fs::path> find_live_file(pid_t pid, std::string& why) {
     return std::nullopt;
   }
   std::string line;
-  bool deleted = false;
+  std::string removed;  // a live file of the process's whose name was removed
+  bool finished = false;  // ... after its report was written
   std::string cut;  // a live file of the process's that is too short now
   while (std::getline(maps, line)) {
     // address perms offset dev inode pathname: the path starts at the first '/'.
@@ -307,7 +308,20 @@ std::optional<fs::path> find_live_file(pid_t pid, std::string& why) {
     if (slash == std::string::npos) continue;
     std::string path = line.substr(slash);
     if (path.size() > 10 && path.compare(path.size() - 10, 10, " (deleted)") == 0) {
-      if (path.find(".live") != std::string::npos) deleted = true;
+      if (path.find(".live") == std::string::npos) continue;
+      // Its name is gone (the process removed it after its report, or
+      // another process did while it runs), its pages are still the
+      // process's: read through the mapping (/proc/PID/map_files/RANGE)
+      // where this user may.
+      removed = path.substr(0, path.size() - 10);
+      const fs::path mapping = "/proc/" + std::to_string(pid) + "/map_files/" + line.substr(0, line.find(' '));
+      try {
+        LiveFile file(mapping.string(), LiveFile::CutFile::kReadAsFarAsItGoes);
+        if (file.region().header.pid != pid) continue;
+        if (file.region().header.state.load(std::memory_order_acquire) != kLiveExited) return mapping;
+        finished = true;
+      } catch (const std::exception&) {
+      }
       continue;
     }
     if (path.size() < 5 || path.compare(path.size() - 5, 5, ".live") != 0) continue;
@@ -338,9 +352,16 @@ std::optional<fs::path> find_live_file(pid_t pid, std::string& why) {
           "memory, for its report at exit)";
     return std::nullopt;
   }
-  why = deleted ? "process " + std::to_string(pid) + " has finished its heapline report (its live file is removed)"
-                : "process " + std::to_string(pid) +
-                      " has no heapline live file (not run under libheapline.so, or HEAPLINE_OUT=off)";
+  if (finished) {
+    why = "process " + std::to_string(pid) + " has finished its heapline report (its live file is removed)";
+  } else if (!removed.empty()) {
+    why = "the live file of process " + std::to_string(pid) + ", " + terminal_text(removed) +
+          ", is removed, and this user cannot read it through the process's mapping: the process has written its "
+          "report, or another process removed the file while it runs";
+  } else {
+    why = "process " + std::to_string(pid) +
+          " has no heapline live file (not run under libheapline.so, or HEAPLINE_OUT=off)";
+  }
   return std::nullopt;
 }
 
