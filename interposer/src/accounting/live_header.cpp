@@ -208,6 +208,25 @@ bool aside_name(const char* report, int pid) {
          live_name(g_aside_report, g_aside);
 }
 
+// The first live name found held by what is not a file of this user's (a
+// link, a FIFO, a directory, another user's file), for claim's line.
+char g_not_ours[kMaxPath];
+
+// One line when the report goes to `claimed` because what is at an earlier
+// live name was not this user's: never touched, and the user would
+// otherwise not know why the report is not where it was asked for.
+void say_not_ours(const char* claimed) {
+  char* line = g_line;
+  TextSink text(line, sizeof g_line);
+  text.append("heapline: ");
+  text.append_shown(g_not_ours);
+  text.append(" is not a live file of this user's (a link, a FIFO, a directory or another user's file): left as it "
+              "is; the report goes to ");
+  text.append_shown(claimed);
+  text.append('\n');
+  write_stderr(line, text.size());
+}
+
 // Places the pending file at `live`, or takes the name over when its holder
 // is gone. 0, EEXIST (the name stays another's), or an errno.
 int place_or_take_over(const char* report, const char* live) {
@@ -216,7 +235,11 @@ int place_or_take_over(const char* report, const char* live) {
     if (result != EEXIST) return result;
     const Found found = examine(live);
     if (found.holder == Holder::kNobody) continue;  // gone meanwhile: the name again
-    if (found.holder == Holder::kNotOurs || found.holder == Holder::kRunning) return EEXIST;
+    if (found.holder == Holder::kNotOurs) {
+      if (g_not_ours[0] == 0) copy_text(g_not_ours, sizeof g_not_ours, live);
+      return EEXIST;
+    }
+    if (found.holder == Holder::kRunning) return EEXIST;
     const bool keep_old = found.holder == Holder::kEnded;
     if (keep_old && !aside_name(report, found.pid)) return EEXIST;
     result = take_over(live, found, g_aside);
@@ -246,6 +269,7 @@ int place_or_take_over(const char* report, const char* live) {
 LiveRegion* claim(const LiveRegion& image, LiveRegion* at, int count, int* error) {
   char* live = g_process.live_path;
   int result = EEXIST;
+  g_not_ours[0] = 0;
   for (int i = 0; i < count && result == EEXIST; ++i) {
     if (!live_name(g_names[i], live)) {
       result = ENAMETOOLONG;
@@ -263,6 +287,7 @@ LiveRegion* claim(const LiveRegion& image, LiveRegion* at, int count, int* error
     if (result == 0) {
       copy_text(g_process.report_path, sizeof g_process.report_path, g_names[i]);
       g_process.live_id = g_pending.id;
+      if (g_not_ours[0] != 0) say_not_ours(g_names[i]);
     }
   }
   LiveRegion* mapped = g_pending.region;
