@@ -299,7 +299,8 @@ std::vector<MemoryPoint> memory_over_time(const ParsedReport& report) {
     point.heap_most = heap_steps.most_since(heap_before);
     // Both maxima may not have been held at once: never above the
     // process's own peak of heap + mapped.
-    point.most = bounded_sum(point.heap_most, mapped_steps.most_since(mapped_before));
+    point.mapped_most = mapped_steps.most_since(mapped_before);
+    point.most = bounded_sum(point.heap_most, point.mapped_most);
     if (own.bytes > 0) point.most = std::min(point.most, own.bytes);
     point.most = std::max(point.most, bounded_sum(point.heap, point.mapped));
     // The interval that holds the process's own peak reaches it.

@@ -93,8 +93,9 @@ bool has_mapped_series(const ParsedReport& report);
 // heap alone.
 struct MemoryPoint {
   std::uint64_t t_ns;
-  std::int64_t heap, mapped;
-  std::int64_t heap_most, most;
+  std::int64_t heap, mapped;           // at t_ns
+  std::int64_t heap_most, most;        // the interval's most: heap, heap + mapped
+  std::int64_t mapped_most = 0;        // the interval's most of mapped
 };
 std::vector<MemoryPoint> memory_over_time(const ParsedReport& report);
 

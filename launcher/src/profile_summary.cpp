@@ -64,8 +64,10 @@ std::string summarize_tree_profile(const std::vector<TreeReport>& tree, Symboliz
     const std::optional<SamplingData>& sampling = report.sampling;
     const bool heap_sites_only = sampling && sampling->peak_profile && sampling->peak_profile->mapped_bytes == 0 &&
                                  largest_point->mapped != 0;
-    text += " (heap " + human_bytes(largest_point->heap) + ", mapped " + human_bytes(largest_point->mapped) +
-            (heap_sites_only ? " then; the sites are the heap's)" : " then)");
+    // Each part's most over the same interval: the figure before is at
+    // most their sum (the values at the interval's end may be far below).
+    text += " (heap up to " + human_bytes(largest_point->heap_most) + ", mapped up to " +
+            human_bytes(largest_point->mapped_most) + (heap_sites_only ? "; the sites are the heap's)" : ")");
   }
   const std::string sites = summarize_peak_profile(report, max_sites, symbolizer);
   // The first report's sites are printed just before this line; a

@@ -650,7 +650,24 @@ TEST(TreeProfile, TheLargestMomentsProcessIsChosenByHeapPlusMapped) {
   tree[2].report.exe = "/usr/bin/as";
   heapline::launcher::Symbolizer symbolizer;
   const std::string text = heapline::launcher::summarize_tree_profile(tree, symbolizer, 10);
-  EXPECT_NE(text.find("process 2 (cc1plus) held up to 400.0 KiB of it (heap 10.0 KiB, mapped 390.0 KiB then"),
+  EXPECT_NE(text.find("process 2 (cc1plus) held up to 400.0 KiB of it (heap up to 10.0 KiB, mapped up to 390.0 KiB"),
+            std::string::npos)
+      << text;
+}
+
+// The parts of the moment are each part's most over the interval that holds
+// it, never the values at its end: a process that held 2 MiB of heap for a
+// moment and freed it before the interval ended held "heap up to 2.0 MiB"
+// (the line said "heap 0 B, mapped 0 B then" of a 2.0 MiB share).
+TEST(TreeProfile, TheLargestMomentsPartsAreTheIntervalsMost) {
+  std::vector<TreeReport> tree = {
+      fake_mapped(1, 0, {{0, 100, 100}, {5000, 100, 100}}, {{0, 0, 0}, {5000, 0, 0}}, 100, 0),
+      fake_mapped(2, 1000, {{0, 0, 0}, {3000, 0, 2 << 20}}, {{0, 0, 0}, {3000, 0, 0}}, 2 << 20, 1000)};
+  tree[0].report.exe = "/bin/sh";
+  tree[1].report.exe = "/tmp/c2";
+  heapline::launcher::Symbolizer symbolizer;
+  const std::string text = heapline::launcher::summarize_tree_profile(tree, symbolizer, 10);
+  EXPECT_NE(text.find("process 2 (c2) held up to 2.0 MiB of it (heap up to 2.0 MiB, mapped up to 0 B)"),
             std::string::npos)
       << text;
 }
