@@ -6,12 +6,20 @@
 # revision), so Debian names its changelog usr/share/doc/heapline/changelog.gz. A version without its section in
 # CHANGELOG.md is refused: a release says what it brings.
 set(version ${CPACK_PACKAGE_VERSION})
-file(STRINGS ${CPACK_HEAPLINE_CHANGELOG} lines ENCODING UTF-8)
+# The file's lines as a CMake list, its square brackets and semicolons first
+# written as <lb>, <rb> and <sc>: CMake does not split a list inside square
+# brackets, so one item with a `]]>` or a lone `[` would join every line
+# after it into one (the section then went unfound).
+file(READ ${CPACK_HEAPLINE_CHANGELOG} text ENCODING UTF-8)
+string(REPLACE "[" "<lb>" text "${text}")
+string(REPLACE "]" "<rb>" text "${text}")
+string(REPLACE ";" "<sc>" text "${text}")
+string(REPLACE "\n" ";" lines "${text}")
 set(in_section FALSE)
 set(date "")
 set(items "")
 foreach(line IN LISTS lines)
-  if(line MATCHES "^## \\[([^]]+)\\]( - ([0-9]+-[0-9]+-[0-9]+))?")
+  if(line MATCHES "^## <lb>([^<]+)<rb>( - ([0-9]+-[0-9]+-[0-9]+))?")
     if(in_section)
       break()
     endif()
@@ -27,6 +35,9 @@ foreach(line IN LISTS lines)
     string(APPEND items "    ${CMAKE_MATCH_1}\n")
   endif()
 endforeach()
+string(REPLACE "<lb>" "[" items "${items}")
+string(REPLACE "<rb>" "]" items "${items}")
+string(REPLACE "<sc>" ";" items "${items}")
 if(NOT in_section OR date STREQUAL "" OR items STREQUAL "")
   message(FATAL_ERROR "${CPACK_HEAPLINE_CHANGELOG} has no dated section `## [${version}] - YYYY-MM-DD` with items: "
                       "the Debian changelog is made from it")

@@ -58,7 +58,7 @@ if [[ "$case_name" == debian_changelog ]]; then
 
 ## [Unreleased]
 
-- Not released yet.
+- Not released yet: a `]]>` in a name, a lone [ bracket; a semicolon.
 
 ## [2.1.0]
 
@@ -70,7 +70,7 @@ if [[ "$case_name" == debian_changelog ]]; then
 
 - The first item, on
   two lines.
-- The second item.
+- The second item; its `]]>` and [brackets] kept.
 
 ## [1.9.0] - 2030-12-31
 
@@ -92,7 +92,7 @@ CHANGES
   changelog 2.0.0
   ((status == 0)) || fail "2.0.0's section refused: $said"
   expected=$(printf '%s\n' "heapline (2.0.0) unstable; urgency=medium" "" "  * The first item, on" "    two lines." \
-    "  * The second item." "" " -- A Maintainer <maintainer@example.org>  Mon, 03 Feb 2031 00:00:00 +0000")
+    "  * The second item; its \`]]>\` and [brackets] kept." "" " -- A Maintainer <maintainer@example.org>  Mon, 03 Feb 2031 00:00:00 +0000")
   [[ "$(zcat "$made")" == "$expected" ]] || fail "2.0.0's Debian changelog: $(zcat "$made")"
   # Refused: no section, an undated one, a dated one without items.
   for version in 3.0.0 2.1.0 1.9.0 Unreleased; do
