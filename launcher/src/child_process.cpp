@@ -248,10 +248,21 @@ ExecFailure describe_exec_failure(const std::string& program, int error) {
   if (found.empty() || ::stat(found.c_str(), &info) != 0) {
     return {who + (program.find('/') != std::string::npos ? "no such file" : "command not found on PATH"), 127};
   }
-  // The file is there: what is missing is what it needs to start.
-  if (const std::string interpreter = interpreter_of(found); !interpreter.empty()) {
-    return {who + "its interpreter " + interpreter + " (named on its #! line) does not exist", 127};
+  // The file is there: what is missing is what it needs to start, maybe
+  // further down a chain of #! lines (a script whose interpreter is a
+  // script whose own interpreter, "/bin/sh\r" of a CRLF file, is missing):
+  // followed as the kernel follows it, at most four deep.
+  std::string chain;
+  std::string current = found;
+  for (int depth = 0; depth < 4; ++depth) {
+    const std::string interpreter = interpreter_of(current);
+    if (interpreter.empty()) break;
+    chain += depth == 0 ? "its interpreter " + interpreter + " (named on its #! line)"
+                        : ", whose interpreter " + interpreter;
+    if (::stat(interpreter.c_str(), &info) != 0) return {who + chain + " does not exist", 127};
+    current = interpreter;
   }
+  if (!chain.empty()) return {who + chain + " cannot start: a file it needs is missing", 127};
   return {who + "a file it needs to start is missing (its ELF interpreter, the dynamic loader?)", 127};
 }
 

@@ -423,6 +423,19 @@ TEST_F(Trust, MessagesSayWhatIsWrong) {
   EXPECT_NE(script.err.find("its interpreter /nonexistent/interp (named on its #! line) does not exist"),
             std::string::npos)
       << script.err;
+  // A chain of #! lines is followed to what is missing: a script whose
+  // interpreter is a CRLF script, whose own interpreter is "/bin/sh\r"
+  // (the launcher said the CRLF script, which exists, did not exist).
+  std::ofstream(dir_ / "crlf.sh") << "#!/bin/sh\r\necho hi\r\n";
+  std::ofstream(dir_ / "nested") << "#!" << (dir_ / "crlf.sh").string() << "\n";
+  fs::permissions(dir_ / "crlf.sh", fs::perms::owner_all);
+  fs::permissions(dir_ / "nested", fs::perms::owner_all);
+  RunResult nested = launch({(dir_ / "nested").string()});
+  EXPECT_EQ(nested.exit_code, 127);
+  EXPECT_NE(nested.err.find("its interpreter " + (dir_ / "crlf.sh").string() +
+                            " (named on its #! line), whose interpreter /bin/sh\\x0d does not exist"),
+            std::string::npos)
+      << nested.err;
   RunResult missing = launch({"no-such-program-anywhere"});
   EXPECT_EQ(missing.exit_code, 127);
   EXPECT_NE(missing.err.find("heapline: cannot run no-such-program-anywhere: command not found on PATH"),
