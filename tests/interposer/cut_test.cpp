@@ -1,7 +1,8 @@
 // A live file cut under its running process (another process truncates it:
 // `: > x.live`, a log rotator's copytruncate): the process survives, in
 // batched and in exact precision, whether the file is cut to nothing or to
-// the middle of its heap line; its report stays valid (no sample of the
+// the middle of its heap line, and whether or not a sample meets the cut
+// before the exit or a failed exec; its report stays valid (no sample of the
 // zeroed pages, nothing back in time) and says once, on stderr and in
 // live_file_problem, what the cut lost. And the library's SIGBUS handler,
 // which makes that so, changes nothing of a program's own SIGBUS
@@ -103,10 +104,22 @@ struct CutCase {
 // into the test's name).
 void PrintTo(const CutCase& cut, std::ostream* out) { *out << cut.name; }
 
-class CutLiveFile : public heapline::test::TempDirFixture<::testing::TestWithParam<CutCase>> {
+template <typename Param>
+class CutTest : public heapline::test::TempDirFixture<::testing::TestWithParam<Param>> {
  protected:
-  CutLiveFile() : TempDirFixture("cut") {}
+  CutTest() : heapline::test::TempDirFixture<::testing::TestWithParam<Param>>("cut") {}
 };
+using CutLiveFile = CutTest<CutCase>;
+
+// The process went on to its end, and its stderr has the one line that
+// says the live file was cut.
+void expect_survived_and_said_once(const RunResult& result, const fs::path& live) {
+  ASSERT_EQ(result.signal, 0) << "killed by signal " << result.signal << "\n" << result.err;
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("done"), std::string::npos) << result.out;
+  EXPECT_EQ(lines_containing(result.err, "was cut short by another process while the program ran"), 1u) << result.err;
+  EXPECT_NE(result.err.find("heapline: " + live.string() + " was cut short"), std::string::npos) << result.err;
+}
 
 TEST_P(CutLiveFile, TheProcessSurvivesAndItsReportSaysWhatWasLost) {
   const CutCase cut = GetParam();
@@ -133,13 +146,9 @@ TEST_P(CutLiveFile, TheProcessSurvivesAndItsReportSaysWhatWasLost) {
   usleep(50'000);  // samples and publishes into the cut pages meanwhile
   std::ofstream(go).put('\n');
   const RunResult result = finish(running);
-  ASSERT_EQ(result.signal, 0) << "killed by signal " << result.signal << "\n" << result.err;
-  ASSERT_EQ(result.exit_code, 0) << result.err;
-  EXPECT_NE(result.out.find("done"), std::string::npos) << result.out;
-
   // One line, at once, naming the file.
-  EXPECT_EQ(lines_containing(result.err, "was cut short by another process while the program ran"), 1u) << result.err;
-  EXPECT_NE(result.err.find("heapline: " + live.string() + " was cut short"), std::string::npos) << result.err;
+  expect_survived_and_said_once(result, live);
+  if (HasFatalFailure()) return;
 
   const json report = read_json(dir_ / "r.json");
   EXPECT_EQ(heapline_format_problem(report), "") << report.dump();
@@ -200,6 +209,45 @@ INSTANTIATE_TEST_SUITE_P(Cuts, CutLiveFile,
                                            CutCase{"ToTheMiddleBatched", false, false},
                                            CutCase{"ToTheMiddleExact", false, true}),
                          [](const ::testing::TestParamInfo<CutCase>& info) { return std::string(info.param.name); });
+
+// --- a cut no sample met ------------------------------------------------------
+
+// A cut while the program touches nothing of its live file (no allocation,
+// so no sample faults on the cut pages and the handler never runs): found
+// all the same where the whole file is settled, at the exit and after an
+// exec that failed (whose new live file is made from the region: a cut not
+// found first would copy zeroed pages into it as samples, and forget the
+// loss). The report says once what was lost and holds no zeroed sample.
+using IdleCut = CutTest<bool>;
+
+TEST_P(IdleCut, IsFoundWhereTheWholeFileIsSettled) {
+  const bool failed_exec = GetParam();
+  const fs::path live = dir_ / "r.json.live";
+  const fs::path go = dir_ / "go";
+  std::vector<std::string> command = {kCutProgram, "idle", go.string()};
+  if (failed_exec) command.push_back("exec");
+  auto running = start(command, preload_options(kLib, dir_, "r.json", {{"HEAPLINE_INTERVAL_MS", "1"}}));
+  ASSERT_TRUE(wait_for_output(running, "ready")) << running.out_so_far();
+  ASSERT_GT(heap_samples_in(live), 2u);
+  ASSERT_EQ(::truncate(live.c_str(), 0), 0);
+  std::ofstream(go).put('\n');
+  expect_survived_and_said_once(finish(running), live);
+  if (HasFatalFailure()) return;
+
+  const json report = read_json(dir_ / "r.json");
+  EXPECT_EQ(heapline_format_problem(report), "") << report.dump();
+  const std::string problem = report.value("live_file_problem", "");
+  EXPECT_TRUE(std::regex_search(problem, std::regex(R"(^cut short by another process at \d+\.\d{3} s: )"
+                                                    R"(.*\d+ samples? of the heap line)")))
+      << report.dump();
+  const json& samples = report["samples"];
+  for (std::size_t i = 1; i < samples.size(); ++i) EXPECT_GT(samples[i][0].get<std::int64_t>(), 0) << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cuts, IdleCut, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return std::string(info.param ? "AfterAFailedExec" : "AtTheExit");
+                         });
 
 // --- the program's own SIGBUS semantics ----------------------------------------
 

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -180,6 +181,42 @@ TEST_F(Os, ReadAtPastTheEndIsNotWhole) {
   EXPECT_EQ(std::string(out), "0123456789");
   EXPECT_TRUE(os::read_at(fd, out, 4, 6));
   EXPECT_EQ(std::string(out, 4), "6789");
+  ::close(fd);
+}
+
+// A guarded mapping whose file another process cut: settled without a
+// fault (nothing of it read first), it says from where the pages are the
+// anonymous memory that replaced them, and every page reads, the file's
+// bytes below the cut and zeros past it. Without a cut, the whole length.
+TEST_F(Os, SettlingACutMappingReplacesItsPagesPastTheEndAtOnce) {
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const fs::path path = dir_ / "guarded";
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(4 * page)), 0);
+  auto* mapping = static_cast<char*>(mmap(nullptr, 4 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+  ASSERT_NE(mapping, MAP_FAILED);
+  std::memset(mapping, 'x', 4 * page);
+  EXPECT_EQ(os::settle_cut_mapping(), SIZE_MAX);  // nothing guarded
+  os::guard_cut_mapping(mapping, 4 * page - 10);
+  EXPECT_EQ(os::settle_cut_mapping(), 4 * page);
+  EXPECT_FALSE(os::cut_mapping_seen());
+  // Cut into its second page: the first two pages stay the file's.
+  ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(page + 10)), 0);
+  EXPECT_EQ(os::settle_cut_mapping(), 2 * page);
+  EXPECT_TRUE(os::cut_mapping_seen());  // replaced by the settling, not by a fault
+  EXPECT_EQ(mapping[0], 'x');
+  EXPECT_EQ(mapping[page + 9], 'x');
+  EXPECT_EQ(mapping[page + 10], 0);  // the file's last page, zeroed past its end by the kernel
+  EXPECT_EQ(mapping[2 * page], 0);
+  EXPECT_EQ(mapping[4 * page - 1], 0);
+  // Cut again, to nothing: the pages replaced before stay replaced.
+  ASSERT_EQ(::ftruncate(fd, 0), 0);
+  EXPECT_EQ(os::settle_cut_mapping(), 0u);
+  EXPECT_EQ(mapping[0], 0);
+  os::unguard_cut_mapping();
+  EXPECT_EQ(os::settle_cut_mapping(), SIZE_MAX);
+  munmap(mapping, 4 * page);
   ::close(fd);
 }
 

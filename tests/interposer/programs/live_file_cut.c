@@ -9,6 +9,15 @@
  *                               "ready" after 100 ms and goes on until
  *                               GOFILE exists, then 300 ms
  *                               more ("after-N"), and prints "done"
+ *   live_file_cut idle GOFILE [exec]
+ *                               allocates and frees for 100 ms, prints
+ *                               "ready", then waits for GOFILE without an
+ *                               allocation (nothing of the live file is
+ *                               touched meanwhile); with "exec", then an
+ *                               exec of itself that fails (E2BIG: the
+ *                               library judges that the new image runs it
+ *                               and gives the live file up first); prints
+ *                               "done"
  *   live_file_cut fault         holds 3 MiB, then reads a page of a file it
  *                               cut itself (a SIGBUS fault outside the live
  *                               file): the default action kills it
@@ -30,6 +39,7 @@
  * alarm(20): a handler that loops on a fault ends with SIGALRM, not a hang.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -135,6 +145,23 @@ int main(int argc, char** argv) {
     say("ready\n");
     churn(30000, argv[2], "before");
     churn(300, NULL, "after");
+    say("done\n");
+    return 0;
+  }
+  if (strcmp(mode, "idle") == 0 && (argc == 3 || (argc == 4 && strcmp(argv[3], "exec") == 0))) {
+    churn(100, NULL, "before");
+    say("ready\n");
+    while (access(argv[2], F_OK) != 0) {
+      struct timespec pause = {0, 5000000L};
+      nanosleep(&pause, NULL);
+    }
+    if (argc == 4) {
+      /* One argument past MAX_ARG_STRLEN (128 KiB): refused by the kernel. */
+      static char too_long[200 * 1024];
+      memset(too_long, 'x', sizeof too_long - 1);
+      char* const args[] = {argv[0], too_long, NULL};
+      if (execv("/proc/self/exe", args) == 0 || errno != E2BIG) return 5;
+    }
     say("done\n");
     return 0;
   }
