@@ -18,14 +18,21 @@ namespace {
 
 enum StderrState : int { kStderrUnknown, kStderrOpen, kStderrClosed };
 std::atomic<int> g_stderr_state{kStderrUnknown};
-os::FileId g_stderr_id;  // set before g_stderr_state becomes kStderrOpen
+// What descriptor 2 was open on: stored before g_stderr_state becomes
+// kStderrOpen. Atomic halves, because two threads whose first line comes
+// before the start-up's remembering may both store them (the same values).
+std::atomic<dev_t> g_stderr_dev{0};
+std::atomic<ino_t> g_stderr_ino{0};
 
 }  // namespace
 
 void remember_stderr() {
   os::FileId id;
   const bool open = os::file_id(STDERR_FILENO, &id);
-  if (open) g_stderr_id = id;
+  if (open) {
+    g_stderr_dev.store(id.dev, std::memory_order_relaxed);
+    g_stderr_ino.store(id.ino, std::memory_order_relaxed);
+  }
   g_stderr_state.store(open ? kStderrOpen : kStderrClosed, std::memory_order_release);
 }
 
@@ -33,7 +40,8 @@ void write_stderr(const char* data, std::size_t size) {
   if (g_stderr_state.load(std::memory_order_acquire) == kStderrUnknown) remember_stderr();
   if (g_stderr_state.load(std::memory_order_acquire) != kStderrOpen) return;
   os::FileId now;
-  if (!os::file_id(STDERR_FILENO, &now) || !(now == g_stderr_id)) return;
+  const os::FileId remembered{g_stderr_dev.load(std::memory_order_relaxed), g_stderr_ino.load(std::memory_order_relaxed)};
+  if (!os::file_id(STDERR_FILENO, &now) || !(now == remembered)) return;
   os::write_all(STDERR_FILENO, data, size, nullptr);
 }
 
