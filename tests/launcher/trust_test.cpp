@@ -462,9 +462,11 @@ TEST_F(Trust, MessagesSayWhatIsWrong) {
 TEST_F(Trust, ABinaryTheKernelCannotExecuteIsRefusedNeverRunByTheShell) {
   std::string elf = read_file("/bin/true");
   ASSERT_GT(elf.size(), 20u);
-  elf[18] = static_cast<char>(0xb7);  // e_machine: EM_AARCH64 (or, on arm64, EM_X86_64)
+  // e_machine: EM_IA_64, a machine no kernel here runs and no qemu-user
+  // emulates (another common one, such as arm64 on x86-64, may have a
+  // binfmt_misc entry that hands it to qemu: tools/test.sh --arch arm64).
+  elf[18] = 50;
   elf[19] = 0;
-  if (read_file("/bin/true")[18] == static_cast<char>(0xb7)) elf[18] = 62;
   std::ofstream(dir_ / "other-machine", std::ios::binary) << elf;
   std::ofstream(dir_ / "elf-magic", std::ios::binary) << "\x7f" "ELF\x02\x01\x01\ntouch RAN_BY_SH\nexit 7\n";
   std::ofstream(dir_ / "nul-byte", std::ios::binary) << std::string("ab\0cd\ntouch RAN_BY_SH\nexit 7\n", 26);
