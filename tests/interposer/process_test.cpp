@@ -516,7 +516,7 @@ TEST_F(Interposer, AFifoAtAReportNameAfterAFailedExecIsToldTruly) {
   EXPECT_EQ(taken.err.find("File name too long"), std::string::npos) << taken.err;
   EXPECT_EQ(std::count(taken.err.begin(), taken.err.end(), '\n'), 1) << taken.err;
   EXPECT_NE(taken.err.find("heapline: cannot write " + (dir_ / "taken.json").string() +
-                           ": not a regular file (heapline replaces only regular files); the heap line is lost ("),
+                           ": not a regular file of this user's (heapline replaces only its user's own regular files); the heap line is lost ("),
             std::string::npos)
       << taken.err;
   EXPECT_FALSE(fs::exists(dir_ / "taken.json.live"));
@@ -1155,19 +1155,60 @@ TEST_F(Interposer, UncreatableLiveFileFallsBackToMemoryWithOneLine) {
 
 // --- what a user's files and processes can throw at it ---------------------
 
-TEST_F(Interposer, ReportPathThatIsNotARegularFileIsNeverReplaced) {
+TEST_F(Interposer, ReportPathThatIsNotARegularFileOfThisUsersIsNeverReplaced) {
   // A FIFO stands for any device (/dev/null as root): rename() would put a
-  // regular file in its place.
+  // regular file in its place. Another user's file (in a shared sticky
+  // directory, which root's rename would replace): never this user's report.
   const fs::path fifo = dir_ / "out.fifo";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  RunResult result = run_traced({kPatterns, "single", "chunk", "100", "0"}, "unused", {{"HEAPLINE_OUT", fifo.string()}});
-  EXPECT_EQ(result.exit_code, 0);
-  EXPECT_TRUE(fs::is_fifo(fifo));
-  EXPECT_FALSE(fs::exists(dir_ / "out.fifo.live"));
-  EXPECT_TRUE(std::regex_match(
-      result.err, std::regex(R"(heapline: cannot write .*/out\.fifo: not a regular file \(heapline replaces only regular files\))"
-                                R"(; the heap line is lost \(\d+ samples\), its figures: peak [^\n]*\n)")))
-      << result.err;
+  std::vector<fs::path> names = {fifo};
+  if (geteuid() == 0) {
+    const fs::path others = dir_ / "others.json";
+    std::ofstream(others) << "another user's data\n";
+    ASSERT_EQ(chown(others.c_str(), 65534, 65534), 0);
+    names.push_back(others);
+  }
+  for (const fs::path& name : names) {
+    SCOPED_TRACE(name.string());
+    const bool was_fifo = fs::is_fifo(name);
+    RunResult result = run_traced({kPatterns, "single", "chunk", "100", "0"}, "unused", {{"HEAPLINE_OUT", name.string()}});
+    EXPECT_EQ(result.exit_code, 0);
+    if (was_fifo) {
+      EXPECT_TRUE(fs::is_fifo(name));
+    } else {
+      struct stat info {};
+      ASSERT_EQ(lstat(name.c_str(), &info), 0);
+      EXPECT_EQ(info.st_uid, 65534u);
+      EXPECT_EQ(heapline::test::read_file(name), "another user's data\n");
+    }
+    EXPECT_FALSE(fs::exists(name.string() + ".live"));
+    EXPECT_TRUE(std::regex_match(result.err,
+                                 std::regex("heapline: cannot write .*/" + name.filename().string() +
+                                            R"(: not a regular file of this user's \(heapline replaces only its user's )"
+                                            R"(own regular files\); the heap line is lost \(\d+ samples\), its figures: peak [^\n]*\n)")))
+        << result.err;
+  }
+}
+
+// A report replaced keeps the replaced file's mode (a private report stays
+// private); a new one gets what open(2) gives, 0666 less the umask.
+TEST_F(Interposer, AReplacedReportKeepsItsModeAndANewOneFollowsTheUmask) {
+  const fs::path private_report = dir_ / "private.json";
+  std::ofstream(private_report) << "{}\n";
+  fs::permissions(private_report, fs::perms::owner_read | fs::perms::owner_write);
+  RunResult replaced =
+      run_traced({kPatterns, "single", "chunk", "100", "0"}, "unused", {{"HEAPLINE_OUT", private_report.string()}});
+  ASSERT_EQ(replaced.exit_code, 0) << replaced.err;
+  EXPECT_EQ(heapline_format_problem(read_json(private_report)), "");
+  EXPECT_EQ(fs::status(private_report).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+
+  const mode_t old_mask = umask(002);
+  RunResult fresh = run_traced({kPatterns, "single", "chunk", "100", "0"}, "fresh.json");
+  umask(old_mask);
+  ASSERT_EQ(fresh.exit_code, 0) << fresh.err;
+  EXPECT_EQ(fs::status(dir_ / "fresh.json").permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::group_write |
+                fs::perms::others_read);
 }
 
 TEST_F(Interposer, RunningProcessesNeverShareAReportName) {

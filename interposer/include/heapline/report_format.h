@@ -223,16 +223,18 @@ struct Report {
 };
 
 // Writes `report` as heapline/1 JSON at final_path through a temporary name.
-// Returns 0 or the errno of the step that failed, or kReportPathNotRegular
-// when final_path exists and is not a regular file: only a regular file (or
-// a missing path) is ever replaced, never a device, a FIFO, a directory or a
-// symbolic link. errno itself is left as it was.
+// Returns 0 or the errno of the step that failed, or kReportPathNotOurs
+// when final_path exists and is not a regular file of this user's: only
+// this user's regular file (or a missing path) is ever replaced, never a
+// device, a FIFO, a directory, a symbolic link or another user's file. A
+// new report gets the mode open(2) gives (0666 less the umask), a replaced
+// one keeps its own. errno itself is left as it was.
 int write_report_file(const char* final_path, const Report& report);
 
-constexpr int kReportPathNotRegular = -1;
+constexpr int kReportPathNotOurs = -1;
 
-// Whether `path` may receive a report: missing, or a regular file. Returns 0
-// or kReportPathNotRegular (or the errno of lstat).
+// Whether `path` may receive a report: missing, or a regular file of this
+// user's. Returns 0 or kReportPathNotOurs (or the errno of lstat).
 int check_report_path(const char* path);
 
 // The reason for a write_report_file result, for a message: a static string.

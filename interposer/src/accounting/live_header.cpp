@@ -397,7 +397,7 @@ int report_names() {
   for (int with_pid = is_root_process() ? 0 : 1; with_pid <= 1; ++with_pid) {
     char* report = g_names[count];
     if (!format_output_path(config.out_template, g_process.base_dir, pid, name, with_pid == 1, report, kMaxPath - 8) ||
-        check_report_path(report) == kReportPathNotRegular) {
+        check_report_path(report) == kReportPathNotOurs) {
       return count;  // the plain name refused: no live file beside it either
     }
     if (count == 0 || strcmp(g_names[0], report) != 0) ++count;

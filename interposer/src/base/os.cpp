@@ -292,7 +292,7 @@ void* map_name_only(const char* path, const FileId& id) {
 }
 
 int create_file(const char* path, int access) {
-  const int fd = ::open(path, access | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  const int fd = ::open(path, access | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);  // less the umask, as open(2) gives
   if (fd < 0) return -1;
   struct stat info;
   if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) || info.st_uid != ::geteuid() || info.st_nlink != 1) {
@@ -588,6 +588,8 @@ int remove_name(const char* path) {
 
 int replace_name(const char* from, const char* to) {
   const int saved_errno = errno;
+  struct stat replaced;
+  if (::lstat(to, &replaced) == 0 && S_ISREG(replaced.st_mode)) ::chmod(from, replaced.st_mode & 0777);
   const int result = ::rename(from, to) == 0 ? 0 : errno;
   errno = saved_errno;
   return result;
@@ -613,8 +615,8 @@ PathKind path_kind(const char* path, int* error) {
   if (::lstat(path, &info) != 0) {
     kind = errno == ENOENT ? PathKind::kNothing : PathKind::kUnknown;
     *error = errno;
-  } else if (S_ISREG(info.st_mode)) {
-    kind = PathKind::kRegularFile;
+  } else if (S_ISREG(info.st_mode) && info.st_uid == ::geteuid()) {
+    kind = PathKind::kOwnRegularFile;
   }
   errno = saved_errno;
   return kind;

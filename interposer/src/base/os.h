@@ -128,7 +128,9 @@ bool read_at(int fd, void* out, std::size_t size, std::uint64_t offset);
 int close_file(int fd);
 // Removes the name `path` (unlink): 0 or an errno. Keeps errno.
 int remove_name(const char* path);
-// Renames `from` over `to` (rename): 0 or an errno. Keeps errno.
+// Renames `from` over `to` (rename): 0 or an errno. A regular file at `to`
+// gives `from` its permission bits first: a file replaced keeps its mode (a
+// private report stays private). Keeps errno.
 int replace_name(const char* from, const char* to);
 
 // What `fd` is open on (fstat): its identity, whether it is a regular file
@@ -141,8 +143,12 @@ struct FileStatus {
 };
 bool file_status(int fd, FileStatus* status);
 
-// What is at `path`, not following a final link (lstat).
-enum class PathKind { kNothing, kRegularFile, kOther, kUnknown };
+// What is at `path`, not following a final link (lstat): nothing, a
+// regular file of this effective user, or something else (a link, a FIFO,
+// a directory, a device, another user's file: never the library's to
+// replace, even for root, which rename would let replace another user's
+// file in a shared sticky directory).
+enum class PathKind { kNothing, kOwnRegularFile, kOther, kUnknown };
 // kUnknown: lstat failed otherwise than ENOENT; *error gets its errno.
 PathKind path_kind(const char* path, int* error);
 

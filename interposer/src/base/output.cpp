@@ -455,10 +455,10 @@ int check_report_path(const char* path) {
   int error = 0;
   switch (os::path_kind(path, &error)) {
     case os::PathKind::kNothing:
-    case os::PathKind::kRegularFile:
+    case os::PathKind::kOwnRegularFile:
       return 0;
     case os::PathKind::kOther:
-      return kReportPathNotRegular;
+      return kReportPathNotOurs;
     case os::PathKind::kUnknown:
       return error;
   }
@@ -466,7 +466,9 @@ int check_report_path(const char* path) {
 }
 
 const char* report_error_text(int error) {
-  if (error == kReportPathNotRegular) return "not a regular file (heapline replaces only regular files)";
+  if (error == kReportPathNotOurs) {
+    return "not a regular file of this user's (heapline replaces only its user's own regular files)";
+  }
   const char* reason = strerrordesc_np(error);  // static, unlike strerror's buffer
   return reason != nullptr ? reason : "unknown error";
 }
