@@ -240,22 +240,23 @@ class Steps {
 
   // Moves to time t (never back): the value held at t, 0 before the first.
   std::int64_t value_at(std::uint64_t t_ns) {
+    passed_from_ = next_;
     while (next_ < samples_.size() && samples_[next_].t_ns <= t_ns) ++next_;
     return next_ == 0 ? 0 : samples_[next_ - 1].live;
   }
 
   // The most the series can have held in (from, to], `to` the time last
-  // passed to value_at and `from` the one before. A sample at `to` closes
-  // an interval that covers (from, to]: its maximum (and the value held
-  // before it) bounds it. Otherwise (from, to] lies inside the interval the
-  // next sample closes, bounded by that one's maximum; after the last
-  // sample the value holds.
+  // passed to value_at and `from` the one before. The samples passed on
+  // the way close intervals inside (from, to]: their maxima (and the value
+  // held before them) bound it, every one of them, as several samples may
+  // share one time (the exit's sample at the coarse clock's time of the
+  // one before). Otherwise (from, to] lies inside the interval the next
+  // sample closes, bounded by that one's maximum; after the last sample
+  // the value holds.
   std::int64_t most_since(std::int64_t value_before) const {
     std::int64_t most = value_before;
-    if (next_ > 0 && at_to_) {
-      const Sample& closing = samples_[next_ - 1];
-      return std::max({most, closing.live, closing.max_live});
-    }
+    for (std::size_t i = passed_from_; i < next_; ++i) most = std::max({most, samples_[i].live, samples_[i].max_live});
+    if (at_to_) return most;
     if (next_ < samples_.size()) most = std::max({most, samples_[next_].live, samples_[next_].max_live});
     return most;
   }
@@ -265,6 +266,7 @@ class Steps {
  private:
   const std::vector<Sample>& samples_;
   std::size_t next_ = 0;
+  std::size_t passed_from_ = 0;  // the first sample the last value_at passed
   bool at_to_ = false;
 };
 

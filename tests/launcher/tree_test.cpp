@@ -809,6 +809,21 @@ TEST(TreeSum, AWholePeakEqualToTheHeapsTakesTheEarlierTime) {
   EXPECT_EQ(heapline::launcher::whole_peak(entry.report).bytes, 101);
 }
 
+// Two samples of one time (the exit's sample at the coarse clock's time of
+// the one before): the interval they close is bounded by the maxima of
+// both, not the later one's alone ("held up to 2.9 MiB of it (heap up to
+// 4.0 KiB, ...)" was said of a process that had mapped nothing).
+TEST(TreeSum, SamplesThatShareATimeAllBoundTheirInterval) {
+  const TreeReport entry = fake_mapped(1, 0, {{0, 0, 0}, {2000, 4112, 3002368}, {2000, 4112, 4112}},
+                                       {{0, 0, 0}, {2000, 0, 0}, {2000, 0, 0}}, 3002368, 2000);
+  const std::vector<heapline::launcher::MemoryPoint> points = heapline::launcher::memory_over_time(entry.report);
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[1].heap, 4112);
+  EXPECT_EQ(points[1].heap_most, 3002368);
+  EXPECT_EQ(points[1].mapped_most, 0);
+  EXPECT_EQ(points[1].most, 3002368);
+}
+
 TEST(TreeSum, AddsOverlappingProcessesAndNeverFallsBelowOnesPeak) {
   // A driver holding 100 while a compiler (started at t=1000) reaches 900
   // between its samples: the sum counts the compiler at its interval's
