@@ -522,7 +522,15 @@ std::string render_top(const LiveSnapshot& s, bool running, std::size_t width) {
   }
   text += std::to_string(s.samples.size()) + " samples, every " +
           human_seconds(static_cast<std::int64_t>(s.interval_ns)) + "; calls " +
-          std::to_string(s.figures.calls[0] + s.figures.calls[1] + s.figures.calls[2]) + "\n";
+          std::to_string(s.figures.calls[0] + s.figures.calls[1] + s.figures.calls[2]);
+  // The calls are counted at the samples the process takes (its threads'
+  // counts, summed then); the heap line's last point may be the interval
+  // still open, published since without a count.
+  if (!s.samples.empty() && s.samples.back().t_ns > s.figures.last_sample_ns) {
+    text += " as of its sample at " + human_seconds(static_cast<std::int64_t>(s.figures.last_sample_ns)) +
+            " (the heap line goes on to " + human_seconds(static_cast<std::int64_t>(s.samples.back().t_ns)) + ")";
+  }
+  text += "\n";
   text += "markers:";
   if (s.markers.empty()) text += " none";
   const std::size_t first = s.markers.size() > 5 ? s.markers.size() - 5 : 0;

@@ -1014,6 +1014,26 @@ TEST(TopChart, MappedMemoryShowsAtItsOwnTime) {
   EXPECT_NE(screen.find("heap+map  |#####################\n"), std::string::npos) << screen;
 }
 
+// The calls are counted at the samples the process takes: when the heap
+// line's last point is the interval still open (a burst of allocations,
+// then nothing), top says when they were counted, not "calls 0" beside a
+// heap that grew since.
+TEST(TopText, CallsCountedAtAnEarlierSampleSaySo) {
+  heapline::launcher::LiveSnapshot s;
+  s.pid = 7;
+  s.exe = "/bin/x";
+  s.interval_ns = 10'000'000;
+  s.samples = {{0, 0, 0}, {3'844'486, 6062080, 6062080}};
+  s.figures.last_sample_ns = 0;
+  const std::string open = heapline::launcher::render_top(s, true);
+  EXPECT_NE(open.find("; calls 0 as of its sample at 0.000 s (the heap line goes on to 0.004 s)\n"), std::string::npos)
+      << open;
+  s.figures.last_sample_ns = 3'844'486;
+  s.figures.calls[0] = 20;
+  const std::string sampled = heapline::launcher::render_top(s, true);
+  EXPECT_NE(sampled.find("; calls 20\n"), std::string::npos) << sampled;
+}
+
 namespace {
 
 // A live file cut (truncated) by another process while `heapline top`
