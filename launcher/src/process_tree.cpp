@@ -5,10 +5,12 @@
 #include <map>
 #include <set>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <system_error>
 
 #include <heapline/figures.h>
+#include <heapline/file_kind.h>
 
 #include "live_view.h"
 #include "output_naming.h"
@@ -53,11 +55,30 @@ void ReportWatch::read_events() {
       if (event->len == 0) continue;
       const std::string path = (fs::path(plain_).parent_path() / event->name).string();
       const pid_t pid = pid_of_inserted_path(plain_, path);
-      if (pid <= 0) continue;
+      if (pid <= 0 || !not_regular_at(path).empty()) continue;  // a link is never followed
       ReportReading reading = read_report_file(path);
       if (reading && reading.report->pid == pid) seen_.push_back({path, std::move(*reading.report)});
     }
   }
+}
+
+std::string not_regular_at(const std::string& path) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0 || S_ISREG(info.st_mode)) return "";
+  return heapline::file_kind_name(info.st_mode);
+}
+
+// The kernel stamps files with its coarse clock, which may lag the precise
+// one by a tick: that much is allowed.
+bool written_before_run(const std::string& path, std::uint64_t since_unix_ns) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return false;
+  timespec tick{};
+  if (::clock_getres(CLOCK_REALTIME_COARSE, &tick) != 0) tick = {0, 10'000'000};
+  const auto ns = [](const timespec& t) {
+    return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(t.tv_nsec);
+  };
+  return ns(info.st_mtim) + ns(tick) < since_unix_ns;
 }
 
 namespace {
@@ -125,6 +146,11 @@ std::vector<TreeReport> find_child_reports(const std::string& plain_path, const 
   for (const fs::directory_entry& entry : entries) {
     const std::string name = entry.path().string();
     if (const pid_t pid = pid_of_inserted_path(plain.string(), name); pid > 0) {
+      // Only a file this run may have written is read: a regular file (a
+      // link is never followed, whatever it points to) written since the
+      // run began. What an earlier run or another program left at a name
+      // of the pattern is none of this run's, readable or not.
+      if (!not_regular_at(name).empty() || written_before_run(name, run.since_unix_ns)) continue;
       ReportReading reading = read_report_file(name);
       if (!reading) {
         if (reading.problem != ReportProblem::kUnreadable) notes.push_back(reading.error);

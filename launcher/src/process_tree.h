@@ -20,6 +20,18 @@ struct TreeReport {
   ParsedReport report;
 };
 
+// What is at `path` when it is not a regular file ("a symbolic link", "a
+// FIFO", "a directory"); "" when it is one, or nothing is there. The
+// library writes its report and live file as regular files only: anything
+// else at their names was put there by someone else, and is never read
+// through.
+std::string not_regular_at(const std::string& path);
+
+// Whether the regular file at `path` was last written before this run
+// started (`since_unix_ns`): then it is an earlier run's, never this run's
+// output, whatever it holds.
+bool written_before_run(const std::string& path, std::uint64_t since_unix_ns);
+
 // Which launch this is: a process belongs to it when its report carries
 // `run_id` (HEAPLINE_RUN_ID, when the writer records it), else when its
 // parent is the command, the keeper (which adopts orphans of the run), the

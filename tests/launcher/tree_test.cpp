@@ -169,6 +169,22 @@ TEST_F(Tree, WhatTheCommandPutAtItsReportsNameIsNeverReadAsItsReport) {
   }
 }
 
+// Files at names of the run's pattern that the run did not write (an
+// earlier run's junk, a link to something else): never read, never said
+// to be a broken report of this run ("r.66667.json: an array at the top
+// level" was the link's target, read through it).
+TEST_F(Tree, FilesOfThePatternThatTheRunDidNotWriteAreNeverRead) {
+  std::ofstream(dir_ / "r.66666.json") << "junk\n";
+  fs::last_write_time(dir_ / "r.66666.json", fs::file_time_type::clock::now() - std::chrono::hours(1));
+  std::ofstream(dir_ / "array.txt") << "[1,2]\n";
+  fs::create_symlink(dir_ / "array.txt", dir_ / "r.66667.json");
+  RunResult r = launch({"--out", "r.json", "--", "/bin/sh", "-c", two_children()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("r.66666.json"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("r.66667.json"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("heapline: report r.json"), std::string::npos) << r.err;
+}
+
 // --plot of a tree draws the tree: the sum and each process, not the
 // command's line alone (a flat line for a shell or a make).
 TEST_F(Tree, ThePlotOfATreeDrawsEveryProcessAndTheSum) {

@@ -44,32 +44,6 @@ namespace heapline::launcher {
 
 namespace {
 
-// What is at `path` when it is not a regular file ("a symbolic link", "a
-// FIFO", "a directory"); "" when it is one, or nothing is there. The
-// library writes its report and live file as regular files only: anything
-// else at their names was put there by someone else, and is never read
-// through.
-std::string not_regular_at(const std::string& path) {
-  struct stat info {};
-  if (::lstat(path.c_str(), &info) != 0 || S_ISREG(info.st_mode)) return "";
-  return heapline::file_kind_name(info.st_mode);
-}
-
-// Whether the regular file at `path` was last written before this run
-// started (`since_unix_ns`): then it is an earlier run's, never this run's
-// output, whatever it holds. The kernel stamps files with its coarse clock,
-// which may lag the precise one by a tick: that much is allowed.
-bool written_before_run(const std::string& path, std::uint64_t since_unix_ns) {
-  struct stat info {};
-  if (::stat(path.c_str(), &info) != 0) return false;
-  timespec tick{};
-  if (::clock_getres(CLOCK_REALTIME_COARSE, &tick) != 0) tick = {0, 10'000'000};
-  const auto ns = [](const timespec& t) {
-    return static_cast<std::uint64_t>(t.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(t.tv_nsec);
-  };
-  return ns(info.st_mtim) + ns(tick) < since_unix_ns;
-}
-
 // The heapline/1 report at `path` when it is process `pid`'s, of this run
 // (started since `since_unix_ns`: a pid an earlier run's process had is
 // not enough).
