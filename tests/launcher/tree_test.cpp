@@ -185,6 +185,24 @@ TEST_F(Tree, FilesOfThePatternThatTheRunDidNotWriteAreNeverRead) {
   EXPECT_NE(r.err.find("heapline: report r.json"), std::string::npos) << r.err;
 }
 
+// A bad setting in the launcher's environment is one line, said by the
+// command (the root of the tree), whether the tree is followed or the
+// command alone: the processes it starts inherit the same value and say
+// nothing (under --follow command, not even a line).
+TEST_F(Tree, ABadSettingIsOneLineForTheWholeTree) {
+  for (const std::string follow : {"tree", "command"}) {
+    SCOPED_TRACE(follow);
+    RunOptions o = options();
+    o.env["HEAPLINE_INTERVAL_MS"] = "bad";
+    RunResult r = run({kLauncher, "-q", "--follow", follow, "--out", "run.json", "--", "/bin/sh", "-c", two_children()}, o);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const std::string line = "heapline: HEAPLINE_INTERVAL_MS='bad' is not valid";
+    EXPECT_NE(r.err.find(line), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find(line), r.err.rfind(line)) << r.err;
+    for (const fs::path& file : files_matching(dir_, R"(.*\.json)")) fs::remove(file);
+  }
+}
+
 // --plot of a tree draws the tree: the sum and each process, not the
 // command's line alone (a flat line for a shell or a make).
 TEST_F(Tree, ThePlotOfATreeDrawsEveryProcessAndTheSum) {

@@ -87,9 +87,13 @@ bool ensure_process_init() {
   g_process.start_mono_ns.store(now, std::memory_order_relaxed);
   g_process.start_unix_ns = clock_ns(CLOCK_REALTIME);
   read_process_settings(g_process.config);  // (nothing but defaults in secure mode)
-  say_refused_settings();
   g_process.root_pid = g_process.config.root_pid;
   g_process.pid = os::pid();
+  // Said by the root of the tree alone: its descendants inherited the same
+  // environment, and under the launcher (which names the root) one bad
+  // value is one line, not one per process, and a process --follow command
+  // leaves untraced writes nothing, not even a line.
+  if (is_root_process()) say_refused_settings();
   arm_identity(g_process.pid);
   decide_followed(false);
   os::working_directory(g_process.base_dir, sizeof g_process.base_dir);
