@@ -218,6 +218,7 @@ LiveSnapshot take_snapshot(const LiveFile& file, bool still_writing) {
   s.pid = h.pid;
   s.ppid = h.ppid;
   s.exe = bounded(h.exe, sizeof h.exe);
+  s.exec_note = bounded(h.exec_note, sizeof h.exec_note);
   s.allocator = bounded(h.allocator, sizeof h.allocator);
   s.size_basis = bounded(h.size_basis, sizeof h.size_basis);
   s.start_unix_ns = bounded_ns(h.start_unix_ns);

@@ -75,6 +75,9 @@ struct LiveSnapshot {
   int pid = 0;
   int ppid = 0;
   std::string exe, allocator, size_basis;
+  // The program the last image exec'd without the library following it,
+  // and why ("PATH: statically linked: no loader runs"); empty otherwise.
+  std::string exec_note;
   std::uint64_t start_unix_ns = 0;
   bool exact = false;
   // The budget's BYTES and DIVISOR (0 for a file older than the budget).

@@ -164,6 +164,9 @@ TEST_F(Tree, WhatTheCommandPutAtItsReportsNameIsNeverReadAsItsReport) {
         << make << "\n" << r.err;
     EXPECT_NE(r.err.find("heapline: report r."), std::string::npos) << make << "\n" << r.err;
     EXPECT_EQ(r.err.find("no report from the command"), std::string::npos) << make << "\n" << r.err;
+    // The conversion is said once, with what took the name (a kill, a
+    // cause of its own, is said apart).
+    EXPECT_EQ(r.err.find("could not be written at its exit"), std::string::npos) << make << "\n" << r.err;
     EXPECT_EQ(heapline::test::read_file(dir_ / "victim.txt"), "precious") << make;
     EXPECT_TRUE(files_matching(dir_, R"(.*\.live)").empty()) << make << "\n" << r.err;
   }

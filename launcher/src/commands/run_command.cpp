@@ -326,7 +326,8 @@ void report_on_run(const Options& options, const ChildResult& child, RunIdentity
       // put a link, a FIFO or a directory there before it died): the
       // report goes to the name with its pid inserted, never through it.
       std::string target = name;
-      if (const std::string kind = not_regular_at(name); !kind.empty()) {
+      const std::string kind = not_regular_at(name);
+      if (!kind.empty()) {
         target = pid_inserted_path(name, child.pid);
         if (target == name || fs::exists(fs::symlink_status(target, missing))) {
           say("heapline", "cannot convert " + live_path + ": " + name + " is " + kind + " and " + target +
@@ -345,8 +346,15 @@ void report_on_run(const Options& options, const ChildResult& child, RunIdentity
         say("heapline", "the command ended without exit (signal " + std::to_string(signal_number) +
                             "); report converted from its live file");
       } else if (!options.quiet && snapshot.exited) {
-        say("heapline", "the command's report could not be written at its exit (the library said why above); "
-                        "report converted from its live file");
+        // What took the name was said above, with the conversion: one line.
+        if (kind.empty()) {
+          say("heapline", "the command's report could not be written at its exit (the library said why above); "
+                          "report converted from its live file");
+        }
+      } else if (!options.quiet && !snapshot.exec_note.empty()) {
+        // The library wrote which program and why just before the exec.
+        say("heapline", "the command exec'd " + terminal_text(snapshot.exec_note, 300) +
+                            ", which runs without the library; report converted from its live file");
       } else if (!options.quiet) {
         // Exited with a status, yet the library's exit handlers never ran:
         // the last image the library saw was replaced by one it cannot
