@@ -288,7 +288,17 @@ std::string dropped_samples_note(const LiveSnapshot& snapshot) {
          " that went back in time (markers placed concurrently); their maxima are kept in the samples before";
 }
 
-bool process_alive(pid_t pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
+bool process_alive(pid_t pid) {
+  if (pid <= 0 || (::kill(pid, 0) != 0 && errno != EPERM)) return false;
+  // A zombie (exited, not yet reaped by its parent) is still found by kill:
+  // its state, after the last ')' of /proc/PID/stat, says it has ended.
+  std::string error;
+  const std::string stat = RegularFile::open("/proc/" + std::to_string(pid) + "/stat").read_all(4096, error);
+  const std::size_t after_name = stat.rfind(") ");
+  if (!error.empty() || after_name == std::string::npos || after_name + 2 >= stat.size()) return true;
+  const char state = stat[after_name + 2];
+  return state != 'Z' && state != 'X';
+}
 
 std::optional<fs::path> find_live_file(pid_t pid, std::string& why) {
   const std::string maps_path = "/proc/" + std::to_string(pid) + "/maps";

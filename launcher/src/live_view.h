@@ -118,7 +118,7 @@ std::string dropped_samples_note(const LiveSnapshot& snapshot);
 // (/proc/PID/maps). nullopt with `why` filled when there is none.
 std::optional<std::filesystem::path> find_live_file(pid_t pid, std::string& why);
 
-// Whether process `pid` exists.
+// Whether process `pid` exists and has not ended (a zombie has).
 bool process_alive(pid_t pid);
 
 // The file's latest peak profile (heapline/profile_format.h), copied

@@ -269,6 +269,28 @@ TEST_F(LiveFile, TopOnceShowsARunningProcess) {
   EXPECT_NE(top.out.find("#"), std::string::npos) << top.out;
 }
 
+// top ends when the process ends, not at its next refresh: with the
+// longest interval the help allows (an hour), it still says "has ended"
+// at once.
+TEST_F(LiveFile, TopEndsWhenTheProcessEndsWhateverItsInterval) {
+  auto running = start({kProbe, "mark-hold", "20"}, batched("ends"));
+  ASSERT_TRUE(wait_for_output(running, "ready"));
+  const pid_t killer = fork();
+  if (killer == 0) {
+    usleep(300'000);
+    kill(running.pid, SIGKILL);
+    _exit(0);
+  }
+  RunOptions options;
+  options.cwd = dir_;
+  options.env = {{"LD_PRELOAD", std::nullopt}, {"HEAPLINE_LIB", std::nullopt}};
+  RunResult top = run({"/usr/bin/timeout", "30", kLauncher, "top", std::to_string(running.pid), "--interval", "3600"}, options);
+  waitpid(killer, nullptr, 0);
+  finish(running);
+  EXPECT_EQ(top.exit_code, 0) << top.err;
+  EXPECT_NE(top.out.find("has ended"), std::string::npos) << top.out;
+}
+
 // `heapline top` on a terminal, as a person runs it: 'q' quits at once,
 // without Enter (the terminal is read key by key), and the terminal's mode
 // is given back however top ends, by 'q' or by a signal.

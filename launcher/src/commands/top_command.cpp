@@ -1,6 +1,7 @@
 // heapline top: a running process's heap from its live file, refreshed until
 // it ends or 'q' is pressed.
 #include <poll.h>
+#include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -8,7 +9,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
-#include <thread>
+#include <algorithm>
 
 #include <heapline/option_checks.h>
 
@@ -39,20 +40,33 @@ class QuitKey {
   QuitKey(const QuitKey&) = delete;
   QuitKey& operator=(const QuitKey&) = delete;
 
-  // Waits `seconds`, or less when a key comes; true when it was 'q'.
-  bool wait_for_quit(double seconds) {
+  // Why a wait ended.
+  enum class Wake { kRefresh, kQuit, kEnded };
+
+  // Waits `seconds`, or less when a key comes ('q': kQuit) or process `pid`
+  // ends (kEnded). The end is seen at once through `process_fd` (a pidfd,
+  // readable once the process has exited, a zombie not yet reaped
+  // included), else looked for each second: a long refresh interval is
+  // never a wait for a process that has ended.
+  Wake wait(double seconds, pid_t pid, int process_fd) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
     for (;;) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return false;
-      if (!active_) {
-        std::this_thread::sleep_for(left);
-        return false;
+      if (left.count() <= 0) return Wake::kRefresh;
+      pollfd watched[2];
+      nfds_t count = 0;
+      if (process_fd >= 0) watched[count++] = {process_fd, POLLIN, 0};
+      if (active_) watched[count++] = {STDIN_FILENO, POLLIN, 0};
+      const int timeout_ms = static_cast<int>(process_fd >= 0 ? left.count() : std::min<long long>(left.count(), 1000));
+      const int ready = poll(watched, count, timeout_ms);
+      if (process_fd < 0 && !process_alive(pid)) return Wake::kEnded;
+      if (ready <= 0) continue;
+      for (nfds_t i = 0; i < count; ++i) {
+        if (watched[i].revents == 0) continue;
+        if (watched[i].fd == process_fd) return Wake::kEnded;
+        char key = 0;
+        if (read(STDIN_FILENO, &key, 1) == 1 && (key == 'q' || key == 'Q')) return Wake::kQuit;
       }
-      pollfd in{STDIN_FILENO, POLLIN, 0};
-      if (poll(&in, 1, static_cast<int>(left.count())) <= 0) continue;
-      char key = 0;
-      if (read(STDIN_FILENO, &key, 1) == 1 && (key == 'q' || key == 'Q')) return true;
     }
   }
 
@@ -67,6 +81,26 @@ class QuitKey {
     std::raise(signal_number);
   }
   bool active_ = false;
+};
+
+// A pidfd of process `pid` (pidfd_open, Linux 5.3), readable once the
+// process is gone; fd() is -1 where the kernel has none, or for pid 0.
+class ProcessDescriptor {
+ public:
+  explicit ProcessDescriptor(pid_t pid) {
+#ifdef SYS_pidfd_open
+    if (pid > 0) fd_ = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+#endif
+  }
+  ~ProcessDescriptor() {
+    if (fd_ >= 0) close(fd_);
+  }
+  ProcessDescriptor(const ProcessDescriptor&) = delete;
+  ProcessDescriptor& operator=(const ProcessDescriptor&) = delete;
+  int fd() const { return fd_; }
+
+ private:
+  int fd_ = -1;
 };
 
 // The refresh interval's default and limits, as the help says them.
@@ -100,10 +134,12 @@ int top(const TopOptions& options) {
     LiveFile file(*path, LiveFile::CutFile::kReadAsFarAsItGoes);
     const bool terminal = isatty(STDOUT_FILENO) != 0;
     QuitKey keys(!once);
+    const ProcessDescriptor process(once ? 0 : pid);
+    bool ended = false;  // seen through the pidfd: a zombie, which kill(pid, 0) still finds, has ended
     for (;;) {
-      file.refresh(process_alive(pid));
-      const bool alive =
-          process_alive(pid) && file.region().header.state.load(std::memory_order_acquire) != heapline::kLiveExited;
+      file.refresh(!ended && process_alive(pid));
+      const bool alive = !ended && process_alive(pid) &&
+                         file.region().header.state.load(std::memory_order_acquire) != heapline::kLiveExited;
       LiveSnapshot snapshot = take_snapshot(file, alive);
       if (terminal && !once) std::cout << "\033[H\033[2J";
       say_lines(std::cout, render_top(snapshot, alive));
@@ -113,7 +149,9 @@ int top(const TopOptions& options) {
         say_lines(std::cout, "heapline top: process " + std::to_string(pid) + " has ended\n");
         return 0;
       }
-      if (keys.wait_for_quit(interval)) return 0;
+      const QuitKey::Wake wake = keys.wait(interval, pid, process.fd());
+      if (wake == QuitKey::Wake::kQuit) return 0;
+      ended = wake == QuitKey::Wake::kEnded;
     }
   } catch (const std::exception& error) {
     say("heapline top", error.what());
