@@ -377,7 +377,11 @@ ReportReading parse_report(std::string_view text, const std::string& source) {
   JsonDocument document = read_json_document(text, source, "a heapline/1 report");
   if (!document) {
     const bool empty = document.problem == JsonProblem::kEmpty || document.problem == JsonProblem::kBlank;
-    reading.problem = empty ? ReportProblem::kEmpty : ReportProblem::kNotJson;
+    // The opening every heapline/1 writer makes (output.cpp): a file that
+    // starts so is heapline's, cut short or damaged, not another program's.
+    const std::string opening = std::string("{\"") + report_key::kFormat + "\":\"" + kReportFormatName + "\"";
+    const bool ours = text.compare(0, opening.size(), opening) == 0;
+    reading.problem = empty ? ReportProblem::kEmpty : ours ? ReportProblem::kCutReport : ReportProblem::kNotJson;
     reading.error = document.error;
     return reading;
   }

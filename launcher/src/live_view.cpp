@@ -93,8 +93,11 @@ void LiveFile::check(bool again) const {
                              "there");
   }
   if (size < sizeof(LiveHeader)) {
-    throw std::runtime_error(path_.string() + " is not a heapline live file (too short: " + std::to_string(size) +
-                             " bytes)");
+    // Its first word tells a live file cut inside its header from another
+    // program's short file.
+    const bool magic = size >= sizeof(std::uint64_t) && region_->header.magic.load(std::memory_order_relaxed) == kLiveMagic;
+    throw std::runtime_error(path_.string() + (magic ? " is cut inside its header: " : " is not a heapline live file (too short: ") +
+                             std::to_string(size) + (magic ? " of its " + std::to_string(sizeof(LiveHeader)) + " bytes" : " bytes)"));
   }
   const LiveHeader& h = region_->header;
   if (h.magic.load(std::memory_order_acquire) != kLiveMagic) {

@@ -35,13 +35,15 @@ bool ends_with(const std::string& text, const std::string& tail) {
   return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-// Whether the live file's identity was never written: empty, or its magic
-// still zero (the writer sizes the file, then publishes the magic last).
-bool identity_missing(const fs::path& path, const struct stat& info) {
-  if (info.st_size == 0) return true;
+// The live file's first word: its magic once the writer published its
+// identity (the writer sizes the file, then publishes the magic last), 0
+// before; 1 when it cannot be read (too short, unreadable).
+std::uint64_t magic_of(const fs::path& path, const struct stat& info) {
+  if (info.st_size == 0) return 0;
   const RegularFile file = RegularFile::open(path.string());
   std::uint64_t magic = 1;
-  return file.ok() && ::pread(file.fd(), &magic, sizeof magic, 0) == static_cast<ssize_t>(sizeof magic) && magic == 0;
+  if (!file.ok() || ::pread(file.fd(), &magic, sizeof magic, 0) != static_cast<ssize_t>(sizeof magic)) return 1;
+  return magic;
 }
 
 // Whether some process (of those this user may inspect) has the file
@@ -82,24 +84,29 @@ std::string headerless_facts(const struct stat& info, bool& open) {
 
 }  // namespace
 
-LiveFileState live_file_state(const fs::path& path, pid_t& pid) {
+LiveFileState live_file_state(const fs::path& path, pid_t& pid, std::string* why) {
   struct stat info;
   if (!own_regular_file(path, info)) return LiveFileState::kNotOurs;
   try {
     LiveFile file(path);
     pid = file.region().header.pid;
-  } catch (const std::exception&) {
-    if (!identity_missing(path, info)) return LiveFileState::kNotOurs;
+  } catch (const std::exception& problem) {
+    const std::uint64_t magic = magic_of(path, info);
+    if (magic == kLiveMagic) {  // heapline's, but no reader takes it
+      if (why != nullptr) *why = problem.what();
+      return LiveFileState::kDamaged;
+    }
+    if (magic != 0) return LiveFileState::kNotOurs;
     const bool old = ::time(nullptr) - info.st_mtime >= kHalfCreatedAfterSeconds;
     return old && !open_or_mapped_anywhere(info) ? LiveFileState::kHalfCreated : LiveFileState::kBeingCreated;
   }
   if (pid <= 0 || !process_alive(pid)) return LiveFileState::kGone;
   // The pid exists: it is the writer only if it has this very file mapped.
   // When its mappings cannot be read (another user's process), it may be.
-  std::string why;
-  const auto mapped = find_live_file(pid, why);
+  std::string unmapped;
+  const auto mapped = find_live_file(pid, unmapped);
   if (!mapped) {
-    return why.rfind("cannot read", 0) == 0 ? LiveFileState::kRunning : LiveFileState::kGone;
+    return unmapped.rfind("cannot read", 0) == 0 ? LiveFileState::kRunning : LiveFileState::kGone;
   }
   std::error_code error;
   return fs::equivalent(*mapped, path, error) || error ? LiveFileState::kRunning : LiveFileState::kGone;
@@ -116,8 +123,13 @@ CleanOutcome clean_directory(const fs::path& dir, const CleanOptions& options) {
     struct stat info;
     if (ends_with(name, ".live")) {
       pid_t pid = 0;
-      const LiveFileState state = live_file_state(path, pid);
+      std::string why;
+      const LiveFileState state = live_file_state(path, pid, &why);
       if (state == LiveFileState::kNotOurs) continue;  // not heapline's, or not this user's: not a word
+      if (state == LiveFileState::kDamaged) {  // heapline's, and what it holds cannot be read: kept, and said why
+        outcome.kept.push_back(why);
+        continue;
+      }
       if (state == LiveFileState::kRunning) {
         outcome.kept.push_back(path.string() + ": process " + std::to_string(pid) + " is running");
         continue;

@@ -18,6 +18,7 @@ enum class LiveFileState {
   kHalfCreated,  // no identity, old, and nobody has it open or mapped: never to be finished
   kBeingCreated, // no identity yet, but young or still open or mapped: left alone
   kNotOurs,      // not a regular file of ours (this user's) with the live file's identity
+  kDamaged,      // ours, with its identity, but cut short or corrupt: no reader takes it
 };
 
 // A live file without its identity (magic) older than this, that no process
@@ -26,8 +27,9 @@ enum class LiveFileState {
 // killed while making it or a file another program made, is not known.)
 constexpr int kHalfCreatedAfterSeconds = 10;
 
-// What the file at `path` is; `pid` gets the process it names.
-LiveFileState live_file_state(const std::filesystem::path& path, pid_t& pid);
+// What the file at `path` is; `pid` gets the process it names, and `why`
+// (when given) what is wrong with a kDamaged one.
+LiveFileState live_file_state(const std::filesystem::path& path, pid_t& pid, std::string* why = nullptr);
 
 struct CleanOptions {
   bool reports = false;  // also heapline/1 reports (*.json) of this user

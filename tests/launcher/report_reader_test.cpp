@@ -579,4 +579,21 @@ TEST_F(ReportReader, CleanGoesOnPastAMistypedReport) {
   EXPECT_TRUE(fs::exists(dir_ / "bad.json"));
 }
 
+// A report cut short is heapline's all the same (it opens as every
+// heapline/1 report does): kept, and said, not passed over as another
+// program's JSON. Another program's broken JSON gets no word.
+TEST_F(ReportReader, CleanSaysWhyItKeepsACutReport) {
+  const std::string whole = written();
+  std::ofstream(dir_ / "cut.json") << whole.substr(0, whole.size() / 2);
+  std::ofstream(dir_ / "other.json") << R"({"other": 1)";
+  RunResult r = run({kLauncher, "clean", dir_.string(), "--reports"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("heapline clean: kept " + (dir_ / "cut.json").string() + ": cut short (its JSON ends at byte "),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("other.json"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "cut.json"));
+  EXPECT_TRUE(fs::exists(dir_ / "other.json"));
+}
+
 }  // namespace

@@ -260,6 +260,30 @@ TEST_F(Trust, ConvertSalvagesSamplesThatGoBackInTime) {
   }
 }
 
+// A live file with heapline's identity that no reader takes (cut short by
+// a copy, damaged): kept, with one line saying what is wrong, never passed
+// over in silence. A file whose first bytes are not heapline's is another
+// program's: not a word.
+TEST_F(Trust, CleanSaysWhyItKeepsADamagedLiveFile) {
+  std::uint64_t magic = heapline::kLiveMagic;
+  std::string cut(reinterpret_cast<const char*>(&magic), sizeof magic);
+  cut.resize(8192, '\0');
+  std::ofstream(dir_ / "cut.json.live", std::ios::binary) << cut;
+  std::ofstream(dir_ / "other.json.live", std::ios::binary) << "XEAPLIV1" << std::string(8184, '\0');
+  const auto old = fs::file_time_type::clock::now() - std::chrono::minutes(5);
+  fs::last_write_time(dir_ / "cut.json.live", old);
+  fs::last_write_time(dir_ / "other.json.live", old);
+  RunResult r = launch({"clean", dir_.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "cut.json.live"));
+  EXPECT_TRUE(fs::exists(dir_ / "other.json.live"));
+  EXPECT_NE(r.err.find("heapline clean: kept " + (dir_ / "cut.json.live").string() + " is cut inside its header: 8192 of "
+                       "its "),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("other.json.live"), std::string::npos) << r.err;
+}
+
 // A live file whose process was killed while creating it (no identity) no
 // longer holds its name for ever: clean removes it once it is old and
 // nobody has it open, and leaves a young one alone.

@@ -160,6 +160,7 @@ enum class ReportProblem {
   kUnreadable,     // missing, no permission, not a regular file, too large
   kEmpty,
   kNotJson,        // or JSON the reader refuses (a key twice in an object)
+  kCutReport,      // a heapline/1 report's own opening, then JSON cut short or damaged
   kNotThisFormat,  // JSON, but no "format": "heapline/1": another program's file
   kBadField,       // a heapline/1 report with a field missing, mistyped or out of range
 };
