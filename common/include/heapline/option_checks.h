@@ -150,6 +150,30 @@ inline CLI::Validator name() {
 // refused (refusal_text says so).
 inline void flags_take_no_value(CLI::App& app) { app.option_defaults()->disable_flag_override(); }
 
+// Every word of an option that takes several (a command after `--`, a list
+// of files, a repeated --build) is taken as given. CLI11 reads a word of
+// such an option written "[a,b]" as its own list syntax: "[x]" lost its
+// brackets and "[a,b]" became two words, so a command measured was not the
+// one given (sh -c '[ -z "$X" ]' ran as sh -c ' -z "$X" ') and a file
+// named [pts] was looked for as pts. CLI11 applies that syntax only to an
+// option allowed to take further words on its own (allow_extra_args), so:
+// a positional takes every word left (it asks for them all instead) and a
+// named option one word each time it is given. Called by each program on
+// its whole command line once every option is added, before parsing: no
+// option is left that rewrites a word.
+inline void take_every_word_as_given(CLI::App& app) {
+  for (CLI::Option* option : app.get_options([](CLI::Option* o) { return o->get_allow_extra_args(); })) {
+    if (option->get_expected_max() <= 1) continue;
+    option->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    // A positional with this many words still to come takes every word
+    // left; CLI11 refuses a required one given none ("COMMAND is required").
+    if (!option->nonpositional())
+      option->expected(CLI::detail::expected_max_vector_size, CLI::detail::expected_max_vector_size);
+  }
+  for (CLI::App* subcommand : app.get_subcommands([](const CLI::App*) { return true; }))
+    take_every_word_as_given(*subcommand);
+}
+
 // Whether `name` ("--profile") is a flag of `app` or of one of its
 // subcommands, at any depth.
 inline bool is_flag_of(const CLI::App& app, const std::string& name) {
