@@ -96,11 +96,22 @@ for writer in "${writers[@]}"; do
   for name in "$work/$long$suffix" "$work/nodir/x$suffix"; do
     read -r -a argv <<<"${template//@$suffix/$name}"
     [[ $what == run* ]] && argv+=(-- "${command[@]}")
-    [[ $what == export* && $name == */nodir/* ]] && continue  # export makes its directories
-    [[ $what == compare* && $name == */nodir/* ]] && continue  # so does compare
-    check "$what ${name:0:40}..." "$status" "$name" -- "${argv[@]}"
+    # A missing directory is refused, and not made.
+    target=$name
+    [[ $name == */nodir/* ]] && target=$work/nodir
+    check "$what ${name:0:40}..." "$status" "$target" -- "${argv[@]}"
   done
 done
+# render and compare make the output directory they are asked for, never
+# the one it is in: a missing directory on the way is refused, and not made.
+check "render --out nodir/sub" 1 "$work/nodir" -- "$bench" render --store store --out "$work/nodir/sub"
+check "compare --out nodir/sub" 1 "$work/nodir" -- "$bench" compare --build a=$LIB --build b=$LIB --runs 1 \
+  --only churn-1t --out "$work/nodir/sub"
+check "compare --json nodir/sub/r.json" 1 "$work/nodir" -- "$bench" compare --build a=$LIB --build b=$LIB --runs 1 \
+  --only churn-1t --json "$work/nodir/sub/r.json"
+"$bench" render --store store --out "$work/new-page" >out 2>err || fail "render --out a new directory: $(cat err)"
+[[ -f $work/new-page/performance.md ]] || fail "render --out a new directory: no page"
+rm -rf "$work/new-page"
 # An empty name is refused, never taken for the default.
 check "run --out ''" 2 none -- "$heapline" --out '' -- "${command[@]}"
 check "run --plot ''" 2 none -- "$heapline" --plot '' -- "${command[@]}"

@@ -141,8 +141,13 @@ int run_compare(const CompareOptions& options) {
   const std::string store = store_directory("", options.where);
   for (const std::string& input : {options.where.catalogue, store + "/points.jsonl", store + "/calibration.jsonl"})
     outputs.reads("", input);
-  outputs.claim(options.json.empty() ? json_path : "--json " + options.json, json_path, {true, 0});
-  outputs.claim(options.out.empty() ? markdown_path : "--out " + options.out, markdown_path, {true, 0});
+  // The output directory (--out, or the default) is made when missing, in
+  // a directory that exists; a file named by --json is made in one.
+  const heapline::OutputRules in_out_dir{.made_directories = 1};
+  const bool json_in_out_dir = !options.write_docs && options.json.empty();
+  outputs.claim(options.json.empty() ? json_path : "--json " + options.json, json_path,
+                json_in_out_dir ? in_out_dir : heapline::OutputRules{});
+  outputs.claim(options.out.empty() ? markdown_path : "--out " + options.out, markdown_path, in_out_dir);
 
   ScratchDirectory scratch;
   auto request_for = [&](const std::string& name) {

@@ -207,7 +207,7 @@ int run_export(const ExportOptions& options) {
   // "-" is standard output, as without --out.
   const bool to_stdout = options.out.empty() || options.out == "-";
   heapline::OutputFiles outputs;
-  if (!to_stdout) outputs.claim("--out " + options.out, options.out, {true, 0});
+  if (!to_stdout) outputs.claim("--out " + options.out, options.out);
   const Store store = existing_store(options.store, options.where);
   outputs.reads("", store.points_path());
   StoreContents contents = store.read();

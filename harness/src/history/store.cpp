@@ -197,10 +197,12 @@ class LockedAppendFile {
   int fd_ = -1;
 };
 
+// The default store (<work>/bench-data) is made on the first append; its
+// parent must exist, as every output's must (heapline/output_file.h): one
+// directory, never a tree.
 void create_store_directory(const std::string& directory) {
-  std::error_code ec;
-  std::filesystem::create_directories(directory, ec);
-  if (ec) throw std::runtime_error("cannot create the store directory " + directory + ": " + ec.message());
+  if (::mkdir(directory.c_str(), 0777) != 0 && errno != EEXIST)
+    throw std::runtime_error("cannot create the store directory " + directory + ": " + std::strerror(errno));
 }
 
 // The points as the store's lines, each checked by the one reader first:
