@@ -227,6 +227,32 @@ check "suite --out the store's points" 1 clash-store/points.jsonl/performance.md
   "$bench" suite --lib "$LIB" --commit 0123456 --runs 1 --no-instructions --only churn-1t --store clash-store \
   --out clash-store/points.jsonl
 rm -rf clash-store
+# Every file of a store (its points, its calibrations, whatever else it
+# holds) is kept from every output of every command: export --out
+# STORE/calibration.jsonl replaced the calibrations with CSV.
+mkdir -p guarded/bench-data
+printf '{"kept": 1}\n' >guarded/bench-data/calibration.jsonl
+printf 'unstored\n' >guarded/bench-data/unstored-1.jsonl
+for name in calibration.jsonl unstored-1.jsonl new.csv; do
+  check "export --out the store's $name" 1 guarded/bench-data/$name -- \
+    "$bench" export --store guarded/bench-data --out guarded/bench-data/$name
+  grep -q "which this command reads" err || fail "export --out the store's $name: not said as the store's: $(cat err)"
+done
+check "render --out the store" 1 guarded/bench-data/calibration.jsonl -- \
+  "$bench" render --store guarded/bench-data --out guarded/bench-data
+# compare reads the default store (<work>/bench-data): its files too.
+check "compare --json the default store's calibrations" 1 guarded/bench-data/calibration.jsonl -- \
+  "$bench" --source-dir "$work/guarded" compare --build "a=$LIB" --build "b=$LIB" --runs 1 --only churn-1t \
+  --json "$work/guarded/bench-data/calibration.jsonl"
+# check --github's job summary is an output too.
+before=$(describe guarded/bench-data/calibration.jsonl)
+GITHUB_STEP_SUMMARY=guarded/bench-data/calibration.jsonl "$bench" check --store guarded/bench-data --github \
+  >out 2>err
+[[ $(describe guarded/bench-data/calibration.jsonl) == "$before" ]] ||
+  fail "check --github: the store's calibrations were written: $(cat guarded/bench-data/calibration.jsonl)"
+grep -q "the job summary (GITHUB_STEP_SUMMARY) was not written: .*which this command reads" err ||
+  fail "check --github, the summary in the store: not said: $(cat err)"
+rm -rf guarded
 # render: a file of the page that is not a regular file is refused before the render.
 mkdir -p page
 for kind in fifo symlink directory; do

@@ -9,6 +9,7 @@
 
 #include "command_line.h"
 #include "commands.h"
+#include "heapline_bench/history/store.h"
 #include "heapline_bench/measurement/catalogue.h"
 #include "heapline_bench/measurement/compare.h"
 #include "heapline_bench/measurement/instructions.h"
@@ -138,9 +139,8 @@ int run_compare(const CompareOptions& options) {
   // What heapline-bench reads is never an output: the catalogue, and the
   // default store's files (--json bench-data/points.jsonl replaced the
   // history with a comparison).
-  const std::string store = store_directory("", options.where);
-  for (const std::string& input : {options.where.catalogue, store + "/points.jsonl", store + "/calibration.jsonl"})
-    outputs.reads("", input);
+  outputs.reads("", options.where.catalogue);
+  Store(store_directory("", options.where)).protect_from(outputs);
   // The output directory (--out, or the default) is made when missing, in
   // a directory that exists; a file named by --json is made in one.
   const heapline::OutputRules in_out_dir{.made_directories = 1};

@@ -235,6 +235,13 @@ void Store::append(const std::vector<Point>& points) const { append_lines(points
 
 std::string Store::calibration_path() const { return directory_ + "/calibration.jsonl"; }
 
+void Store::protect_from(heapline::OutputFiles& outputs) const {
+  // The two files first: a refusal names the file an output would replace.
+  outputs.reads("", points_path());
+  outputs.reads("", calibration_path());
+  outputs.reads("the store " + directory_, directory_);
+}
+
 void Store::check_appendable() const {
   create_store_directory(directory_);
   // Opening for append is the test: permissions, a read-only file system, a
