@@ -73,6 +73,8 @@ void apply_setting(std::vector<Build>& builds, const std::string& setting) {
   const std::string value = setting.substr(equals + 1);
   if (const std::string use = set_by_the_harness(name); !use.empty())
     throw Refusal("--env may not set " + name + " ('" + setting + "'): " + use + ". Nothing was measured.");
+  if (const std::string refused = refused_by_the_library(name, value); !refused.empty())
+    throw Refusal("--env '" + setting + "': " + refused + ". Nothing was measured.");
   for (Build& build : builds) {
     if (build.label != label) continue;
     if (build.env.count(name) != 0)
