@@ -144,5 +144,24 @@ TEST(OutputFiles, AMissingDirectoryIsRefusedNotMade) {
   fs::remove_all(dir);
 }
 
+// A directory on the way that is a symbolic link to nothing is said as
+// such, whichever writer meets it: "cannot create rlink/plots: File
+// exists" named a directory that does not exist, and mkdir at the link
+// failed with "File exists".
+TEST(OutputFiles, ASymbolicLinkToNothingOnTheWayIsSaidAsSuch) {
+  char dir_template[] = "/tmp/output-file-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const std::string link = dir + "/rlink";
+  ASSERT_EQ(::symlink((dir + "/no_such_target").c_str(), link.c_str()), 0);
+  const std::string said = link + " is a symbolic link to " + dir + "/no_such_target, which does not exist";
+  EXPECT_EQ(output_problem(link + "/x.csv"), said);
+  EXPECT_EQ(output_problem(link + "/sub/page.md", {.made_directories = 1}), said);
+  EXPECT_EQ(output_problem(link + "/page.md", {.made_directories = 1}), said);
+  EXPECT_EQ(output_problem(link + "/plots/p.svg", {.made_directories = 2, .own_directories = 1}), said);
+  EXPECT_FALSE(fs::exists(dir + "/no_such_target"));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace heapline

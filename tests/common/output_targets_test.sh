@@ -112,6 +112,19 @@ check "compare --json nodir/sub/r.json" 1 "$work/nodir" -- "$bench" compare --bu
 "$bench" render --store store --out "$work/new-page" >out 2>err || fail "render --out a new directory: $(cat err)"
 [[ -f $work/new-page/performance.md ]] || fail "render --out a new directory: no page"
 rm -rf "$work/new-page"
+# A directory on the way that is a symbolic link to nothing: said as such
+# ("cannot create rlink/plots: File exists" named a directory that does not
+# exist).
+ln -s "$work/no_such_target" rlink
+for out in rlink/x.csv; do
+  check "export --out $out" 1 rlink -- "$bench" export --store store --out "$out"
+  grep -q "rlink is a symbolic link to $work/no_such_target, which does not exist" err || fail "export --out $out: $(cat err)"
+done
+for out in rlink rlink/sub; do
+  check "render --out $out" 1 rlink -- "$bench" render --store store --out "$out"
+  grep -q "rlink is a symbolic link to $work/no_such_target, which does not exist" err || fail "render --out $out: $(cat err)"
+done
+rm -f rlink
 # An empty name is refused, never taken for the default.
 check "run --out ''" 2 none -- "$heapline" --out '' -- "${command[@]}"
 check "run --plot ''" 2 none -- "$heapline" --plot '' -- "${command[@]}"

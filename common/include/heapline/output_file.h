@@ -122,6 +122,18 @@ inline std::string directory_of(const std::string& path) {
   return parent.empty() ? "." : parent;
 }
 
+// What the symbolic link `path` points to when that does not exist ("" when
+// `path` is no such link).
+inline std::string dangling_link_target(const std::string& path) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0 || !S_ISLNK(info.st_mode)) return "";
+  if (::stat(path.c_str(), &info) == 0) return "";
+  char target[PATH_MAX];
+  const ssize_t length = ::readlink(path.c_str(), target, sizeof target - 1);
+  if (length <= 0) return "";
+  return terminal_text(std::string_view(target, static_cast<std::size_t>(length)));
+}
+
 // The nearest directory on the way to `dir` that exists ("" with `why`
 // when a part of the way is not a directory or cannot be looked at).
 inline std::string nearest_existing(std::string dir, std::string& why) {
@@ -136,6 +148,12 @@ inline std::string nearest_existing(std::string dir, std::string& why) {
     }
     if (errno != ENOENT) {
       why = dir + ": " + std::strerror(errno);
+      return "";
+    }
+    // A symbolic link to nothing is said as such: mkdir there fails with
+    // "File exists", which named a directory that does not exist.
+    if (const std::string target = dangling_link_target(dir); !target.empty()) {
+      why = dir + " is a symbolic link to " + target + ", which does not exist";
       return "";
     }
     const std::string up = directory_of(dir);
