@@ -110,4 +110,39 @@ TEST(OptionChecks, EveryWordIsTakenAsGiven) {
   EXPECT_EQ(files, tricky);
 }
 
+// Every kind of refusal CLI11 makes itself is said in the programs' words,
+// none of CLI11's own texts: an option given twice, a value missing, a word
+// too many, a file or directory that is not there.
+TEST(OptionChecks, CLI11sOwnRefusalsAreInTheProjectsWords) {
+  auto refused = [](const std::vector<std::string>& words) {
+    CLI::App program{"", "program"};
+    std::string out, follow, file, dir;
+    int window = 0, pid = 0;
+    program.add_option("--out", out);
+    program.add_option("--follow", follow)->check(CLI::IsMember({"tree", "command"}));
+    program.add_option("--window", window)->transform(heapline::option_checks::whole_number(2, 10000));
+    program.add_option("--file", file)->check(CLI::ExistingFile);
+    program.add_option("--dir", dir)->check(CLI::ExistingDirectory);
+    program.add_option("PID", pid);
+    std::vector<std::string> args = words;
+    std::reverse(args.begin(), args.end());
+    try {
+      program.parse(args);
+    } catch (const CLI::ParseError& error) {
+      return heapline::option_checks::refusal_text(error, program);
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(refused({"--out", "a", "--out", "b"}), "--out: given twice (it takes one value)");
+  EXPECT_EQ(refused({"--follow"}), "--follow: needs a value (tree or command)");
+  EXPECT_EQ(refused({"--window"}), "--window: needs a value (a whole number from 2 to 10000)");
+  EXPECT_EQ(refused({"--follow", "all"}), "--follow: must be tree or command, got 'all'");
+  EXPECT_EQ(refused({"1", "2"}), "unexpected argument '2'");
+  EXPECT_EQ(refused({"1", "2", "3"}), "unexpected arguments '2' '3'");
+  EXPECT_EQ(refused({"--file", "/nonexistent/x"}), "--file: no such file: /nonexistent/x");
+  EXPECT_EQ(refused({"--file", "/"}), "--file: a directory, not a file: /");
+  EXPECT_EQ(refused({"--dir", "/nonexistent"}), "--dir: no such directory: /nonexistent");
+  EXPECT_EQ(refused({"--dir", "/etc/passwd"}), "--dir: not a directory: /etc/passwd");
+}
+
 }  // namespace
