@@ -149,6 +149,7 @@ int heapline_main(int argc, char** argv) {
     say("heapline", refused + " (heapline run --help: the options)");
     return kUsageError;
   }
+  heapline::option_checks::take_every_word_as_given(heapline);
   try {
     heapline.parse(words);
   } catch (const CLI::CallForHelp&) {

@@ -67,7 +67,7 @@ TEST(OutputFiles, AnOutputOnTheWayToAnotherOrToAnInputIsRefused) {
   char dir_template[] = "/tmp/output-file-XXXXXX";
   ASSERT_NE(::mkdtemp(dir_template), nullptr);
   const std::string dir = dir_template;
-  const OutputRules make_parents{true, 0};
+  const OutputRules make_parents{.made_directories = 1};
   auto refusal = [](auto&& claim) {
     try {
       claim();
@@ -105,6 +105,61 @@ TEST(OutputFiles, AnOutputOnTheWayToAnotherOrToAnInputIsRefused) {
               "--out p: would be written inside the store, which this command reads (give the output another name)");
   }
   EXPECT_FALSE(fs::exists(dir + "/x"));
+  fs::remove_all(dir);
+}
+
+// A missing directory on the way to an output is refused, in one line that
+// names it, and nothing is made; only the directories the command makes
+// itself (made_directories: the output directory it was asked for, its
+// own below it) are made, one level each, in a directory that exists.
+// export --out nodir/sub/x.csv made nodir and nodir/sub (as root, --out
+// /nonexistent/x.csv made /nonexistent).
+TEST(OutputFiles, AMissingDirectoryIsRefusedNotMade) {
+  char dir_template[] = "/tmp/output-file-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  auto refusal = [](auto&& write) {
+    try {
+      write();
+    } catch (const OutputRefused& refused) {
+      return std::string(refused.what());
+    }
+    return std::string("not refused");
+  };
+  EXPECT_EQ(refusal([&] { write_output_file(dir + "/nodir/sub/x.csv", "x"); }),
+            dir + "/nodir/sub/x.csv: " + dir + "/nodir/sub: No such file or directory");
+  EXPECT_EQ(refusal([&] { write_output_file(dir + "/nodir/x.csv", "x"); }),
+            dir + "/nodir/x.csv: " + dir + "/nodir: No such file or directory");
+  // render --out nodir/sub: the page's directory (sub) is made, not nodir.
+  EXPECT_EQ(refusal([&] { write_output_file(dir + "/nodir/sub/page.md", "x", {.made_directories = 1}); }),
+            dir + "/nodir/sub/page.md: " + dir + "/nodir: No such file or directory");
+  EXPECT_EQ(refusal([&] { write_output_file(dir + "/nodir/sub/plots/p.svg", "x", {.made_directories = 2}); }),
+            dir + "/nodir/sub/plots/p.svg: " + dir + "/nodir: No such file or directory");
+  EXPECT_FALSE(fs::exists(dir + "/nodir"));
+  // What the command makes, in a directory that exists, is made.
+  write_output_file(dir + "/page/plots/p.svg", "x", {.made_directories = 2, .own_directories = 1});
+  write_output_file(dir + "/page/index.md", "x", {.made_directories = 1});
+  EXPECT_TRUE(fs::is_regular_file(dir + "/page/plots/p.svg"));
+  EXPECT_TRUE(fs::is_regular_file(dir + "/page/index.md"));
+  fs::remove_all(dir);
+}
+
+// A directory on the way that is a symbolic link to nothing is said as
+// such, whichever writer meets it: "cannot create rlink/plots: File
+// exists" named a directory that does not exist, and mkdir at the link
+// failed with "File exists".
+TEST(OutputFiles, ASymbolicLinkToNothingOnTheWayIsSaidAsSuch) {
+  char dir_template[] = "/tmp/output-file-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const std::string link = dir + "/rlink";
+  ASSERT_EQ(::symlink((dir + "/no_such_target").c_str(), link.c_str()), 0);
+  const std::string said = link + " is a symbolic link to " + dir + "/no_such_target, which does not exist";
+  EXPECT_EQ(output_problem(link + "/x.csv"), said);
+  EXPECT_EQ(output_problem(link + "/sub/page.md", {.made_directories = 1}), said);
+  EXPECT_EQ(output_problem(link + "/page.md", {.made_directories = 1}), said);
+  EXPECT_EQ(output_problem(link + "/plots/p.svg", {.made_directories = 2, .own_directories = 1}), said);
+  EXPECT_FALSE(fs::exists(dir + "/no_such_target"));
   fs::remove_all(dir);
 }
 

@@ -96,11 +96,35 @@ for writer in "${writers[@]}"; do
   for name in "$work/$long$suffix" "$work/nodir/x$suffix"; do
     read -r -a argv <<<"${template//@$suffix/$name}"
     [[ $what == run* ]] && argv+=(-- "${command[@]}")
-    [[ $what == export* && $name == */nodir/* ]] && continue  # export makes its directories
-    [[ $what == compare* && $name == */nodir/* ]] && continue  # so does compare
-    check "$what ${name:0:40}..." "$status" "$name" -- "${argv[@]}"
+    # A missing directory is refused, and not made.
+    target=$name
+    [[ $name == */nodir/* ]] && target=$work/nodir
+    check "$what ${name:0:40}..." "$status" "$target" -- "${argv[@]}"
   done
 done
+# render and compare make the output directory they are asked for, never
+# the one it is in: a missing directory on the way is refused, and not made.
+check "render --out nodir/sub" 1 "$work/nodir" -- "$bench" render --store store --out "$work/nodir/sub"
+check "compare --out nodir/sub" 1 "$work/nodir" -- "$bench" compare --build a=$LIB --build b=$LIB --runs 1 \
+  --only churn-1t --out "$work/nodir/sub"
+check "compare --json nodir/sub/r.json" 1 "$work/nodir" -- "$bench" compare --build a=$LIB --build b=$LIB --runs 1 \
+  --only churn-1t --json "$work/nodir/sub/r.json"
+"$bench" render --store store --out "$work/new-page" >out 2>err || fail "render --out a new directory: $(cat err)"
+[[ -f $work/new-page/performance.md ]] || fail "render --out a new directory: no page"
+rm -rf "$work/new-page"
+# A directory on the way that is a symbolic link to nothing: said as such
+# ("cannot create rlink/plots: File exists" named a directory that does not
+# exist).
+ln -s "$work/no_such_target" rlink
+for out in rlink/x.csv; do
+  check "export --out $out" 1 rlink -- "$bench" export --store store --out "$out"
+  grep -q "rlink is a symbolic link to $work/no_such_target, which does not exist" err || fail "export --out $out: $(cat err)"
+done
+for out in rlink rlink/sub; do
+  check "render --out $out" 1 rlink -- "$bench" render --store store --out "$out"
+  grep -q "rlink is a symbolic link to $work/no_such_target, which does not exist" err || fail "render --out $out: $(cat err)"
+done
+rm -f rlink
 # An empty name is refused, never taken for the default.
 check "run --out ''" 2 none -- "$heapline" --out '' -- "${command[@]}"
 check "run --plot ''" 2 none -- "$heapline" --plot '' -- "${command[@]}"
@@ -216,6 +240,32 @@ check "suite --out the store's points" 1 clash-store/points.jsonl/performance.md
   "$bench" suite --lib "$LIB" --commit 0123456 --runs 1 --no-instructions --only churn-1t --store clash-store \
   --out clash-store/points.jsonl
 rm -rf clash-store
+# Every file of a store (its points, its calibrations, whatever else it
+# holds) is kept from every output of every command: export --out
+# STORE/calibration.jsonl replaced the calibrations with CSV.
+mkdir -p guarded/bench-data
+printf '{"kept": 1}\n' >guarded/bench-data/calibration.jsonl
+printf 'unstored\n' >guarded/bench-data/unstored-1.jsonl
+for name in calibration.jsonl unstored-1.jsonl new.csv; do
+  check "export --out the store's $name" 1 guarded/bench-data/$name -- \
+    "$bench" export --store guarded/bench-data --out guarded/bench-data/$name
+  grep -q "which this command reads" err || fail "export --out the store's $name: not said as the store's: $(cat err)"
+done
+check "render --out the store" 1 guarded/bench-data/calibration.jsonl -- \
+  "$bench" render --store guarded/bench-data --out guarded/bench-data
+# compare reads the default store (<work>/bench-data): its files too.
+check "compare --json the default store's calibrations" 1 guarded/bench-data/calibration.jsonl -- \
+  "$bench" --source-dir "$work/guarded" compare --build "a=$LIB" --build "b=$LIB" --runs 1 --only churn-1t \
+  --json "$work/guarded/bench-data/calibration.jsonl"
+# check --github's job summary is an output too.
+before=$(describe guarded/bench-data/calibration.jsonl)
+GITHUB_STEP_SUMMARY=guarded/bench-data/calibration.jsonl "$bench" check --store guarded/bench-data --github \
+  >out 2>err
+[[ $(describe guarded/bench-data/calibration.jsonl) == "$before" ]] ||
+  fail "check --github: the store's calibrations were written: $(cat guarded/bench-data/calibration.jsonl)"
+grep -q "the job summary (GITHUB_STEP_SUMMARY) was not written: .*which this command reads" err ||
+  fail "check --github, the summary in the store: not said: $(cat err)"
+rm -rf guarded
 # render: a file of the page that is not a regular file is refused before the render.
 mkdir -p page
 for kind in fifo symlink directory; do

@@ -195,6 +195,13 @@ TEST(Catalogue, EachFaultOfACatalogueIsSaidAsItIs) {
               0u)
         << variable;
   }
+  // A HEAPLINE_* value the library refuses (it would run with its default
+  // under the scenario's name) is refused by the library's own rule.
+  EXPECT_EQ(refusal(R"({"scenarios": [{"name": "a", "command": ["x"], "env": {"HEAPLINE_INTERVAL_MS": "-1"}}]})"),
+            "scenario catalogue c.json: a: env: HEAPLINE_INTERVAL_MS takes whole milliseconds from 0 to 86400000, "
+            "not '-1' (the library would run with its default)");
+  EXPECT_EQ(refusal(R"({"scenarios": [{"name": "a", "command": ["x"], "env": {"HEAPLINE_PRECISION": "exact"}}]})"),
+            "accepted");
   EXPECT_EQ(refusal(R"({"scenarios": [{"name": "a", "command": ["x"], "shows": "line\nbreak"}]})"),
             "scenario catalogue c.json: a: shows holds a control character ('line\\x0abreak')");
 }

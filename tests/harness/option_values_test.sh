@@ -74,7 +74,7 @@ for value in '' $'a\nb' 'a b' main HEAD~1 zz 123456 ABCDEF0 "$(printf 'a%.0s' {1
   refused "--commit: must be a commit's SHA (7 to 64 lowercase hexadecimal digits)" export --commit "$value"
   refused "--commit-range: must be FIRST..LAST, two commits' SHAs" suite --store "$work/fresh" --commit-range "$value..abcdef0"
 done
-refused "--until-ci-of: x not in {wall,cpu}" suite --store "$work/fresh" --until-ci-of x
+refused "--until-ci-of: must be wall or cpu, got 'x'" suite --store "$work/fresh" --until-ci-of x
 refused "--gate: must name wall, cpu or instructions, got 'speed'" check --store "$work/store" --gate speed
-refused "--source-dir: Directory does not exist" --source-dir "$work/missing" validate --store "$work/store"
+refused "--source-dir: no such directory: " --source-dir "$work/missing" validate --store "$work/store"
 echo "option values: ok"

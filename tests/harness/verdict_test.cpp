@@ -720,5 +720,37 @@ TEST(Calibration, ReadPerFigureAndScaleOldLinesAreTheWallFigures) {
   }
 }
 
+// Every figure of a calibration line is one a measurement can give, as a
+// point's are: a line with a noise of 1e300 (which put every verdict of its
+// figure out of reach) is refused with one line naming the field, and so
+// is each other figure out of its range.
+TEST(Calibration, EveryFigureOfALineIsOneAMeasurementCanGive) {
+  const std::string path = ::testing::TempDir() + "/calibration-bounds.jsonl";
+  const std::string start = R"({"scenario":"churn-1t","fingerprint":"m","figure":"cpu",)";
+  {
+    std::ofstream out(path);
+    out << start << R"("sigma":1e300})" << "\n"
+        << start << R"("sigma":0.01,"scale":5000})" << "\n"
+        << start << R"("sigma":0.01,"threshold":1e12})" << "\n"
+        << start << R"("sigma":0.01,"detectable":-0.5})" << "\n"
+        << start << R"("sigma":0.01,"aa":[0.0,-2.0]})" << "\n"
+        << start << R"("sigma":0.01,"repeated":[1e300]})" << "\n"
+        << start << R"("sigma":-1})" << "\n"
+        << start << R"("sigma":0.02,"aa":[0.01,-0.01],"repeated":[0.0],"threshold":0.05,"detectable":0.08})" << "\n";
+  }
+  std::vector<std::string> problems;
+  auto calibrations = read_calibrations(path, problems);
+  ASSERT_EQ(problems.size(), 7u);
+  EXPECT_NE(problems[0].find(":1: field \"sigma\" must be from 0 to 1e+06, got 1e+300"), std::string::npos) << problems[0];
+  EXPECT_NE(problems[1].find(":2: field \"scale\" must be above 0 and at most 1000, got 5000"), std::string::npos) << problems[1];
+  EXPECT_NE(problems[2].find(":3: field \"threshold\""), std::string::npos) << problems[2];
+  EXPECT_NE(problems[3].find(":4: field \"detectable\""), std::string::npos) << problems[3];
+  EXPECT_NE(problems[4].find(":5: field \"aa[]\""), std::string::npos) << problems[4];
+  EXPECT_NE(problems[5].find(":6: field \"repeated[]\""), std::string::npos) << problems[5];
+  EXPECT_NE(problems[6].find(":7: field \"sigma\""), std::string::npos) << problems[6];
+  ASSERT_EQ(calibrations.size(), 1u);
+  EXPECT_DOUBLE_EQ(calibrations[0].sigma, 0.02);
+}
+
 }  // namespace
 }  // namespace heapline::bench

@@ -7,7 +7,10 @@
 #pragma once
 
 #include <cstdio>
+#include <cstring>
 #include <functional>
+#include <regex>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -150,6 +153,30 @@ inline CLI::Validator name() {
 // refused (refusal_text says so).
 inline void flags_take_no_value(CLI::App& app) { app.option_defaults()->disable_flag_override(); }
 
+// Every word of an option that takes several (a command after `--`, a list
+// of files, a repeated --build) is taken as given. CLI11 reads a word of
+// such an option written "[a,b]" as its own list syntax: "[x]" lost its
+// brackets and "[a,b]" became two words, so a command measured was not the
+// one given (sh -c '[ -z "$X" ]' ran as sh -c ' -z "$X" ') and a file
+// named [pts] was looked for as pts. CLI11 applies that syntax only to an
+// option allowed to take further words on its own (allow_extra_args), so:
+// a positional takes every word left (it asks for them all instead) and a
+// named option one word each time it is given. Called by each program on
+// its whole command line once every option is added, before parsing: no
+// option is left that rewrites a word.
+inline void take_every_word_as_given(CLI::App& app) {
+  for (CLI::Option* option : app.get_options([](CLI::Option* o) { return o->get_allow_extra_args(); })) {
+    if (option->get_expected_max() <= 1) continue;
+    option->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    // A positional with this many words still to come takes every word
+    // left; CLI11 refuses a required one given none ("COMMAND is required").
+    if (!option->nonpositional())
+      option->expected(CLI::detail::expected_max_vector_size, CLI::detail::expected_max_vector_size);
+  }
+  for (CLI::App* subcommand : app.get_subcommands([](const CLI::App*) { return true; }))
+    take_every_word_as_given(*subcommand);
+}
+
 // Whether `name` ("--profile") is a flag of `app` or of one of its
 // subcommands, at any depth.
 inline bool is_flag_of(const CLI::App& app, const std::string& name) {
@@ -174,6 +201,70 @@ inline std::string empty_flag_value(const CLI::App& app, const std::vector<std::
   return "";
 }
 
+// CLI11's own texts for the kinds of refusal it makes itself, in the
+// programs' words (design.md: "OPTION: must be ..., got 'VALUE'"): "At Most
+// 1 required but received 2", "1 required TEXT:{tree,command} missing",
+// "The following argument was not expected", its file checks' "File does
+// not exist". A text of another kind is kept.
+inline std::string in_the_projects_words(const std::string& text) {
+  std::smatch m;
+  // An option given more times than it takes.
+  static const std::regex at_most(R"(^(\S+): At Most (\d+) required but received (\d+)$)");
+  if (std::regex_match(text, m, at_most)) {
+    if (m[2] == "1" && m[3] == "2") return m[1].str() + ": given twice (it takes one value)";
+    return m[1].str() + ": given " + m[3].str() + " times (it takes at most " + m[2].str() + ")";
+  }
+  static const std::regex at_least(R"(^(\S+): At least (\d+) required but received (\d+)$)");
+  if (std::regex_match(text, m, at_least))
+    return m[1].str() + ": needs " + m[2].str() + " values, got " + m[3].str();
+  // A value missing: its type name is CLI11's ("TEXT:{tree,command}",
+  // "INT:a whole number from 2 to 10000"), its rule after the colon.
+  static const std::regex missing(R"(^(\S+): \d+ required (\S+?)(:(.*))? missing$)");
+  if (std::regex_match(text, m, missing)) {
+    std::string rule = m[4].str();
+    if (rule.size() >= 2 && rule.front() == '{' && rule.back() == '}') {
+      rule = rule.substr(1, rule.size() - 2);
+      const std::size_t last = rule.rfind(',');
+      if (last != std::string::npos) rule = rule.substr(0, last) + " or " + rule.substr(last + 1);
+      for (std::size_t at = rule.find(','); at != std::string::npos; at = rule.find(',', at + 2)) rule.replace(at, 1, ", ");
+    }
+    return m[1].str() + ": needs a value" + (rule.empty() ? std::string() : " (" + rule + ")");
+  }
+  // A value outside a list (CLI::IsMember): "x not in {wall,cpu}".
+  static const std::regex not_member(R"(^(\S+): (.*) not in \{(.*)\}$)");
+  if (std::regex_match(text, m, not_member)) {
+    std::string names = m[3].str();
+    const std::size_t last = names.rfind(',');
+    if (last != std::string::npos) names = names.substr(0, last) + " or " + names.substr(last + 1);
+    for (std::size_t at = names.find(','); at != std::string::npos; at = names.find(',', at + 2)) names.replace(at, 1, ", ");
+    return m[1].str() + ": must be " + names + ", got " + shown(m[2].str());
+  }
+  static const std::regex extra(R"(^The following arguments? (was|were) not expected: (.*)$)");
+  if (std::regex_match(text, m, extra)) {
+    if (m[1] == "was") return "unexpected argument " + shown(m[2].str());
+    // CLI11 lists them last first, separated by spaces.
+    std::vector<std::string> words;
+    std::istringstream list(m[2].str());
+    for (std::string word; list >> word;) words.insert(words.begin(), shown(word));
+    std::string joined;
+    for (const std::string& word : words) joined += (joined.empty() ? "" : " ") + word;
+    return "unexpected arguments " + joined;
+  }
+  // The file checks of an option (CLI::ExistingFile, ExistingDirectory).
+  static const std::pair<const char*, const char*> files[] = {
+      {"File does not exist: ", "no such file: "},
+      {"File is actually a directory: ", "a directory, not a file: "},
+      {"Directory does not exist: ", "no such directory: "},
+      {"Directory is actually a file: ", "not a directory: "},
+      {"Path does not exist: ", "no such file or directory: "},
+  };
+  for (const auto& [theirs, ours] : files) {
+    if (const std::size_t at = text.find(theirs); at != std::string::npos)
+      return text.substr(0, at) + ours + text.substr(at + std::strlen(theirs));
+  }
+  return text;
+}
+
 // The line for a refusal of `program`'s command line: CLI11's own, but for
 // a flag given a value, which CLI11 calls "a disallowed flag override", and
 // a word where the subcommand goes that names none, which CLI11 calls "A
@@ -195,7 +286,7 @@ inline std::string refusal_text(const CLI::Error& error, const CLI::App& program
     if (flag.rfind('-', 0) != 0) flag = (flag.size() == 1 ? "-" : "--") + flag;
     return flag + ": a flag takes no value (give " + flag + " alone)";
   }
-  return text;
+  return in_the_projects_words(text);
 }
 
 }  // namespace heapline::option_checks

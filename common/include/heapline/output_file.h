@@ -59,9 +59,14 @@ class OutputRefused : public std::runtime_error {
 };
 
 struct OutputRules {
-  // Directories missing on the way to the file are made (a page's folder);
-  // without, a missing directory is refused (a mistyped path).
-  bool create_parents = false;
+  // How many directories at the end of the way to the file the command
+  // makes when they are missing: the output directory it was asked for
+  // (render --out DIR: 1 for DIR/performance.md) and its own below it
+  // (2 for DIR/plots/x.svg). Any directory above them that is missing is
+  // refused, as a missing directory of a file is (0): a mistyped path
+  // made a tree of directories anywhere (--out /nonexistent/x.csv, as root,
+  // made /nonexistent).
+  std::size_t made_directories = 0;
   // Bytes that names derived from this one add to its last part (the
   // library's ".<pid>.<random>.tmp", a live file's ".live"): such a name
   // must fit in the filesystem too.
@@ -117,6 +122,18 @@ inline std::string directory_of(const std::string& path) {
   return parent.empty() ? "." : parent;
 }
 
+// What the symbolic link `path` points to when that does not exist ("" when
+// `path` is no such link).
+inline std::string dangling_link_target(const std::string& path) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0 || !S_ISLNK(info.st_mode)) return "";
+  if (::stat(path.c_str(), &info) == 0) return "";
+  char target[PATH_MAX];
+  const ssize_t length = ::readlink(path.c_str(), target, sizeof target - 1);
+  if (length <= 0) return "";
+  return terminal_text(std::string_view(target, static_cast<std::size_t>(length)));
+}
+
 // The nearest directory on the way to `dir` that exists ("" with `why`
 // when a part of the way is not a directory or cannot be looked at).
 inline std::string nearest_existing(std::string dir, std::string& why) {
@@ -131,6 +148,12 @@ inline std::string nearest_existing(std::string dir, std::string& why) {
     }
     if (errno != ENOENT) {
       why = dir + ": " + std::strerror(errno);
+      return "";
+    }
+    // A symbolic link to nothing is said as such: mkdir there fails with
+    // "File exists", which named a directory that does not exist.
+    if (const std::string target = dangling_link_target(dir); !target.empty()) {
+      why = dir + " is a symbolic link to " + target + ", which does not exist";
       return "";
     }
     const std::string up = directory_of(dir);
@@ -177,7 +200,13 @@ inline std::string output_problem(const std::string& path, const OutputRules& ru
   std::string why;
   const std::string existing = nearest_existing(dir, why);
   if (existing.empty()) return why;
-  if (existing != dir && !rules.create_parents) return dir + ": " + std::strerror(ENOENT);
+  {
+    // The directory the command would not make is the one refused: the
+    // parent of those it makes.
+    std::string beyond = dir;
+    for (std::size_t i = 0; i < rules.made_directories && beyond != existing; ++i) beyond = directory_of(beyond);
+    if (beyond != existing) return beyond + ": " + std::strerror(ENOENT);
+  }
   {
     std::string own = dir;
     for (std::size_t i = 0; i < rules.own_directories; ++i, own = directory_of(own)) {
@@ -272,15 +301,11 @@ class OutputFiles {
       claim = &claimed_.back();
     }
     const std::string dir = output_detail::directory_of(path);
-    if (claim->rules.create_parents) {
-      std::error_code error;
-      std::filesystem::create_directories(dir, error);
-      if (error) throw OutputRefused(path + ": cannot create " + dir + ": " + error.message());
-    }
     if (const std::string problem = output_problem(path, claim->rules); !problem.empty()) {
       discard();
       throw OutputRefused(path + ": " + problem);
     }
+    make_directories(path, dir, claim->rules.made_directories);
     std::string temporary = dir + "/.heapline-XXXXXX";
     const int fd = ::mkostemp(temporary.data(), O_CLOEXEC);
     if (fd < 0) throw OutputRefused(path + ": cannot create a file in " + dir + ": " + std::strerror(errno));
@@ -299,6 +324,23 @@ class OutputFiles {
       const int error = errno;
       discard();
       throw OutputRefused(path + ": cannot be written: " + std::strerror(error) + "; nothing was replaced");
+    }
+  }
+
+  // Makes the last `count` directories of `dir` that are missing, one
+  // level at a time (output_problem checked that the one above them
+  // exists): never a tree of directories. Throws OutputRefused.
+  static void make_directories(const std::string& path, const std::string& dir, std::size_t count) {
+    std::vector<std::string> missing;
+    std::string level = dir;
+    for (std::size_t i = 0; i < count; ++i, level = output_detail::directory_of(level)) {
+      struct stat info {};
+      if (::stat(level.c_str(), &info) == 0) break;
+      missing.push_back(level);
+    }
+    for (auto level = missing.rbegin(); level != missing.rend(); ++level) {
+      if (::mkdir(level->c_str(), 0777) != 0 && errno != EEXIST)
+        throw OutputRefused(path + ": cannot create " + *level + ": " + std::strerror(errno));
     }
   }
 

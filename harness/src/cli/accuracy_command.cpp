@@ -34,10 +34,17 @@ struct AccuracyOptions {
 std::string accuracy_build(const std::string& library) {
   if (std::filesystem::path(library).filename() == "libheapline_accuracy.so") return library;
   const std::string beside = accuracy_library_for(library);
-  if (beside.empty())
-    throw Refusal("no accuracy build beside " + library +
-                  ": libheapline_accuracy.so is built with it (target heapline_preload_accuracy).");
-  return beside;
+  if (!beside.empty()) return beside;
+  // What was looked for, and where (accuracy_library_for's rule): the
+  // accuracy build is libheapline.so's, found beside a library of that name.
+  const std::filesystem::path path(library);
+  const std::string directory = path.parent_path().empty() ? "." : path.parent_path().string();
+  if (library.find(':') != std::string::npos || path.filename() != "libheapline.so")
+    throw Refusal("no accuracy build for " + library + ": libheapline_accuracy.so is looked for beside a library "
+                  "named libheapline.so, the build it is made with; give --lib the accuracy build itself (such as " +
+                  directory + "/libheapline_accuracy.so).");
+  throw Refusal("no accuracy build beside " + library + ": no libheapline_accuracy.so in " + directory +
+                " (it is built with libheapline.so: target heapline_preload_accuracy).");
 }
 
 std::string percent_of(std::int64_t part, std::int64_t whole) {

@@ -172,6 +172,7 @@ std::optional<int> parse_command_line(CLI::App& bench, int argc, char** argv, Lo
     say("heapline-bench", refused + " (heapline-bench --help: the options)");
     return kExitUsage;
   }
+  heapline::option_checks::take_every_word_as_given(bench);
   try {
     bench.parse(argc, argv);
   } catch (const CLI::CallForAllHelp&) {

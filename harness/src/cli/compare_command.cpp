@@ -9,6 +9,7 @@
 
 #include "command_line.h"
 #include "commands.h"
+#include "heapline_bench/history/store.h"
 #include "heapline_bench/measurement/catalogue.h"
 #include "heapline_bench/measurement/compare.h"
 #include "heapline_bench/measurement/instructions.h"
@@ -72,6 +73,8 @@ void apply_setting(std::vector<Build>& builds, const std::string& setting) {
   const std::string value = setting.substr(equals + 1);
   if (const std::string use = set_by_the_harness(name); !use.empty())
     throw Refusal("--env may not set " + name + " ('" + setting + "'): " + use + ". Nothing was measured.");
+  if (const std::string refused = refused_by_the_library(name, value); !refused.empty())
+    throw Refusal("--env '" + setting + "': " + refused + ". Nothing was measured.");
   for (Build& build : builds) {
     if (build.label != label) continue;
     if (build.env.count(name) != 0)
@@ -138,11 +141,15 @@ int run_compare(const CompareOptions& options) {
   // What heapline-bench reads is never an output: the catalogue, and the
   // default store's files (--json bench-data/points.jsonl replaced the
   // history with a comparison).
-  const std::string store = store_directory("", options.where);
-  for (const std::string& input : {options.where.catalogue, store + "/points.jsonl", store + "/calibration.jsonl"})
-    outputs.reads("", input);
-  outputs.claim(options.json.empty() ? json_path : "--json " + options.json, json_path, {true, 0});
-  outputs.claim(options.out.empty() ? markdown_path : "--out " + options.out, markdown_path, {true, 0});
+  outputs.reads("", options.where.catalogue);
+  Store(store_directory("", options.where)).protect_from(outputs);
+  // The output directory (--out, or the default) is made when missing, in
+  // a directory that exists; a file named by --json is made in one.
+  const heapline::OutputRules in_out_dir{.made_directories = 1};
+  const bool json_in_out_dir = !options.write_docs && options.json.empty();
+  outputs.claim(options.json.empty() ? json_path : "--json " + options.json, json_path,
+                json_in_out_dir ? in_out_dir : heapline::OutputRules{});
+  outputs.claim(options.out.empty() ? markdown_path : "--out " + options.out, markdown_path, in_out_dir);
 
   ScratchDirectory scratch;
   auto request_for = [&](const std::string& name) {

@@ -87,7 +87,15 @@ Subcommand add_overhead_command(CLI::App& bench, const Locations& where) {
         app.add_flag("--instructions", options.instructions,
                      "Also count instructions under callgrind (the catalogue's reduced command)");
         add_precision_options(app, options.precision);
-        app.final_callback([&options] { check::relations(options.precision, options.runs); });
+        app.final_callback([&options, &app] {
+          check::relations(options.precision, options.runs);
+          // --scale multiplies the catalogue command's operation count: a
+          // command given after -- ran unscaled while the point recorded
+          // the scale, and points are compared by scale.
+          if (!options.command.empty() && app.count("--scale") > 0)
+            throw CLI::ValidationError("--scale", "scales the catalogue's command only; give the command after -- "
+                                                  "at the size to measure, without --scale");
+        });
       });
 }
 

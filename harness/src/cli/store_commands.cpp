@@ -102,8 +102,8 @@ RenderOptions render_options(const RenderCommandOptions& options) {
 void claim_render_command_outputs(const RenderCommandOptions& options, const Catalogue& catalogue,
                                   heapline::OutputFiles& outputs) {
   const Store store(store_directory(options.store, options.where));
-  for (const std::string& input : {store.points_path(), store.calibration_path(), options.where.catalogue})
-    outputs.reads("", input);
+  store.protect_from(outputs);
+  outputs.reads("", options.where.catalogue);
   claim_render_outputs(catalogue, render_options(options), outputs);
 }
 
@@ -207,9 +207,9 @@ int run_export(const ExportOptions& options) {
   // "-" is standard output, as without --out.
   const bool to_stdout = options.out.empty() || options.out == "-";
   heapline::OutputFiles outputs;
-  if (!to_stdout) outputs.claim("--out " + options.out, options.out, {true, 0});
+  if (!to_stdout) outputs.claim("--out " + options.out, options.out);
   const Store store = existing_store(options.store, options.where);
-  outputs.reads("", store.points_path());
+  store.protect_from(outputs);
   StoreContents contents = store.read();
   // Exporting part of the history silently would mislead the dashboard.
   if (!contents.problems.empty())

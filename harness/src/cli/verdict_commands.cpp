@@ -243,6 +243,10 @@ int run_check(const CheckOptions& options) {
   if (options.github) {
     if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary != nullptr && *summary != '\0') {
       try {
+        // The job summary is an output too: never a file of the store.
+        heapline::OutputFiles guard;
+        store.protect_from(guard);
+        guard.claim("GITHUB_STEP_SUMMARY " + std::string(summary), summary);
         heapline::append_to_output_file(summary, report.str() + "\n");
       } catch (const heapline::OutputRefused& refused) {
         say("check", std::string("the job summary (GITHUB_STEP_SUMMARY) was not written: ") + refused.what());

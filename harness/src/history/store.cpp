@@ -197,10 +197,12 @@ class LockedAppendFile {
   int fd_ = -1;
 };
 
+// The default store (<work>/bench-data) is made on the first append; its
+// parent must exist, as every output's must (heapline/output_file.h): one
+// directory, never a tree.
 void create_store_directory(const std::string& directory) {
-  std::error_code ec;
-  std::filesystem::create_directories(directory, ec);
-  if (ec) throw std::runtime_error("cannot create the store directory " + directory + ": " + ec.message());
+  if (::mkdir(directory.c_str(), 0777) != 0 && errno != EEXIST)
+    throw std::runtime_error("cannot create the store directory " + directory + ": " + std::strerror(errno));
 }
 
 // The points as the store's lines, each checked by the one reader first:
@@ -232,6 +234,13 @@ void Store::append(const Point& point) const { append(std::vector<Point>{point})
 void Store::append(const std::vector<Point>& points) const { append_lines(points_path(), checked_lines(points)); }
 
 std::string Store::calibration_path() const { return directory_ + "/calibration.jsonl"; }
+
+void Store::protect_from(heapline::OutputFiles& outputs) const {
+  // The two files first: a refusal names the file an output would replace.
+  outputs.reads("", points_path());
+  outputs.reads("", calibration_path());
+  outputs.reads("the store " + directory_, directory_);
+}
 
 void Store::check_appendable() const {
   create_store_directory(directory_);

@@ -168,6 +168,8 @@ Catalogue parse_catalogue(const std::string& json_text, const std::string& origi
       // variable the harness sets for a run (process_runner.h).
       if (const std::string use = set_by_the_harness(variable); !use.empty())
         throw fail(name + ": env may not set " + variable + " (" + use + ")");
+      if (const std::string refused = refused_by_the_library(variable, value); !refused.empty())
+        throw fail(name + ": env: " + refused);
     }
     if (scenario.scale_arg < -1 || scenario.scale_arg >= static_cast<int>(scenario.command.size()) ||
         (!scenario.instructions_command.empty() &&

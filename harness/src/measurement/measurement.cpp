@@ -1,6 +1,8 @@
 #include "heapline_bench/measurement/measurement.h"
 
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -17,6 +19,7 @@
 
 #include <heapline/option_values.h>
 
+#include <heapline/live_format.h>
 #include <heapline/preload_check.h>
 #include <heapline/report_reader.h>
 #include <heapline/say.h>
@@ -102,6 +105,41 @@ std::optional<LibraryRunReport> collect_library_reports(const std::string& direc
   return total;
 }
 
+namespace {
+
+// The loader's trace of the last image the process ran: its lines after the
+// one before last "transferring control:" (each ld.so of the process, one
+// per exec, appends to the same file). The program it names ("" when the
+// trace does not say). A wrapper that loaded the library and then exec'd
+// the program without it (env -u LD_PRELOAD, env -i) showed the library
+// loaded in its own part of the trace.
+std::vector<std::string> last_image_trace(const std::string& prefix, int pid, std::string* program) {
+  std::ifstream trace(prefix + "." + std::to_string(pid));
+  std::vector<std::string> lines, last;
+  std::string line;
+  while (std::getline(trace, line)) lines.push_back(line);
+  // The start of the last image's part: after the last "transferring
+  // control:" before the last "initialize program:" (an image's library
+  // lookups after its own transfer belong to it, not to a next image).
+  std::size_t last_start = std::string::npos;
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    if (lines[i].find("initialize program:") != std::string::npos) last_start = i;
+  std::size_t last_transfer = std::string::npos;
+  for (std::size_t i = 0; last_start != std::string::npos && i < last_start; ++i)
+    if (lines[i].find("transferring control:") != std::string::npos) last_transfer = i;
+  const std::size_t start = last_transfer == std::string::npos ? 0 : last_transfer + 1;
+  last.assign(lines.begin() + static_cast<std::ptrdiff_t>(start), lines.end());
+  if (program != nullptr) {
+    program->clear();
+    for (const std::string& l : last)
+      if (const auto at = l.find("initialize program: "); at != std::string::npos)
+        *program = l.substr(at + std::strlen("initialize program: "));
+  }
+  return last;
+}
+
+}  // namespace
+
 std::string why_not_loaded(const std::string& trace_prefix, int pid, const std::string& program,
                            const std::string& library) {
   const std::string trace = trace_prefix + "." + std::to_string(pid);
@@ -131,17 +169,44 @@ std::string why_not_loaded(const std::string& trace_prefix, int pid, const std::
   }
   if (std::filesystem::file_size(trace, ec) == 0)
     return "ld.so's trace " + trace + " is empty: it could not be written" + (full ? " (" + full_text + ")" : "");
-  return "ld.so's trace shows the program loaded without " + library +
-         ": the command (or a wrapper it runs through) removed it from LD_PRELOAD";
+  std::string last_program;
+  last_image_trace(trace_prefix, pid, &last_program);
+  return "ld.so's trace shows " + (last_program.empty() ? std::string("the program") : last_program) +
+         " loaded without " + library + ": the command (or a wrapper it runs through) removed it from LD_PRELOAD";
 }
 
+
 bool trace_shows_library_loaded(const std::string& prefix, int pid, const std::string& library) {
-  std::ifstream trace(prefix + "." + std::to_string(pid));
   const std::string needle = "file=" + library + " [0];  generating link map";
-  std::string line;
-  while (std::getline(trace, line))
+  for (const std::string& line : last_image_trace(prefix, pid, nullptr))
     if (line.find(needle) != std::string::npos) return true;
   return false;
+}
+
+std::string exec_note_left(const std::string& directory) {
+  std::string note;
+  std::error_code ec;
+  for (const auto& file : std::filesystem::directory_iterator(directory, ec)) {
+    const std::string name = file.path().filename().string();
+    if (name.rfind("heapline.", 0) != 0 || name.size() < 5 || name.substr(name.size() - 5) != ".live") continue;
+    const int fd = ::open(file.path().c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd >= 0) {
+      struct stat info {};
+      if (note.empty() && ::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) &&
+          static_cast<std::size_t>(info.st_size) >= sizeof(heapline::LiveHeader)) {
+        void* map = ::mmap(nullptr, sizeof(heapline::LiveHeader), PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map != MAP_FAILED) {
+          const auto* header = static_cast<const heapline::LiveHeader*>(map);
+          if (header->magic.load(std::memory_order_acquire) == heapline::kLiveMagic)
+            note.assign(header->exec_note, strnlen(header->exec_note, sizeof header->exec_note));
+          ::munmap(map, sizeof(heapline::LiveHeader));
+        }
+      }
+      ::close(fd);
+    }
+    std::filesystem::remove(file.path(), ec);
+  }
+  return note;
 }
 
 std::string checked_preload_library(const std::string& path) {
@@ -281,6 +346,13 @@ Measurement measure(ProcessRunner& runner, const MeasurementRequest& request, co
           throw Refusal(request.scenario + ": " + library + " was not loaded into " + request.command[0] + ": " +
                         why_not_loaded(trace_prefix, result.pid, request.command[0], library) +
                         ". Nothing was recorded.");
+    // The library keeps its live file, with a note, when an image it is in
+    // execs a program it cannot follow (sh -c 'exec STATIC'): the program
+    // measured ran without it.
+    if (!request.scratch_directory.empty())
+      if (const std::string note = exec_note_left(request.scratch_directory); with && !note.empty())
+        throw Refusal(request.scenario + ": " + request.library + " was not loaded into the program " +
+                      request.command[0] + " exec'd: " + note + ". Nothing was recorded.");
     // Each run's reports are read (with-runs) or cleared (the others) before
     // the next run writes its own.
     const auto report = request.scratch_directory.empty() ? std::nullopt

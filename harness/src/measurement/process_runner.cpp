@@ -21,6 +21,7 @@
 
 #include <heapline/library_settings.h>
 #include <heapline/say.h>
+#include <heapline/terminal_text.h>
 
 extern char** environ;
 
@@ -39,6 +40,12 @@ std::string set_by_the_harness(const std::string& name) {
   if (name == "LD_DEBUG" || name == "LD_DEBUG_OUTPUT")
     return "the measurement traces what the loader loads, to see the library loaded";
   return "";
+}
+
+std::string refused_by_the_library(const std::string& name, const std::string& value) {
+  if (heapline::read_setting_alone(name.c_str(), value.c_str()) != 0) return "";
+  return name + " takes " + heapline::setting_rule(name.c_str()) + ", not '" + heapline::terminal_text(value, 80) +
+         "' (the library would run with its default)";
 }
 
 std::string how_it_ended(const RunResult& result) {

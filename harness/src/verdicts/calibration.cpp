@@ -1,6 +1,7 @@
 #include "heapline_bench/verdicts/calibration.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 
 #include <heapline/json_document.h>
 
+#include "heapline_bench/history/point.h"
 #include "heapline_bench/text/regular_file.h"
 #include "heapline_bench/text/text.h"
 
@@ -49,6 +51,41 @@ nlohmann::json calibration_to_json(const ScenarioCalibration& c, const std::stri
           {"aa", c.aa_overheads}, {"repeated", c.repeated_overheads},
           {"sigma", c.sigma},     {"threshold", c.threshold},   {"detectable", c.detectable}};
 }
+
+namespace {
+
+std::string shown_figure(double value) {
+  char text[32];
+  const auto [end, error] = std::to_chars(text, text + sizeof text, value);
+  return error == std::errc() ? std::string(text, end) : std::to_string(value);
+}
+
+// Every figure of a calibration line is one a measurement can give, as a
+// point's are (point.h): a noise (sigma) and a threshold are spreads of
+// overheads, from 0 to kMaxOverhead; its A/A and repeated figures are
+// overheads; its scale is --scale's. A sigma of 1e300 was read, and put
+// every verdict of its figure out of reach without a word.
+void check_calibration_figures(const nlohmann::json& line, const NoiseCalibration& c) {
+  auto within = [](const std::string& field, double value, double low, double high, bool low_included) {
+    if (!(low_included ? value >= low : value > low) || !(value <= high))
+      throw std::runtime_error("field \"" + field + "\" must be " + (low_included ? "from " : "above ") +
+                               shown_figure(low) + (low_included ? " to " : " and at most ") + shown_figure(high) +
+                               ", got " + shown_figure(value));
+  };
+  within("sigma", c.sigma, 0, kMaxOverhead, true);
+  within("scale", c.scale, 0, kMaxScale, false);
+  for (const char* spread : {"threshold", "detectable"}) {
+    const double none = 0;
+    within(spread, heapline::json_field<double>(line, spread, &none), 0, kMaxOverhead, true);
+  }
+  for (const char* overheads : {"aa", "repeated"}) {
+    const std::vector<double> none;
+    for (const double value : heapline::json_field<std::vector<double>>(line, overheads, &none))
+      within(std::string(overheads) + "[]", value, -1, kMaxOverhead, false);
+  }
+}
+
+}  // namespace
 
 std::vector<NoiseCalibration> read_calibrations(const std::string& path, std::vector<std::string>& problems) {
   std::map<std::tuple<std::string, std::string, Figure, double, std::string>, NoiseCalibration> newest;
@@ -89,7 +126,7 @@ std::vector<NoiseCalibration> read_calibrations(const std::string& path, std::ve
       c.figure = *known;
       c.scale = json_field<double>(j, "scale", &unscaled);
       c.command = json_field<std::string>(j, "command", &none);
-      if (!(c.sigma >= 0) || !(c.scale > 0)) throw std::runtime_error("sigma and scale must be positive numbers");
+      check_calibration_figures(j, c);
       newest[{c.scenario, c.fingerprint, c.figure, c.scale, c.command}] = c;  // later lines are newer
     } catch (const std::exception& e) {
       problems.push_back(path + ":" + std::to_string(number) + ": " + terminal_text(e.what()));

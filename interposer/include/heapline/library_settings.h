@@ -13,4 +13,16 @@ inline constexpr const char* kLibrarySettings[] = {
     "HEAPLINE_FOLLOW", "HEAPLINE_ROOT_PID",    "HEAPLINE_SAMPLE",    "HEAPLINE_SAMPLE_SEED", "HEAPLINE_TEST_KILL_WRITER",
 };
 
+// The library's own reading of a setting, from the table load_config reads
+// the environment with (interposer/src/base/config.cpp; programs link it
+// through heapline::format): a program that passes a HEAPLINE_* value on
+// (heapline-bench's compare --env, a catalogue's env) refuses, before
+// anything runs, a value the library would refuse and run with its default
+// instead. 1: the library takes `text`; 0: it refuses it; -1: `name` is
+// not one of its settings.
+int read_setting_alone(const char* name, const char* text);
+// What the library takes for the setting `name` ("whole milliseconds from
+// 0 to 86400000"), as its own line says it; nullptr when `name` is not one.
+const char* setting_rule(const char* name);
+
 }  // namespace heapline

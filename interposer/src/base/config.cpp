@@ -187,6 +187,12 @@ const char* setting_name(std::size_t index) {
   return index < sizeof kSettings / sizeof kSettings[0] ? kSettings[index].name : nullptr;
 }
 
+const char* setting_rule(const char* name) {
+  for (const Setting& setting : kSettings)
+    if (std::strcmp(setting.name, name) == 0) return setting.expected;
+  return nullptr;
+}
+
 int read_setting_alone(const char* name, const char* text) {
   for (const Setting& setting : kSettings) {
     if (std::strcmp(setting.name, name) != 0) continue;

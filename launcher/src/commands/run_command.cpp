@@ -130,7 +130,7 @@ std::string claim_outputs(Options& options, heapline::OutputFiles& outputs) {
   std::error_code error;
   const fs::path report = fs::absolute(root_output_path(options.out, command, kWidestPid), error);
   if (error) return shown + ": " + error.message();
-  const heapline::OutputRules report_rules{false, kLibraryDerivedBytes};
+  const heapline::OutputRules report_rules{.derived_bytes = kLibraryDerivedBytes};
   // The default name is made from the program's file name, which may hold
   // any byte: a control character there is the program's, not a name given
   // here, so it is checked as a plain byte (the summary shows it escaped).

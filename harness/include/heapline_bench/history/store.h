@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "heapline/output_file.h"
 #include "heapline_bench/history/point.h"
 #include "heapline_bench/history/point_reader.h"
 
@@ -73,6 +74,14 @@ class Store {
   // std::runtime_error with that one line.
   std::string points_to_read() const;
   std::string calibrations_to_read() const;
+
+  // Names every file of the store to `outputs` as one the command reads:
+  // its points and calibrations, and whatever else the directory holds
+  // (a torn line moved aside, an unstored measurement). No output of any
+  // command may be one of them or lie inside the store (export --out
+  // STORE/calibration.jsonl replaced the calibrations with CSV). Every
+  // command with an output and a store calls it.
+  void protect_from(heapline::OutputFiles& outputs) const;
 
   // Reads every line with the one reader (points_to_read). A missing file is
   // an empty store.

@@ -124,8 +124,14 @@ Measurement measure(ProcessRunner& runner, const MeasurementRequest& request,
 std::optional<LibraryRunReport> collect_library_reports(const std::string& directory);
 
 // True when ld.so's LD_DEBUG=files trace for `pid` under `prefix` shows
-// `library` being loaded.
+// `library` being loaded into the last image the process ran (a wrapper
+// that loaded it and exec'd the program without it does not count).
 bool trace_shows_library_loaded(const std::string& prefix, int pid, const std::string& library);
+// The note a heapline build left in a live file of `directory` (the
+// scratch directory of a run) when an image it was in exec'd a program it
+// could not follow ("PATH: statically linked: no loader runs"); "" when
+// none. The live files are removed.
+std::string exec_note_left(const std::string& directory);
 
 // Why the trace of the run `pid` does not show `library` loaded into
 // `program`, as far as can be told: a program that cannot preload (static,

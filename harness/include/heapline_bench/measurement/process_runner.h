@@ -38,6 +38,15 @@ void set_preload(std::map<std::string, std::string>& env, std::initializer_list<
 // heapline): what it is for, which a refusal says; "" for any other name.
 std::string set_by_the_harness(const std::string& name);
 
+// Why the library would not take `value` for the HEAPLINE_* setting `name`
+// by its own rule (heapline/library_settings.h): "HEAPLINE_X takes RULE,
+// not 'VALUE'"; "" when it takes it, or `name` is not one of its settings.
+// The library says such a value on the run's stderr and runs with its
+// default, so a comparison of "HEAPLINE_PRECISION=bogus" measured the
+// default under that label: a value passed on is checked before anything
+// runs (compare --env, a scenario's env).
+std::string refused_by_the_library(const std::string& name, const std::string& value);
+
 struct RunResult {
   bool started = false;     // false: the command could not be run at all
   std::string start_error;  // why, when !started
