@@ -9,7 +9,8 @@
 #                           another processor: the cross compilers and
 #                           qemu-user (native packages), and apt's lists of
 #                           the arm64 packages, which tools/arm64_sysroot.sh
-#                           unpacks into the build tree. No arm64 package is
+#                           unpacks into the build tree, and debootstrap
+#                           (tools/arm64_root.sh). No arm64 package is
 #                           ever installed on the machine: one that cannot
 #                           stand beside the native one replaces it.
 set -euo pipefail
@@ -36,9 +37,11 @@ fuzz_packages=(
   clang libfuzzer-14-dev libclang-rt-14-dev
 )
 # tools/test.sh --arch arm64 on another processor: qemu-user's static
-# build, so that a test's LD_PRELOAD reaches the arm64 program and not qemu
+# build, so that a test's LD_PRELOAD reaches the arm64 program and not qemu,
+# and debootstrap, which makes the arm64 root the tests run in
+# (tools/arm64_root.sh)
 arm64_packages=(
-  crossbuild-essential-arm64 qemu-user-static
+  crossbuild-essential-arm64 qemu-user-static debootstrap
 )
 test_packages=(
   python3-sphinx python3-myst-parser

@@ -15,14 +15,17 @@
 # another one (x86-64) it cross-builds in build/arm64 with Debian's cross
 # compilers (cmake/aarch64-linux-gnu.cmake) against the arm64 sysroot of
 # tools/arm64_sysroot.sh (build/arm64-sysroot: Debian's arm64 packages
-# unpacked, nothing installed), and runs the tests under qemu-user: ctest
-# starts the arm64 programs through qemu-aarch64-static -L <sysroot>, and
-# the programs they start (the launcher's command, the tests' probes) run
-# through the kernel's binfmt_misc entry for qemu-aarch64, which finds the
-# sysroot in QEMU_LD_PREFIX. Not the README's test command: the whole suite
-# under emulation takes longer than CI's budget; CI runs it natively, on an
-# arm64 runner. The tests tools/arm64.skip lists, which cannot run under
-# emulation, are left out, with the reason each.
+# unpacked, nothing installed), and runs the tests under qemu-user inside
+# the arm64 Debian root of tools/arm64_root.sh (build/arm64-root), where
+# every program is arm64: ctest starts the gtest programs through
+# qemu-aarch64-static -L <sysroot>, and every other program (the launcher's
+# command, the tests' probes, /bin/sh, python3, gcc) runs through the
+# kernel's binfmt_misc entry for qemu-aarch64. (With the host's x86-64
+# programs around them, the arm64 library could not be preloaded into a
+# shell or a Python a test starts.) Not the README's test command: CI runs
+# the arm64 suite natively, on an arm64 runner. The tests tools/arm64.skip
+# lists, which cannot run under qemu-user, are left out, with the reason
+# each.
 set -euo pipefail
 # A step that fails says which: set -e alone would end the run without a word.
 trap 'echo "${0##*/}: line $LINENO failed (status $?): $BASH_COMMAND" >&2' ERR
@@ -65,9 +68,12 @@ if [[ "$arch" == arm64 ]]; then
   # (help2man reads the programs' --help).
   export QEMU_LD_PREFIX=$sysroot
   HEAPLINE_BUILD_DIR=$build_dir "$source_dir/tools/build.sh"
+  root=${HEAPLINE_ARM64_ROOT:-$source_dir/build/arm64-root}
+  "$source_dir/tools/arm64_root.sh" make "$root"
   skipped=$(awk -F'\t' '!/^#/ && !/^[[:space:]]*$/ { print $1 }' "$source_dir/tools/arm64.skip" | paste -sd'|' -)
-  echo "test.sh: arm64 under qemu-user, without the tests tools/arm64.skip lists: ${skipped:-none}"
-  exec ctest --test-dir "$build_dir" --output-on-failure --parallel "$(nproc)" ${skipped:+-E "$skipped"} "$@"
+  echo "test.sh: arm64 under qemu-user in $root, without the tests tools/arm64.skip lists: ${skipped:-none}"
+  exec "$source_dir/tools/arm64_root.sh" run "$root" "$source_dir" "$build_dir" "$sysroot" -- \
+    ctest --test-dir "$build_dir" --output-on-failure --parallel "$(nproc)" ${skipped:+-E "$skipped"} "$@"
 fi
 if ((sanitize)); then
   build_dir=${HEAPLINE_BUILD_DIR:-$source_dir/build/sanitize}
