@@ -7,7 +7,8 @@
 #   tools/arm64_root.sh run ROOT DIR... -- COMMAND...
 #                                          runs COMMAND in ROOT, as root, with
 #                                          each DIR (the source and build
-#                                          trees) at its own path there
+#                                          trees) at its own path there (through
+#                                          the verb `mounted`, its second step)
 #
 # Why a whole root: the tests run programs of the machine they run on
 # (/bin/sh, python3, gcc, git, sort, gnuplot, valgrind) under the library,
@@ -62,26 +63,27 @@ run_in_root() {
   (($# > 1)) || usage
   shift
   [[ -x "$root/bin/sh" ]] || { echo "arm64_root: no root at $root: make it with tools/arm64_root.sh make" >&2; exit 1; }
-  # The mounts, then the command, in one shell of the new namespace; the
-  # directories and the command reach it as arguments, never as code.
-  # shellcheck disable=SC2016 # expanded by the inner shell
-  exec unshare --mount --propagation private -- bash -c '
-    set -e
-    root=$1
-    count=$2
-    shift 2
-    mount -t proc proc "$root/proc"
-    mount --rbind /dev "$root/dev"
-    mount --bind /tmp "$root/tmp"
-    for ((i = 0; i < count; ++i)); do
-      mkdir -p "$root$1"
-      mount --bind "$1" "$root$1"
-      shift
-    done
-    cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
-    exec chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-      HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" "$@"
-  ' arm64_root "$root" "${#dirs[@]}" "${dirs[@]}" "$@"
+  # The mounts are made by this script again, inside the new namespace
+  # (the verb `mounted`): the directories and the command are arguments,
+  # never text a shell reads.
+  exec unshare --mount --propagation private -- "$0" mounted "$root" "${#dirs[@]}" "${dirs[@]}" "$@"
+}
+
+# mounted ROOT COUNT DIR... COMMAND...: inside run's mount namespace.
+mount_and_run() {
+  local root=$1 count=$2 i
+  shift 2
+  mount -t proc proc "$root/proc"
+  mount --rbind /dev "$root/dev"
+  mount --bind /tmp "$root/tmp"
+  for ((i = 0; i < count; ++i)); do
+    mkdir -p "$root$1"
+    mount --bind "$1" "$root$1"
+    shift
+  done
+  cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+  exec chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" "$@"
 }
 
 make_root() {
@@ -120,6 +122,10 @@ case "${1:-}" in
     (($# >= 4)) || usage
     shift
     run_in_root "$@"
+    ;;
+  mounted)  # run's own second step, in its namespace
+    shift
+    mount_and_run "$@"
     ;;
   *) usage ;;
 esac

@@ -2,9 +2,9 @@
 # tools/setup.sh installs what is missing in this machine's architecture: a
 # package present only as a foreign architecture's (libsimdjson-dev:arm64 where
 # libsimdjson-dev:amd64 was) is missing, an architecture-independent one is
-# installed; --arm64 installs the cross compilers and qemu, never an arm64
-# package. Run beside stand-in dpkg, dpkg-query and apt-get that read a
-# table of installed packages and record what apt-get was asked.
+# installed; --arm64 installs the cross compilers, qemu and debootstrap,
+# never an arm64 package. Run beside stand-in dpkg, dpkg-query and apt-get
+# that read a table of installed packages and record what apt-get was asked.
 set -euo pipefail
 source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 work=$(mktemp -d)
@@ -60,16 +60,17 @@ grep -q "install .* libsimdjson-dev" "$work/apt.calls" ||
 ! grep -qw "cmake" "$work/apt.calls" || fail "an architecture-independent package counted as missing: $(cat "$work/apt.calls")"
 grep -q "installing 1 Debian package(s): libsimdjson-dev$" "$work/out" || fail "not named: $(cat "$work/out")"
 
-# --arm64 on amd64: the cross compilers and qemu as native packages, the
-# arm64 architecture added to apt's lists once, and no arm64 package.
+# --arm64 on amd64: the cross compilers, qemu and debootstrap as native
+# packages, the arm64 architecture added to apt's lists once, and no arm64
+# package.
 sed 's/$/ amd64/' <<<"$wanted" >"$work/installed"
 run --arm64 || fail "--arm64 failed: $(cat "$work/out")"
-grep -q "^install .*crossbuild-essential-arm64 qemu-user-static$" "$work/apt.calls" ||
-  fail "--arm64 did not install the cross compilers and qemu: $(cat "$work/apt.calls" 2>/dev/null)"
+grep -q "^install .*crossbuild-essential-arm64 qemu-user-static debootstrap$" "$work/apt.calls" ||
+  fail "--arm64 did not install the cross compilers, qemu and debootstrap: $(cat "$work/apt.calls" 2>/dev/null)"
 ! grep -q ":arm64" "$work/apt.calls" || fail "--arm64 installed an arm64 package: $(cat "$work/apt.calls")"
 grep -qx -- "--add-architecture arm64" "$work/dpkg.calls" || fail "--arm64 did not add the architecture: $(cat "$work/out")"
 echo arm64 >"$work/foreign"
-printf '%s\n' "crossbuild-essential-arm64 amd64" "qemu-user-static amd64" >>"$work/installed"
+printf '%s\n' "crossbuild-essential-arm64 amd64" "qemu-user-static amd64" "debootstrap all" >>"$work/installed"
 run --arm64 || fail "--arm64 failed on a set-up machine: $(cat "$work/out")"
 [[ ! -e "$work/apt.calls" && ! -e "$work/dpkg.calls" ]] || fail "--arm64 changed a set-up machine: $(cat "$work/out")"
 echo "setup_test: ok"

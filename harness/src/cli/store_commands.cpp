@@ -93,6 +93,7 @@ namespace {
 RenderOptions render_options(const RenderCommandOptions& options) {
   RenderOptions render;
   render.out_dir = options.out.empty() ? options.where.work_dir + "/docs/_generated" : options.out;
+  render.made_directories = options.out.empty() ? 2 : 1;
   render.draw_plots = options.plots;
   return render;
 }

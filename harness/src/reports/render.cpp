@@ -9,14 +9,15 @@
 namespace heapline::bench {
 
 void claim_render_outputs(const Catalogue& catalogue, const RenderOptions& options, heapline::OutputFiles& outputs) {
-  // The page's directory is made when missing; the one it is in must exist.
-  const heapline::OutputRules rules{.made_directories = 1};
+  // The page's directory is made when missing (the default's docs/ too);
+  // the one it is in must exist.
+  const heapline::OutputRules rules{.made_directories = options.made_directories};
   outputs.claim("", options.out_dir + "/performance.md", rules);
   outputs.claim("", options.out_dir + "/scenarios.md", rules);
   outputs.claim("", options.out_dir + "/release-comparison.md", rules);
   if (options.draw_plots) {
     // plots/ is the page's own directory: never a link to another.
-    const heapline::OutputRules plot_rules{.made_directories = 2, .own_directories = 1};
+    const heapline::OutputRules plot_rules{.made_directories = options.made_directories + 1, .own_directories = 1};
     for (const auto& name : plot_file_names(catalogue.names()))
       outputs.claim("", options.out_dir + "/plots/" + name, plot_rules);
   }

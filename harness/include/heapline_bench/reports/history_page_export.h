@@ -3,6 +3,7 @@
 // links; the change points; the library's own behaviour.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,11 @@ namespace heapline::bench {
 
 struct RenderOptions {
   std::string out_dir;         // docs/_generated
+  // How many directories at the end of out_dir the render makes when they
+  // are missing: 1 for a directory asked for (--out), in a directory that
+  // exists; 2 for the default, docs/_generated, which the program names
+  // itself (an installed heapline-bench runs where no docs/ is).
+  std::size_t made_directories = 1;
   std::string store_label;     // how the page names its source, e.g. "bench-data/points.jsonl"
   int table_commits = 25;      // rows of the table
   int plot_points = 500;       // the most recent points of each scenario in its plot
