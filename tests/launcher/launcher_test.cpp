@@ -44,6 +44,17 @@ PlotText plot_text(const heapline::ParsedReport& report, const std::string& name
 
 // --- pure parts -----------------------------------------------------------
 
+// A helper's stderr (gnuplot's complaint) is kept up to 16 KiB, its first
+// bytes, and the helper is waited for whatever it writes past that: a
+// helper that floods its stderr neither blocks nor grows the launcher.
+TEST(RunHelper, KeepsTheFirst16KiBOfAHelpersStderrAndWaitsForItsEnd) {
+  const heapline::launcher::HelperResult result =
+      heapline::launcher::run_helper({"/bin/sh", "-c", "printf a >&2; head -c 100000 /dev/zero | tr '\\0' x >&2; exit 3"});
+  EXPECT_TRUE(result.exited(3));
+  ASSERT_EQ(result.said.size(), 16384u);
+  EXPECT_EQ(result.said, "a" + std::string(16383, 'x'));
+}
+
 TEST(OutputNaming, DefaultAndTemplates) {
   using heapline::launcher::root_output_path;
   EXPECT_EQ(root_output_path("", "/usr/bin/sort", 42), "heapline.sort.42.json");
