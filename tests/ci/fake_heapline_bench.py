@@ -12,6 +12,7 @@ import argparse
 import fcntl
 import json
 import os
+import random
 import sys
 import time
 import uuid
@@ -35,16 +36,18 @@ def suite(args):
         scenarios = ["churn-1t", "churn-4t"]
     lines = []
     for scenario in scenarios:
+        # Two real points never coincide (their raw times differ); neither
+        # do two fake ones, even measured in the same second: the overhead,
+        # which the real reader compares (it ignores run_id), is drawn.
+        overhead = 0.05 + random.randrange(1, 1_000_000) * 1e-9
         point = {
             "schema": 1,
             "scenario": scenario,
             "commit": args.commit,
             "commit_range": {"first": first, "last": last} if first else None,
             "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "overhead": 0.05,
-            "interval": [0.04, 0.06],
-            # Two real points never coincide (raw times differ); neither do
-            # two fake ones.
+            "overhead": overhead,
+            "interval": [overhead - 0.01, overhead + 0.01],
             "run_id": uuid.uuid4().hex,
         }
         lines.append(json.dumps(point) + "\n")
