@@ -18,6 +18,7 @@
 #include "precision_budget.h"
 #include "process.h"
 #include "published.h"
+#include "slow_paths.h"
 #include "thread_registry.h"
 
 namespace heapline::accounting {

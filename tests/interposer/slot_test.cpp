@@ -9,6 +9,7 @@
 
 #include "accounting.h"
 #include "process.h"
+#include "slow_paths.h"
 
 namespace heapline::accounting {
 namespace {

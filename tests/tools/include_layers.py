@@ -9,15 +9,21 @@ anything):
   never include the readers for programs (heapline/report_reader.h,
   heapline/regular_file.h: format/; heapline/json_document.h: exceptions
   and allocation).
-- interposer/src goes one way: base < services < accounting < overrides
-  (interposer/README.md, "Layers"); a file includes only headers of its own
-  layer, of the layers before it, and public headers; a file outside the
-  four folders has no layer and is reported.
+- interposer/src goes one way, through its folders in the order the build
+  lists them (interposer/CMakeLists.txt, heapline_interposer_layers: base <
+  services < accounting < overrides, interposer/README.md, "Layers"); a file
+  includes only headers of its own layer, of the layers before it, and
+  public headers; a file outside those folders has no layer and is reported.
 - launcher/ and harness/ include of the interposer only its public headers
   (interposer/include/), never src/ or each other.
 - harness/ goes one way: text < measurement < history < verdicts < reports
   < cli (main.cpp is cli); a layer includes only itself and the layers
   before it.
+- Inside a layer too, modules depend one way: a module is a source with its
+  header (harness/include/heapline_bench/X.h is harness/src/X.cpp's), and no
+  two modules include each other, directly or around a circle. Where the
+  code of two modules calls both ways, their declarations belong in a header
+  beneath both (interposer/src/accounting/slow_paths.h).
 
     include_layers.py [SOURCE_DIR]          check; one line per broken rule
     include_layers.py --graph [SOURCE_DIR]  print the folder-level include graph
@@ -46,9 +52,20 @@ INCLUDE_ROOTS = {
 # tree (configure_file): they belong to the template's component.
 GENERATED_HEADERS = {"heapline/install_dirs.h": "common/install_dirs.h.in"}
 HARNESS_LAYERS = ["text", "measurement", "history", "verdicts", "reports", "cli"]
-INTERPOSER_LAYERS = ["base", "services", "accounting", "overrides"]
+INTERPOSER_LAYERS_LIST = re.compile(r"^set\(heapline_interposer_layers ([^)]*)\)", re.MULTILINE)
 PROGRAM_ONLY_READERS = {"interposer/include/heapline/report_reader.h", "interposer/include/heapline/regular_file.h",
                         "common/include/heapline/json_document.h"}
+
+
+def interposer_layers(source_dir):
+    """The library's layers, lowest first, as the build lists them: the
+    folders of interposer/src whose headers each file may include."""
+    path = os.path.join(source_dir, "interposer", "CMakeLists.txt")
+    with open(path, encoding="utf-8") as file:
+        found = INTERPOSER_LAYERS_LIST.search(file.read())
+    if not found:
+        raise SystemExit(path + ": no set(heapline_interposer_layers ...): the library's layers are listed nowhere")
+    return found.group(1).split()
 
 
 def component_of(path):
@@ -94,7 +111,7 @@ def resolve(source_dir, including, bracket, name):
     return None
 
 
-def broken_rule(including, included):
+def broken_rule(including, included, interposer_layers):
     """Why including may not include included, or None."""
     source, target = component_of(including), component_of(included)
     source_part, target_part = part_of(including), part_of(included)
@@ -109,13 +126,13 @@ def broken_rule(including, included):
             return "the library never includes a reader for programs (format/)"
         if source_part.startswith("interposer/src"):
             layer = source_part[len("interposer/src/"):]
-            if layer not in INTERPOSER_LAYERS:
+            if layer not in interposer_layers:
                 return None  # reported once, as a file outside the layers
             included_layer = target_part[len("interposer/src/"):] if target_part.startswith("interposer/src/") else None
-            if included_layer in INTERPOSER_LAYERS and \
-                    INTERPOSER_LAYERS.index(included_layer) > INTERPOSER_LAYERS.index(layer):
+            if included_layer in interposer_layers and \
+                    interposer_layers.index(included_layer) > interposer_layers.index(layer):
                 return "interposer layer " + layer + "/ includes the higher layer " + included_layer + "/ (" + \
-                    " < ".join(INTERPOSER_LAYERS) + ")"
+                    " < ".join(interposer_layers) + ")"
     if source in ("launcher", "harness"):
         if target == "interposer" and target_part != "interposer/include":
             return source + "/ includes only the interposer's public headers (interposer/include/)"
@@ -140,22 +157,71 @@ def includes(source_dir):
             yield including, line, name, bracket, resolve(source_dir, including, bracket, name)
 
 
+def module_of(path):
+    """A source and its header are one module: the component and the name
+    without its extension (each is unique within its component)."""
+    return component_of(path) + ":" + os.path.splitext(os.path.basename(path))[0]
+
+
+def module_circles(edges):
+    """The circles of the module graph (Tarjan's strongly connected
+    components of more than one module), each sorted, in a stable order."""
+    index, low, on_stack, stack, circles = {}, {}, set(), [], []
+
+    def visit(module):
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for target in sorted(edges.get(module, {})):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in on_stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == module:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for module in sorted(edges):
+        if module not in index:
+            visit(module)
+    return sorted(circles)
+
+
 def problems(source_dir):
     found = []
+    layers = interposer_layers(source_dir)
     # Every file of the library's sources has its layer, whatever it includes.
     for path in sources(source_dir, ["interposer"]):
         parts = path.split("/")
-        if parts[1] == "src" and (len(parts) < 4 or parts[2] not in INTERPOSER_LAYERS):
+        if parts[1] == "src" and (len(parts) < 4 or parts[2] not in layers):
             found.append(f"{path}:1: a file of interposer/src must be in one of its layers' folders (" +
-                         ", ".join(INTERPOSER_LAYERS) + ")")
+                         ", ".join(layers) + ")")
+    edges = collections.defaultdict(dict)  # module -> {included module: (file, line, include)}
     for including, line, name, bracket, included in includes(source_dir):
         if included is None:
             if bracket == '"':
                 found.append(f"{including}:{line}: #include \"{name}\" is no file of the project")
             continue
-        why = broken_rule(including, included)
+        why = broken_rule(including, included, layers)
         if why:
             found.append(f"{including}:{line}: #include {name} ({included}): {why}")
+        if module_of(including) != module_of(included):
+            edges[module_of(including)].setdefault(module_of(included), (including, line, name))
+    for circle in module_circles(edges):
+        # Said at an include of the circle: from its first module to another.
+        first = circle[0]
+        target = next(m for m in sorted(edges[first]) if m in circle)
+        including, line, name = edges[first][target]
+        found.append(f"{including}:{line}: #include {name}: the modules " + ", ".join(circle) +
+                     " include each other (a source with its header is one module): modules depend one way")
     return found
 
 

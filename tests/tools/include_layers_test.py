@@ -31,16 +31,22 @@ SMALL_TREE = [
     "harness/src/cli/commands.h",
     "harness/src/main.cpp",
 ]
+# The build's list of the library's layers, as interposer/CMakeLists.txt says it.
+LAYERS_LINE = "set(heapline_interposer_layers base services accounting overrides)\n"
 
 
 class Rules(unittest.TestCase):
-    def problems_with(self, path, include):
-        """The problems of the small tree with `include` added to `path`."""
+    def problems_with(self, path, include, more=(), layers_line=LAYERS_LINE):
+        """The problems of the small tree with `include` added to `path`, and
+        each (path, include) of `more`."""
         with tempfile.TemporaryDirectory() as tree:
-            for file in dict.fromkeys(SMALL_TREE + [path]):
+            added = [(path, include)] + list(more)
+            for file in dict.fromkeys(SMALL_TREE + [p for p, _ in added]):
                 os.makedirs(os.path.join(tree, os.path.dirname(file)), exist_ok=True)
                 with open(os.path.join(tree, file), "a", encoding="utf-8") as out:
-                    out.write(include + "\n" if file == path else "")
+                    out.write("".join(i + "\n" for p, i in added if p == file))
+            with open(os.path.join(tree, "interposer", "CMakeLists.txt"), "w", encoding="utf-8") as out:
+                out.write(layers_line)
             return include_layers.problems(tree)
 
     def assert_broken(self, path, include, why):
@@ -91,11 +97,51 @@ class Rules(unittest.TestCase):
                            "interposer layer base/ includes the higher layer accounting/")
         self.assert_broken("interposer/src/services/heap_sampler.cpp", '#include "accounting.h"',
                            "interposer layer services/ includes the higher layer accounting/")
-        self.assert_broken("interposer/src/accounting/process.cpp", '#include "intercepted_table.h"',
+        self.assert_broken("interposer/src/accounting/start_up.cpp", '#include "intercepted_table.h"',
                            "interposer layer accounting/ includes the higher layer overrides/")
-        self.assert_kept("interposer/src/accounting/process.cpp", '#include "heap_sampler.h"')
+        self.assert_kept("interposer/src/accounting/start_up.cpp", '#include "heap_sampler.h"')
         self.assert_kept("interposer/src/overrides/alloc_override.cpp", '#include "accounting.h"')
         self.assert_kept("interposer/src/services/heap_sampler.cpp", '#include "config.h"')
+
+    def test_the_interposer_layers_are_the_builds_list(self):
+        self.assertEqual(include_layers.interposer_layers(SOURCE_DIR), ["base", "services", "accounting", "overrides"])
+        # The order is the build's: listed the other way round, the same
+        # include runs up.
+        found = self.problems_with("interposer/src/services/heap_sampler.cpp", '#include "accounting.h"',
+                                   layers_line="set(heapline_interposer_layers base accounting services overrides)\n")
+        self.assertEqual(found, [])
+        found = self.problems_with("interposer/src/accounting/sampling.cpp", '#include "heap_sampler.h"',
+                                   layers_line="set(heapline_interposer_layers base accounting services overrides)\n")
+        self.assertEqual(len(found), 1, found)
+        self.assertIn("layer accounting/ includes the higher layer services/", found[0])
+        with self.assertRaises(SystemExit) as refused:
+            self.problems_with("interposer/src/base/output.cpp", "#include <cstdint>", layers_line="# none\n")
+        self.assertIn("the library's layers are listed nowhere", str(refused.exception))
+
+    def test_two_modules_of_one_layer_may_not_include_each_other(self):
+        # A source and its header are one module: sampling.cpp with
+        # sampling.h, budget.cpp with budget.h.
+        found = self.problems_with("interposer/src/accounting/sampling.cpp", '#include "budget.h"',
+                                   more=[("interposer/src/accounting/budget.cpp", '#include "sampling.h"'),
+                                         ("interposer/src/accounting/sampling.h", ""),
+                                         ("interposer/src/accounting/budget.h", "")])
+        self.assertEqual(len(found), 1, found)
+        self.assertIn("the modules interposer:budget, interposer:sampling include each other", found[0])
+        self.assertTrue(found[0].startswith("interposer/src/accounting/budget.cpp:1: #include sampling.h"), found[0])
+        # Around a circle of three (headers of the harness under include/).
+        found = self.problems_with("harness/src/history/point.cpp", '#include "heapline_bench/history/store.h"',
+                                   more=[("harness/src/history/store.cpp", '#include "heapline_bench/history/reader.h"'),
+                                         ("harness/src/history/reader.cpp", '#include "heapline_bench/history/point.h"'),
+                                         ("harness/include/heapline_bench/history/store.h", ""),
+                                         ("harness/include/heapline_bench/history/reader.h", "")])
+        self.assertEqual(len(found), 1, found)
+        self.assertIn("harness:point, harness:reader, harness:store include each other", found[0])
+        # One way is kept; a header beneath both declares what both call.
+        self.assertEqual(self.problems_with("interposer/src/accounting/sampling.cpp", '#include "budget.h"',
+                                            more=[("interposer/src/accounting/budget.cpp", '#include "slow_paths.h"'),
+                                                  ("interposer/src/accounting/sampling.cpp", '#include "slow_paths.h"'),
+                                                  ("interposer/src/accounting/slow_paths.h", ""),
+                                                  ("interposer/src/accounting/budget.h", "")]), [])
 
     def test_an_interposer_source_outside_the_layers_is_reported(self):
         self.assert_broken("interposer/src/loose.cpp", '#include "config.h"',

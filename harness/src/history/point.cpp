@@ -7,7 +7,6 @@
 #include <stdexcept>
 
 
-#include "heapline_bench/history/point_reader.h"
 #include "heapline_bench/measurement/measurement.h"
 
 namespace heapline::bench {
@@ -162,7 +161,5 @@ void sort_by_measured_at(std::vector<Point>& points) {
     return utc_time_nanoseconds(a.measured_at).value_or(0) < utc_time_nanoseconds(b.measured_at).value_or(0);
   });
 }
-
-Point point_from_json(const json& j) { return parse_point_line(j.dump()); }
 
 }  // namespace heapline::bench

@@ -18,6 +18,8 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include <nlohmann/json.hpp>
+
 #include <heapline/json_document.h>
 
 #include "heapline/regular_file.h"
@@ -447,7 +449,7 @@ class LineReader {
   // Parses `all`, whose lines are numbered from `first_line` + 1 on and
   // which starts at byte `first_byte` of its file. At least
   // simdjson::SIMDJSON_PADDING bytes after its end must be readable.
-  void read(std::string_view all, std::size_t first_line, std::size_t first_byte) {
+  void read_lines(std::string_view all, std::size_t first_line, std::size_t first_byte) {
     std::size_t start = 0;
     int line = static_cast<int>(first_line);
     while (start < all.size()) {
@@ -543,7 +545,7 @@ PointsRead read_points(std::string_view text, const std::string& file_name, RawT
   PointsRead read;
   const PointSink sink = collect_into(read);
   LineReader(file_name, raw, sink, read.problems)
-      .read(std::string_view(padded.data(), padded.size()), 0, 0);
+      .read_lines(std::string_view(padded.data(), padded.size()), 0, 0);
   return read;
 }
 
@@ -564,9 +566,9 @@ void scan_points_file(const std::string& path, RawTimes raw, const PointSink& si
   }
   LineReader reader(path, raw, sink, problems);
   const std::string_view mapped = whole.substr(0, in_place);
-  reader.read(mapped, 0, 0);
+  reader.read_lines(mapped, 0, 0);
   const simdjson::padded_string last(whole.data() + in_place, whole.size() - in_place);
-  reader.read(std::string_view(last.data(), last.size()), count_lines(mapped), in_place);
+  reader.read_lines(std::string_view(last.data(), last.size()), count_lines(mapped), in_place);
 }
 
 PointsRead read_points_file(const std::string& path, RawTimes raw) {
@@ -582,5 +584,7 @@ Point parse_point_line(std::string_view line) {
   if (read.points.empty()) throw std::runtime_error("a point must be a JSON object");
   return std::move(read.points.front());
 }
+
+Point point_from_json(const nlohmann::json& json) { return parse_point_line(json.dump()); }
 
 }  // namespace heapline::bench

@@ -1,4 +1,4 @@
-// A live file cut under its running process (cut_live_file.h). What a cut
+// A live file cut under its running process (slow_paths.h). What a cut
 // loses is found by where it lay: the guard says from which offset the
 // mapping is zeroed memory now (every page past the file's end is replaced
 // at once, os.h), and the page below it may be the file's last, zeroed past
@@ -8,16 +8,15 @@
 // sample too many dropped, never a zero kept. A heap sample lost takes its
 // mapped twin with it (a pair ends the same interval); a mapped sample lost
 // beside a heap sample kept gives up the report's mapped series.
-#include "cut_live_file.h"
-
 #include <cstddef>
 #include <cstdint>
 
 #include "heap_sampler.h"
-#include "live_header.h"
+#include "live_region.h"
 #include "os.h"
 #include "process.h"
 #include "sampling.h"
+#include "slow_paths.h"
 
 namespace heapline::accounting {
 

@@ -40,7 +40,7 @@ inline void count(std::int64_t bytes) {
   }
 }
 
-// The library's own bytes (what the unwinder's loading allocates, process.cpp)
+// The library's own bytes (what the unwinder's loading allocates, start_up.cpp)
 // come back out, as they do of the figures: taken at `before`, then
 // forgotten. The peak is kept from rising over them.
 struct Mark {

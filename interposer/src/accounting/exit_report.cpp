@@ -10,11 +10,10 @@
 
 #include <cstdint>
 
-#include "cut_live_file.h"
 #include "exact_shadow.h"
 #include "heap_sampler.h"
 #include "intercepted.h"
-#include "live_header.h"
+#include "live_region.h"
 #include "loaded_object.h"
 #include "mapped_memory.h"
 #include "os.h"
@@ -23,6 +22,7 @@
 #include "process.h"
 #include "published.h"
 #include "sampling.h"
+#include "slow_paths.h"
 #include "thread_registry.h"
 
 namespace heapline::accounting {

@@ -1,19 +1,31 @@
 // fork: the child starts its own heap line (and its own live file) from the
-// heap it inherited.
+// heap it inherited. Each part of the state starts again in the file that
+// keeps it (slow_paths.h's restart_*_at_fork); this one says in which order.
 #include <unistd.h>
 
 #include "exact_shadow.h"
 #include "heap_sampler.h"
-#include "live_header.h"
 #include "mapped_memory.h"
 #include "os.h"
-#include "precision_budget.h"
 #include "process.h"
 #include "published.h"
 #include "sampling.h"
+#include "slow_paths.h"
 #include "thread_registry.h"
 
 namespace heapline::accounting {
+
+void adopt_copy() {
+  // Not set up yet (the init in progress on another thread, or a copy of
+  // a process whose init never ran): nothing to adopt.
+  if (g_process.init_state.load(std::memory_order_acquire) != kDone) return;
+  if (g_identity.pid.load(std::memory_order_relaxed) != 0) return;
+  // As in the fork handler, no handler of this process may run in the
+  // middle (its allocation would adopt again).
+  const os::SignalMask mask = os::block_signals();
+  after_fork_in_child();
+  os::restore_signals(mask);
+}
 
 void after_fork_in_child() {
   // An allocation in an earlier fork handler (another library's) may have
@@ -24,54 +36,14 @@ void after_fork_in_child() {
   // Only this thread exists now, but every block of every thread of the
   // parent is in this copy: the child's heap is the published figure plus
   // all pending deltas.
-  // (The other threads' slots are the copies of their TLS, still mapped
-  // here: read once, then dropped from the registry.)
-  g_registry_readers.store(0, std::memory_order_relaxed);  // a parent thread may have been reading
-  std::int64_t inherited = g_published.live.load(std::memory_order_relaxed);
-  for (RegistryEntry& entry : g_registry) {
-    Slot* slot = entry.slot.load(std::memory_order_relaxed);
-    if (slot == nullptr) continue;
-    inherited += slot->pending_bytes();
-    if (slot != &t_own) entry.slot.store(nullptr, std::memory_order_relaxed);
-  }
-  const bool registered_here = t_mode == kRegistered;
-  if (registered_here) t_own.start_over(1);  // nothing pending (it is in `inherited`); its share granted below
-  t_own.publishes.store(0, std::memory_order_relaxed);
-  for (auto& calls : t_own.calls) calls.store(0, std::memory_order_relaxed);
-  std::uint32_t registered = registered_here ? 1 : 0;
-  g_threads.registered.store(registered, std::memory_order_relaxed);
-  g_threads.max_registered.store(registered, std::memory_order_relaxed);
-  for (auto& calls : g_threads.folded_calls) calls.store(0, std::memory_order_relaxed);
-  g_threads.folded_publishes.store(0, std::memory_order_relaxed);
-  g_published.live.store(inherited, std::memory_order_relaxed);
-  g_published.peak.store(inherited, std::memory_order_relaxed);
-  g_published.phase_peak.store(inherited, std::memory_order_relaxed);
-  g_published.peak_time_ns.store(0, std::memory_order_relaxed);
-  g_published.interval_max.store(INT64_MIN, std::memory_order_relaxed);  // the parent's interval is not the child's
+  const std::int64_t inherited = g_published.live.load(std::memory_order_relaxed) + restart_registry_at_fork();
   mapped::after_fork_in_child();
-  g_published.total_peak.store(inherited + mapped::live_bytes(), std::memory_order_relaxed);
-  g_published.phase_total_peak.store(inherited + mapped::live_bytes(), std::memory_order_relaxed);
-  g_published.total_peak_time_ns.store(0, std::memory_order_relaxed);
+  restart_published_at_fork(inherited, mapped::live_bytes());
   // The budget starts again from the child's own peak, with this thread
-  // alone in it (at threshold 1 until its share is granted below): the
-  // parent's threads' shares went with them.
-  g_published.reserved.store(0, std::memory_order_relaxed);
-  g_budget.bound.store(0, std::memory_order_relaxed);
-  g_budget.bytes.store(0, std::memory_order_relaxed);
-  g_budget.divider.store(kMinDivider, std::memory_order_relaxed);
-  g_budget.max_threshold.store(1, std::memory_order_relaxed);
-  refresh_policy();
-  // A new memory: membarrier(2) registered again (shares lent by the parent
-  // went with its threads), and the revocation lock the fork held released.
-  enable_revocation();
-  unlock_revocation_after_fork();
-  std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
-  g_process.start_mono_ns.store(now, std::memory_order_relaxed);
-  g_process.start_unix_ns = clock_ns(CLOCK_REALTIME);
-  g_process.fork_child = true;
-  g_process.pid = pid;
-  decide_followed(false);
-  g_process.finished.store(false, std::memory_order_relaxed);
+  // alone in it (at threshold 1 until its share is granted below).
+  restart_budget_at_fork();
+  const std::uint64_t now = clock_ns(CLOCK_MONOTONIC);
+  restart_process_at_fork(pid, now);
   unlock_sampling();  // a parent thread may have held it
   sampler::after_fork_in_child();
   shadow::restart_at_fork();
@@ -80,7 +52,7 @@ void after_fork_in_child() {
   open_live_file(now, inherited);
   // Only now: a grant states the precision in the live file, and until
   // open_live_file the mapping was the parent's.
-  if (registered_here) t_own.start_over(grant_threshold());
+  if (t_mode == kRegistered) t_own.start_over(grant_threshold());
 }
 
 }  // namespace heapline::accounting

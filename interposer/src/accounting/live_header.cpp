@@ -10,8 +10,7 @@
 
 #include <cstddef>
 
-#include "cut_live_file.h"
-#include "live_header.h"
+#include "live_region.h"
 #include "mapped_memory.h"
 #include "os.h"
 #include "output.h"
@@ -19,6 +18,7 @@
 #include "process.h"
 #include "published.h"
 #include "sampling.h"
+#include "slow_paths.h"
 #include "thread_registry.h"
 
 namespace heapline::accounting {

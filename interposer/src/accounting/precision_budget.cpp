@@ -9,12 +9,12 @@
 // targets and the budget's growth only steer where thresholds go; a stale
 // or racing value of any of them can cost publishes, never the bound.
 #include "atomic_max.h"
-#include "live_header.h"
+#include "live_region.h"
 #include "os.h"
 #include "precision_budget.h"
 #include "process.h"
 #include "published.h"
-#include "sampling.h"
+#include "slow_paths.h"
 #include "thread_registry.h"
 
 namespace heapline::accounting {
@@ -344,6 +344,18 @@ void lock_revocation_for_fork() {
 
 void unlock_revocation_after_fork() {
   if (!t_revoking) unlock_revocation();
+}
+
+void restart_budget_at_fork() {
+  g_budget.bound.store(0, std::memory_order_relaxed);
+  g_budget.bytes.store(0, std::memory_order_relaxed);
+  g_budget.divider.store(kMinDivider, std::memory_order_relaxed);
+  g_budget.max_threshold.store(1, std::memory_order_relaxed);
+  refresh_policy();
+  // A new memory: membarrier(2) registered again (shares lent by the parent
+  // went with its threads), and the revocation lock the fork held released.
+  enable_revocation();
+  unlock_revocation_after_fork();
 }
 
 }  // namespace heapline::accounting

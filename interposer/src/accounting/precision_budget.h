@@ -146,7 +146,6 @@
 #include <atomic>
 #include <cstdint>
 
-#include "os.h"
 #include "threshold_policy.h"
 
 #pragma GCC visibility push(hidden)
@@ -180,60 +179,6 @@ struct alignas(128) Budget {
   std::atomic<std::uint64_t> adoptions{0};
 };
 extern Budget g_budget;
-
-// A stretch of the calling thread's in which `reserved` holds bytes that no
-// revoker can take back from its slot: a raise reserved and not yet held, a
-// share no longer held and not yet released, a threshold change under way
-// (the slot's threshold and headroom then disagree). It runs with every
-// signal blocked, so that only the scheduler can keep the thread inside it,
-// never a signal handler of the program's (a collector's stop-the-world):
-// a publish that waits for that room waits for a thread that is running
-// ("Waiting for room", above). Not nested.
-class OwnBytesWindow {
- public:
-  OwnBytesWindow() : mask_(os::block_signals()) {}
-  ~OwnBytesWindow() { os::restore_signals(mask_); }
-  OwnBytesWindow(const OwnBytesWindow&) = delete;
-  OwnBytesWindow& operator=(const OwnBytesWindow&) = delete;
-
- private:
-  os::SignalMask mask_;
-};
-
-// The policy (g_policy) from the run's peak and the divider: at init, at
-// fork, and when either makes the fair share change.
-void refresh_policy();
-// The registered thread count changed: the divider follows it (and with it
-// the policy).
-void follow_thread_count(std::uint32_t registered);
-// Revocation made possible for this process image (its init, a fork
-// child's): membarrier(2) registered, unless exact or unavailable.
-void enable_revocation();
-// A newcomer's threshold, its share reserved: the target, or what the
-// budget has left (1 when nothing).
-std::int64_t grant_threshold();
-// The calling thread's threshold toward its target at a publish that left
-// `live` (or back after a request to step down): lowered at once, raised as
-// far as the budget allows. A revocation that arrived is settled instead.
-// Safe against its own signal handlers.
-void move_threshold(std::int64_t live);
-// Shares given back (a lowered threshold, a settled revocation, a thread's
-// exit).
-void release_share(std::int64_t bytes);
-// A raise of `live` (and of `reserved`) that leaves the exposure at
-// `exposure`: the stated bound follows.
-void note_exposure(std::int64_t exposure);
-// Room for a publish that (2) refuses: the other threads' shares revoked
-// (after another thread's revocation under way, if any, has ended). Returns
-// false when nothing could be revoked (a revocation runs in this very
-// thread, or revocation is not possible). Publishes what it adopted itself.
-bool revoke_for_room();
-// Whether the publish of `delta` allocated bytes fits (2) as things stand.
-bool growth_fits(std::int64_t delta);
-
-// The lock held by a revocation, for fork (process.cpp registers these).
-void lock_revocation_for_fork();
-void unlock_revocation_after_fork();
 
 }  // namespace heapline::accounting
 #pragma GCC visibility pop

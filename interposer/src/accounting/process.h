@@ -1,10 +1,8 @@
-// The process: its settings, identity and files, and its life (the lazy init
-// inside the first allocation call, fork, the exit report). process.cpp
-// defines this state and runs the init; the slow paths that share the rest
-// are one header each: thread_registry.h (slots and who holds them),
-// published.h (the figures every publish moves), sampling.h (publishing and
-// the timelines), precision_budget.h (the thresholds' shares and the
-// precision contract), live_header.h (the live file).
+// The process: its settings, identity and files. start_up.cpp defines this
+// state and sets it up (the lazy init inside the first allocation call),
+// fork_child.cpp sets it up again in a fork child; the state of each slow
+// path is a header of its own above this one, and the functions of all of
+// them are declared in slow_paths.h.
 #pragma once
 
 #include <pthread.h>
@@ -100,24 +98,6 @@ struct alignas(4096) IdentityPage {
 static_assert(sizeof(IdentityPage) == 4096);
 extern IdentityPage g_identity;
 
-// The page marked and the word set to `pid` (at init, and by the fork
-// handler and adopt_copy before anything else).
-void arm_identity(int pid);
-// Out of line: a copy made without the fork handler becomes a fork child of
-// its own (after_fork_in_child), once; nothing before the init.
-void adopt_copy();
-// First thing in every slow path that may write shared state before a
-// sample would (a sample, a thread's registration, a mapping change, an
-// exiting thread's flush, the API).
-inline void adopt_if_copy() {
-  if (__builtin_expect(g_identity.pid.load(std::memory_order_relaxed) == 0, 0)) adopt_copy();
-}
-// Whether this process may act on the state as its own: set up, adopted if
-// a copy, and its pid the one that set it up (false in a process running in
-// another's memory). Asked before anything names, removes or writes a file
-// of the process (the exit report, an exec giving the live file up).
-bool acts_as_itself();
-
 // Messages and the exit path keep their buffers in static memory: exit() may
 // run on a thread with a small stack, and only one thread ever gets that far
 // (g_process.finished); init and fork are single-threaded.
@@ -131,24 +111,6 @@ inline std::uint64_t since_start(std::uint64_t now) {
   std::uint64_t start = g_process.start_mono_ns.load(std::memory_order_relaxed);
   return now > start ? now - start : 0;
 }
-
-// "heapline: cannot VERB PATH: REASON" into `text`, without malloc.
-void append_failure(TextSink& text, const char* verb, const char* path, int error);
-void copy_text(char* out, std::size_t capacity, const char* text);
-
-// process.cpp: the lazy process init. Returns false when another thread
-// is doing it.
-bool ensure_process_init();
-
-// fork_child.cpp
-void after_fork_in_child();
-
-// exit_report.cpp: the exact figures, the last sample and the report, once
-// (g_process.finished), when the library's destructor runs.
-void write_report_at_exit();
-// _exit/_Exit (exit_override.cpp): the same report, unless this is a vfork
-// child, which shares its parent's memory and must change nothing.
-void write_report_at_early_exit();
 
 }  // namespace heapline::accounting
 #pragma GCC visibility pop

@@ -13,6 +13,7 @@
 #include "atomic_max.h"
 #include <heapline/peak_rule.h>
 #include "mapped_memory.h"
+#include "os.h"
 #include "process.h"
 #include "threshold_policy.h"
 
@@ -76,6 +77,25 @@ inline bool change_live_and_reserved(LiveAndReserved& expected, LiveAndReserved 
                                      desired.reserved);
 }
 
+// A stretch of the calling thread's in which `reserved` holds bytes that no
+// revoker can take back from its slot: a raise reserved and not yet held, a
+// share no longer held and not yet released, a threshold change under way
+// (the slot's threshold and headroom then disagree). It runs with every
+// signal blocked, so that only the scheduler can keep the thread inside it,
+// never a signal handler of the program's (a collector's stop-the-world):
+// a publish that waits for that room waits for a thread that is running
+// (precision_budget.h, "Waiting for room"). Not nested.
+class OwnBytesWindow {
+ public:
+  OwnBytesWindow() : mask_(os::block_signals()) {}
+  ~OwnBytesWindow() { os::restore_signals(mask_); }
+  OwnBytesWindow(const OwnBytesWindow&) = delete;
+  OwnBytesWindow& operator=(const OwnBytesWindow&) = delete;
+
+ private:
+  os::SignalMask mask_;
+};
+
 // The peak the budget lends its headroom below, for a step that leaves
 // `live` (threshold_policy.h, lending_peak), with the claims of mapping
 // calls in flight counted as mapped; the same peak with only what is mapped
@@ -127,6 +147,22 @@ inline PeakAt run_total_peak() {
                         g_published.peak_time_ns.load(std::memory_order_relaxed)},
                        {g_published.total_peak.load(std::memory_order_relaxed),
                         g_published.total_peak_time_ns.load(std::memory_order_relaxed)});
+}
+
+// In a fork child: the figures start again from the heap and the mapped
+// bytes it inherited, with no share held back (the parent's threads'
+// shares went with them) and no interval open (the parent's is not the
+// child's).
+inline void restart_published_at_fork(std::int64_t heap, std::int64_t mapped) {
+  g_published.live.store(heap, std::memory_order_relaxed);
+  g_published.peak.store(heap, std::memory_order_relaxed);
+  g_published.phase_peak.store(heap, std::memory_order_relaxed);
+  g_published.peak_time_ns.store(0, std::memory_order_relaxed);
+  g_published.interval_max.store(INT64_MIN, std::memory_order_relaxed);
+  g_published.total_peak.store(heap + mapped, std::memory_order_relaxed);
+  g_published.phase_total_peak.store(heap + mapped, std::memory_order_relaxed);
+  g_published.total_peak_time_ns.store(0, std::memory_order_relaxed);
+  g_published.reserved.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace heapline::accounting

@@ -20,11 +20,10 @@
 // signal handlers) sample.
 
 #include "atomic_max.h"
-#include "cut_live_file.h"
 #include "exact_shadow.h"
 #include "heap_sampler.h"
 #include "heapline/seqlock.h"
-#include "live_header.h"
+#include "live_region.h"
 #include "mapped_memory.h"
 #include "os.h"
 #include "precision_budget.h"
@@ -32,6 +31,7 @@
 #include "publish_clock.h"
 #include "published.h"
 #include "sampling.h"
+#include "slow_paths.h"
 #include "thread_registry.h"
 
 namespace heapline::accounting {
@@ -723,6 +723,5 @@ void publish_calling_thread() {
     publish_own_pending<true>();
   }
 }
-
 
 }  // namespace heapline::accounting

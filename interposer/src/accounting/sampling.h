@@ -1,6 +1,6 @@
-// Publishing and sampling (sampling.cpp): the slow path a thread takes when
-// its pending delta reaches its threshold, the timelines of the heap and the
-// mapped series, and the sampling lock.
+// The state of publishing and sampling (sampling.cpp: the slow path a
+// thread takes when its pending delta reaches its threshold): the timelines
+// of the heap, the mapped and the resident series, and the sampling lock.
 #pragma once
 
 #include <time.h>
@@ -77,56 +77,6 @@ inline void reset_timelines(std::uint64_t interval_ns) {
   g_resident_timeline.reset(interval_ns);
 }
 
-// take_sample needs g_sampling.busy held.
-void publish_value(std::int64_t delta);
-// Bytes published together with the shares that covered them while they
-// were held back: `pending` into `live` and `shares` (at least `pending`)
-// out of `reserved`, in one step, which cannot raise the exposure. A
-// revoker's for the owners of the slots it revoked (precision_budget.h,
-// "Revocation"), and a refused publish's for its own share.
-void publish_covered(std::int64_t pending, std::int64_t shares);
-// The calling thread's pending bytes published now, whatever its threshold
-// (a marker's heap figure), when it has a slot and is not inside its own
-// publish or threshold change.
-void publish_calling_thread();
-// The budget's limit made true for the mapped bytes as they stand, claims
-// of mapping calls in flight included (mapped_memory.h, before_growth):
-// this thread's share given back, then the others' revoked, until what the
-// threads hold back fits below the peak of heap + mapped too
-// (precision_budget.h, "Heap and mapped"). Also after a publish that finds
-// that a mapping call claimed growth while it was being made.
-void keep_room_for_mapping();
-// Heap + mapped reached `total` at `now` (CLOCK_MONOTONIC): the run's total
-// peaks raised, and the live file's copy of the total peak at once
-// (LiveHeader::total_peak_at_once), as a heap publish writes its own.
-void raise_total_peak_in_file(std::int64_t total, std::uint64_t now);
-void publish_exactly(std::int64_t bytes, CallKind kind);
-// A new timeline's first sample (init, fork): [now, live, the largest
-// value published meanwhile].
-void start_timeline(std::uint64_t now, std::int64_t live);
-// The last sample (at exit): ends the open interval (see sampling.cpp),
-// then appends [now, live, live] at sample_clock(), which it returns, with
-// a resident reading at that time whether one is due or not.
-std::uint64_t take_sample(std::int64_t live);
-// Ends the open interval when the sampling interval has passed, unless
-// another thread is sampling: never waits. And samples `now` itself:
-// kNever (a publish: it opens the next interval), kIfQuiet (a mapping
-// change: when no heap publish closed the interval), kAlways (a marker: at
-// once, whether the interval has passed or not). Returns the time of the
-// sample it took (read under the lock), or `now` when it took none.
-enum class SampleNow { kNever, kIfQuiet, kAlways };
-std::uint64_t try_sample(std::uint64_t now, SampleNow sample_now);
-// The same with the lock held, at `now` read under it. Returns the time of
-// the resident reading it claimed (kNoResidentReading: none due), which the
-// caller reads with read_claimed_resident once it has released the lock:
-// the three system calls never hold up another thread's sample.
-std::uint64_t sample_locked(std::uint64_t now, SampleNow sample_now);
-// Reads the resident set for a claim of sample_locked, without the lock,
-// then records it under it (never waiting: a reading that finds the lock
-// taken, or that cannot be recorded in time order, is dropped).
-void read_claimed_resident(std::uint64_t claim_ns);
-// A new thread: the live file's stated precision follows.
-void note_max_threads(std::uint32_t threads);
 // The sampling lock, g_sampling.busy: one thread at a time writes samples,
 // the latest figures and markers. A publish only ever tries it; the thread
 // that holds it knows (t_holds_sampling), so that a signal handler
@@ -145,13 +95,7 @@ inline void unlock_sampling() {
   t_holds_sampling = false;
   g_sampling.busy.store(false, std::memory_order_release);
 }
-// Takes the lock, waiting a little (never forever) for a thread that holds
-// it; false when it stayed busy.
-bool lock_sampling();
-// A sample's clock: CLOCK_MONOTONIC read under the sampling lock, and never
-// before the latest sample, so that every series goes forward in time
-// whichever thread samples.
-std::uint64_t sample_clock();
+// Taken waiting a little (never forever): lock_sampling (slow_paths.h).
 
 }  // namespace heapline::accounting
 #pragma GCC visibility pop

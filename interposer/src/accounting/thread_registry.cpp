@@ -16,10 +16,9 @@
 #include "atomic_max.h"
 #include "exact_shadow.h"
 #include "os.h"
-#include "precision_budget.h"
 #include "process.h"
 #include "published.h"
-#include "sampling.h"
+#include "slow_paths.h"
 #include "thread_registry.h"
 
 namespace heapline::accounting {
@@ -29,6 +28,8 @@ constinit std::atomic<std::int32_t> g_registry_readers{0};
 constinit Threads g_threads;
 __thread Slot t_own __attribute__((tls_model("initial-exec")));
 __thread unsigned char t_mode __attribute__((tls_model("initial-exec"))) = kUnregistered;
+
+namespace {
 
 RegistryEntry* claim_entry() {
   // Threads usually exit in creation order, so the scan starts after the
@@ -52,8 +53,6 @@ RegistryEntry* claim_entry() {
   }
   return nullptr;
 }
-
-namespace {
 
 // Releases `entry` and returns once no reader can still be reading the
 // slot it pointed to.
@@ -180,6 +179,27 @@ RegistryTotals registry_totals() {
     }
   }
   return totals;
+}
+
+std::int64_t restart_registry_at_fork() {
+  g_registry_readers.store(0, std::memory_order_relaxed);  // a parent thread may have been reading
+  std::int64_t pending = 0;
+  for (RegistryEntry& entry : g_registry) {
+    Slot* slot = entry.slot.load(std::memory_order_relaxed);
+    if (slot == nullptr) continue;
+    pending += slot->pending_bytes();
+    if (slot != &t_own) entry.slot.store(nullptr, std::memory_order_relaxed);
+  }
+  const bool registered_here = t_mode == kRegistered;
+  if (registered_here) t_own.start_over(1);  // nothing pending (it is in the sum); its share granted later
+  t_own.publishes.store(0, std::memory_order_relaxed);
+  for (auto& calls : t_own.calls) calls.store(0, std::memory_order_relaxed);
+  const std::uint32_t registered = registered_here ? 1 : 0;
+  g_threads.registered.store(registered, std::memory_order_relaxed);
+  g_threads.max_registered.store(registered, std::memory_order_relaxed);
+  for (auto& calls : g_threads.folded_calls) calls.store(0, std::memory_order_relaxed);
+  g_threads.folded_publishes.store(0, std::memory_order_relaxed);
+  return pending;
 }
 
 }  // namespace heapline::accounting

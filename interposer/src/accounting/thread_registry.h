@@ -54,19 +54,5 @@ struct alignas(128) Threads {
 };
 extern Threads g_threads;
 
-RegistryEntry* claim_entry();
-void flush_exiting_thread(void* entry);
-void unregistered_change(std::int64_t bytes, CallKind kind);
-// Published live plus every registered thread's pending delta.
-std::int64_t exact_live();
-// Calls and publishes summed over exited threads and live slots, and the
-// live slots' pending bytes.
-struct RegistryTotals {
-  std::uint64_t calls[kCallKinds];
-  std::uint64_t publishes;
-  std::int64_t pending;
-};
-RegistryTotals registry_totals();
-
 }  // namespace heapline::accounting
 #pragma GCC visibility pop

@@ -17,6 +17,23 @@ Span span_of(const dl_phdr_info& info) {
   return span;
 }
 
+Span span_of_object_holding(const void* code) {
+  struct Search {
+    std::uintptr_t address;
+    Span span;
+  } search{reinterpret_cast<std::uintptr_t>(code), {}};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) -> int {
+        auto* s = static_cast<Search*>(data);
+        const Span span = span_of(*info);
+        if (!span.contains(s->address)) return 0;
+        s->span = span;
+        return 1;
+      },
+      &search);
+  return search.span;
+}
+
 BuildId build_id_of(const dl_phdr_info& info) {
   for (int i = 0; i < info.dlpi_phnum; ++i) {
     const ElfW(Phdr)& segment = info.dlpi_phdr[i];

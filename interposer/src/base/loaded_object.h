@@ -22,6 +22,10 @@ struct Span {
   bool contains(std::uintptr_t address) const { return address >= begin && address < end; }
 };
 Span span_of(const dl_phdr_info& info);
+// The span of the loaded object (shared library or executable) whose code
+// holds `code`; empty when none does. Walks the loaded objects
+// (dl_iterate_phdr: the loader's lock).
+Span span_of_object_holding(const void* code);
 
 // The object's GNU build id (NT_GNU_BUILD_ID in a PT_NOTE segment), read in
 // place; {nullptr, 0} when it carries none or its notes are cut short.

@@ -21,8 +21,8 @@
 #include <cstddef>
 
 #include "intercepted.h"
-#include "live_header.h"
 #include "os.h"
+#include "slow_paths.h"
 #include "text.h"
 
 namespace {

@@ -10,6 +10,7 @@
 #include "intercepted.h"
 #include "os.h"
 #include "process.h"
+#include "slow_paths.h"
 
 namespace {
 

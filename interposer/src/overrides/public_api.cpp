@@ -9,11 +9,12 @@
 #include "atomic_max.h"
 #include "heap_sampler.h"
 #include "intercepted.h"
-#include "live_header.h"
+#include "live_region.h"
 #include "mapped_memory.h"
 #include "process.h"
 #include "published.h"
 #include "sampling.h"
+#include "slow_paths.h"
 #include "thread_registry.h"
 
 namespace heapline::accounting {

@@ -39,7 +39,6 @@
 #include "heapline/splitmix64.h"
 #include "atomic_max.h"
 #include "heapline/seqlock.h"
-#include "mapped_memory.h"
 #include "os.h"
 #include "sampler_math.h"
 #include "stack_capture.h"

@@ -15,6 +15,7 @@
 #include "mapped_regions.h"
 #include "next_allocator.h"
 #include "os.h"
+#include "stack_capture.h"
 
 namespace heapline::mapped {
 
@@ -34,8 +35,6 @@ __thread bool t_inside __attribute__((tls_model("initial-exec"))) = false;
 // when the next allocator is glibc's.
 constinit std::atomic<std::uintptr_t> g_allocator_begin{0};
 constinit std::atomic<std::uintptr_t> g_allocator_end{0};
-constinit std::atomic<std::uintptr_t> g_helper_begin{0};
-constinit std::atomic<std::uintptr_t> g_helper_end{0};
 
 // The region set: static room for the first ranges, then pages of its own,
 // doubled when full (mapped with the system calls directly, never counted).
@@ -164,8 +163,7 @@ bool from_allocator(const void* caller) {
   const std::uintptr_t address = address_of(caller);
   return (address >= g_allocator_begin.load(std::memory_order_relaxed) &&
           address < g_allocator_end.load(std::memory_order_relaxed)) ||
-         (address >= g_helper_begin.load(std::memory_order_relaxed) &&
-          address < g_helper_end.load(std::memory_order_relaxed));
+         stacks::is_unwinder_code(address);
 }
 
 // Scope of one call: marks the thread as inside, keeps errno for the caller.
@@ -369,35 +367,10 @@ void configure(bool enabled) {
 
 bool enabled() { return g_state.load(std::memory_order_relaxed) != kOff; }
 
-ObjectRange object_range_of(const void* code) {
-  struct Search {
-    std::uintptr_t address;
-    std::uintptr_t begin;
-    std::uintptr_t end;
-  } search{address_of(code), 0, 0};
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, std::size_t, void* data) -> int {
-        auto* s = static_cast<Search*>(data);
-        const loaded::Span span = loaded::span_of(*info);
-        if (!span.contains(s->address)) return 0;
-        s->begin = span.begin;
-        s->end = span.end;
-        return 1;
-      },
-      &search);
-  return {search.begin, search.end};
-}
-
 void set_allocator_object(const void* code) {
-  const ObjectRange range = object_range_of(code);
+  const loaded::Span range = loaded::span_of_object_holding(code);
   g_allocator_begin.store(range.begin, std::memory_order_relaxed);
   g_allocator_end.store(range.end, std::memory_order_relaxed);
-}
-
-void set_helper_object(const void* code) {
-  const ObjectRange range = object_range_of(code);
-  g_helper_begin.store(range.begin, std::memory_order_relaxed);
-  g_helper_end.store(range.end, std::memory_order_relaxed);
 }
 
 Figures figures() {

@@ -50,18 +50,6 @@ bool enabled();
 // The object (shared library or executable) that holds `code`: mappings made
 // from its code are a foreign allocator's and are not counted.
 void set_allocator_object(const void* code);
-// The same for a library heapline itself loads (libunwind, for the heap
-// sampler): its mappings are heapline's, not the program's.
-void set_helper_object(const void* code);
-
-// The address range of the loaded object that holds `code`, from its lowest
-// loaded segment to the end of its highest; {0, 0} when none does.
-struct ObjectRange {
-  std::uintptr_t begin = 0;
-  std::uintptr_t end = 0;
-};
-ObjectRange object_range_of(const void* code);
-
 struct Figures {
   std::int64_t live;        // bytes counted now
   std::int64_t peak;        // largest live value of this process

@@ -11,7 +11,6 @@
 
 #include "arch.h"
 #include "loaded_object.h"
-#include "mapped_memory.h"
 #include "os.h"
 
 namespace heapline::stacks {
@@ -43,12 +42,15 @@ void set_up_libunwind() {
 // libheapline.so's own code: frames there are the sampler's, not the program's.
 std::uintptr_t g_own_start = 0;
 std::uintptr_t g_own_end = 0;
+// The unwinder's own object, set before it is first used (is_unwinder_code).
+constinit std::atomic<std::uintptr_t> g_unwinder_begin{UINTPTR_MAX};
+constinit std::atomic<std::uintptr_t> g_unwinder_end{0};
 
 }  // namespace
 
 bool load_unwinder() {
   if (g_backtrace.load(std::memory_order_acquire) != nullptr) return true;
-  const mapped::ObjectRange own = mapped::object_range_of(reinterpret_cast<const void*>(&load_unwinder));
+  const loaded::Span own = loaded::span_of_object_holding(reinterpret_cast<const void*>(&load_unwinder));
   g_own_start = own.begin;
   g_own_end = own.end;
   void* library = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
@@ -58,13 +60,20 @@ bool load_unwinder() {
   g_local_space = static_cast<void**>(dlsym(library, arch::kUnwinderLocalAddressSpace));
   if (backtrace == nullptr) return false;
   // libunwind's caches are mapped through the exported mmap: heapline's
-  // memory, not the program's mapped memory.
-  mapped::set_helper_object(reinterpret_cast<const void*>(backtrace));
+  // memory, not the program's mapped memory (is_unwinder_code).
+  const loaded::Span unwinder = loaded::span_of_object_holding(reinterpret_cast<const void*>(backtrace));
+  g_unwinder_begin.store(unwinder.begin, std::memory_order_relaxed);
+  g_unwinder_end.store(unwinder.end, std::memory_order_relaxed);
   // Nothing more at start: libunwind is set up by the first capture
   // (set_up_libunwind, once), and each thread's own state by that thread's
   // first, so that a process that never samples pays for the dlopen alone.
   g_backtrace.store(backtrace, std::memory_order_release);
   return true;
+}
+
+bool is_unwinder_code(std::uintptr_t address) {
+  return address >= g_unwinder_begin.load(std::memory_order_relaxed) &&
+         address < g_unwinder_end.load(std::memory_order_relaxed);
 }
 
 bool have_unwinder() { return g_backtrace.load(std::memory_order_acquire) != nullptr && !g_set_up.lost(); }

@@ -67,6 +67,10 @@ class OnceSetUp {
 // Loads libunwind (the library's constructor): its dlopen alone; its
 // set-up is the first capture's. False when it cannot be had.
 bool load_unwinder();
+// Whether `address` is code of the unwinder's object (libunwind, once
+// loaded): what it maps for itself (its caches, through the exported mmap)
+// is heapline's memory, not the program's (mapped_memory.cpp).
+bool is_unwinder_code(std::uintptr_t address);
 // Whether stacks can be captured: libunwind loaded, and not lost to a fork
 // made while another thread set it up.
 bool have_unwinder();

@@ -129,10 +129,6 @@ nlohmann::ordered_json run_figure_json(const std::optional<RunFigure>& figure);
 
 // The raw times of runs as a point's "raw" object holds them.
 nlohmann::ordered_json raw_runs_to_json(const std::vector<RawRun>& runs);
-// Reads a point with the one schema reader (point_reader.h). Throws
-// std::runtime_error saying which field is missing or of the wrong type.
-Point point_from_json(const nlohmann::json& json);
-
 // The fields a point shares with another that is the same point: scenario,
 // commit, measured_at, wall figure and machine. Points with one key are
 // compared whole (operator==, raw runs included): only equal points are the

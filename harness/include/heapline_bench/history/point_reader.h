@@ -67,5 +67,7 @@ void scan_points_file(const std::string& path, RawTimes raw, const PointSink& si
 // One point from one line of JSON; throws std::runtime_error saying which
 // field is wrong.
 Point parse_point_line(std::string_view line);
+// The same from a JSON value (a point written by to_json, say).
+Point point_from_json(const nlohmann::json& json);
 
 }  // namespace heapline::bench

@@ -1,9 +1,8 @@
-// The process (process.h): its state, the lazy init inside the first
-// allocation call, and the library's constructor and destructor. The slow
-// paths are one file each, with their own state: thread_registry.cpp,
-// sampling.cpp (publish), live_header.cpp, fork_child.cpp, exit_report.cpp,
-// public_api.cpp; the threshold policy is threshold_policy.h, applied by
-// precision_budget.cpp.
+// The process set up (process.h's state, defined here): its identity, the
+// lazy init inside the first allocation call, and the library's
+// constructor and destructor. The slow paths are one file each, with their
+// own state (slow_paths.h lists them); a fork child sets the process up
+// again (fork_child.cpp).
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -15,14 +14,12 @@
 #include "exact_shadow.h"
 #include "heap_sampler.h"
 #include "heapline/report_format.h"
-#include "live_header.h"
 #include "mapped_memory.h"
 #include "os.h"
-#include "precision_budget.h"
 #include "process.h"
 #include "published.h"
 #include "sampling.h"
-#include "thread_registry.h"
+#include "slow_paths.h"
 
 namespace heapline::accounting {
 
@@ -39,18 +36,6 @@ void arm_identity(int pid) {
   static bool marked = false;
   if (!marked) marked = os::wipe_on_fork(&g_identity, sizeof g_identity);
   g_identity.pid.store(pid, std::memory_order_relaxed);
-}
-
-void adopt_copy() {
-  // Not set up yet (the init in progress on another thread, or a copy of
-  // a process whose init never ran): nothing to adopt.
-  if (g_process.init_state.load(std::memory_order_acquire) != kDone) return;
-  if (g_identity.pid.load(std::memory_order_relaxed) != 0) return;
-  // As in the fork handler, no handler of this process may run in the
-  // middle (its allocation would adopt again).
-  const os::SignalMask mask = os::block_signals();
-  after_fork_in_child();
-  os::restore_signals(mask);
 }
 
 bool acts_as_itself() {
@@ -113,6 +98,15 @@ bool ensure_process_init() {
   g_process.init_state.store(kDone, std::memory_order_release);
   errno = saved_errno;
   return true;
+}
+
+void restart_process_at_fork(int pid, std::uint64_t now) {
+  g_process.start_mono_ns.store(now, std::memory_order_relaxed);
+  g_process.start_unix_ns = clock_ns(CLOCK_REALTIME);
+  g_process.fork_child = true;
+  g_process.pid = pid;
+  decide_followed(false);
+  g_process.finished.store(false, std::memory_order_relaxed);
 }
 
 namespace {
