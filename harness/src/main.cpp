@@ -15,11 +15,11 @@
 //   cli/          the command line (command_line.cpp) and one file per
 //                 group of subcommands
 // (tests/tools/include_layers.py checks that no layer includes a later one.)
-#include <csignal>
 #include <cstring>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
+#include <heapline/write_signals.h>
 
 #include "cli/command_line.h"
 #include "cli/commands.h"
@@ -62,6 +62,13 @@ int main(int argc, char** argv) {
 
 int bench_main(int argc, char** argv) {
   using namespace heapline::bench;
+  // 0. A write that fails (past a file size limit, to a pipe whose reader
+  //    has gone) fails with EFBIG or EPIPE instead of killing
+  //    heapline-bench: the store rolls an append back and the measurement
+  //    is kept (heapline/write_signals.h; the programs it runs get the
+  //    default back).
+  heapline::ignore_write_signals();
+
   // 1. The command line (cli/command_line.cpp): heapline-bench's own
   //    options, then each subcommand, which adds its options and says what
   //    runs it (cli/commands.h), in the order the help lists them.
@@ -78,12 +85,7 @@ int bench_main(int argc, char** argv) {
   };
   if (const auto done = parse_command_line(bench, argc, argv, where)) return *done;
 
-  // 2. Past a file size limit (ulimit -f) a write fails with EFBIG instead of
-  //    killing heapline-bench: the store rolls the append back and the
-  //    measurement is kept. (The programs it runs get the default back.)
-  std::signal(SIGXFSZ, SIG_IGN);
-
-  // 3. Run the one subcommand named (CLI11 requires exactly one).
+  // 2. Run the one subcommand named (CLI11 requires exactly one).
   for (const Subcommand& subcommand : subcommands) {
     if (subcommand.app->parsed()) return run_saying_why_it_stopped(subcommand);
   }

@@ -26,6 +26,7 @@
 #include <heapline/preload_check.h>
 #include <heapline/regular_file.h>
 #include <heapline/shared_object.h>
+#include <heapline/write_signals.h>
 
 #include "say.h"
 
@@ -163,6 +164,9 @@ std::vector<std::string> search_candidates(const std::string& program) {
 // and run as a shell runs it (see exec_file). Returns errno when nothing
 // ran: ENOEXEC for a binary the kernel cannot execute.
 int exec_command(char* const argv[]) {
+  // The launcher ignores the signals of a failed write (heapline_main.cpp);
+  // the command runs with the default, as it would on its own.
+  heapline::default_write_signals();
   const char* program = argv[0];
   if (program == nullptr || *program == 0) return ENOENT;
   if (std::strchr(program, '/') != nullptr) return exec_file(program, argv);

@@ -22,6 +22,7 @@
 #include <heapline/cli_help.h>
 #include <heapline/install_dirs.h>
 #include <heapline/option_checks.h>
+#include <heapline/write_signals.h>
 
 #include "commands/subcommand.h"
 #include "library_locator.h"
@@ -124,6 +125,10 @@ int heapline_main(int argc, char** argv);
 int main(int argc, char** argv) { return heapline::finish_standard_output("heapline", heapline_main(argc, argv), 1); }
 
 int heapline_main(int argc, char** argv) {
+  // A write that fails (to a pipe whose reader has gone, past a file size
+  // limit) is an error said, never the launcher's end, which would stop
+  // the command's tree (heapline/write_signals.h).
+  heapline::ignore_write_signals();
   CLI::App heapline{"heapline: run a command and record its live heap over time, with its peak; convert, watch and "
                     "clean the files it leaves.\n"
                     "usage: heapline [run] [OPTIONS] [--] CMD [ARGS...]   (heapline run --help: the options)",

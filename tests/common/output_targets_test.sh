@@ -201,6 +201,20 @@ for argv in "$heapline --help" "$heapline top --help" "$bench --help" "$bench va
   [[ $(wc -l <err) == 1 ]] || fail "$argv > /dev/full: stderr is not one line: $(cat err)"
 done
 
+# A reader of standard output that has gone (| head -1) chose to read no
+# more: nothing is said and the status is the one SIGPIPE would have given,
+# but the program is not ended by it half way (heapline/write_signals.h).
+for argv in "$heapline --help" "$heapline top --help" "$bench --help" "$bench validate --store store"; do
+  read -r -a words <<<"$argv"
+  got=$(python3 -c '
+import os, subprocess, sys
+reader, writer = os.pipe()
+os.close(reader)
+ran = subprocess.run(sys.argv[1:], stdout=writer, stderr=subprocess.PIPE)
+print(ran.returncode, repr(ran.stderr.decode()))' "${words[@]}")
+  [[ $got == "141 ''" ]] || fail "$argv | a reader that has gone: $got, expected status 141 and nothing said"
+done
+
 # An output that is a file the command reads: the report, the store.
 ln report.json report-link.json
 check "profile R -o R" 2 report.json -- "$heapline" profile report.json -o report.json

@@ -536,6 +536,16 @@ TEST_F(MeasureTest, HeaplinesReportsAreSummedPerWithRunAndRemoved) {
   EXPECT_FALSE(std::filesystem::exists(scratch / "heapline.churn.1.json"));
 }
 
+// The line FIELD of /proc/self/status of a command run by the runner (its
+// own, as grep reads it).
+RunResult status_line_of_a_command(const std::string& field) {
+  RunSpec spec;
+  spec.argv = {"grep", "^" + field + ":", "/proc/self/status"};
+  spec.capture_stdout = true;
+  PosixProcessRunner runner;
+  return runner.run(spec);
+}
+
 // A measured command runs as it would on its own: with the signal mask
 // heapline-bench was started with (a signal its caller blocks stays blocked),
 // never with the interrupts heapline-bench blocks while it waits (the
@@ -545,18 +555,30 @@ TEST(PosixProcessRunner, TheCommandStartsWithTheCallersSignalMask) {
   sigemptyset(&callers);
   sigaddset(&callers, SIGUSR1);
   ASSERT_EQ(pthread_sigmask(SIG_SETMASK, &callers, &previous), 0);
-  RunSpec spec;
-  spec.argv = {"grep", "^SigBlk:", "/proc/self/status"};
-  spec.capture_stdout = true;
-  RunResult result;
-  {
-    PosixProcessRunner runner;
-    result = runner.run(spec);
-  }
+  const RunResult result = status_line_of_a_command("SigBlk");
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   ASSERT_TRUE(result.succeeded()) << result.start_error << result.stderr_tail;
   // SIGUSR1 (10) alone: bit 9.
   EXPECT_EQ(result.stdout_head, "SigBlk:\t0000000000000200\n");
+}
+
+// heapline-bench ignores the signals of a failed write (SIGPIPE, SIGXFSZ:
+// heapline/write_signals.h); a command it measures runs with their
+// default, as it would on its own (an ignored signal stays ignored across
+// exec).
+TEST(PosixProcessRunner, TheCommandStartsWithTheWriteSignalsAtTheirDefault) {
+  struct sigaction ignore {}, previous[2];
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(sigaction(SIGPIPE, &ignore, &previous[0]), 0);
+  ASSERT_EQ(sigaction(SIGXFSZ, &ignore, &previous[1]), 0);
+  const RunResult result = status_line_of_a_command("SigIgn");
+  sigaction(SIGPIPE, &previous[0], nullptr);
+  sigaction(SIGXFSZ, &previous[1], nullptr);
+  ASSERT_TRUE(result.succeeded()) << result.start_error << result.stderr_tail;
+  const std::string& line = result.stdout_head;
+  const unsigned long long mask = std::stoull(line.substr(line.find('\t') + 1), nullptr, 16);
+  EXPECT_EQ(mask & (1ULL << (SIGPIPE - 1)), 0u) << line;
+  EXPECT_EQ(mask & (1ULL << (SIGXFSZ - 1)), 0u) << line;
 }
 
 // Every failure report says how the run ended in the same words, from the

@@ -488,10 +488,10 @@ TEST_F(Interposer, WhenItsOwnMemoryIsRefusedTheProgramsCallsBehaveAsWithoutTheLi
 // file, given up for an exec that then fails, is made again from the names
 // as they are then. At the name with the pid (the command's fallback when
 // its name is taken): the live file and the report are at the name, the
-// FIFO left alone. At the name itself: no live file can sit beside it, and
-// the one line that says why is the exit's, and true: the restore said
-// "File name too long" of a name it had made up, and the exit that the
-// heap line stayed in the live file it had removed.
+// FIFO left alone, nothing said. At the name itself: the heap line goes to
+// the name with the pid, as at the start, and one line says so (the
+// restore said "File name too long" of a name it had made up, and the exit
+// that the heap line stayed in the live file it had removed).
 TEST_F(Interposer, AFifoAtAReportNameAfterAFailedExecIsToldTruly) {
   const auto fifos = [this] {
     std::size_t count = 0;
@@ -514,11 +514,13 @@ TEST_F(Interposer, AFifoAtAReportNameAfterAFailedExecIsToldTruly) {
   EXPECT_TRUE(fs::is_fifo(dir_ / "taken.json"));
   EXPECT_EQ(taken.out, "no live file\n");
   EXPECT_EQ(taken.err.find("File name too long"), std::string::npos) << taken.err;
-  EXPECT_EQ(std::count(taken.err.begin(), taken.err.end(), '\n'), 1) << taken.err;
-  EXPECT_NE(taken.err.find("heapline: cannot write " + (dir_ / "taken.json").string() +
-                           ": not a regular file of this user's (heapline replaces only its user's own regular files); the heap line is lost ("),
-            std::string::npos)
+  std::smatch moved;
+  ASSERT_TRUE(std::regex_match(taken.err, moved,
+                               std::regex("heapline: " + (dir_ / "taken.json").string() +
+                                          R"( is not a file of this user's \(a link, a FIFO, a directory or another )"
+                                          R"(user's file\): left as it is; the report goes to (.*/taken\.\d+\.json)\n)")))
       << taken.err;
+  EXPECT_EQ(heapline_format_problem(read_json(moved[1].str())), "");
   EXPECT_FALSE(fs::exists(dir_ / "taken.json.live"));
 
   // The name is free but the live file cannot be made again (a file size
@@ -922,6 +924,20 @@ TEST_F(Interposer, BadSettingsGiveOneClearLineAndTheDefault) {
   }
 }
 
+// Without the launcher, nothing tells a program that another started it:
+// each program started under the library is a root of its own and says a
+// bad value again (a fork child never does), unless HEAPLINE_ROOT_PID names
+// the first (HEAPLINE_FOLLOW=command sets it, as the launcher does).
+TEST_F(Interposer, WithoutTheLauncherABadValueIsSaidByEachProgramUnlessTheRootIsNamed) {
+  const std::string line = "heapline: HEAPLINE_MAPPED='yes' is not valid (expected on or 1, off or 0); using the "
+                           "default on\n";
+  const std::vector<std::string> two_programs = {"/bin/sh", "-c", "/bin/true; /bin/true"};
+  RunResult each = run_traced(two_programs, "each.json", {{"HEAPLINE_MAPPED", "yes"}});
+  EXPECT_EQ(each.err, line + line + line);
+  RunResult named = run_traced(two_programs, "named.json", {{"HEAPLINE_MAPPED", "yes"}, {"HEAPLINE_FOLLOW", "command"}});
+  EXPECT_EQ(named.err, line);
+}
+
 // --- heapline.h, markers, the live file -----------------------------------
 
 TEST_F(Interposer, ApiDoesNothingWithoutTheLibrary) {
@@ -1182,11 +1198,15 @@ TEST_F(Interposer, ReportPathThatIsNotARegularFileOfThisUsersIsNeverReplaced) {
       EXPECT_EQ(heapline::test::read_file(name), "another user's data\n");
     }
     EXPECT_FALSE(fs::exists(name.string() + ".live"));
-    EXPECT_TRUE(std::regex_match(result.err,
-                                 std::regex("heapline: cannot write .*/" + name.filename().string() +
-                                            R"(: not a regular file of this user's \(heapline replaces only its user's )"
-                                            R"(own regular files\); the heap line is lost \(\d+ samples\), its figures: peak [^\n]*\n)")))
+    // The report goes to the name with the pid, from the start (its live
+    // file with it), and one line says so.
+    std::smatch moved;
+    ASSERT_TRUE(std::regex_match(result.err, moved,
+                                 std::regex("heapline: " + name.string() +
+                                            R"( is not a file of this user's \(a link, a FIFO, a directory or another )"
+                                            R"(user's file\): left as it is; the report goes to (.*)\n)")))
         << result.err;
+    EXPECT_EQ(heapline_format_problem(read_json(moved[1].str())), "");
   }
 }
 

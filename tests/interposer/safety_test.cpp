@@ -212,7 +212,7 @@ TEST_F(Safety, WhatIsNotOursAtTheLiveNameIsNeverTakenOverHoweverOld) {
                              under_library("r.json", small_program()));
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_TRUE(std::regex_match(result.err, std::regex("heapline: " + (dir_ / "r.json.live").string() +
-                                                        R"( is not a live file of this user's \(a link, a FIFO, a )"
+                                                        R"( is not a file of this user's \(a link, a FIFO, a )"
                                                         R"(directory or another user's file\): left as it is; the )"
                                                         "report goes to " + (dir_ / "r").string() + R"(\.\d+\.json\n)")))
         << result.err;
@@ -233,6 +233,45 @@ TEST_F(Safety, WhatIsNotOursAtTheLiveNameIsNeverTakenOverHoweverOld) {
     EXPECT_FALSE(report.contains("live_file_problem")) << report.dump();
     EXPECT_EQ(files_matching(dir_, R"(.*\.tmp)").size(), 0u);
     EXPECT_EQ(live_files().size(), 1u) << "only the plant";
+  }
+}
+
+// At the report's own name, something that is not this user's regular
+// file: a dangling link, a FIFO, a directory, another user's file. It is
+// left as it is, and the heap line takes the name with the pid inserted
+// from the start, as for what is at the live file's name: its live file
+// exists while it runs (a kill loses nothing) and one line says where the
+// report goes. (The library made no live file, said nothing until the
+// exit, and a kill lost the whole heap line.)
+TEST_F(Safety, WhatIsNotOursAtTheReportNameSendsTheHeapLineToTheNextNameFromTheStart) {
+  const bool root = geteuid() == 0;
+  std::vector<Plant> plants = {{"a dangling link", "ln -s /nonexistent-heapline-target \"$1\""},
+                               {"a FIFO", "mkfifo \"$1\""},
+                               {"a directory", "mkdir \"$1\""}};
+  if (root) plants.push_back({"another user's file", "echo planted > \"$1\"; chown 65534:65534 \"$1\""});
+  for (const Plant& plant : plants) {
+    SCOPED_TRACE(plant.what);
+    for (const auto& file : files_matching(dir_, ".*")) fs::remove_all(file);
+    const std::string plant_at = std::string("plant() { ") + plant.script + "; }; ";
+    // A shell builtin alone: no other process of the library's runs.
+    RunResult result = shell(plant_at + "plant r.json && " +
+                             under_library("r.json", {"/bin/sh", "-c", "[ -f r.$$.json.live ] && echo $$ > live-seen"}));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const std::string pid = read_file(dir_ / "live-seen");
+    ASSERT_FALSE(pid.empty()) << "no live file while it ran: " << result.err;
+    const std::string report = (dir_ / ("r." + pid.substr(0, pid.size() - 1) + ".json")).string();
+    EXPECT_EQ(result.err, "heapline: " + (dir_ / "r.json").string() +
+                              " is not a file of this user's (a link, a FIFO, a directory or another user's file): "
+                              "left as it is; the report goes to " + report + "\n");
+    json written = read_json(report);
+    EXPECT_EQ(heapline_format_problem(written), "");
+    EXPECT_FALSE(written.contains("live_file_problem")) << written.dump();
+    const fs::file_status status = fs::symlink_status(dir_ / "r.json");
+    if (std::string(plant.what) == "a dangling link") EXPECT_TRUE(fs::is_symlink(status));
+    if (std::string(plant.what) == "a FIFO") EXPECT_TRUE(fs::is_fifo(status));
+    if (std::string(plant.what) == "a directory") EXPECT_TRUE(fs::is_directory(status) && fs::is_empty(dir_ / "r.json"));
+    if (std::string(plant.what) == "another user's file") EXPECT_EQ(read_file(dir_ / "r.json"), "planted\n");
+    EXPECT_TRUE(live_files().empty()) << "the live file is removed once the report is written";
   }
 }
 

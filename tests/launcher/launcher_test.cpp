@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -486,6 +488,20 @@ TEST_F(Launcher, AReportThatCannotBeWrittenIsRefusedBeforeTheCommandRuns) {
   refused((dir_ / "fifo").string(), (dir_ / "fifo").string() + " is a FIFO, not a regular file",
           with_out((dir_ / "fifo").string()));
   refused("/dev/null", "/dev/null is a character device, not a regular file", with_out("/dev/null"));
+  // A path the system takes but the library does not (it takes report
+  // names of under 4032 bytes): the command ran with the library's default
+  // name, and the launcher said the library wrote none.
+  fs::path deep = dir_;
+  while (deep.string().size() + 201 < 3900) deep /= std::string(200, 'd');
+  deep /= std::string(3900 - deep.string().size() - 1, 'd');
+  fs::create_directories(deep);
+  const std::string long_out = (deep / (std::string(4040 - deep.string().size() - 6, 'r') + ".json")).string();
+  ASSERT_EQ(long_out.size(), 4040u);
+  refused(long_out,
+          "the library does not take it for its report (off, or a path template whose only % sequences are %p, %e "
+          "and %%, expanding to under 4032 bytes, every character one a terminal shows as it is)",
+          with_out(long_out));
+  EXPECT_TRUE(files_matching(dir_, R"(heapline\..*\.json)").empty());
   // A directory this user cannot write in: as nobody, in root's directory.
   if (geteuid() != 0 || !fs::exists("/usr/bin/setpriv")) GTEST_SKIP() << "needs root and setpriv to be another user";
   fs::permissions(dir_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
@@ -542,6 +558,49 @@ TEST_F(Launcher, PassesTheExitStatusThrough) {
 
 // -q runs the command and writes its report, and the launcher says
 // nothing of it: the command's own output alone.
+// A launcher whose output's reader has gone (`2>&1 | head -1`, a log
+// collector that restarted) is not ended by its first line: it runs the
+// command to its end and passes its status through, where SIGPIPE killed it
+// and its keeper then stopped the command's tree (status 141, the command's
+// work undone). The command itself runs with SIGPIPE and SIGXFSZ at their
+// default, as it would on its own (heapline/write_signals.h).
+TEST_F(Launcher, AReaderOfItsOutputThatHasGoneNeverEndsTheRun) {
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  close(out[0]);  // no reader: every write fails
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    dup2(out[1], STDERR_FILENO);
+    if (chdir(dir_.c_str()) != 0) _exit(90);
+    unsetenv("LD_PRELOAD");
+    unsetenv("HEAPLINE_LIB");
+    // HEAPLINE_OUT: the launcher says at the start that the variable is
+    // left to it, while the command runs; the summary comes at the end.
+    setenv("HEAPLINE_OUT", "ignored.json", 1);
+    execl(kLauncher.c_str(), kLauncher.c_str(), "--", "/bin/sh", "-c",
+          "sleep 0.5; grep '^SigIgn:' /proc/self/status > ignored; echo finished > done; exit 5",
+          static_cast<char*>(nullptr));
+    _exit(91);
+  }
+  close(out[1]);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WEXITSTATUS(status), 5);
+  std::ifstream done(dir_ / "done");
+  std::string line;
+  EXPECT_TRUE(std::getline(done, line)) << "the command did not run to its end";
+  EXPECT_EQ(line, "finished");
+  std::ifstream ignored_file(dir_ / "ignored");
+  std::string ignored;
+  ASSERT_TRUE(std::getline(ignored_file, ignored));
+  const unsigned long long mask = std::stoull(ignored.substr(ignored.find('\t') + 1), nullptr, 16);
+  EXPECT_EQ(mask & (1ULL << (SIGPIPE - 1)), 0u) << ignored;
+  EXPECT_EQ(mask & (1ULL << (SIGXFSZ - 1)), 0u) << ignored;
+}
+
 TEST_F(Launcher, TheQuietRunPrintsNoSummary) {
   RunResult quiet = launch({"-q", "--out", "q.json", kPython, "-c", "import sys; sys.stderr.write('own\\n')"},
                            {{"HEAPLINE_LIB", HEAPLINE_LIB}});

@@ -8,6 +8,10 @@
 // a newline); they pass the door unchanged.
 #pragma once
 
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -82,10 +86,21 @@ class Say {
   std::ostringstream text_;
 };
 
+// Whether standard output is a pipe or socket whose reader has gone (its
+// write end reports an error to poll: POLLERR, or POLLHUP for a socket).
+inline bool standard_output_reader_gone() {
+  pollfd out{STDOUT_FILENO, POLLOUT, 0};
+  return ::poll(&out, 1, 0) == 1 && (out.revents & (POLLERR | POLLHUP)) != 0;
+}
+
 // The end of a program's standard output: everything written to it is
-// flushed, and a write that failed (a full disk behind `> file`, a closed
-// pipe, /dev/full) is one line on stderr and status `failed_status` rather
-// than a silent 0 with the output lost. `status` when all of it was written.
+// flushed, and a write that failed (a full disk behind `> file`, /dev/full)
+// is one line on stderr and status `failed_status` rather than a silent 0
+// with the output lost. `status` when all of it was written. A reader that
+// went away (`| head -1`) chose to read no more: nothing is said, and the
+// status is `status`, or when that is 0 the one a process ended by SIGPIPE
+// gives (the programs ignore SIGPIPE, heapline/write_signals.h, so that
+// such a reader never ends their work half done).
 inline int finish_standard_output(std::string_view who, int status, int failed_status) {
   // The reason is said when these flushes gave it (a write that failed
   // earlier left errno to whatever came after).
@@ -94,6 +109,7 @@ inline int finish_standard_output(std::string_view who, int status, int failed_s
   int error = errno;
   if (std::fflush(stdout) != 0) error = errno;
   if (!std::cout.fail() && std::ferror(stdout) == 0) return status;
+  if (error == EPIPE || standard_output_reader_gone()) return status != 0 ? status : 128 + SIGPIPE;
   std::cerr << terminal_line(std::string(who) + ": cannot write to standard output" +
                              (error != 0 ? std::string(": ") + std::strerror(error) : std::string()) +
                              "; what it holds is not whole")

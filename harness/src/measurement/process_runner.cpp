@@ -22,6 +22,7 @@
 #include <heapline/library_settings.h>
 #include <heapline/say.h>
 #include <heapline/terminal_text.h>
+#include <heapline/write_signals.h>
 
 extern char** environ;
 
@@ -216,9 +217,10 @@ RunResult PosixProcessRunner::run(const RunSpec& spec) {
   posix_spawnattr_init(&attributes);
   sigset_t default_signals;
   sigemptyset(&default_signals);
-  // SIGXFSZ: heapline-bench ignores it (main.cpp); the commands it runs get
-  // the default back, as they would run on their own.
-  for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGXFSZ}) sigaddset(&default_signals, signal);
+  // SIGPIPE and SIGXFSZ: heapline-bench ignores them (main.cpp); the
+  // commands it runs get the default back, as they would run on their own.
+  for (int signal : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&default_signals, signal);
+  add_write_signals(default_signals);
   posix_spawnattr_setsigdefault(&attributes, &default_signals);
   posix_spawnattr_setpgroup(&attributes, 0);  // its own group: killed as one
   posix_spawnattr_setsigmask(&attributes, &blocked.previous());

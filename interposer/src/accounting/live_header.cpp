@@ -208,19 +208,22 @@ bool aside_name(const char* report, int pid) {
          live_name(g_aside_report, g_aside);
 }
 
-// The first live name found held by what is not a file of this user's (a
-// link, a FIFO, a directory, another user's file), for claim's line.
+// The first name found held by what is not a file of this user's (a link,
+// a FIFO, a directory, another user's file): a report name report_names
+// passed over, or a live name, for claim's line.
 char g_not_ours[kMaxPath];
+char g_report_not_ours[kMaxPath];
 
 // One line when the report goes to `claimed` because what is at an earlier
-// live name was not this user's: never touched, and the user would
-// otherwise not know why the report is not where it was asked for.
+// name (the report's own or its live file's) was not this user's: never
+// touched, and the user would otherwise not know why the report is not
+// where it was asked for.
 void say_not_ours(const char* claimed) {
   char* line = g_line;
   TextSink text(line, sizeof g_line);
   text.append("heapline: ");
   text.append_shown(g_not_ours);
-  text.append(" is not a live file of this user's (a link, a FIFO, a directory or another user's file): left as it "
+  text.append(" is not a file of this user's (a link, a FIFO, a directory or another user's file): left as it "
               "is; the report goes to ");
   text.append_shown(claimed);
   text.append('\n');
@@ -269,7 +272,7 @@ int place_or_take_over(const char* report, const char* live) {
 LiveRegion* claim(const LiveRegion& image, LiveRegion* at, int count, int* error) {
   char* live = g_process.live_path;
   int result = EEXIST;
-  g_not_ours[0] = 0;
+  copy_text(g_not_ours, sizeof g_not_ours, g_report_not_ours);
   for (int i = 0; i < count && result == EEXIST; ++i) {
     if (!live_name(g_names[i], live)) {
       result = ENAMETOOLONG;
@@ -387,21 +390,33 @@ void move_to(LiveRegion* mapped) {
 
 // The report names this process may claim, into g_names: for the command
 // the plain name, then the one with its pid; for any other process the one
-// with its pid. Returns how many: 0 when none can receive a report (a
-// device, a FIFO...: the exit says why, once).
-int report_names() {
+// with its pid. A name at which something is not this user's regular file
+// (a link, a FIFO, a directory, another user's file) is passed over, as a
+// live name that is not ours is: the report goes to the next name, which
+// claim says in one line (g_report_not_ours), and the heap line has its
+// live file from the start all the same. Returns how many: 0 when none can
+// receive a report (*refused: the first name refused then, for the line).
+int report_names(const char** refused) {
   const Config& config = g_process.config;
   const int pid = os::pid();
   const char* name = program_invocation_short_name;
   int count = 0;
+  g_report_not_ours[0] = 0;
+  *refused = nullptr;
   for (int with_pid = is_root_process() ? 0 : 1; with_pid <= 1; ++with_pid) {
     char* report = g_names[count];
-    if (!format_output_path(config.out_template, g_process.base_dir, pid, name, with_pid == 1, report, kMaxPath - 8) ||
-        check_report_path(report) == kReportPathNotOurs) {
-      return count;  // the plain name refused: no live file beside it either
+    if (!format_output_path(config.out_template, g_process.base_dir, pid, name, with_pid == 1, report, kMaxPath - 8)) {
+      return count;
+    }
+    if (check_report_path(report) == kReportPathNotOurs) {
+      // Said only when the report goes elsewhere for it: not of a fallback
+      // refused after a name that was taken.
+      if (count == 0 && g_report_not_ours[0] == 0) copy_text(g_report_not_ours, sizeof g_report_not_ours, report);
+      continue;
     }
     if (count == 0 || strcmp(g_names[0], report) != 0) ++count;
   }
+  *refused = g_report_not_ours[0] != 0 ? g_report_not_ours : nullptr;
   return count;
 }
 
@@ -477,8 +492,15 @@ void open_live_file(std::uint64_t now, std::int64_t live) {
   start_timeline(now, live);
 
   if (g_process.config.output_off) return;
-  const int count = report_names();
-  if (count == 0) return;
+  const char* refused = nullptr;
+  const int count = report_names(&refused);
+  if (count == 0) {
+    // Every name refused: the command says so now, while the heap line can
+    // still be told to be in memory only (the exit says it again, with the
+    // figures); another process's report is said at its exit alone.
+    if (refused != nullptr && is_root_process()) say_no_live_file(refused, kReportPathNotOurs);
+    return;
+  }
   if (!is_root_process()) {
     // Not the command: its name has its pid, so nothing to claim now.
     copy_text(report, kMaxPath, g_names[0]);
@@ -547,12 +569,13 @@ void restore_live_file_after_failed_exec() {
     // mapped in its place (what a cut of the old one lost dropped first:
     // the new file never holds a zeroed page as samples).
     settle_cut_live_file(true);
-    const int count = report_names();
+    const char* refused = nullptr;
+    const int count = report_names(&refused);
     int error = 0;
     if (count == 0) {
       // No name can receive a report now (a FIFO or a device appeared at
-      // it): no live file beside it, and the exit says why, once, as after
-      // the init. The removed file's name is no longer the heap line's.
+      // both): no live file beside it, and the exit says why, once. The
+      // removed file's name is no longer the heap line's.
       g_process.report_path[0] = 0;
       g_process.live_path[0] = 0;
     } else if (claim(*g_region, g_region, count, &error) == nullptr) {

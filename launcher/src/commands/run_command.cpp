@@ -21,6 +21,7 @@
 #include <optional>
 
 #include <heapline/file_kind.h>
+#include <heapline/library_settings.h>
 #include <heapline/option_checks.h>
 #include <heapline/option_values.h>
 #include <heapline/output_file.h>
@@ -141,6 +142,14 @@ std::string claim_outputs(Options& options, heapline::OutputFiles& outputs) {
   }
   if (const std::string problem = heapline::output_problem(checked, report_rules); !problem.empty()) {
     return shown + ": " + problem;
+  }
+  // The command's library is given the name as HEAPLINE_OUT: one it would
+  // refuse (its own reading, with a length limit of its own, below the
+  // system's) would run the command with the library's default name
+  // instead, and this run would find no report of its own.
+  if (heapline::read_setting_alone("HEAPLINE_OUT", as_template(report.string()).c_str()) != 1) {
+    return shown + ": the library does not take it for its report (" +
+           heapline::setting_rule("HEAPLINE_OUT") + ")";
   }
   try {
     // The program run is read by the command: no output may be it (--out
