@@ -13,6 +13,7 @@
 #include <heapline/json_document.h>
 
 #include "heapline/figures.h"
+#include "heapline/live_format.h"
 #include "heapline/regular_file.h"
 
 namespace heapline {
@@ -53,6 +54,11 @@ class Fields {
   std::int64_t bytes(const char* name, bool required = true) const {
     const json* value = find(name, required);
     return value == nullptr ? 0 : bytes_value(*value, name);
+  }
+  // A byte figure that is never negative (an estimate, its error, the
+  // resident set): 0 to 2^60, the same rule for each.
+  std::int64_t amount(const char* name, bool required = true) const {
+    return static_cast<std::int64_t>(byte_size(name, required));
   }
   std::uint64_t byte_size(const char* name, bool required = true, std::uint64_t fallback = 0) const {
     const json* value = find(name, required);
@@ -177,8 +183,8 @@ ProfileSiteData read_site(const json& object, const std::string& where, bool wit
   if (!object.is_object()) Fields(object, "").fail(where, "is not an object");
   const Fields fields(object, where + ".");
   ProfileSiteData site;
-  site.bytes = fields.bytes(key::kBytes);
-  site.error_bytes = fields.bytes(key::kErrorBytes);
+  site.bytes = fields.amount(key::kBytes);
+  site.error_bytes = fields.amount(key::kErrorBytes);
   site.samples = fields.unsigned_number(key::kSampleCount);
   site.sampled_bytes = fields.byte_size(key::kSampledBytes);
   if (!with_frames) return site;
@@ -208,13 +214,19 @@ std::optional<ProfileData> read_profile(const Fields& top, const char* name) {
   const Fields fields(top.object(name), std::string(name) + ".");
   ProfileData profile;
   profile.time_ns = fields.time_ns(key::kTimeNs);
+  // The heap and the mapped bytes at the profile's moment are live figures:
+  // an exit profile's heap is negative when the library saw blocks freed
+  // that it never saw made (loaded with dlopen).
   profile.heap_bytes = fields.bytes(key::kHeapBytes);
   profile.mapped_bytes = fields.bytes(key::kMappedBytes, false);
   profile.mean_bytes = fields.byte_size(key::kMeanBytes);
+  // A profile is made of samples: its mean is at least a byte (0 is the
+  // sampler off, which makes none).
+  if (profile.mean_bytes == 0) fields.fail(key::kMeanBytes, "is out of range (0; at least 1 in a profile)");
   profile.live_samples = fields.unsigned_number(key::kLiveSamples);
   profile.stacks = fields.unsigned_number(key::kStacks);
-  profile.bytes = fields.bytes(key::kBytes);
-  profile.error_bytes = fields.bytes(key::kErrorBytes);
+  profile.bytes = fields.amount(key::kBytes);
+  profile.error_bytes = fields.amount(key::kErrorBytes);
   const json& modules = *fields.array(key::kModules, true);
   for (std::size_t m = 0; m < modules.size(); ++m) {
     const std::string at = std::string(name) + "." + key::kModules + "[" + std::to_string(m) + "]";
@@ -325,16 +337,13 @@ ParsedReport read_fields(const json& root) {
   r.live_file_problem = top.text(key::kLiveFileProblem, false);
   r.markers_dropped = top.unsigned_number(key::kMarkersDropped, false);
   if (top.find(key::kPeakRssBytes, false) != nullptr) {
-    r.peak_rss_bytes = top.bytes(key::kPeakRssBytes);
-    if (*r.peak_rss_bytes < 0) top.fail(key::kPeakRssBytes, "is out of range (at least 0)");
+    r.peak_rss_bytes = top.amount(key::kPeakRssBytes);
   }
   if (top.find(key::kResident, false) != nullptr) {
     Fields resident(top.object(key::kResident), std::string(key::kResident) + ".");
-    r.resident = ParsedReport::Resident{resident.bytes(key::kPeakBytes),
+    r.resident = ParsedReport::Resident{resident.amount(key::kPeakBytes),
                                         resident.time_ns(key::kPeakTimeNs),
-                                        resident.bytes(key::kFinalBytes)};
-    if (r.resident->peak_bytes < 0) resident.fail(key::kPeakBytes, "is out of range (at least 0)");
-    if (r.resident->final_bytes < 0) resident.fail(key::kFinalBytes, "is out of range (at least 0)");
+                                        resident.amount(key::kFinalBytes)};
   }
   if (top.find(key::kExactShadow, false) != nullptr) {
     Fields shadow(top.object(key::kExactShadow), std::string(key::kExactShadow) + ".");
@@ -373,6 +382,11 @@ ReportReading parse_report(std::string_view text, const std::string& source) {
     reading.error = source + ": " + what;
     return std::move(reading);
   };
+  // A live file (a killed process's, say) is heapline's too, in another
+  // form: its magic in its first bytes (heapline/live_format.h).
+  if (text.size() >= sizeof kLiveMagic && std::memcmp(text.data(), &kLiveMagic, sizeof kLiveMagic) == 0) {
+    return refuse(ReportProblem::kLiveFile, "a heapline live file, not a report (heapline convert makes its report)");
+  }
   // The programs' one reader of a JSON document (heapline/json_document.h).
   JsonDocument document = read_json_document(text, source, "a heapline/1 report");
   if (!document) {

@@ -33,7 +33,8 @@ std::string estimate_text(std::int64_t bytes, std::int64_t error_bytes) {
 }
 
 std::string profile_text(const ProfileData& profile, const std::vector<NamedSite>& sites,
-                         const std::string& title, std::size_t max_sites, bool with_stacks) {
+                         const std::string& title, std::size_t max_sites, bool with_stacks,
+                         std::uint64_t dropped) {
   // A profile that follows heap + mapped says both (older ones: the heap).
   const std::string held = profile.mapped_bytes != 0 ? "heap " + human_bytes(profile.heap_bytes) + " + mapped " +
                                                           human_bytes(profile.mapped_bytes)
@@ -43,6 +44,13 @@ std::string profile_text(const ProfileData& profile, const std::vector<NamedSite
                      estimate_text(profile.bytes, profile.error_bytes) + " (" + std::to_string(profile.live_samples) +
                      " live samples, one per " + human_bytes(static_cast<std::int64_t>(profile.mean_bytes)) +
                      " on average; errors are three standard errors)\n";
+  if (dropped > 0) {
+    // A sample the sampler could not keep (its live set full, or no room
+    // to wait) is in no site: the estimates made while it was missing are
+    // low, by more than their stated errors.
+    text += "  the process's sampler dropped " + std::to_string(dropped) + " sample" + (dropped == 1 ? "" : "s") +
+            " (its live set was full, or it was busy): the sites leave them out, so their estimates may be low\n";
+  }
   std::size_t shown = 0;
   BytesSum rest_bytes(profile.other.bytes);
   std::uint64_t rest_sites = profile.other_sites;

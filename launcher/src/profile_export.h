@@ -29,9 +29,12 @@ std::string estimate_text(std::int64_t bytes, std::int64_t error_bytes);
 // One line per site, largest first (at most `max_sites`), each with its
 // stack below it when `with_stacks`, else its caller (and the callers past
 // it up to the first with a name); then the other sites, summed. A site
-// that mapped memory says "(mapped)".
+// that mapped memory says "(mapped)". `dropped`: the samples the process's
+// sampler could not keep (SamplingData::dropped), said after the title when
+// there were any: the estimates leave them out.
 std::string profile_text(const ProfileData& profile, const std::vector<NamedSite>& sites,
-                         const std::string& title, std::size_t max_sites, bool with_stacks);
+                         const std::string& title, std::size_t max_sites, bool with_stacks,
+                         std::uint64_t dropped);
 
 // "root;outermost;...;innermost BYTES" per site (estimated bytes, rounded).
 std::string profile_folded(const std::vector<NamedSite>& sites, const std::string& root);

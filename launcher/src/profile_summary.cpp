@@ -20,7 +20,7 @@ std::string summarize_peak_profile(const ParsedReport& report, std::size_t max_s
   std::string text = profile_text(profile, sites,
                                   "heapline: at the peak (" + program_name(report) + ", pid " +
                                       std::to_string(report.pid) + ")",
-                                  max_sites, false);
+                                  max_sites, false, sampling->dropped);
   // Every line of the launcher's summary starts with its name.
   std::string prefixed;
   std::size_t start = 0;

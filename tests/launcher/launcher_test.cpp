@@ -401,7 +401,7 @@ TEST(Plot, FormatFromExtension) {
 TEST(Plot, TheRefusalSaysExactlyWhichNamesAreTaken) {
   using heapline::launcher::plot_output_problem;
   const std::string refusal = plot_output_problem("heap.pdf");
-  const std::string start = "the file name must end in ";
+  const std::string start = "the file name must be a name followed by ";
   ASSERT_EQ(refusal.rfind(start, 0), 0u) << refusal;
   const bool any_case = refusal.find(" (in any letter case)") != std::string::npos;
   std::vector<std::string> listed;

@@ -124,6 +124,24 @@ TEST_F(ProfileCli, TextFoldedAndStdout) {
   EXPECT_NE(at_exit.out.find("site_e"), std::string::npos) << "what was never freed: " << at_exit.out;
 }
 
+// Samples the sampler could not keep (its live set full) are in no site:
+// the text says how many, since the estimates leave them out (a profile
+// of a heap twice its estimate said nothing, with tight errors).
+TEST_F(ProfileCli, SamplesTheSamplerDroppedAreSaidBesideTheEstimates) {
+  json written = read_json(report());
+  for (const std::uint64_t dropped : {0ull, 1234ull}) {
+    SCOPED_TRACE(dropped);
+    written["sampling"]["dropped"] = dropped;
+    std::ofstream(dir_ / "dropped.json") << written.dump();
+    const RunResult text = run({kLauncher, "profile", (dir_ / "dropped.json").string()}, options());
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    const std::string said = "  the process's sampler dropped 1234 samples (its live set was full, or it was busy): "
+                             "the sites leave them out, so their estimates may be low\n";
+    EXPECT_EQ(text.out.find("sampler dropped") != std::string::npos, dropped != 0) << text.out;
+    if (dropped != 0) EXPECT_NE(text.out.find(said), std::string::npos) << text.out;
+  }
+}
+
 TEST_F(ProfileCli, PprofFileIsGzippedAndGoToolPprofListsTheSites) {
   const fs::path path = report();
   const RunResult written = run({kLauncher, "profile", path.string(), "--format", "pprof", "-o", "sites.pb.gz"}, options());

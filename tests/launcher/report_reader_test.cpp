@@ -5,14 +5,18 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <fstream>
 #include <memory>
+#include <regex>
 #include <string>
 
+#include <cstring>
 #include <heapline/figures.h>
+#include <heapline/live_format.h>
 #include <heapline/report_format.h>
 #include <heapline/report_reader.h>
 #include <nlohmann/json.hpp>
@@ -379,14 +383,39 @@ TEST_F(ReportReader, AMistypedOrOutOfRangeFieldIsNamed) {
   EXPECT_EQ(with("/markers/0", {1, 2}), prefix + "\"markers[0]\" is not [t_ns, \"name\"]");
   EXPECT_EQ(with("/run_id", 5), prefix + "\"run_id\" is a number, not a string");
   EXPECT_EQ(with("/live_file_problem", 5), prefix + "\"live_file_problem\" is a number, not a string");
-  EXPECT_EQ(with("/peak_rss_bytes", -1), prefix + "\"peak_rss_bytes\" is out of range (at least 0)");
+  EXPECT_EQ(with("/peak_rss_bytes", -1), prefix + "\"peak_rss_bytes\" is out of range (-1; at least 0)");
   EXPECT_EQ(with("/peak_rss_bytes", "1"), prefix + "\"peak_rss_bytes\" is a string, not an integer");
   EXPECT_EQ(with("/resident", 5), prefix + "\"resident\" is a number, not an object");
-  EXPECT_EQ(with("/resident/peak_bytes", -1), prefix + "\"resident.peak_bytes\" is out of range (at least 0)");
-  EXPECT_EQ(with("/resident/final_bytes", -1), prefix + "\"resident.final_bytes\" is out of range (at least 0)");
+  EXPECT_EQ(with("/resident/peak_bytes", -1), prefix + "\"resident.peak_bytes\" is out of range (-1; at least 0)");
+  EXPECT_EQ(with("/resident/final_bytes", -1), prefix + "\"resident.final_bytes\" is out of range (-1; at least 0)");
   EXPECT_EQ(with("/resident/peak_time_ns", -1), prefix + "\"resident.peak_time_ns\" is out of range (-1; at least 0)");
   EXPECT_EQ(with("/resident_samples/1", {1, 2}), prefix + "\"resident_samples[1]\" is not [t_ns, bytes, max_bytes]");
   EXPECT_EQ(with("/resident_samples/0/1", -1), prefix + "\"resident_samples[0][1]\" is out of range (at least 0)");
+}
+
+// A profile's estimates and their errors, each site's and the rest's, are
+// never negative, and its sampling mean is at least a byte. Each is refused naming the
+// field (a profile with "-5 B ± -1000 B" was printed, and its folded and
+// pprof forms dropped the site without a word).
+TEST_F(ReportReader, EveryAmountOfAProfileIsNeverNegative) {
+  const nlohmann::json good = nlohmann::json::parse(written());
+  const std::string prefix = "r.json: not a valid heapline/1 report: field ";
+  ASSERT_FALSE(good["peak_profile"]["sites"].empty());
+  for (const std::string field : {"peak_profile/bytes", "peak_profile/error_bytes", "peak_profile/sites/0/bytes",
+                                  "peak_profile/sites/0/error_bytes", "peak_profile/other/bytes",
+                                  "peak_profile/other/error_bytes"}) {
+    nlohmann::json report = good;
+    const nlohmann::json::json_pointer at("/" + field);
+    ASSERT_TRUE(report.contains(at)) << field;
+    report[at] = -5;
+    std::string name = field;
+    std::replace(name.begin(), name.end(), '/', '.');
+    name = std::regex_replace(name, std::regex(R"(\.(\d+)(\.|$))"), "[$1]$2");
+    EXPECT_EQ(error_of(report.dump()), prefix + "\"" + name + "\" is out of range (-5; at least 0)") << field;
+  }
+  nlohmann::json report = good;
+  report["peak_profile"]["mean_bytes"] = 0;
+  EXPECT_EQ(error_of(report.dump()), prefix + "\"peak_profile.mean_bytes\" is out of range (0; at least 1 in a profile)");
 }
 
 // Every figure of a report, found by walking what the writer wrote (so a
@@ -488,6 +517,12 @@ TEST_F(ReportReader, WhatIsNotAReportIsSaidSo) {
   EXPECT_EQ(error_of("[1]"), "r.json: an array at the top level, not a heapline/1 report (a JSON object)");
   EXPECT_EQ(error_of("{\"format\":\"other/2\"}"), "r.json: no \"format\": \"heapline/1\": not a heapline/1 report");
   EXPECT_EQ(parse_report("{}", "r.json").problem, ReportProblem::kNotThisFormat);
+  // A live file: heapline's, in the form heapline convert reads.
+  std::string live(sizeof heapline::kLiveMagic, '\0');
+  std::memcpy(live.data(), &heapline::kLiveMagic, sizeof heapline::kLiveMagic);
+  live += std::string(64, '\0');
+  EXPECT_EQ(error_of(live), "r.json: a heapline live file, not a report (heapline convert makes its report)");
+  EXPECT_EQ(parse_report(live, "r.json").problem, ReportProblem::kLiveFile);
   EXPECT_EQ(parse_report("{\"format\":\"heapline/1\"}", "r.json").problem, ReportProblem::kBadField);
 }
 

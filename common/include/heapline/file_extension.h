@@ -33,10 +33,11 @@ inline int extension_index(std::string_view name, std::span<const std::string_vi
   return -1;
 }
 
-// What extension_index takes, as a refusal says it: "the file name must end
-// in .png or .svg (in any letter case)".
+// What extension_index takes, as a refusal says it: "the file name must be
+// a name followed by .png or .svg (in any letter case)" (".svg" alone, a
+// name that is only its extension, is refused with these words too).
 inline std::string extension_rule(std::span<const std::string_view> extensions) {
-  std::string said = "the file name must end in ";
+  std::string said = "the file name must be a name followed by ";
   std::size_t i = 0;
   for (const std::string_view extension : extensions) {
     if (i > 0) said += i + 1 == extensions.size() ? " or " : ", ";

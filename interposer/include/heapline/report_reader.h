@@ -161,6 +161,7 @@ enum class ReportProblem {
   kEmpty,
   kNotJson,        // or JSON the reader refuses (a key twice in an object)
   kCutReport,      // a heapline/1 report's own opening, then JSON cut short or damaged
+  kLiveFile,       // a live file (heapline/live_format.h), which heapline convert makes a report of
   kNotThisFormat,  // JSON, but no "format": "heapline/1": another program's file
   kBadField,       // a heapline/1 report with a field missing, mistyped or out of range
 };

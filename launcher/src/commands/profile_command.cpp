@@ -93,7 +93,8 @@ int write_profile(const ProfileOptions& options) {
                               program_name(report) + " (pid " + std::to_string(report.pid) + ")";
     std::string output;
     if (options.format == "text") {
-      output = profile_text(profile, sites, title, options.sites, true);
+      output = profile_text(profile, sites, title, options.sites, true,
+                            report.sampling ? report.sampling->dropped : 0);
     } else if (options.format == "folded") {
       output = profile_folded(sites, program_name(report));
     } else {
