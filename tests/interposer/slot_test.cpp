@@ -19,6 +19,20 @@ namespace {
 // a negative headroom included (a signal handler's bytes past the
 // threshold); nothing without a threshold or with an idle headroom, however
 // far a handler's bytes moved it.
+// The identity page (process.h) is a page of its own on every kernel of
+// the processor: MADV_WIPEONFORK takes whole pages, so it is aligned to and
+// covers the largest page (64 KiB on arm64, whose kernels use 4, 16 or 64
+// KiB pages; a 4 KiB page of its own was refused there, or wiped the
+// library's neighbouring state in a copy).
+TEST(IdentityPage, IsTheLargestPageOfTheProcessorAndHasItAlone) {
+  EXPECT_EQ(alignof(IdentityPage), arch::kLargestPageBytes);
+  EXPECT_EQ(sizeof(IdentityPage), arch::kLargestPageBytes);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(&g_identity) % arch::kLargestPageBytes, 0u);
+#if defined(__aarch64__)
+  EXPECT_EQ(arch::kLargestPageBytes, 65536u);
+#endif
+}
+
 TEST(Slot, PendingIsHeldBackOnlyByAThresholdThatCounts) {
   EXPECT_EQ(pending_of(100, 99), 0);
   EXPECT_EQ(pending_of(100, 49), 50);

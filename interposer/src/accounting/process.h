@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "arch.h"
 #include "config.h"
 #include "os.h"
 #include "text.h"
@@ -86,16 +87,20 @@ extern Process g_process;
 // Without MADV_WIPEONFORK (Linux before 4.14) a copy looks like the second
 // kind: it stays silent at exit and exec, and its publishes reach the
 // parent's live file until then.
-struct alignas(4096) IdentityPage {
+// The page is the largest a kernel for this processor may use
+// (arch::kLargestPageBytes): MADV_WIPEONFORK takes whole pages, so on an
+// arm64 kernel of 64 KiB pages a 4 KiB page of its own would be refused, or
+// would wipe the library's neighbouring state in every such copy.
+struct alignas(arch::kLargestPageBytes) IdentityPage {
   // The pid that set the state up; 0 before the init, and in a copy.
   std::atomic<int> pid{0};
   // CLOCK_MONOTONIC at which the open interval ends: the first publish at or
   // after it closes the interval (sampling.h). Read by every publish, set by
   // every sample; 0 in a copy, so that its first publish samples.
   std::atomic<std::uint64_t> next_sample_ns{0};
-  char rest_of_page[4096 - 2 * sizeof(std::uint64_t)] = {};
+  char rest_of_page[arch::kLargestPageBytes - 2 * sizeof(std::uint64_t)] = {};
 };
-static_assert(sizeof(IdentityPage) == 4096);
+static_assert(sizeof(IdentityPage) == arch::kLargestPageBytes);
 extern IdentityPage g_identity;
 
 // Messages and the exit path keep their buffers in static memory: exit() may

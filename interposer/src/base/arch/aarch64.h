@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #pragma GCC visibility push(hidden)
@@ -184,6 +185,13 @@ inline std::uintptr_t code_address(std::uintptr_t return_address) {
   asm("hint #7" : "+r"(link));  // xpaclri
   return link;
 }
+
+// The largest page a Linux kernel for this processor uses: what a range
+// given to madvise must be aligned to and cover. arm64 kernels are built
+// for 4, 16 (Apple's processors, Asahi) or 64 KiB pages (RHEL's, some
+// servers'): a 4 KiB-aligned range is refused (EINVAL) by the latter two,
+// or, where it starts a page, its advice covers the whole page.
+constexpr std::size_t kLargestPageBytes = 65536;
 
 // libunwind's local unwinder, by its names for this processor.
 constexpr const char* kUnwinderSetCachingPolicy = "_ULaarch64_set_caching_policy";

@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #pragma GCC visibility push(hidden)
@@ -89,6 +90,11 @@ inline double square_root(double x) {
 
 // Return addresses carry no tag on x86-64.
 inline std::uintptr_t code_address(std::uintptr_t return_address) { return return_address; }
+
+// The largest page a Linux kernel for this processor uses: what a range
+// given to madvise must be aligned to and cover (x86-64 has 4 KiB pages;
+// huge pages are a mapping's, never the kernel's page size).
+constexpr std::size_t kLargestPageBytes = 4096;
 
 // libunwind's local unwinder, by its names for this processor.
 constexpr const char* kUnwinderSetCachingPolicy = "_ULx86_64_set_caching_policy";
