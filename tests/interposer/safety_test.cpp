@@ -589,6 +589,28 @@ TEST_F(Safety, EveryExecFunctionRunsTheProgramWithItsArgumentsAndEnvironment) {
   }
 }
 
+// On a kernel without execveat (before 3.19; here a seccomp filter,
+// older_kernel no-execveat), fexecve runs the program as glibc's does,
+// through the descriptor's /proc name: the library's fexecve returned
+// ENOSYS and the program did not run.
+TEST_F(Safety, FexecveRunsTheProgramOnAKernelWithoutExecveat) {
+  for (const bool with_library : {false, true}) {
+    SCOPED_TRACE(with_library ? "with the library" : "without it");
+    for (const auto& file : files_matching(dir_, ".*")) fs::remove_all(file);
+    const std::vector<std::string> argv = {kOlderKernel, "no-execveat", kExecProbe, "fexecve"};
+    const RunResult result = with_library ? traced(argv, "e.json") : shell("exec " + shell_quote(kOlderKernel) +
+                                                                           " no-execveat " + shell_quote(kExecProbe) + " fexecve");
+    if (result.exit_code == 3 && result.err.starts_with("older_kernel: seccomp")) GTEST_SKIP() << result.err;
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_EQ(result.out, "ran:via-fexecve:fexecve\n");
+    if (with_library) {
+      EXPECT_EQ(result.err, "");
+      EXPECT_EQ(heapline_format_problem(read_json(dir_ / "e.json")), "");
+      EXPECT_TRUE(live_files().empty());
+    }
+  }
+}
+
 // env, nice and timeout exec the program they wrap (timeout from a fork
 // child): under the default HEAPLINE_OUT each image has its own name, and
 // the wrapper's live file used to stay behind.

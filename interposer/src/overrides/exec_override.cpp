@@ -165,6 +165,21 @@ int run_execveat(int dirfd, const char* path, char* const argv[], char* const en
   return heapline::os::exec_at(dirfd, path, argv, envp, flags);
 }
 
+// fexecve as glibc's: execveat(fd, "", AT_EMPTY_PATH), and on a kernel
+// without it (before 3.19: ENOSYS) execve of the descriptor's /proc name;
+// when that fails because /proc is not there, ENOSYS again.
+int run_fexecve(int fd, const char* proc_name, char* const argv[], char* const envp[]) {
+  if (run_execveat(fd, "", argv, envp, AT_EMPTY_PATH) == 0 || errno != ENOSYS || fd < 0) return -1;
+  heapline::os::exec(proc_name, argv, envp);
+  int error = errno;
+  int lstat_error = 0;
+  if (error == ENOENT && heapline::os::path_kind("/proc/self/fd", &lstat_error) == heapline::os::PathKind::kNothing) {
+    error = ENOSYS;
+  }
+  errno = error;
+  return -1;
+}
+
 // execl's arguments: `first` and those after it up to the NULL, as an argv
 // for `run`, which gets the rest of `arguments` too (execle's envp).
 template <typename Run>
@@ -202,7 +217,7 @@ HEAPLINE_EXPORT(fexecve) int fexecve(int fd, char* const argv[], char* const env
   name.append("/proc/self/fd/");
   name.append_signed(fd);
   return exec_giving_up_live_file([&](NewImage* image) { judge(fd >= 0 ? name.c_str() : nullptr, envp, false, image); },
-                                  [&] { return run_execveat(fd, "", argv, envp, AT_EMPTY_PATH); });
+                                  [&] { return run_fexecve(fd, name.c_str(), argv, envp); });
 }
 
 HEAPLINE_EXPORT(execveat) int execveat(int dirfd, const char* path, char* const argv[], char* const envp[], int flags) noexcept {

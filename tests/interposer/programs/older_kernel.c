@@ -6,6 +6,7 @@
  *                  filesystems, kernels before 3.15)
  *   wipe-on-fork   madvise(MADV_WIPEONFORK) fails with EINVAL, as an
  *                  unknown advice does (kernels before 4.14)
+ *   no-execveat    execveat fails with ENOSYS (kernels before 3.19)
  * Exits 3 when no filter can be installed, 2 on a bad FEATURE. */
 #include <errno.h>
 #include <linux/audit.h>
@@ -32,18 +33,22 @@
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: older_kernel rename-flags|wipe-on-fork PROGRAM [ARG...]\n");
+    fprintf(stderr, "usage: older_kernel rename-flags|wipe-on-fork|no-execveat PROGRAM [ARG...]\n");
     return 2;
   }
   /* The refused call: its number, the argument that tells it, and the value
    * of that argument that passes (rename-flags: a renameat2 without flags)
    * or is refused (wipe-on-fork: that advice alone). */
-  unsigned int call, argument, value;
+  unsigned int call, argument, value, error = EINVAL;
   int refuse_the_value;
   if (strcmp(argv[1], "rename-flags") == 0) {
     call = __NR_renameat2, argument = 4, value = 0, refuse_the_value = 0;
   } else if (strcmp(argv[1], "wipe-on-fork") == 0) {
     call = __NR_madvise, argument = 2, value = MADV_WIPEONFORK, refuse_the_value = 1;
+  } else if (strcmp(argv[1], "no-execveat") == 0) {
+    /* Every call refused: the flags that would pass are none a caller
+     * gives (all 32 bits set). */
+    call = __NR_execveat, argument = 4, value = 0xffffffffu, refuse_the_value = 0, error = ENOSYS;
   } else {
     fprintf(stderr, "older_kernel: unknown feature %s\n", argv[1]);
     return 2;
@@ -59,7 +64,7 @@ int main(int argc, char** argv) {
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[argument])),
       BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, value, refuse_the_value ? 1 : 0, refuse_the_value ? 0 : 1),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EINVAL & SECCOMP_RET_DATA)),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (error & SECCOMP_RET_DATA)),
   };
   struct sock_fprog program = {(unsigned short)(sizeof filter / sizeof filter[0]), filter};
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0) {
