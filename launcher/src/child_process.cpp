@@ -515,8 +515,15 @@ ChildResult run_command(const std::vector<std::string>& command, const std::func
   sigprocmask(SIG_BLOCK, &handled, &old_mask);
   const int signals = signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK);
   // Should the keeper die, the run's processes are adopted by the launcher
-  // rather than by init, and it follows the command itself.
-  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  // rather than by init, and it follows the command itself. A kernel that
+  // refuses it (before 3.4, or qemu-user) refuses the keeper too: what the
+  // command leaves running goes to init, out of the run's reach, which one
+  // line says (the keeper says nothing more).
+  if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+    say("heapline", std::string("cannot keep the command's processes as its tree (PR_SET_CHILD_SUBREAPER: ") +
+                        std::strerror(errno) +
+                        "): one whose parent ends before it is neither waited for nor summarised");
+  }
 
   const pid_t keeper = fork();
   if (keeper < 0) {

@@ -44,6 +44,7 @@ const std::string kLauncher = HEAPLINE_LAUNCHER;
 const std::string kLib = HEAPLINE_LIB;
 const std::string kPatterns = ALLOC_PATTERNS;
 const std::string kProbe = PHASE_PROBE;
+const std::string kOlderKernel = OLDER_KERNEL;
 
 class Tree : public heapline::test::TempDirTest {
  protected:
@@ -285,6 +286,25 @@ TEST_F(Tree, WhatTheCommandLeftRunningIsWaitedForAndSummarised) {
   const char state = process_state(left);
   EXPECT_TRUE(state != 0 && state != 'Z') << "the process the command left running was not left to run";
   kill(left, SIGKILL);
+}
+
+// A kernel that refuses PR_SET_CHILD_SUBREAPER (before 3.4, qemu-user;
+// here a seccomp filter, older_kernel no-subreaper) cannot give the run
+// its orphans: one line says so, and the run goes on with the command
+// (it said nothing, and what the command left running was silently
+// neither waited for nor summarised).
+TEST_F(Tree, AKernelThatCannotKeepTheTreeIsSaid) {
+  const std::string command = "(sleep 0.2; exec " + kPatterns + " single chunk 2000 0) & exit 0";
+  RunResult r = run({kOlderKernel, "no-subreaper", kLauncher, "--out", "run.json", "--", "/bin/sh", "-c", command},
+                    options());
+  if (r.exit_code == 3 && r.err.starts_with("older_kernel: seccomp")) GTEST_SKIP() << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.rfind("heapline: cannot keep the command's processes as its tree (PR_SET_CHILD_SUBREAPER: Invalid "
+                        "argument): one whose parent ends before it is neither waited for nor summarised\n",
+                        0),
+            0u)
+      << r.err;
+  EXPECT_NE(r.err.find("heapline: peak "), std::string::npos) << "the command's summary: " << r.err;
 }
 
 // A stop signal while the launcher waits for what the command left running

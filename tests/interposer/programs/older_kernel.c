@@ -7,6 +7,8 @@
  *   wipe-on-fork   madvise(MADV_WIPEONFORK) fails with EINVAL, as an
  *                  unknown advice does (kernels before 4.14)
  *   no-execveat    execveat fails with ENOSYS (kernels before 3.19)
+ *   no-subreaper   prctl(PR_SET_CHILD_SUBREAPER) fails with EINVAL (kernels
+ *                  before 3.4, and qemu-user)
  * Exits 3 when no filter can be installed, 2 on a bad FEATURE. */
 #include <errno.h>
 #include <linux/audit.h>
@@ -33,7 +35,7 @@
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: older_kernel rename-flags|wipe-on-fork|no-execveat PROGRAM [ARG...]\n");
+    fprintf(stderr, "usage: older_kernel rename-flags|wipe-on-fork|no-execveat|no-subreaper PROGRAM [ARG...]\n");
     return 2;
   }
   /* The refused call: its number, the argument that tells it, and the value
@@ -49,6 +51,8 @@ int main(int argc, char** argv) {
     /* Every call refused: the flags that would pass are none a caller
      * gives (all 32 bits set). */
     call = __NR_execveat, argument = 4, value = 0xffffffffu, refuse_the_value = 0, error = ENOSYS;
+  } else if (strcmp(argv[1], "no-subreaper") == 0) {
+    call = __NR_prctl, argument = 0, value = PR_SET_CHILD_SUBREAPER, refuse_the_value = 1;
   } else {
     fprintf(stderr, "older_kernel: unknown feature %s\n", argv[1]);
     return 2;
