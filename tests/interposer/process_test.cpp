@@ -924,6 +924,22 @@ TEST_F(Interposer, BadSettingsGiveOneClearLineAndTheDefault) {
   }
 }
 
+// The run the launcher started the process in (HEAPLINE_RUN_ID) is in its
+// report as "run_id", by which the launcher tells its run's reports from
+// another launch's beside them; none without it, and a value the library
+// refuses is one line and no run_id.
+TEST_F(Interposer, TheRunIdIsRecordedInTheReport) {
+  const std::vector<std::string> program = {kPatterns, "single", "chunk", "100", "0"};
+  json given = traced_report(program, "given.json", {{"HEAPLINE_RUN_ID", "4471-0123456789abcdef"}});
+  EXPECT_EQ(given.value("run_id", ""), "4471-0123456789abcdef");
+  json none = traced_report(program, "none.json", {{"HEAPLINE_RUN_ID", std::nullopt}});
+  EXPECT_FALSE(none.contains("run_id")) << none.dump();
+  RunResult refused = run_traced(program, "refused.json", {{"HEAPLINE_RUN_ID", "a b"}});
+  EXPECT_EQ(refused.err, "heapline: HEAPLINE_RUN_ID='a b' is not valid (expected 1 to 63 letters, digits, '.', '_' "
+                         "or '-', which the launcher sets); using the default unset: no run_id in the report\n");
+  EXPECT_FALSE(read_json(dir_ / "refused.json").contains("run_id"));
+}
+
 // Without the launcher, nothing tells a program that another started it:
 // each program started under the library is a root of its own and says a
 // bad value again (a fork child never does), unless HEAPLINE_ROOT_PID names

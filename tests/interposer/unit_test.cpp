@@ -120,7 +120,7 @@ TEST(Config, EverySpellingTheDocsGiveIsTakenAndNoOther) {
 // one rule (heapline/option_values.h), so the same spellings are taken and
 // refused for every variable of a kind. The table must name every variable
 // load_config reads: a new one needs its row.
-enum class Kind { kSwitch, kWholeNumber, kSampleMean, kPrecision, kWord, kTemplate };
+enum class Kind { kSwitch, kWholeNumber, kSampleMean, kPrecision, kWord, kTemplate, kName };
 struct SettingRow {
   const char* name;
   Kind kind;
@@ -138,6 +138,8 @@ TEST(Config, EveryVariableOfAKindTakesTheSameSpellings) {
       {"HEAPLINE_ROOT_PID", Kind::kWholeNumber, {"1", "4194304"}},
       {"HEAPLINE_SAMPLE", Kind::kSampleMean, {"off", "on", "1", "1024g", "4m"}},
       {"HEAPLINE_SAMPLE_SEED", Kind::kWholeNumber, {"0", "18446744073709551615"}},
+      {"HEAPLINE_RUN_ID", Kind::kName,
+       {"4471-0123456789abcdef", "a", "A.b_c-1", "012345678901234567890123456789012345678901234567890123456789012"}},
 #if HEAPLINE_TEST_HOOKS
       {"HEAPLINE_TEST_KILL_WRITER", Kind::kWord, {"mid-write", "before-rename", "live-before-rename"}},
 #endif
@@ -162,6 +164,8 @@ TEST(Config, EveryVariableOfAKindTakesTheSameSpellings) {
       {Kind::kSampleMean, {"0", "0k", "1t", "3kb", "4 MiB", "1099511627777"}},
       {Kind::kPrecision, {"0", "1,0", ",5", "5,", "1,2,3", "1099511627777"}},
       {Kind::kWord, {"Tree", "on", "1"}},
+      // 64 bytes: one past the longest (kRunIdBytes, its NUL included).
+      {Kind::kName, {"0123456789012345678901234567890123456789012345678901234567890123"}},
   };
   for (const SettingRow& row : table) {
     SCOPED_TRACE(row.name);
@@ -169,8 +173,11 @@ TEST(Config, EveryVariableOfAKindTakesTheSameSpellings) {
     if (auto it = kind_taken.find(row.kind); it != kind_taken.end()) taken.insert(taken.end(), it->second.begin(), it->second.end());
     for (const char* text : taken) EXPECT_EQ(read_setting_alone(row.name, text), 1) << "'" << text << "' refused";
     std::vector<const char*> refused;
-    if (row.kind != Kind::kTemplate) refused = refused_by_all;
-    else refused = {"", "%x.json", "%"};
+    // A template is a path and a name is a word: the numbers and words the
+    // others refuse are theirs to take.
+    if (row.kind == Kind::kTemplate) refused = {"", "%x.json", "%"};
+    else if (row.kind == Kind::kName) refused = {"", " 1", "1 ", "+1", "a/b", "a b", "\xc3\xa9t\xc3\xa9", "x\n"};
+    else refused = refused_by_all;
     if (auto it = kind_refused.find(row.kind); it != kind_refused.end()) refused.insert(refused.end(), it->second.begin(), it->second.end());
     for (const char* text : refused) EXPECT_EQ(read_setting_alone(row.name, text), 0) << "'" << text << "' taken";
   }

@@ -288,6 +288,18 @@ TEST_F(Tree, WhatTheCommandLeftRunningIsWaitedForAndSummarised) {
   kill(left, SIGKILL);
 }
 
+// Every process of a run records the launcher's run id (HEAPLINE_RUN_ID)
+// in its report: the command and what it starts, one id for the run.
+TEST_F(Tree, EveryReportOfTheRunCarriesItsRunId) {
+  RunResult r = launch({"--out", "run.json", "--", "/bin/sh", "-c", kPatterns + " single chunk 2000 0; exit 0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto reports = heapline::test::files_matching(dir_, R"(run(\.\d+)?\.json)");
+  ASSERT_EQ(reports.size(), 2u) << r.err;
+  const std::string id = heapline::test::read_json(reports[0]).value("run_id", "");
+  EXPECT_TRUE(std::regex_match(id, std::regex(R"(\d+-[0-9a-f]{16})"))) << id;
+  EXPECT_EQ(heapline::test::read_json(reports[1]).value("run_id", ""), id);
+}
+
 // A kernel that refuses PR_SET_CHILD_SUBREAPER (before 3.4, qemu-user;
 // here a seccomp filter, older_kernel no-subreaper) cannot give the run
 // its orphans: one line says so, and the run goes on with the command

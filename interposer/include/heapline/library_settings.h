@@ -10,7 +10,8 @@ namespace heapline {
 
 inline constexpr const char* kLibrarySettings[] = {
     "HEAPLINE_OUT",    "HEAPLINE_INTERVAL_MS", "HEAPLINE_PRECISION", "HEAPLINE_SUMMARY",     "HEAPLINE_MAPPED",
-    "HEAPLINE_FOLLOW", "HEAPLINE_ROOT_PID",    "HEAPLINE_SAMPLE",    "HEAPLINE_SAMPLE_SEED", "HEAPLINE_TEST_KILL_WRITER",
+    "HEAPLINE_FOLLOW", "HEAPLINE_ROOT_PID",    "HEAPLINE_SAMPLE",    "HEAPLINE_SAMPLE_SEED", "HEAPLINE_RUN_ID",
+    "HEAPLINE_TEST_KILL_WRITER",
 };
 
 // The library's own reading of a setting, from the table load_config reads

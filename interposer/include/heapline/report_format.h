@@ -200,6 +200,9 @@ struct Report {
   // and a kill would have lost it. nullptr (no "live_file_problem" in the
   // JSON) when the live file served the whole run, or was not asked for.
   const char* live_file_problem = nullptr;
+  // The run the launcher started this process in (HEAPLINE_RUN_ID);
+  // nullptr (no "run_id" in the JSON) when none.
+  const char* run_id = nullptr;
   // The heap sampler's figures and profiles ("sampling", "peak_profile",
   // "exit_profile"); none when null (a library without the sampler).
   const SamplingReport* sampling = nullptr;

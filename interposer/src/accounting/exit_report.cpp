@@ -264,6 +264,7 @@ void write_report_at_exit() {
   report.ended = "exit";
   describe_cut_live_file();
   if (g_process.live_file_problem[0] != 0) report.live_file_problem = g_process.live_file_problem;
+  if (g_process.config.run_id[0] != 0) report.run_id = g_process.config.run_id;
   report.sampling = sampling_at_exit(final_bytes, mapped::enabled() ? mapped_figures.live : 0, report.duration_ns);
   // A fork child never asks: a thread of the parent that was inside the
   // loader at the fork left the child's copy of the loader's lock held (it

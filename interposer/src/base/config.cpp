@@ -88,6 +88,19 @@ bool parse_pid(const char* text, int* pid) {
   return true;
 }
 
+bool parse_run_id(const char* text, char (&out)[kRunIdBytes]) {
+  std::size_t length = 0;
+  for (; text[length] != 0; ++length) {
+    const char c = text[length];
+    const bool allowed = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                         c == '_' || c == '-';
+    if (!allowed || length + 1 >= kRunIdBytes) return false;
+  }
+  if (length == 0) return false;
+  std::memcpy(out, text, length + 1);
+  return true;
+}
+
 bool parse_sample_mean(const char* text, std::uint64_t* out_bytes) { return read_sample_mean(text, out_bytes); }
 
 bool parse_seed(const char* text, std::uint64_t* out) { return parse_u64(text, text + std::strlen(text), out); }
@@ -160,6 +173,8 @@ constexpr Setting kSettings[] = {
      HEAPLINE_SAMPLE_MEAN_RULE, "off"},
     {"HEAPLINE_SAMPLE_SEED", [](const char* text, Config& c) { return parse_seed(text, &c.sample_seed); },
      "a number of decimal digits below 2^64", "0 (from the clock)"},
+    {"HEAPLINE_RUN_ID", [](const char* text, Config& c) { return parse_run_id(text, c.run_id); },
+     "1 to 63 letters, digits, '.', '_' or '-', which the launcher sets", "unset: no run_id in the report"},
 #if HEAPLINE_TEST_HOOKS  // only in the tests' build of the library, never in libheapline.so
     {"HEAPLINE_TEST_KILL_WRITER",
      [](const char* text, Config& c) {

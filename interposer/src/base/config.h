@@ -46,6 +46,9 @@ enum class KillWriter { kNever, kMidWrite, kBeforeRename, kLiveBeforeRename };
 // and a large-block workload tens of points (docs/design.md, "The heap
 // sampler"), beyond the library's overhead goal.
 
+// The longest HEAPLINE_RUN_ID, its NUL included.
+constexpr std::size_t kRunIdBytes = 64;
+
 struct Config {
   char out_template[kMaxPath] = "heapline.%e.%p.json";
   bool output_off = false;
@@ -67,6 +70,10 @@ struct Config {
   // a fixed seed for its draws, 0 for one from the clock and the pid.
   std::uint64_t sample_mean_bytes = 0;
   std::uint64_t sample_seed = 0;
+  // HEAPLINE_RUN_ID (set by the launcher for every process of a run):
+  // recorded in the report as "run_id", by which the launcher tells its
+  // run's reports from another's; empty when unset.
+  char run_id[kRunIdBytes] = {};
   KillWriter kill_writer = KillWriter::kNever;
 };
 
@@ -91,6 +98,9 @@ bool parse_switch(const char* text, bool* out);
 bool parse_follow(const char* text, bool* follow_children);
 // A process id, 1 to kMaxPid, in decimal digits only.
 bool parse_pid(const char* text, int* pid);
+// 1 to 63 ASCII letters, digits, '.', '_' or '-' (the launcher's: the
+// launcher's pid and 16 hexadecimal digits); anything else is refused.
+bool parse_run_id(const char* text, char (&out)[kRunIdBytes]);
 // HEAPLINE_OUT: "off", or a path template whose only % sequences are %p,
 // %e and %%, and whose longest expansion (%p 7 digits, %e kMaxNameBytes) is
 // shorter than kMaxTemplateBytes.

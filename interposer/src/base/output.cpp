@@ -394,6 +394,10 @@ void write_report_json(TextSink& sink, const Report& r) {
     append_key(sink, ",", key::kLiveFileProblem);
     sink.append_json_string(r.live_file_problem);
   }
+  if (r.run_id != nullptr) {
+    append_key(sink, ",", key::kRunId);
+    sink.append_json_string(r.run_id);
+  }
   if (r.sampling != nullptr) append_sampling(sink, *r.sampling);
   if (r.marker_slots > kLiveMarkerCapacity) {
     append_key(sink, ",", key::kMarkersDropped);
