@@ -140,7 +140,7 @@ TEST_F(AccuracyRunTest, ALibraryNotLoadedIsSaidAsEveryMeasurementSaysIt) {
   runner_.report = accuracy_report(1100000);
   runner_.loaded = false;
   EXPECT_EQ(refusal_of(runner_, request_),
-            "no accuracy run: /build/libheapline_accuracy.so was not loaded into /bin/churn: ld.so's trace shows "
+            "/build/libheapline_accuracy.so was not loaded into /bin/churn: ld.so's trace shows "
             "/bin/churn loaded without /build/libheapline_accuracy.so: the command (or a wrapper it runs through) "
             "removed it from LD_PRELOAD");
   EXPECT_EQ(runner_.seen.ld_debug_output, (dir_ / "accuracy-ld-trace").string());

@@ -39,7 +39,7 @@ AccuracyRun measure_accuracy(ProcessRunner& runner, const AccuracyRequest& reque
     throw Refusal(what + " failed: it " + how_it_ended_and_said(result));
   const LoadEvidence seen{trace_prefix, result.pid, exec_note_left(scratch), {}};
   if (const std::string absent = library_not_loaded(request.library, request.command[0], seen); !absent.empty())
-    throw Refusal("no accuracy run: " + absent);
+    throw Refusal(absent);
   const heapline::ReportReading reading = heapline::read_report_file(request.report_path);
   if (!reading) throw Refusal(what + ": " + reading.error);
   const heapline::ParsedReport& report = *reading.report;
