@@ -1,10 +1,6 @@
 #include "timeline_plot.h"
 
-#include <stdlib.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -16,6 +12,7 @@
 #include <heapline/output_file.h>
 #include <heapline/plot_image.h>
 #include <heapline/regular_file.h>
+#include <heapline/temporary_directory.h>
 
 #include "child_process.h"
 #include "report_summary.h"
@@ -259,14 +256,7 @@ namespace {
 // output rule. gnuplot never writes the user's name itself (it would
 // write through a link, into a FIFO or a device, and leave a cut file).
 PlotFiles temporary_plot_files(const fs::path& output) {
-  std::error_code error;
-  fs::path base = fs::temp_directory_path(error);
-  if (error) base = "/tmp";
-  std::string pattern = (base / "heapline-plot.XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) {
-    throw std::runtime_error("cannot create a temporary directory in " + base.string() + ": " + std::strerror(errno));
-  }
-  const fs::path directory = pattern;
+  const fs::path directory = heapline::make_temporary_directory("heapline-plot.");
   return {directory, directory / "timeline.gp", directory / "timeline.dat",
           directory / (plot_format_for(output) == PlotFormat::kPng ? "heap.png" : "heap.svg")};
 }

@@ -81,6 +81,22 @@ said = re.search(r"measures in (\w+) rounds that alternate the builds", performa
 if not said or said.group(1) != (words[rounds] if rounds < len(words) else str(rounds)):
     problems.append(f"docs/performance.md: '{said.group(0) if said else 'no measures in N rounds'}', "
                     f"but compare's default is {rounds} rounds")
+# What --fail-on-regression fails on, as check --help says it, is what
+# docs/regressions.md says: a gated regression, or no gated figure judged at
+# all, while verdicts of insufficient history only fail nothing (the help
+# said "when none could be judged", and such a check exits 0).
+gate_help = re.search(r"^\s*--fail-on-regression\s+(.*(?:\n\s{20,}\S.*)*)", check_help, re.MULTILINE)
+gate_help = " ".join(gate_help.group(1).split()) if gate_help else "no --fail-on-regression in check --help"
+gate_docs = " ".join(regressions.split())
+for case in ("a gated figure of a scenario regressed", "no gated figure was judged at all",
+             "verdicts of insufficient history only"):
+    if case not in gate_docs:
+        problems.append(f"docs/regressions.md no longer says '{case}' of --fail-on-regression: this test quotes it")
+if not ("gated figure regressed" in gate_help and "no gated figure could be judged at all" in gate_help
+        and "insufficient history only fail nothing" in gate_help):
+    problems.append(f"check --help, --fail-on-regression: '{gate_help}', but docs/regressions.md says it fails on a "
+                    "gated regression or no gated figure judged at all, and verdicts of insufficient history only "
+                    "fail nothing")
 for problem in problems:
     print(problem, file=sys.stderr)
 sys.exit(1 if problems else 0)

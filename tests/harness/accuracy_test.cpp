@@ -40,6 +40,7 @@ class AccuracyBuildFake : public ProcessRunner {
   std::string report;
   int status = 0;
   int killed_by = 0;
+  bool loaded = true;
   RunSpec seen;
   RunResult run(const RunSpec& spec) override {
     seen = spec;
@@ -48,7 +49,15 @@ class AccuracyBuildFake : public ProcessRunner {
     r.exit_status = killed_by != 0 ? -1 : status;
     r.signal = killed_by;
     r.stderr_tail = r.succeeded() ? "" : "churn: out of memory";
+    r.pid = 4242;
     if (r.succeeded()) std::ofstream(spec.env.at("HEAPLINE_OUT")) << report;
+    // ld.so's trace of the run: the library loaded into the program, or
+    // (loaded == false) the program without it.
+    if (!spec.ld_debug_output.empty() && r.succeeded())
+      std::ofstream(spec.ld_debug_output + ".4242")
+          << "      4242:\tfile=/lib/libc.so.6 [0];  generating link map\n"
+          << (loaded ? "      4242:\tfile=" + spec.env.at("LD_PRELOAD") + " [0];  generating link map\n" : "")
+          << "      4242:\tinitialize program: " << spec.argv[0] << "\n";
     return r;
   }
 };
@@ -123,6 +132,18 @@ std::string refusal_of(ProcessRunner& runner, const AccuracyRequest& request) {
     return refusal.what();
   }
   return "";
+}
+
+// A program the accuracy build was not loaded into is said as every
+// measurement says it (library_not_loaded), not as its missing report.
+TEST_F(AccuracyRunTest, ALibraryNotLoadedIsSaidAsEveryMeasurementSaysIt) {
+  runner_.report = accuracy_report(1100000);
+  runner_.loaded = false;
+  EXPECT_EQ(refusal_of(runner_, request_),
+            "/build/libheapline_accuracy.so was not loaded into /bin/churn: ld.so's trace shows "
+            "/bin/churn loaded without /build/libheapline_accuracy.so: the command (or a wrapper it runs through) "
+            "removed it from LD_PRELOAD");
+  EXPECT_EQ(runner_.seen.ld_debug_output, (dir_ / "accuracy-ld-trace").string());
 }
 
 TEST_F(AccuracyRunTest, AFailedRunOrAReportWithoutTheExactPeakIsRefusedWithWhy) {

@@ -51,6 +51,27 @@ cp "$work/cut.jsonl" "$work/cut-store/points.jsonl"
 if "$bench" validate --store "$work/cut-store" >"$work/out" 2>"$work/err"; then echo "a cut store passed validate"; exit 1; fi
 grep -qF "points.jsonl:$line: the last line is incomplete: the file is cut $into bytes into it, at byte 500, with no newline (a write was interrupted); the next append moves it to a file beside the store" "$work/err"
 
+# A whole last point without its final newline (an editor dropped it) is
+# no cut line: validate says so and passes, export reads it, and the next
+# import completes it with the newline and keeps it.
+mkdir -p "$work/unterminated"
+head -n 2 "$fixture" >"$work/unterminated/points.jsonl"
+truncate -s -1 "$work/unterminated/points.jsonl"
+"$bench" validate --store "$work/unterminated" >"$work/out" 2>"$work/err" ||
+  { echo "validate failed a whole point without its newline"; cat "$work/err"; exit 1; }
+grep -q "2 valid point(s), 0 bad line(s)" "$work/out" || { cat "$work/out"; exit 1; }
+[[ "$(cat "$work/err")" == "$work/unterminated/points.jsonl:2: the last line lacks its newline; its point is whole and kept (the next append completes it with the newline)" ]] ||
+  { echo "validate said:"; cat "$work/err"; exit 1; }
+"$bench" export --store "$work/unterminated" --format csv >"$work/csv" 2>"$work/err" || { cat "$work/err"; exit 1; }
+[[ $(wc -l <"$work/csv") -eq 3 ]] || { echo "export did not read both points"; cat "$work/csv"; exit 1; }
+"$bench" import --store "$work/unterminated" "$fixture" >"$work/out" 2>"$work/err" || { cat "$work/err"; exit 1; }
+grep -q "its last line lacked its newline; its point is whole and kept: the newline was appended" "$work/err" ||
+  { cat "$work/err"; exit 1; }
+cmp <(head -n 2 "$fixture") <(head -n 2 "$work/unterminated/points.jsonl") || { echo "the two points changed"; exit 1; }
+! ls "$work/unterminated" | grep -q torn || { echo "a whole point was moved aside"; exit 1; }
+"$bench" validate --store "$work/unterminated" 2>&1 | grep -q "4 valid point(s), 0 bad line(s), 0 duplicate(s)$" ||
+  { "$bench" validate --store "$work/unterminated"; exit 1; }
+
 # Rendering a damaged store still writes the page, and the page says so.
 "$bench" render --store "$work/store" --out "$work/gen" --no-plots >/dev/null 2>"$work/err"
 grep -q "could not be read" "$work/gen/performance.md"

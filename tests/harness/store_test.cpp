@@ -150,6 +150,46 @@ TEST_F(StoreTest, ATornLastLineIsMovedAsideByTheNextAppendAndLostNowhere) {
   EXPECT_EQ(std::filesystem::path(aside).parent_path(), dir);
 }
 
+// A last line that lacks only its newline but holds a whole, valid point
+// (an editor dropped the final newline) is that point: read by every
+// reader, kept by the next append, which first completes it with the
+// newline (an append of its own) and says so; nothing is moved aside.
+TEST_F(StoreTest, AWholeLastPointWithoutItsNewlineIsKeptAndCompletedByTheNextAppend) {
+  std::vector<std::string> notes;
+  Store store(dir.string(), [&](const std::string& note) { notes.push_back(note); });
+  store.append(make_point("churn-1t", "a1", 0.01));
+  const std::string whole = raw_text();
+  std::filesystem::resize_file(dir / "points.jsonl", whole.size() - 1);  // no final newline
+  const auto unterminated = store.read();
+  EXPECT_EQ(unterminated.points.size(), 1u);
+  EXPECT_TRUE(unterminated.problems.empty()) << unterminated.problems.front().describe();
+  EXPECT_EQ(unterminated.unterminated_line, 1);
+
+  store.append(make_point("churn-1t", "a2", 0.02));
+  const auto after = store.read();
+  ASSERT_EQ(after.points.size(), 2u);
+  EXPECT_EQ(after.points[0].commit, sha("a1"));
+  EXPECT_TRUE(after.problems.empty()) << after.problems.front().describe();
+  EXPECT_EQ(after.unterminated_line, 0);
+  EXPECT_EQ(raw_text().substr(0, whole.size()), whole) << "the point's line, completed with its newline";
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0], (dir / "points.jsonl").string() +
+                          ": its last line lacked its newline; its point is whole and kept: the newline was appended");
+  for (const auto& file : std::filesystem::directory_iterator(dir))
+    EXPECT_EQ(file.path().filename().string().find(".torn-"), std::string::npos) << file.path();
+
+  // One byte less, and the line is no point: moved aside as a torn line.
+  const std::string two = raw_text();
+  std::filesystem::resize_file(dir / "points.jsonl", two.size() - 2);
+  EXPECT_EQ(store.read().unterminated_line, 0);
+  ASSERT_EQ(store.read().problems.size(), 1u);
+  EXPECT_EQ(store.read().problems[0].kind, StoreProblem::Kind::incomplete);
+  store.append(make_point("churn-1t", "a3", 0.03));
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_NE(notes[1].find("incomplete line"), std::string::npos) << notes[1];
+  EXPECT_EQ(store.read().points.size(), 2u);
+}
+
 // A write that fails part way (a full disk; here a file size limit) is
 // rolled back: the store is byte for byte what it was, and the error says so.
 TEST_F(StoreTest, AFailedAppendLeavesTheStoreAsItWas) {

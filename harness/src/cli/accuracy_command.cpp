@@ -62,6 +62,8 @@ int run_accuracy(const AccuracyOptions& options) {
   ScratchDirectory scratch;
   AccuracyRequest request;
   request.command = options.command;
+  // Resolved as overhead resolves its command: the program is named alike.
+  request.command[0] = resolved_program(options.command[0]);
   request.library = accuracy_build(library);
   request.report_path = scratch.path() + "/accuracy.json";
   PosixProcessRunner runner;

@@ -163,7 +163,8 @@ int run_validate(const ValidateOptions& options) {
   // The points are checked as they are read, not kept.
   std::vector<StoreProblem> problems;
   std::size_t valid = 0;
-  scan_points_file(points, RawTimes::read, [&](Point&&, int) { ++valid; }, problems);
+  int unterminated = 0;
+  scan_points_file(points, RawTimes::read, [&](Point&&, int) { ++valid; }, problems, &unterminated);
   const auto duplicates =
       std::count_if(problems.begin(), problems.end(), [](const StoreProblem& p) { return p.kind == StoreProblem::Kind::duplicate; });
   for (const auto& problem : problems) {
@@ -171,6 +172,12 @@ int run_validate(const ValidateOptions& options) {
     const bool cut = problem.kind == StoreProblem::Kind::incomplete;
     say_line(std::cerr, problem.describe() + (cut ? "; the next append moves it to a file beside the store" : ""));
   }
+  // The store's own rule for a whole last point without its newline
+  // (store.h): kept, and completed by the next append.
+  if (unterminated != 0)
+    say_line(std::cerr, points + ":" + std::to_string(unterminated) +
+                            ": the last line lacks its newline; its point is whole and kept (the next append "
+                            "completes it with the newline)");
   Say(std::cout) << terminal_text(store.points_path()) << ": " << valid << " valid point(s), "
                  << problems.size() - duplicates << " bad line(s), " << duplicates << " duplicate(s)\n";
   // The store's calibration is part of it (calibrate appends there, check

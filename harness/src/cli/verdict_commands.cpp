@@ -271,7 +271,9 @@ Subcommand add_check_command(CLI::App& bench, const Locations& where) {
       run_check, [](CLI::App& app, CheckOptions& options) {
         add_store_option(app, options.store);
         add_verdict_options(app, options.rule);
-        app.add_flag("--fail-on-regression", options.fail_on_regression, "Exit 1 when a gated figure regressed, or when none could be judged");
+        app.add_flag("--fail-on-regression", options.fail_on_regression,
+                     "Exit 1 when a gated figure regressed, or when no gated figure could be judged at all; "
+                     "verdicts of insufficient history only fail nothing");
         app.add_flag("--github", options.github, "GitHub Actions annotations and run summary");
         app.final_callback([&options] { check::relations(options.rule); });
       });

@@ -449,6 +449,10 @@ class LineReader {
   // Parses `all`, whose lines are numbered from `first_line` + 1 on and
   // which starts at byte `first_byte` of its file. At least
   // simdjson::SIMDJSON_PADDING bytes after its end must be readable.
+  // The number of the last line when it lacks its newline and holds a
+  // whole point; 0 otherwise.
+  int unterminated_line() const { return unterminated_line_; }
+
   void read_lines(std::string_view all, std::size_t first_line, std::size_t first_byte) {
     std::size_t start = 0;
     int line = static_cast<int>(first_line);
@@ -460,7 +464,12 @@ class LineReader {
       std::string_view json_line = all.substr(start, end - start);
       start = end + 1;
       if (json_line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-      if (torn) {
+      // A last line that lacks only its newline but holds a whole, valid
+      // point (an editor that dropped the final newline) is that point; the
+      // store's next append completes it with the newline (store.h).
+      if (torn && whole_point(json_line)) {
+        unterminated_line_ = line;
+      } else if (torn) {
         // What is true of any file read (a store, or a file to import):
         // where it is cut. What the store does about it is said by those
         // that read the store.
@@ -505,8 +514,20 @@ class LineReader {
     std::string_view text;
   };
 
-  // The whole point of a line read before, its raw runs included.
-  Point whole_point(std::string_view text) {
+  // Whether `text` parses as a whole, valid point (a last line without its
+  // newline: whole, or cut by an interrupted write).
+  bool whole_point(std::string_view text) {
+    if (text.substr(0, kByteOrderMark.size()) == kByteOrderMark) text.remove_prefix(kByteOrderMark.size());
+    try {
+      read_again(text);
+      return true;
+    } catch (const std::exception&) {
+      return false;
+    }
+  }
+
+  // The point of a line read before, its raw runs included.
+  Point read_again(std::string_view text) {
     element document;
     if (auto error = parser_.parse(text.data(), text.size(), false).get(document)) throw simdjson::simdjson_error(error);
     return point_from(document, RawTimes::read);
@@ -516,9 +537,9 @@ class LineReader {
   // 0 when none is.
   int first_equal(const std::vector<Earlier>& candidates, const Point& point, std::string_view text) {
     if (candidates.empty()) return 0;
-    const Point whole = raw_ == RawTimes::read ? point : whole_point(text);
+    const Point whole = raw_ == RawTimes::read ? point : read_again(text);
     for (const Earlier& earlier : candidates) {
-      if (whole_point(earlier.text) == whole) return earlier.line;
+      if (read_again(earlier.text) == whole) return earlier.line;
     }
     return 0;
   }
@@ -529,6 +550,7 @@ class LineReader {
   std::vector<StoreProblem>& problems_;
   simdjson::dom::parser parser_;
   std::unordered_map<std::string, std::vector<Earlier>> earlier_;
+  int unterminated_line_ = 0;
 };
 
 PointSink collect_into(PointsRead& read) {
@@ -544,12 +566,14 @@ PointsRead read_points(std::string_view text, const std::string& file_name, RawT
   const simdjson::padded_string padded(text.data(), text.size());
   PointsRead read;
   const PointSink sink = collect_into(read);
-  LineReader(file_name, raw, sink, read.problems)
-      .read_lines(std::string_view(padded.data(), padded.size()), 0, 0);
+  LineReader reader(file_name, raw, sink, read.problems);
+  reader.read_lines(std::string_view(padded.data(), padded.size()), 0, 0);
+  read.unterminated_line = reader.unterminated_line();
   return read;
 }
 
-void scan_points_file(const std::string& path, RawTimes raw, const PointSink& sink, std::vector<StoreProblem>& problems) {
+void scan_points_file(const std::string& path, RawTimes raw, const PointSink& sink, std::vector<StoreProblem>& problems,
+                      int* unterminated_line) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return;
   const MappedFile file(path);
@@ -569,11 +593,12 @@ void scan_points_file(const std::string& path, RawTimes raw, const PointSink& si
   reader.read_lines(mapped, 0, 0);
   const simdjson::padded_string last(whole.data() + in_place, whole.size() - in_place);
   reader.read_lines(std::string_view(last.data(), last.size()), count_lines(mapped), in_place);
+  if (unterminated_line != nullptr) *unterminated_line = reader.unterminated_line();
 }
 
 PointsRead read_points_file(const std::string& path, RawTimes raw) {
   PointsRead read;
-  scan_points_file(path, raw, collect_into(read), read.problems);
+  scan_points_file(path, raw, collect_into(read), read.problems, &read.unterminated_line);
   return read;
 }
 

@@ -154,7 +154,9 @@ class LockedAppendFile {
   // A last line without its newline is what a writer killed mid-write
   // leaves. It is moved to a file of its own beside the store, and the store
   // cut back to its last whole line: nothing is lost, and the store is whole
-  // again for the readers and for the next import.
+  // again for the readers and for the next import. A last line that holds a
+  // whole, valid point and lacks only its newline (an editor dropped it) is
+  // kept: completed with the newline, an append of its own, all or nothing.
   void move_torn_tail_aside() {
     const off_t end = size();
     if (end == 0) return;
@@ -176,6 +178,16 @@ class LockedAppendFile {
     std::string tail(static_cast<std::size_t>(end - tail_start), '\0');
     if (pread(fd_, tail.data(), tail.size(), tail_start) != static_cast<ssize_t>(tail.size()))
       throw store_error("read", path_);
+    if (holds_a_point(tail)) {
+      if (const int error = write_whole(fd_, "\n"); error != 0) {
+        const bool rolled_back = ftruncate(fd_, end) == 0 && fsync(fd_) == 0;
+        throw std::runtime_error("cannot complete the last line of " + path_ + " with its newline: " +
+                                 std::strerror(error) + (rolled_back ? "; the store is as it was before" : "") +
+                                 "; nothing was appended");
+      }
+      notes_(path_ + ": its last line lacked its newline; its point is whole and kept: the newline was appended");
+      return;
+    }
     const std::string aside = path_ + ".torn-" + unique_suffix();
     try {
       write_new_file(aside, tail);
@@ -192,6 +204,15 @@ class LockedAppendFile {
   }
 
  private:
+  static bool holds_a_point(const std::string& line) {
+    try {
+      parse_point_line(line);
+      return true;
+    } catch (const std::exception&) {
+      return false;
+    }
+  }
+
   std::string path_;
   const Store::Notes& notes_;
   int fd_ = -1;

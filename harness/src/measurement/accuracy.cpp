@@ -27,10 +27,19 @@ AccuracyRun measure_accuracy(ProcessRunner& runner, const AccuracyRequest& reque
   spec.settings_from_env_only = true;
   set_preload(spec.env, {request.library});
   spec.env["HEAPLINE_OUT"] = request.report_path;
+  // ld.so's trace and the live files go beside the report, in the run's
+  // scratch directory: whether the library was loaded into the program is
+  // told as every measurement tells it (library_not_loaded).
+  const std::string scratch = fs::path(request.report_path).parent_path().string();
+  const std::string trace_prefix = scratch + "/accuracy-ld-trace";
+  spec.ld_debug_output = trace_prefix;
   const RunResult result = runner.run(spec);
   const std::string what = "the accuracy run of " + request.command[0] + " under " + request.library;
   if (!result.succeeded())
     throw Refusal(what + " failed: it " + how_it_ended_and_said(result));
+  const LoadEvidence seen{trace_prefix, result.pid, exec_note_left(scratch), {}};
+  if (const std::string absent = library_not_loaded(request.library, request.command[0], seen); !absent.empty())
+    throw Refusal(absent);
   const heapline::ReportReading reading = heapline::read_report_file(request.report_path);
   if (!reading) throw Refusal(what + ": " + reading.error);
   const heapline::ParsedReport& report = *reading.report;

@@ -91,10 +91,14 @@ std::uint64_t count_once(ProcessRunner& runner, const InstructionRequest& reques
   // alone, an overhead of 0.
   if (scratch) {
     std::ifstream file(profile);
-    if (!callgrind_profile_names_object(file, request.library))
-      throw Refusal("callgrind counted no instruction of " + request.library +
-                    " in the program: the library did not reach the program under valgrind (a library that removes itself "
-                    "from LD_PRELOAD, as heaptrack's does, is gone before valgrind starts the program).");
+    if (!callgrind_profile_names_object(file, request.library)) {
+      LoadEvidence seen;
+      seen.untraced_reason = "callgrind counted no instruction of it in the program: the library did not reach the "
+                             "program under valgrind (a library that removes itself from LD_PRELOAD, as heaptrack's "
+                             "does, is gone before valgrind starts the program)";
+      throw Refusal("the instruction count with the library: " +
+                    library_not_loaded(request.library, request.command[0], seen) + ".");
+    }
   }
   return *count;
 }

@@ -140,6 +140,30 @@ std::vector<std::string> last_image_trace(const std::string& prefix, int pid, st
 
 }  // namespace
 
+namespace {
+
+// What stops ld.so from preloading anything into `program` (a static
+// program, secure mode), or "" when nothing does.
+std::string preload_blocked(const std::string& program) {
+  char file[PATH_MAX];  // the program, or the interpreter of a script
+  switch (const PreloadBlocker blocker = preload_blocker_of(program.c_str(), file, sizeof file)) {
+    case PreloadBlocker::set_user_id:
+    case PreloadBlocker::set_group_id:
+    case PreloadBlocker::file_capabilities:
+      return file + std::string(": ") + preload_blocker_text(blocker) +
+             " (secure mode, where ld.so preloads no library named by a path and writes no trace). Measure an "
+             "ordinary copy of it";
+    case PreloadBlocker::statically_linked:
+      return file + std::string(": ") + preload_blocker_text(blocker) + ", so nothing can be preloaded";
+    default:
+      return "";
+  }
+}
+
+// Why the trace of the run `pid` does not show `library` loaded into
+// `program`, as far as can be told: a program that cannot preload (static,
+// secure mode), a trace that was never written or is empty (a full file
+// system), or a command that removed the library from LD_PRELOAD.
 std::string why_not_loaded(const std::string& trace_prefix, int pid, const std::string& program,
                            const std::string& library) {
   const std::string trace = trace_prefix + "." + std::to_string(pid);
@@ -149,20 +173,7 @@ std::string why_not_loaded(const std::string& trace_prefix, int pid, const std::
   const std::string full_text = "the file system of " + scratch + " is full";
   std::error_code ec;
   if (!std::filesystem::exists(trace, ec)) {
-    char file[PATH_MAX];  // the program, or the interpreter of a script
-    switch (const PreloadBlocker blocker = preload_blocker_of(program.c_str(), file, sizeof file)) {
-      case PreloadBlocker::set_user_id:
-      case PreloadBlocker::set_group_id:
-      case PreloadBlocker::file_capabilities:
-        return file + std::string(": ") + preload_blocker_text(blocker) +
-               " (secure mode, where ld.so preloads no library named by a path and writes no trace). Measure an "
-               "ordinary copy of it";
-      case PreloadBlocker::statically_linked:
-        return file + std::string(": ") + preload_blocker_text(blocker) +
-               ", so nothing can be preloaded and its figure would read 0%";
-      default:
-        break;
-    }
+    if (const std::string blocked = preload_blocked(program); !blocked.empty()) return blocked;
     return "ld.so wrote no trace (" + trace + " does not exist): " +
            (full ? full_text : "the command removed LD_DEBUG_OUTPUT from its environment, or the trace could not be "
                                "created");
@@ -173,6 +184,26 @@ std::string why_not_loaded(const std::string& trace_prefix, int pid, const std::
   last_image_trace(trace_prefix, pid, &last_program);
   return "ld.so's trace shows " + (last_program.empty() ? std::string("the program") : last_program) +
          " loaded without " + library + ": the command (or a wrapper it runs through) removed it from LD_PRELOAD";
+}
+
+}  // namespace
+
+std::string library_not_loaded(const std::string& libraries, const std::string& program, const LoadEvidence& seen) {
+  if (!seen.untraced_reason.empty()) {
+    const std::string blocked = preload_blocked(program);
+    return libraries + " was not loaded into " + program + ": " + (blocked.empty() ? seen.untraced_reason : blocked);
+  }
+  if (!seen.trace_prefix.empty())
+    for (const auto& library : preload_list(libraries))
+      if (!trace_shows_library_loaded(seen.trace_prefix, seen.pid, library))
+        return library + " was not loaded into " + program + ": " +
+               why_not_loaded(seen.trace_prefix, seen.pid, program, library);
+  // The library keeps its live file, with a note, when an image it is in
+  // execs a program it cannot follow (sh -c 'exec STATIC'): the program
+  // measured ran without it.
+  if (!seen.exec_note.empty())
+    return libraries + " was not loaded into the program " + program + " exec'd: " + seen.exec_note;
+  return "";
 }
 
 
@@ -188,7 +219,7 @@ std::string exec_note_left(const std::string& directory) {
   std::error_code ec;
   for (const auto& file : std::filesystem::directory_iterator(directory, ec)) {
     const std::string name = file.path().filename().string();
-    if (name.rfind("heapline.", 0) != 0 || name.size() < 5 || name.substr(name.size() - 5) != ".live") continue;
+    if (name.size() < 5 || name.substr(name.size() - 5) != ".live") continue;
     const int fd = ::open(file.path().c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd >= 0) {
       struct stat info {};
@@ -340,19 +371,14 @@ Measurement measure(ProcessRunner& runner, const MeasurementRequest& request, co
                     indented(result.stderr_head.substr(0, result.stderr_head.find('\n'))) + "\n  Nothing was recorded.");
     if (!result.succeeded())
       throw Refusal(describe_failure(request, run, run.pair + 1, result));
-    if (with && run.warmup())
-      for (const auto& library : preload_list(request.library))
-        if (!trace_shows_library_loaded(trace_prefix, result.pid, library))
-          throw Refusal(request.scenario + ": " + library + " was not loaded into " + request.command[0] + ": " +
-                        why_not_loaded(trace_prefix, result.pid, request.command[0], library) +
-                        ". Nothing was recorded.");
-    // The library keeps its live file, with a note, when an image it is in
-    // execs a program it cannot follow (sh -c 'exec STATIC'): the program
-    // measured ran without it.
-    if (!request.scratch_directory.empty())
-      if (const std::string note = exec_note_left(request.scratch_directory); with && !note.empty())
-        throw Refusal(request.scenario + ": " + request.library + " was not loaded into the program " +
-                      request.command[0] + " exec'd: " + note + ". Nothing was recorded.");
+    // Every run's live files are read and removed; a with-run's must show
+    // the library in the program (its warm-up, with ld.so's trace, too).
+    const std::string note = request.scratch_directory.empty() ? "" : exec_note_left(request.scratch_directory);
+    if (with) {
+      const LoadEvidence seen{run.warmup() ? trace_prefix : std::string(), result.pid, note, {}};
+      if (const std::string absent = library_not_loaded(request.library, request.command[0], seen); !absent.empty())
+        throw Refusal(request.scenario + ": " + absent + ". Nothing was recorded.");
+    }
     // Each run's reports are read (with-runs) or cleared (the others) before
     // the next run writes its own.
     const auto report = request.scratch_directory.empty() ? std::nullopt

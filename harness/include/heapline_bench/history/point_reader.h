@@ -10,9 +10,11 @@
 // right type, whatever the caller keeps (RawTimes), text fields without
 // control characters, `measured_at` an RFC 3339 UTC time (utc_time.h); a
 // point equal to an earlier line's (point_identity) is a duplicate; a last
-// line without its newline is an interrupted append. Each such line is a
-// problem with its line number, never dropped silently. Blank lines are
-// skipped.
+// line without its newline is an interrupted append, unless it holds a
+// whole, valid point (an editor that dropped the final newline): that point
+// is read, and the line's number kept (unterminated_line) for validate to
+// say. Each bad line is a problem with its line number, never dropped
+// silently. Blank lines are skipped.
 //
 // It parses each line with simdjson's DOM parser (the whole line is
 // validated, at a few hundred MB/s). A store of 100 000 points (~200 MB) is
@@ -44,6 +46,9 @@ struct PointsRead {
   std::vector<Point> points;  // in file order
   std::vector<int> lines;     // the line number of each point
   std::vector<StoreProblem> problems;  // in line order
+  // The last line's number when it lacks its newline but holds a whole,
+  // valid point (read like any other); 0 otherwise.
+  int unterminated_line = 0;
 };
 
 enum class RawTimes {
@@ -62,7 +67,9 @@ PointsRead read_points_file(const std::string& path, RawTimes raw);
 // number) instead of keeping them all: validate of a long store keeps only
 // what it checks.
 using PointSink = std::function<void(Point&&, int line)>;
-void scan_points_file(const std::string& path, RawTimes raw, const PointSink& sink, std::vector<StoreProblem>& problems);
+// `unterminated_line`, when given, is set as PointsRead's.
+void scan_points_file(const std::string& path, RawTimes raw, const PointSink& sink, std::vector<StoreProblem>& problems,
+                      int* unterminated_line = nullptr);
 
 // One point from one line of JSON; throws std::runtime_error saying which
 // field is wrong.

@@ -10,7 +10,9 @@
 //   to a file of its own beside the store (points.jsonl.torn-TIME-PID) before
 //   the next append, and the store cut back to its last whole line; the
 //   note says where it went, so nothing is lost and nothing blocks later
-//   imports;
+//   imports; a last line that lacks only its newline and holds a whole,
+//   valid point (an editor dropped it) is kept instead, completed with the
+//   newline (an append of its own, all or nothing), and the note says so;
 // - lines that cannot be appended can be written beside the store
 //   (keep_beside), for the caller to name on stderr.
 #pragma once

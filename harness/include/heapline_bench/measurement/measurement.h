@@ -128,17 +128,32 @@ std::optional<LibraryRunReport> collect_library_reports(const std::string& direc
 // that loaded it and exec'd the program without it does not count).
 bool trace_shows_library_loaded(const std::string& prefix, int pid, const std::string& library);
 // The note a heapline build left in a live file of `directory` (the
-// scratch directory of a run) when an image it was in exec'd a program it
-// could not follow ("PATH: statically linked: no loader runs"); "" when
-// none. The live files are removed.
+// scratch directory of a run, where its reports go) when an image it was in
+// exec'd a program it could not follow ("PATH: statically linked: no loader
+// runs"); "" when none. The live files (*.live) are removed.
 std::string exec_note_left(const std::string& directory);
 
-// Why the trace of the run `pid` does not show `library` loaded into
-// `program`, as far as can be told: a program that cannot preload (static,
-// secure mode), a trace that was never written or is empty (a full file
-// system), or a command that removed the library from LD_PRELOAD.
-std::string why_not_loaded(const std::string& trace_prefix, int pid, const std::string& program,
-                           const std::string& library);
+// What a run under a library shows of whether the library was in the
+// program it ran.
+struct LoadEvidence {
+  std::string trace_prefix;  // the run's LD_DEBUG_OUTPUT (LD_DEBUG=files); "" when it was not traced
+  int pid = 0;               // the run's process
+  std::string exec_note;     // exec_note_left() of the run's scratch directory
+  // Not traced (under valgrind, ld.so's trace is valgrind's): why the
+  // library is known not to have been in the program; "" when it was.
+  std::string untraced_reason;
+};
+
+// The one check of every heapline-bench path that runs a command under a
+// library and expects it loaded (measure(): overhead, suite, compare,
+// calibrate; the accuracy run; the instruction count): "" when `libraries`
+// (A or A:B) were loaded into the program `program` ran; otherwise one line,
+// "LIB was not loaded into PROGRAM: WHY", WHY as far as it can be told: a
+// statically linked program, a set-user-ID one (secure mode), a trace never
+// written or empty (a full file system), a command that removed the library
+// from LD_PRELOAD, an exec'd program the library could not follow. Callers
+// add what they were doing and what they keep.
+std::string library_not_loaded(const std::string& libraries, const std::string& program, const LoadEvidence& seen);
 
 // Refuses a preload library that is missing, unreadable, or not a shared
 // object for this machine. Returns its absolute path.
