@@ -135,7 +135,20 @@ launcher() {
   if [[ -f /etc/debian_version ]]; then
     local compiler multiarch
     compiler=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$build_dir/CMakeCache.txt")
-    multiarch=$("$compiler" -print-multiarch)
+    # A cross build's compiler is its toolchain file's, not in the cache:
+    # CMake's record of it then. Debian names a cross compiler after its
+    # multiarch (aarch64-linux-gnu-gcc), which tells it where the compiler
+    # is not on this machine (tools/test.sh --arch arm64 runs the tests in
+    # an arm64 root, without the x86-64 cross compilers).
+    if [[ -z "$compiler" ]]; then
+      compiler=$(sed -n 's/^set(CMAKE_C_COMPILER "\(.*\)")$/\1/p' "$build_dir"/CMakeFiles/[0-9]*/CMakeCCompiler.cmake | head -n 1)
+    fi
+    if command -v "$compiler" >/dev/null; then
+      multiarch=$("$compiler" -print-multiarch)
+    else
+      multiarch=$(basename "$compiler")
+      multiarch=${multiarch%-gcc}
+    fi
     [[ -n "$multiarch" && "$library_dir" == "$prefix/lib/$multiarch/heapline" ]] ||
       fail "libheapline.so is in $library_dir, not in Debian's multiarch $prefix/lib/${multiarch:-?}/heapline"
   fi

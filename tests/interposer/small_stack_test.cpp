@@ -6,8 +6,12 @@
 // when every allocation is a sample (HEAPLINE_SAMPLE=1): the thread of
 // programs/small_stack.c has the smallest stack POSIX allows
 // (PTHREAD_STACK_MIN) and has used USED bytes of it when it allocates.
+// That stack is the processor's: 16 KiB on x86-64, 128 KiB on arm64; the
+// tests take its size from the program and place USED from its end, so a
+// stack that is short is as short on either.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "process_runner.h"
@@ -36,11 +40,23 @@ class SmallStack : public heapline::test::TempDirTest {
                preload_options(kLib, dir_, "r" + std::to_string(used) + ".json", {{"HEAPLINE_SAMPLE", "1"}}));
   }
   nlohmann::json sampling(int used) { return read_json(dir_ / ("r" + std::to_string(used) + ".json"))["sampling"]; }
+  // The size of the program's thread stack (PTHREAD_STACK_MIN as it was
+  // built), 0 when it does not say.
+  int stack_bytes() {
+    const RunResult said = run({kSmallStack, "size"}, RunOptions{});
+    return said.exit_code == 0 ? std::atoi(said.out.c_str()) : 0;
+  }
 };
 
 TEST_F(SmallStack, TheSamplerNeverNeedsMoreStackThanAPlainCall) {
+  const int stack = stack_bytes();
+  ASSERT_GT(stack, 5120);
+  // 23 runs, from 1 KiB used to 4 KiB left (1024 to 12288 by 512 on
+  // x86-64's 16 KiB; on arm64's 128 KiB, 15.2 and 9.6 KiB left among
+  // them, which a sample's capture there overflows).
+  const int step = (stack - 5120) / 22;
   int compared = 0;
-  for (int used = 1024; used <= 12288; used += 512) {
+  for (int used = 1024; used <= stack - 4096; used += step) {
     const RunResult without = unsampled(used);
     if (without.exit_code != 0) continue;  // more than the stack holds, sampler or not
     const RunResult with = sampled(used);
@@ -55,13 +71,18 @@ TEST_F(SmallStack, TheSamplerNeverNeedsMoreStackThanAPlainCall) {
 // its stack is sampled, one that has used most of it has its samples
 // dropped (and the report counts them).
 TEST_F(SmallStack, OnlyAShortStackHasItsSamplesDropped) {
+  const int stack = stack_bytes();
+  ASSERT_GT(stack, 8192);
   ASSERT_EQ(sampled(1024).exit_code, 0);
   const nlohmann::json roomy = sampling(1024);
   EXPECT_GE(roomy["samples"].get<std::int64_t>(), 1000) << roomy.dump();
   EXPECT_EQ(roomy["dropped"].get<std::int64_t>(), 0) << roomy.dump();
-  const RunResult short_of_stack = sampled(8192);
+  // 8 KiB left, less the thread's own frames: short of what a sample needs
+  // (8 KiB on x86-64, 32 KiB on arm64: arch.h, kSampleStackBytes).
+  const int used = stack - 8192;
+  const RunResult short_of_stack = sampled(used);
   ASSERT_EQ(short_of_stack.exit_code, 0) << short_of_stack.err << " signal " << short_of_stack.signal;
-  const nlohmann::json tight = sampling(8192);
+  const nlohmann::json tight = sampling(used);
   EXPECT_GE(tight["dropped"].get<std::int64_t>(), 1000) << tight.dump();
 }
 

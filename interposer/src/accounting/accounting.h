@@ -171,7 +171,7 @@ inline std::int64_t counted_pending(std::int64_t raw, Revocation state, std::int
   return pending;
 }
 
-struct alignas(64) Slot {
+struct alignas(arch::kThreadSlotAlignment) Slot {
   std::atomic<std::int64_t> headroom{kIdleHeadroom};
   std::uint64_t span = 0;  // owner's plain reads: a memory operand; 0 also when asked to step down
   std::atomic<std::uint64_t> calls[kCallKinds] = {};
@@ -182,8 +182,9 @@ struct alignas(64) Slot {
   // revoker write it, always with locked instructions.
   std::atomic<std::uint64_t> control{0};
   // While kAdopted: the pending bytes the revoker published for the owner.
-  // Off the hot path's line.
-  alignas(64) std::atomic<std::int64_t> adopted{0};
+  // Off the hot path's line: 64 bytes from the slot's start (asserted
+  // below), the hot path's fields filling the 64 before it.
+  std::atomic<std::int64_t> adopted{0};
   // While kAdopted: the part of the share the revoker left in `reserved`
   // for the owner's publish in flight, which the owner releases when it
   // settles.
@@ -302,6 +303,7 @@ struct alignas(64) Slot {
   void count_change();
 };
 static_assert(offsetof(Slot, span) == offsetof(Slot, headroom) + 8);
+static_assert(offsetof(Slot, adopted) == 64);
 static_assert(sizeof(Slot) == 128);
 
 // The policy (threshold_policy.h): the largest free window of a slot (the

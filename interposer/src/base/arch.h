@@ -51,6 +51,11 @@
 //   kVdsoClockGettime                    the vDSO's name for clock_gettime
 //   kUnwinderSetCachingPolicy,           libunwind's names for its local
 //   kUnwinderLocalAddressSpace           unwinder (_ULx86_64_..., _ULaarch64_...)
+//   kSampleStackBytes                    the stack a heap sample needs
+//   kThreadSlotAlignment                 the alignment of a thread's slot,
+//                                        which is thread-local storage: a
+//                                        cache line where the loader allows
+//                                        it to a library loaded by dlopen
 #pragma once
 
 #if defined(__x86_64__)

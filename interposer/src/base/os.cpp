@@ -813,9 +813,9 @@ std::int64_t resident_bytes() {
 }
 
 namespace {
-// Where readable_below has the kernel copy what it checks: its content is
-// never read.
-char g_probe_sink[16 * 1024];
+// Where readable_below has the kernel copy what it checks (at most what a
+// heap sample needs, arch.h): its content is never read.
+char g_probe_sink[arch::kSampleStackBytes > 16 * 1024 ? arch::kSampleStackBytes : 16 * 1024];
 }  // namespace
 
 int readable_below(std::uintptr_t top, std::size_t bytes) {

@@ -334,9 +334,11 @@ void* map_name_only(const char* path, const FileId& id);
 
 // Whether the `bytes` below the address `top` can all be read: 1; 0 when
 // one of them cannot (a guard page, the end of a mapping); -1 when the
-// kernel cannot tell (process_vm_readv refused: a seccomp filter). They are
-// read into a buffer of the library's by the kernel, never touched in this
-// thread: a page that cannot be read is EFAULT, not SIGSEGV. At most 16 KiB.
+// kernel cannot tell (process_vm_readv refused: a seccomp filter, or
+// qemu-user, which has no such call). They are read into a buffer of the
+// library's by the kernel, never touched in this thread: a page that cannot
+// be read is EFAULT, not SIGSEGV. At most 16 KiB, or what a heap sample
+// needs where that is more (arch.h, kSampleStackBytes).
 int readable_below(std::uintptr_t top, std::size_t bytes);
 // Whether the calling thread is the process's first (its stack grows on
 // demand, up to RLIMIT_STACK, rather than ending at a guard page).

@@ -46,6 +46,7 @@
 namespace heapline::sampler {
 
 __thread std::int64_t t_meter __attribute__((tls_model("initial-exec"))) = 0;
+__thread bool t_capturing __attribute__((tls_model("initial-exec"))) = false;
 
 namespace {
 
@@ -419,11 +420,12 @@ void* allocate_own(const GlibcRequest& request, int* error) {
 
 // What a sample needs of the stack below the sampler's frame: libunwind's
 // context and cursor (2 KiB on x86-64) and its own frames, the raw frames,
-// the loader's first binding of a name libunwind calls, with room to spare;
+// the loader's first binding of a name libunwind calls, with room to spare
+// (the processor's figure, arch.h: 8 KiB on x86-64, 32 KiB on arm64);
 // glibc's allocation after it needs what a plain call needs. A thread with
 // less left (a small stack the program has mostly used: thread pools,
 // coroutines) is not sampled there, rather than killed.
-constexpr std::uintptr_t kSampleStackBytes = 8 * 1024;
+constexpr std::uintptr_t kSampleStackBytes = arch::kSampleStackBytes;
 // The stack this thread is known to have, [low, high): checked once, then
 // any sample whose need falls inside it needs no system call.
 __thread std::uintptr_t t_room_low __attribute__((tls_model("initial-exec"))) = 0;
@@ -459,7 +461,12 @@ bool stack_room_for_capture() {
 std::size_t capture_stack(std::uintptr_t* frames) {
   const std::int64_t meter = t_meter;
   t_meter = INT64_MIN / 4;
-  const std::size_t depth = stack_room_for_capture() ? stacks::capture(frames, kProfileFrames) : kNoStackRoom;
+  std::size_t depth = kNoStackRoom;
+  if (stack_room_for_capture()) {
+    t_capturing = true;
+    depth = stacks::capture(frames, kProfileFrames);
+    t_capturing = false;
+  }
   t_meter = meter;
   return depth;
 }

@@ -46,6 +46,18 @@ constexpr std::size_t kPrefixBytes = 16;
 // its first allocation takes the slow path, which draws the first distance.
 extern __thread std::int64_t t_meter __attribute__((tls_model("initial-exec")));
 
+// Set while this thread captures a stack (libunwind runs). The mapping
+// calls libunwind makes meanwhile are forwarded without mapped_memory.h's
+// lock (mapped::map, unmap): a mapping call of the program holds that lock
+// while it samples, and so waits for libunwind's locks; libunwind built
+// with .debug_frame support (Debian's arm64 one) maps and unmaps ELF files
+// while it holds them, and a capture there that waited for the mapping
+// lock would close the cycle (the differential oracle's threads hung so).
+// Its mappings are heapline's own, never counted: forwarding them changes
+// no figure.
+extern __thread bool t_capturing __attribute__((tls_model("initial-exec")));
+inline bool capturing() { return t_capturing; }
+
 // `t_meter -= bytes`, and whether it turned negative, in one change (arch.h)
 // (a signal handler's allocation between the two cannot be lost).
 inline bool meter_runs_out(std::size_t bytes) { return arch::in_place::subtract_turns_negative(t_meter, bytes); }

@@ -235,7 +235,9 @@ void know_allocator() {
   g_allocator_known.store(true, std::memory_order_release);
 }
 
-bool forward_only() { return t_inside || g_state.load(std::memory_order_relaxed) == kOff; }
+// Also while this thread captures a stack: libunwind's own mappings, which
+// must not wait for g_lock (heap_sampler.h, t_capturing).
+bool forward_only() { return t_inside || sampler::capturing() || g_state.load(std::memory_order_relaxed) == kOff; }
 
 void lock_for_fork() { pthread_mutex_lock(&g_lock); }
 void unlock_after_fork() { pthread_mutex_unlock(&g_lock); }

@@ -275,14 +275,19 @@ int waves(std::size_t rounds, std::size_t blocks, std::size_t keep) {
 }
 
 // Call sites that the sampler tells apart: each instantiation is a
-// function of its own, so its return address names it.
+// function of its own with one call of malloc, so its return address names
+// it. The count is hidden from the optimizer: with N known, it may peel the
+// loop's first turn into a call of its own (GCC -O3 does for N = 2 on
+// arm64), and that site<2> would be two sites of one block each.
 void* g_site_blocks[80 * 81 / 2];
 std::size_t g_site_count = 0;
 
 template <int N>
 __attribute__((noinline)) std::size_t site() {
   std::size_t bytes = 0;
-  for (int i = 0; i < N; ++i) {
+  int count = N;
+  asm("" : "+r"(count));
+  for (int i = 0; i < count; ++i) {
     g_site_blocks[g_site_count] = must(std::malloc(16 << 10));
     bytes += counted(g_site_blocks[g_site_count++]);
   }

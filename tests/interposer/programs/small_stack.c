@@ -3,7 +3,10 @@
  * blocks from there; prints "ok" when the thread came back. A plain call
  * of glibc's fits in what is left up to a point; the heap sampler must
  * never need more (it skips a sample, counted as dropped, when the stack
- * is short). */
+ * is short).
+ * small_stack size: prints that stack's size in bytes, which is the
+ * processor's: glibc's PTHREAD_STACK_MIN is 16 KiB on x86-64 and 128 KiB
+ * on arm64 (C without _GNU_SOURCE: the constant, not sysconf's figure). */
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -26,6 +29,10 @@ static void* thread_main(void* argument) {
 
 int main(int argc, char** argv) {
   if (argc != 2) return 2;
+  if (strcmp(argv[1], "size") == 0) {
+    printf("%ld\n", (long)PTHREAD_STACK_MIN);
+    return 0;
+  }
   pthread_attr_t attributes;
   pthread_attr_init(&attributes);
   pthread_attr_setstacksize(&attributes, PTHREAD_STACK_MIN);

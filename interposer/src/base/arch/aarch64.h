@@ -197,5 +197,21 @@ constexpr std::size_t kLargestPageBytes = 65536;
 constexpr const char* kUnwinderSetCachingPolicy = "_ULaarch64_set_caching_policy";
 constexpr const char* kUnwinderLocalAddressSpace = "_ULaarch64_local_addr_space";
 
+// What a heap sample needs of the stack below the sampler's frame
+// (heap_sampler.cpp). Debian's arm64 libunwind is built with .debug_frame
+// support: a capture there looks for each object's separate debug file and
+// maps the ELF files it reads, with path buffers on the stack. Measured: a
+// thread with 20 KiB left takes a sample, one with 19.5 KiB overflows.
+constexpr std::size_t kSampleStackBytes = 32 * 1024;
+
+// A thread's slot (accounting.h) is 16-byte aligned only, not a cache line:
+// glibc's loader here places a library's initial-exec thread-local storage
+// loaded with dlopen in its static TLS block only when it asks for no more
+// than that block's alignment, and refuses one aligned to 64 ("cannot
+// allocate memory in static TLS block"): a program that dlopens the
+// library would get an error rather than the library's word that it sees
+// no allocations. The slot's hot 64 bytes may then straddle two lines.
+constexpr std::size_t kThreadSlotAlignment = 16;
+
 }  // namespace heapline::arch
 #pragma GCC visibility pop

@@ -100,5 +100,15 @@ constexpr std::size_t kLargestPageBytes = 4096;
 constexpr const char* kUnwinderSetCachingPolicy = "_ULx86_64_set_caching_policy";
 constexpr const char* kUnwinderLocalAddressSpace = "_ULx86_64_local_addr_space";
 
+// What a heap sample needs of the stack below the sampler's frame
+// (heap_sampler.cpp): libunwind's context and cursor (2 KiB) and its
+// frames, with room to spare.
+constexpr std::size_t kSampleStackBytes = 8 * 1024;
+
+// A thread's slot (accounting.h) starts a cache line of its own: the
+// loader gives a library's initial-exec thread-local storage that
+// alignment, also when a program loads it with dlopen.
+constexpr std::size_t kThreadSlotAlignment = 64;
+
 }  // namespace heapline::arch
 #pragma GCC visibility pop
