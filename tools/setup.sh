@@ -13,6 +13,7 @@
 #                           (tools/arm64_root.sh). No arm64 package is
 #                           ever installed on the machine: one that cannot
 #                           stand beside the native one replaces it.
+#   tools/setup.sh --test --arm64 ...   the options together
 set -euo pipefail
 # A step that fails says which: set -e alone would end the run without a word.
 trap 'echo "${0##*/}: line $LINENO failed (status $?): $BASH_COMMAND" >&2' ERR
@@ -54,13 +55,15 @@ test_packages=(
 )
 
 wanted=("${build_packages[@]}")
-case "${1:-}" in
-  --test) wanted+=("${test_packages[@]}") ;;
-  --fuzz) wanted+=("${fuzz_packages[@]}") ;;
-  --arm64) ;;
-  "") ;;
-  *) echo "usage: tools/setup.sh [--test|--fuzz|--arm64]" >&2; exit 2 ;;
-esac
+arm64=0
+for option in "$@"; do
+  case "$option" in
+    --test) wanted+=("${test_packages[@]}") ;;
+    --fuzz) wanted+=("${fuzz_packages[@]}") ;;
+    --arm64) arm64=1 ;;
+    *) echo "usage: tools/setup.sh [--test] [--fuzz] [--arm64]" >&2; exit 2 ;;
+  esac
+done
 
 # A package counts as installed only in this machine's architecture (or as
 # an architecture-independent one): with a foreign architecture added
@@ -71,7 +74,7 @@ esac
 native=$(dpkg --print-architecture)
 # On an arm64 machine the arm64 build is the native one.
 add_arm64=0
-if [[ "${1:-}" == --arm64 && "$native" != arm64 ]]; then
+if ((arm64)) && [[ "$native" != arm64 ]]; then
   wanted+=("${arm64_packages[@]}")
   dpkg --print-foreign-architectures | grep -qx arm64 || add_arm64=1
 fi

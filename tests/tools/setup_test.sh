@@ -73,4 +73,15 @@ echo arm64 >"$work/foreign"
 printf '%s\n' "crossbuild-essential-arm64 amd64" "qemu-user-static amd64" "debootstrap all" >>"$work/installed"
 run --arm64 || fail "--arm64 failed on a set-up machine: $(cat "$work/out")"
 [[ ! -e "$work/apt.calls" && ! -e "$work/dpkg.calls" ]] || fail "--arm64 changed a set-up machine: $(cat "$work/out")"
+# Options together: --test --arm64 asks for both lists (the second was
+# ignored: only the first option was read); an unknown one is refused.
+rm -f "$work/foreign"; touch "$work/foreign"
+sed 's/$/ amd64/' <<<"$wanted" >"$work/installed"
+run --test --arm64 || fail "--test --arm64 failed: $(cat "$work/out")"
+grep -q "crossbuild-essential-arm64" "$work/apt.calls" || fail "--test --arm64 left out --arm64: $(cat "$work/apt.calls")"
+test_package=$(sed -n '/^test_packages=(/,/^)/p' "$source_dir/tools/setup.sh" | grep -v '^ *#' |
+  sed 's/test_packages=(//; s/)//' | tr -s ' \n' '\n' | grep -v '^$' | head -1)
+grep -qw -- "$test_package" "$work/apt.calls" || fail "--test --arm64 left out --test ($test_package): $(cat "$work/apt.calls")"
+! run --test --nonsense || fail "an unknown option was taken"
+grep -q "usage: tools/setup.sh" "$work/out" || fail "an unknown option not said: $(cat "$work/out")"
 echo "setup_test: ok"
