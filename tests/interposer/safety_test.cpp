@@ -275,6 +275,27 @@ TEST_F(Safety, WhatIsNotOursAtTheReportNameSendsTheHeapLineToTheNextNameFromTheS
   }
 }
 
+// Both names the report may take (its own and the one with the pid) are
+// held by what is not this user's file: nothing is touched, the heap line
+// stays in memory, and both the start and the exit say why, the exit with
+// the figures that nothing else then holds.
+TEST_F(Safety, WhenNoReportNameIsOursTheStartAndTheExitSaySo) {
+  RunResult result = shell("mkfifo r.json r.$$.json && " + under_library("r.json", small_program()));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const std::string why = "not a regular file of this user's (heapline replaces only its user's own regular files)";
+  const std::string start = "heapline: cannot create " + (dir_ / "r.json").string() + ": " + why +
+                            "; the heap line is kept in memory only (lost if the process is killed)\n";
+  ASSERT_EQ(result.err.rfind(start, 0), 0u) << result.err;
+  // At the exit, for the same cause: said only so, with the figures.
+  EXPECT_TRUE(std::regex_match(result.err.substr(start.size()),
+                               std::regex("heapline: " + (dir_ / "r.json").string() +
+                                          R"( was not written either; the heap line is lost \(\d+ samples\), its )"
+                                          R"(figures: peak [^\n]*\n)")))
+      << result.err;
+  EXPECT_TRUE(fs::is_fifo(dir_ / "r.json"));
+  EXPECT_TRUE(live_files().empty());
+}
+
 // Both names the command's live file may take are held by what is not a
 // heapline file (directories here: never touched). It is said once, the
 // heap line kept in memory and the report written; the file made for the

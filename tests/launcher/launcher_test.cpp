@@ -715,6 +715,37 @@ TEST_F(Launcher, FindsTheLibraryFromOptionEnvironmentOrItsOwnDirectory) {
   EXPECT_TRUE(fs::exists(dir_ / "x.json"));
 }
 
+// A --lib that is no shared library for this machine is one line naming
+// what it is, status 2, and the command does not run: a program (an ELF
+// file that is not a shared library: it was taken, and the loader refused
+// it in every process), a library for another processor, a text file.
+TEST_F(Launcher, ALibThatIsNoSharedLibraryIsSaidAsWhatItIs) {
+  const fs::path text = dir_ / "text.so";
+  std::ofstream(text) << "not a library\n";
+  // An ELF header of a shared library for another processor than this one.
+  const fs::path other = dir_ / "other.so";
+  {
+    unsigned char header[64] = {0x7f, 'E', 'L', 'F', 2 /* 64-bit */, 1 /* little-endian */, 1};
+    header[16] = 3;  // ET_DYN
+#if defined(__aarch64__)
+    header[18] = 62;  // EM_X86_64
+#else
+    header[18] = 183;  // EM_AARCH64
+#endif
+    std::ofstream(other, std::ios::binary).write(reinterpret_cast<const char*>(header), sizeof header);
+  }
+  const fs::path ran = dir_ / "ran";
+  for (const auto& [lib, what] : {std::pair<std::string, std::string>{STATIC_PROGRAM, "an ELF file but not a shared library"},
+                                  {other.string(), "a 64-bit ELF file for another machine"},
+                                  {text.string(), "not a 64-bit ELF file"}}) {
+    SCOPED_TRACE(lib);
+    RunResult r = launch({"--lib", lib, "--", "/bin/sh", "-c", "touch " + ran.string()});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err, "heapline: " + lib + " is " + what + ", not libheapline.so\n");
+    EXPECT_FALSE(fs::exists(ran));
+  }
+}
+
 TEST_F(Launcher, TheCommandsOwnFlagsAreNotParsed) {
   RunResult r = launch({"-q", ALLOC_PATTERNS, "single", "chunk", "10", "0"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
