@@ -275,6 +275,15 @@ TEST_F(ReportReader, TheResidentSeriesIsOptional) {
   EXPECT_FALSE(reading.report->resident.has_value());
   EXPECT_TRUE(reading.report->resident_samples.empty());
 
+  // -1 alone means no reading: a last reading of 0 bytes (a process whose
+  // pages were all given back, as the kernel counts them) is a reading.
+  w.report.resident_final_bytes = 0;
+  ASSERT_EQ(heapline::write_report_file(path.c_str(), w.report), 0);
+  reading = read_report_file(path.string());
+  ASSERT_TRUE(reading) << reading.error;
+  ASSERT_TRUE(reading.report->resident.has_value());
+  EXPECT_EQ(reading.report->resident->final_bytes, 0);
+
   nlohmann::json older = nlohmann::json::parse(this->written());
   older.erase(heapline::report_key::kResident);
   older.erase(heapline::report_key::kResidentSamples);
